@@ -1,0 +1,215 @@
+//! The agent card: what an agent is, where it listens and what it can do.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protojson::{is_default, nullable};
+use crate::{Metadata, SecurityRequirement, SecurityScheme};
+
+/// Protocol binding names used in [`AgentInterface::protocol_binding`].
+pub mod binding {
+    /// JSON-RPC 2.0 over HTTP.
+    pub const JSONRPC: &str = "JSONRPC";
+    /// gRPC.
+    pub const GRPC: &str = "GRPC";
+    /// HTTP+JSON (REST).
+    pub const HTTP_JSON: &str = "HTTP+JSON";
+}
+
+/// Self-description of an agent, served at `/.well-known/agent-card.json`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCard {
+    /// Human-readable name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    /// What the agent does.
+    #[serde(default, deserialize_with = "nullable")]
+    pub description: String,
+    /// Endpoints, in order of preference.
+    #[serde(default, alias = "supported_interfaces", deserialize_with = "nullable")]
+    pub supported_interfaces: Vec<AgentInterface>,
+    /// Who provides the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<AgentProvider>,
+    /// The agent's own version.
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: String,
+    /// Documentation URL.
+    #[serde(default, alias = "documentation_url", skip_serializing_if = "Option::is_none")]
+    pub documentation_url: Option<String>,
+    /// Optional capabilities.
+    #[serde(default, deserialize_with = "nullable")]
+    pub capabilities: AgentCapabilities,
+    /// Named security schemes.
+    #[serde(default, alias = "security_schemes", deserialize_with = "nullable", skip_serializing_if = "BTreeMap::is_empty")]
+    pub security_schemes: BTreeMap<String, SecurityScheme>,
+    /// Alternatives of schemes needed to call the agent.
+    #[serde(default, alias = "security_requirements", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    pub security_requirements: Vec<SecurityRequirement>,
+    /// Media types accepted by default.
+    #[serde(default, alias = "default_input_modes", deserialize_with = "nullable")]
+    pub default_input_modes: Vec<String>,
+    /// Media types produced by default.
+    #[serde(default, alias = "default_output_modes", deserialize_with = "nullable")]
+    pub default_output_modes: Vec<String>,
+    /// What the agent can do.
+    #[serde(default, deserialize_with = "nullable")]
+    pub skills: Vec<AgentSkill>,
+    /// JWS signatures over the card.
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    pub signatures: Vec<AgentCardSignature>,
+    /// Icon URL.
+    #[serde(default, alias = "icon_url", skip_serializing_if = "Option::is_none")]
+    pub icon_url: Option<String>,
+}
+
+impl AgentCard {
+    /// The first interface with the given binding, if any.
+    pub fn interface(&self, protocol_binding: &str) -> Option<&AgentInterface> {
+        self.supported_interfaces
+            .iter()
+            .find(|i| i.protocol_binding == protocol_binding)
+    }
+}
+
+/// One endpoint of an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInterface {
+    /// Absolute URL for HTTP bindings, `host:port` for gRPC.
+    #[serde(default, deserialize_with = "nullable")]
+    pub url: String,
+    /// `JSONRPC`, `GRPC`, `HTTP+JSON` or a URI naming a custom binding.
+    #[serde(default, alias = "protocol_binding", deserialize_with = "nullable")]
+    pub protocol_binding: String,
+    /// Opaque routing value the client copies into every request.
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    pub tenant: String,
+    /// Protocol version, `Major.Minor`.
+    #[serde(default, alias = "protocol_version", deserialize_with = "nullable")]
+    pub protocol_version: String,
+}
+
+impl AgentInterface {
+    /// An interface at `url` speaking `protocol_binding` at the current protocol version.
+    pub fn new(url: impl Into<String>, protocol_binding: impl Into<String>) -> Self {
+        AgentInterface {
+            url: url.into(),
+            protocol_binding: protocol_binding.into(),
+            tenant: String::new(),
+            protocol_version: crate::PROTOCOL_VERSION.to_owned(),
+        }
+    }
+}
+
+/// The organisation behind an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentProvider {
+    /// The provider's website.
+    #[serde(default, deserialize_with = "nullable")]
+    pub url: String,
+    /// The provider's name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub organization: String,
+}
+
+/// Optional features an agent supports. Absent means unsupported.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCapabilities {
+    /// Streaming operations are supported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<bool>,
+    /// Push notifications are supported.
+    #[serde(default, alias = "push_notifications", skip_serializing_if = "Option::is_none")]
+    pub push_notifications: Option<bool>,
+    /// Protocol extensions the agent supports.
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<AgentExtension>,
+    /// An extended card is available to authenticated callers.
+    #[serde(default, alias = "extended_agent_card", skip_serializing_if = "Option::is_none")]
+    pub extended_agent_card: Option<bool>,
+}
+
+impl AgentCapabilities {
+    /// Whether streaming is declared.
+    pub fn supports_streaming(&self) -> bool {
+        self.streaming == Some(true)
+    }
+
+    /// Whether push notifications are declared.
+    pub fn supports_push_notifications(&self) -> bool {
+        self.push_notifications == Some(true)
+    }
+
+    /// Whether an extended card is declared.
+    pub fn supports_extended_agent_card(&self) -> bool {
+        self.extended_agent_card == Some(true)
+    }
+}
+
+/// A protocol extension supported by the agent.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentExtension {
+    /// The extension's URI (versioned).
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    pub uri: String,
+    /// What the extension does here.
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Clients must request this extension.
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "is_default")]
+    pub required: bool,
+    /// Extension-specific parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Metadata>,
+}
+
+/// A skill: one thing the agent can do.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSkill {
+    /// Unique id.
+    #[serde(default, deserialize_with = "nullable")]
+    pub id: String,
+    /// Human-readable name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    /// What the skill does.
+    #[serde(default, deserialize_with = "nullable")]
+    pub description: String,
+    /// Keywords.
+    #[serde(default, deserialize_with = "nullable")]
+    pub tags: Vec<String>,
+    /// Example prompts.
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+    /// Accepted media types, overriding the card default.
+    #[serde(default, alias = "input_modes", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    pub input_modes: Vec<String>,
+    /// Produced media types, overriding the card default.
+    #[serde(default, alias = "output_modes", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    pub output_modes: Vec<String>,
+    /// Security needed for this skill.
+    #[serde(default, alias = "security_requirements", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    pub security_requirements: Vec<SecurityRequirement>,
+}
+
+/// A detached JWS signature over the card's canonical JSON.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCardSignature {
+    /// Base64url protected header.
+    #[serde(default, deserialize_with = "nullable")]
+    pub protected: String,
+    /// Base64url signature.
+    #[serde(default, deserialize_with = "nullable")]
+    pub signature: String,
+    /// Unprotected header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<Metadata>,
+}

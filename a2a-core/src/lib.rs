@@ -1,0 +1,84 @@
+//! The A2A (Agent2Agent) protocol 1.0 in Rust types: every data object and
+//! request/response message, their exact ProtoJSON form, and one error type that
+//! knows its code on every binding. No I/O; shared by the server and client crates.
+//!
+//! ```
+//! use a2a_core::{Message, SendMessageRequest, StreamResponse, Task, TaskState};
+//!
+//! let request = SendMessageRequest::new(Message::user_text("hello"));
+//! let json = serde_json::to_string(&request).unwrap();
+//! assert!(json.contains(r#""role":"ROLE_USER""#));
+//!
+//! let event: StreamResponse = serde_json::from_str(
+//!     r#"{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}"#,
+//! ).unwrap();
+//! assert_eq!(event.state(), Some(TaskState::Completed));
+//! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `arbitrary` | no | [`arbitrary`]: proptest strategies for every message |
+
+mod card;
+mod error;
+mod event;
+mod jsonrpc;
+mod message;
+mod part;
+pub mod protojson;
+mod push;
+mod request;
+mod security;
+mod service_params;
+mod task;
+
+#[cfg(feature = "arbitrary")]
+pub mod arbitrary;
+
+pub use card::{
+    AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,
+    AgentProvider, AgentSkill, binding,
+};
+pub use error::{
+    A2aError, ERROR_DOMAIN, ERROR_INFO_TYPE, ErrorKind, GrpcCode, HttpErrorBody, HttpStatusError,
+    JsonRpcError,
+};
+pub use event::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+pub use jsonrpc::{JsonRpcRequest, JsonRpcResponse, Method};
+pub use message::{Message, Role};
+pub use part::{Part, PartContent};
+pub use push::{
+    AuthenticationInfo, DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig,
+};
+pub use request::{
+    CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTasksRequest,
+    ListTasksResponse, SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest,
+};
+pub use security::{
+    ApiKeySecurityScheme, AuthorizationCodeOAuthFlow, ClientCredentialsOAuthFlow,
+    DeviceCodeOAuthFlow, HttpAuthSecurityScheme, ImplicitOAuthFlow, MutualTlsSecurityScheme,
+    OAuth2SecurityScheme, OAuthFlows, OpenIdConnectSecurityScheme, PasswordOAuthFlow,
+    SecurityRequirement, SecurityScheme, StringList,
+};
+pub use service_params::*;
+pub use task::{Artifact, Task, TaskState, TaskStatus};
+
+/// A `google.protobuf.Struct`: a JSON object of arbitrary values.
+pub type Metadata = serde_json::Map<String, serde_json::Value>;
+
+/// A fresh unique id (UUID v7: time-ordered, so ids sort by creation).
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// The current time at the millisecond precision ProtoJSON carries.
+///
+/// Truncating here keeps a value equal to itself after a JSON round trip.
+pub fn now() -> chrono::DateTime<chrono::Utc> {
+    let now = chrono::Utc::now();
+    chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}

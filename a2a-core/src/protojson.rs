@@ -1,0 +1,322 @@
+//! Serde helpers that give the hand-written types their exact ProtoJSON form.
+//!
+//! ProtoJSON rules this module implements (digest section 3 and 11):
+//! - a `null` value is read as the field's default;
+//! - `bytes` are emitted as padded standard base64, and read in standard or
+//!   URL-safe alphabets, padded or not;
+//! - timestamps are RFC 3339 UTC with millisecond precision on output, any
+//!   precision (and any offset, normalised to UTC) on input;
+//! - `int32` accepts a JSON number or a decimal string, as ProtoJSON allows.
+
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serializer};
+
+/// `skip_serializing_if` predicate for implicit-presence scalars.
+pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+/// Reads a field whose JSON `null` means "the default value".
+pub(crate) fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// Encodes bytes the way ProtoJSON emits them: standard alphabet, padded.
+pub fn encode_bytes(bytes: &[u8]) -> String {
+    STANDARD.encode(bytes)
+}
+
+/// Decodes ProtoJSON bytes: standard or URL-safe alphabet, with or without padding.
+pub fn decode_bytes(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    let url_safe = text.contains(['-', '_']);
+    let padded = text.ends_with('=');
+    match (url_safe, padded) {
+        (false, true) => STANDARD.decode(text),
+        (false, false) => STANDARD_NO_PAD.decode(text),
+        (true, true) => URL_SAFE.decode(text),
+        (true, false) => URL_SAFE_NO_PAD.decode(text),
+    }
+}
+
+/// Formats a timestamp as ProtoJSON emits it: UTC, `Z`, milliseconds.
+pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
+    ts.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Parses an RFC 3339 timestamp of any sub-second precision into UTC.
+pub fn parse_timestamp(text: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
+    DateTime::parse_from_rfc3339(text).map(|ts| ts.with_timezone(&Utc))
+}
+
+/// `serde(with)` module for `Option<DateTime<Utc>>` timestamps.
+pub(crate) mod timestamp {
+    use super::*;
+
+    pub(crate) fn serialize<S: Serializer>(
+        value: &Option<DateTime<Utc>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(ts) => serializer.serialize_str(&format_timestamp(ts)),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<DateTime<Utc>>, D::Error> {
+        match Option::<String>::deserialize(deserializer)? {
+            None => Ok(None),
+            Some(text) => parse_timestamp(&text).map(Some).map_err(|err| {
+                de::Error::custom(format_args!("invalid RFC 3339 timestamp {text:?}: {err}"))
+            }),
+        }
+    }
+}
+
+/// `serde(deserialize_with)` for `int32` fields: a number, or a decimal string.
+pub(crate) fn int32<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i32, D::Error> {
+    deserializer.deserialize_any(Int32Visitor)
+}
+
+/// `serde(deserialize_with)` for `optional int32` fields.
+pub(crate) fn opt_int32<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<i32>, D::Error> {
+    struct OptVisitor;
+    impl<'de> Visitor<'de> for OptVisitor {
+        type Value = Option<i32>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a 32-bit integer or null")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            int32(d).map(Some)
+        }
+    }
+    deserializer.deserialize_option(OptVisitor)
+}
+
+struct Int32Visitor;
+
+impl Visitor<'_> for Int32Visitor {
+    type Value = i32;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a 32-bit integer")
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<i32, E> {
+        i32::try_from(v).map_err(|_| E::custom(format_args!("{v} is out of range for int32")))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<i32, E> {
+        i32::try_from(v).map_err(|_| E::custom(format_args!("{v} is out of range for int32")))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<i32, E> {
+        if v.fract() == 0.0 && v >= f64::from(i32::MIN) && v <= f64::from(i32::MAX) {
+            #[allow(clippy::cast_possible_truncation)]
+            Ok(v as i32)
+        } else {
+            Err(E::custom(format_args!("{v} is not a 32-bit integer")))
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<i32, E> {
+        v.trim()
+            .parse::<i32>()
+            .map_err(|_| E::invalid_type(de::Unexpected::Str(v), &self))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<i32, E> {
+        Ok(0)
+    }
+}
+
+/// Implements `Serialize`/`Deserialize` for a protobuf `oneof` wrapper held as a Rust enum.
+///
+/// The JSON form is an object with exactly one member key (the camelCase field
+/// name, snake_case accepted); unknown keys are ignored; zero or two members are
+/// an error naming the keys.
+macro_rules! oneof_serde {
+    ($ty:ident, $what:literal, { $($variant:ident => $json:literal $(| $snake:literal)?),+ $(,)? }) => {
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(Some(1))?;
+                match self {
+                    $($ty::$variant(inner) => map.serialize_entry($json, inner)?,)+
+                }
+                map.end()
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct OneofVisitor;
+                impl<'de> ::serde::de::Visitor<'de> for OneofVisitor {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(concat!("a ", $what, " object with exactly one of: ", $($json, " "),+))
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
+                        let mut found: Option<($ty, &'static str)> = None;
+                        while let Some(key) = map.next_key::<::std::borrow::Cow<'de, str>>()? {
+                            let value = match key.as_ref() {
+                                $($json $(| $snake)? => ($ty::$variant(map.next_value()?), $json),)+
+                                _ => {
+                                    map.next_value::<::serde::de::IgnoredAny>()?;
+                                    continue;
+                                }
+                            };
+                            if let Some((_, first)) = &found {
+                                return Err(::serde::de::Error::custom(format_args!(
+                                    concat!($what, " has both `{}` and `{}`; exactly one is allowed"),
+                                    first, value.1
+                                )));
+                            }
+                            found = Some(value);
+                        }
+                        found.map(|(v, _)| v).ok_or_else(|| {
+                            ::serde::de::Error::custom(concat!(
+                                $what, " has none of its members; expected exactly one of: ", $($json, " "),+
+                            ))
+                        })
+                    }
+                }
+                deserializer.deserialize_map(OneofVisitor)
+            }
+        }
+    };
+}
+pub(crate) use oneof_serde;
+
+/// Implements ProtoJSON enum serde: the full proto name out; the name or the number in.
+macro_rules! enum_serde {
+    ($ty:ident, $what:literal, { $($variant:ident = $num:literal => $name:literal),+ $(,)? }) => {
+        impl $ty {
+            /// The proto enum value name (also its ProtoJSON form).
+            pub const fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $name,)+ }
+            }
+
+            /// The proto enum number.
+            pub const fn number(self) -> i32 {
+                match self { $($ty::$variant => $num,)+ }
+            }
+
+            /// Looks up a value by its proto enum number.
+            pub const fn from_number(number: i32) -> Option<Self> {
+                match number { $($num => Some($ty::$variant),)+ _ => None }
+            }
+
+            /// Looks up a value by its proto enum name.
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name { $($name => Some($ty::$variant),)+ _ => None }
+            }
+        }
+
+        impl ::std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::std::str::FromStr for $ty {
+            type Err = crate::protojson::UnknownEnumValue;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::from_name(s)
+                    .or_else(|| s.parse::<i32>().ok().and_then(Self::from_number))
+                    .ok_or_else(|| crate::protojson::UnknownEnumValue { enum_name: $what, value: s.to_owned() })
+            }
+        }
+
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct EnumVisitor;
+                impl ::serde::de::Visitor<'_> for EnumVisitor {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(concat!("a ", $what, " name (", $($name, " ",)+ ") or number"))
+                    }
+                    fn visit_str<E: ::serde::de::Error>(self, v: &str) -> Result<$ty, E> {
+                        $ty::from_name(v).ok_or_else(|| E::custom(format_args!(
+                            concat!("unknown ", $what, " value {:?}; expected one of: ", $($name, " "),+), v
+                        )))
+                    }
+                    fn visit_i64<E: ::serde::de::Error>(self, v: i64) -> Result<$ty, E> {
+                        i32::try_from(v).ok().and_then($ty::from_number).ok_or_else(|| {
+                            E::custom(format_args!(concat!("unknown ", $what, " number {}"), v))
+                        })
+                    }
+                    fn visit_u64<E: ::serde::de::Error>(self, v: u64) -> Result<$ty, E> {
+                        i32::try_from(v).ok().and_then($ty::from_number).ok_or_else(|| {
+                            E::custom(format_args!(concat!("unknown ", $what, " number {}"), v))
+                        })
+                    }
+                    fn visit_unit<E: ::serde::de::Error>(self) -> Result<$ty, E> {
+                        Ok($ty::default())
+                    }
+                }
+                deserializer.deserialize_any(EnumVisitor)
+            }
+        }
+    };
+}
+pub(crate) use enum_serde;
+
+/// A string or number that names no value of a protocol enum.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {enum_name} value {value:?}")]
+pub struct UnknownEnumValue {
+    /// The enum's protocol name, such as `TaskState`.
+    pub enum_name: &'static str,
+    /// The text that was not recognised.
+    pub value: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_accept_every_base64_alphabet() {
+        let data = [0xfbu8, 0xff, 0xbf, 0x01];
+        for text in ["+/+/AQ==", "+/+/AQ", "-_-_AQ==", "-_-_AQ"] {
+            assert_eq!(decode_bytes(text).unwrap(), data, "{text}");
+        }
+        assert_eq!(encode_bytes(&data), "+/+/AQ==");
+        assert!(decode_bytes("not base64!").is_err());
+    }
+
+    #[test]
+    fn timestamps_emit_millis_and_accept_any_precision() {
+        let ts = parse_timestamp("2025-11-09T10:30:00.123456789Z").unwrap();
+        assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.123Z");
+        let ts = parse_timestamp("2025-11-09T10:30:00Z").unwrap();
+        assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.000Z");
+        let ts = parse_timestamp("2025-11-09T12:30:00+02:00").unwrap();
+        assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.000Z");
+    }
+}

@@ -1,1 +1,2 @@
+//! The `a2a` command line (being built).
 fn main() {}

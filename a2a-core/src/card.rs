@@ -37,16 +37,30 @@ pub struct AgentCard {
     #[serde(default, deserialize_with = "nullable")]
     pub version: String,
     /// Documentation URL.
-    #[serde(default, alias = "documentation_url", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "documentation_url",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub documentation_url: Option<String>,
     /// Optional capabilities.
     #[serde(default, deserialize_with = "nullable")]
     pub capabilities: AgentCapabilities,
     /// Named security schemes.
-    #[serde(default, alias = "security_schemes", deserialize_with = "nullable", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        alias = "security_schemes",
+        deserialize_with = "nullable",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
     /// Alternatives of schemes needed to call the agent.
-    #[serde(default, alias = "security_requirements", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        alias = "security_requirements",
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub security_requirements: Vec<SecurityRequirement>,
     /// Media types accepted by default.
     #[serde(default, alias = "default_input_modes", deserialize_with = "nullable")]
@@ -58,7 +72,11 @@ pub struct AgentCard {
     #[serde(default, deserialize_with = "nullable")]
     pub skills: Vec<AgentSkill>,
     /// JWS signatures over the card.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub signatures: Vec<AgentCardSignature>,
     /// Icon URL.
     #[serde(default, alias = "icon_url", skip_serializing_if = "Option::is_none")]
@@ -85,7 +103,11 @@ pub struct AgentInterface {
     #[serde(default, alias = "protocol_binding", deserialize_with = "nullable")]
     pub protocol_binding: String,
     /// Opaque routing value the client copies into every request.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// Protocol version, `Major.Minor`.
     #[serde(default, alias = "protocol_version", deserialize_with = "nullable")]
@@ -124,13 +146,25 @@ pub struct AgentCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<bool>,
     /// Push notifications are supported.
-    #[serde(default, alias = "push_notifications", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "push_notifications",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub push_notifications: Option<bool>,
     /// Protocol extensions the agent supports.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub extensions: Vec<AgentExtension>,
     /// An extended card is available to authenticated callers.
-    #[serde(default, alias = "extended_agent_card", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "extended_agent_card",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub extended_agent_card: Option<bool>,
 }
 
@@ -156,13 +190,25 @@ impl AgentCapabilities {
 #[serde(rename_all = "camelCase")]
 pub struct AgentExtension {
     /// The extension's URI (versioned).
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub uri: String,
     /// What the extension does here.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub description: String,
     /// Clients must request this extension.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "is_default")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_default"
+    )]
     pub required: bool,
     /// Extension-specific parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,16 +232,35 @@ pub struct AgentSkill {
     #[serde(default, deserialize_with = "nullable")]
     pub tags: Vec<String>,
     /// Example prompts.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub examples: Vec<String>,
     /// Accepted media types, overriding the card default.
-    #[serde(default, alias = "input_modes", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        alias = "input_modes",
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub input_modes: Vec<String>,
     /// Produced media types, overriding the card default.
-    #[serde(default, alias = "output_modes", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        alias = "output_modes",
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub output_modes: Vec<String>,
     /// Security needed for this skill.
-    #[serde(default, alias = "security_requirements", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        alias = "security_requirements",
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub security_requirements: Vec<SecurityRequirement>,
 }
 

@@ -264,7 +264,9 @@ impl ErrorKind {
 
     /// The kind whose JSON-RPC code is `code`.
     pub fn from_jsonrpc_code(code: i64) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| i64::from(k.jsonrpc_code()) == code)
+        Self::ALL
+            .into_iter()
+            .find(|k| i64::from(k.jsonrpc_code()) == code)
     }
 
     /// The kind implied by a gRPC code alone, when that code is unambiguous.
@@ -383,8 +385,11 @@ impl A2aError {
 
     /// `TaskNotFound` for `task_id`.
     pub fn task_not_found(task_id: &str) -> Self {
-        A2aError::new(ErrorKind::TaskNotFound, format!("Task not found: {task_id}"))
-            .with_metadata("taskId", task_id)
+        A2aError::new(
+            ErrorKind::TaskNotFound,
+            format!("Task not found: {task_id}"),
+        )
+        .with_metadata("taskId", task_id)
     }
 
     /// `TaskNotCancelable` for a task in `state`.
@@ -418,7 +423,10 @@ impl A2aError {
 
     /// `MethodNotFound` for `method`.
     pub fn method_not_found(method: &str) -> Self {
-        A2aError::new(ErrorKind::MethodNotFound, format!("Method not found: {method}"))
+        A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("Method not found: {method}"),
+        )
     }
 
     /// `Internal` with a message safe to show to the caller.
@@ -455,7 +463,11 @@ impl A2aError {
     ///
     /// The ErrorInfo reason, when present, wins over the fallback (several
     /// errors share one HTTP status or gRPC code).
-    pub fn from_details(fallback: ErrorKind, message: impl Into<String>, details: &[Value]) -> Self {
+    pub fn from_details(
+        fallback: ErrorKind,
+        message: impl Into<String>,
+        details: &[Value],
+    ) -> Self {
         let mut err = A2aError::new(fallback, message);
         for detail in details {
             let is_info = detail.get("@type").and_then(Value::as_str) == Some(ERROR_INFO_TYPE);
@@ -567,7 +579,11 @@ mod tests {
             let err = A2aError::new(kind, "boom").with_metadata("taskId", "t");
             assert_eq!(A2aError::from_jsonrpc(&err.to_jsonrpc()), err, "{kind:?}");
             let body = err.to_http_body();
-            assert_eq!(A2aError::from_http_body(kind.http_status(), &body), err, "{kind:?}");
+            assert_eq!(
+                A2aError::from_http_body(kind.http_status(), &body),
+                err,
+                "{kind:?}"
+            );
             assert_eq!(ErrorKind::from_reason(kind.reason()), Some(kind));
         }
     }
@@ -575,17 +591,34 @@ mod tests {
     #[test]
     fn v1_0_1_table() {
         assert_eq!(ErrorKind::TaskNotCancelable.http_status(), 400);
-        assert_eq!(ErrorKind::VersionNotSupported.grpc_code(), GrpcCode::FailedPrecondition);
-        assert_eq!(ErrorKind::ContentTypeNotSupported.grpc_code(), GrpcCode::InvalidArgument);
+        assert_eq!(
+            ErrorKind::VersionNotSupported.grpc_code(),
+            GrpcCode::FailedPrecondition
+        );
+        assert_eq!(
+            ErrorKind::ContentTypeNotSupported.grpc_code(),
+            GrpcCode::InvalidArgument
+        );
         assert_eq!(ErrorKind::InvalidAgentResponse.http_status(), 500);
         assert_eq!(ErrorKind::TaskNotFound.grpc_code().name(), "NOT_FOUND");
     }
 
     #[test]
     fn code_only_errors_fall_back_by_code() {
-        let wire = JsonRpcError { code: -32002, message: "no".into(), data: None };
-        assert_eq!(A2aError::from_jsonrpc(&wire).kind(), ErrorKind::TaskNotCancelable);
-        let wire = JsonRpcError { code: -32000, message: "server".into(), data: None };
+        let wire = JsonRpcError {
+            code: -32002,
+            message: "no".into(),
+            data: None,
+        };
+        assert_eq!(
+            A2aError::from_jsonrpc(&wire).kind(),
+            ErrorKind::TaskNotCancelable
+        );
+        let wire = JsonRpcError {
+            code: -32000,
+            message: "server".into(),
+            data: None,
+        };
         assert_eq!(A2aError::from_jsonrpc(&wire).kind(), ErrorKind::Internal);
     }
 }

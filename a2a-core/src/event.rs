@@ -25,7 +25,11 @@ pub struct TaskStatusUpdateEvent {
 
 impl TaskStatusUpdateEvent {
     /// A status update to `state`, stamped now.
-    pub fn new(task_id: impl Into<String>, context_id: impl Into<String>, state: TaskState) -> Self {
+    pub fn new(
+        task_id: impl Into<String>,
+        context_id: impl Into<String>,
+        state: TaskState,
+    ) -> Self {
         TaskStatusUpdateEvent {
             task_id: task_id.into(),
             context_id: context_id.into(),
@@ -49,10 +53,19 @@ pub struct TaskArtifactUpdateEvent {
     #[serde(default, deserialize_with = "nullable")]
     pub artifact: Artifact,
     /// Add these parts to the artifact with the same id instead of replacing it.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "is_default")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_default"
+    )]
     pub append: bool,
     /// This is the last chunk of the artifact.
-    #[serde(default, alias = "last_chunk", deserialize_with = "nullable", skip_serializing_if = "is_default")]
+    #[serde(
+        default,
+        alias = "last_chunk",
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_default"
+    )]
     pub last_chunk: bool,
     /// Extra information.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,7 +74,11 @@ pub struct TaskArtifactUpdateEvent {
 
 impl TaskArtifactUpdateEvent {
     /// A new (or replacing) artifact event.
-    pub fn new(task_id: impl Into<String>, context_id: impl Into<String>, artifact: Artifact) -> Self {
+    pub fn new(
+        task_id: impl Into<String>,
+        context_id: impl Into<String>,
+        artifact: Artifact,
+    ) -> Self {
         TaskArtifactUpdateEvent {
             task_id: task_id.into(),
             context_id: context_id.into(),

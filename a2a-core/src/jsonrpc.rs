@@ -93,7 +93,7 @@ pub struct JsonRpcRequest<P = Value> {
     /// The method name.
     pub method: String,
     /// The parameters (the ProtoJSON of the request message).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub params: Option<P>,
 }
 
@@ -118,7 +118,7 @@ pub struct JsonRpcResponse<R = Value> {
     #[serde(default)]
     pub id: Value,
     /// The result, on success.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<R>,
     /// The error, on failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -45,7 +45,9 @@ pub use error::{
     A2aError, ERROR_DOMAIN, ERROR_INFO_TYPE, ErrorKind, GrpcCode, HttpErrorBody, HttpStatusError,
     JsonRpcError,
 };
-pub use event::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+pub use event::{
+    SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
+};
 pub use jsonrpc::{JsonRpcRequest, JsonRpcResponse, Method};
 pub use message::{Message, Role};
 pub use part::{Part, PartContent};

@@ -39,10 +39,20 @@ pub struct Message {
     #[serde(default, alias = "message_id", deserialize_with = "nullable")]
     pub message_id: String,
     /// The conversation this message belongs to.
-    #[serde(default, alias = "context_id", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "context_id",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub context_id: String,
     /// The task this message belongs to, if any.
-    #[serde(default, alias = "task_id", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "task_id",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub task_id: String,
     /// The sender.
     #[serde(default, deserialize_with = "nullable")]
@@ -54,10 +64,19 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// URIs of the extensions that contributed to this message.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub extensions: Vec<String>,
     /// Other tasks given as context for this message.
-    #[serde(default, alias = "reference_task_ids", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        alias = "reference_task_ids",
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub reference_task_ids: Vec<String>,
 }
 

@@ -227,7 +227,9 @@ impl<'de> Visitor<'de> for PartVisitor {
             content = Some(next);
         }
         let content = content.ok_or_else(|| {
-            de::Error::custom("part has no content; expected exactly one of `text`, `raw`, `url`, `data`")
+            de::Error::custom(
+                "part has no content; expected exactly one of `text`, `raw`, `url`, `data`",
+            )
         })?;
         Ok(Part {
             content,
@@ -257,7 +259,8 @@ mod tests {
             serde_json::to_value(&part).unwrap(),
             json!({"raw": "+/8=", "filename": "x.bin"})
         );
-        let back: Part = serde_json::from_value(json!({"raw": "-_8", "media_type": "a/b"})).unwrap();
+        let back: Part =
+            serde_json::from_value(json!({"raw": "-_8", "media_type": "a/b"})).unwrap();
         assert_eq!(back.as_raw(), Some(&[0xfb, 0xff][..]));
         assert_eq!(back.media_type, "a/b");
     }

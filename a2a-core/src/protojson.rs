@@ -320,3 +320,64 @@ mod tests {
         assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.000Z");
     }
 }
+
+/// A JSON document that does not match the expected message, with the path of
+/// the offending field (such as `message.parts[0]`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", if path.is_empty() || path == "." { String::new() } else { format!("{path}: ") })]
+pub struct DecodeError {
+    /// Dotted path of the field that failed (`.` or empty for the top level).
+    pub path: String,
+    /// What was wrong.
+    pub message: String,
+    /// Whether the text was not JSON at all (as opposed to JSON of the wrong shape).
+    pub syntax: bool,
+}
+
+impl From<DecodeError> for crate::A2aError {
+    fn from(err: DecodeError) -> Self {
+        if err.syntax {
+            crate::A2aError::parse_error(err.to_string())
+        } else {
+            crate::A2aError::invalid_params(err.to_string())
+        }
+    }
+}
+
+fn decode_error(err: serde_path_to_error::Error<serde_json::Error>) -> DecodeError {
+    let path = err.path().to_string();
+    let inner = err.into_inner();
+    let syntax = matches!(
+        inner.classify(),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+    );
+    // serde_json appends " at line L column C", which is noise for one-line bodies.
+    let mut message = inner.to_string();
+    if let Some(pos) = message.rfind(" at line ") {
+        message.truncate(pos);
+    }
+    DecodeError {
+        path,
+        message,
+        syntax,
+    }
+}
+
+/// Parses ProtoJSON bytes into `T`, reporting the path of any field that fails.
+pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
+    deserializer.end().map_err(|err| DecodeError {
+        path: String::new(),
+        message: err.to_string(),
+        syntax: true,
+    })?;
+    Ok(value)
+}
+
+/// Converts an already-parsed JSON value into `T`, reporting the failing field's path.
+pub fn decode_value<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<T, DecodeError> {
+    serde_path_to_error::deserialize(value).map_err(decode_error)
+}

@@ -9,19 +9,36 @@ use crate::protojson::{int32, is_default, nullable};
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfig {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// The config id (assigned by the server when empty).
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub id: String,
     /// The task the config belongs to.
-    #[serde(default, alias = "task_id", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "task_id",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub task_id: String,
     /// The webhook URL.
     #[serde(default, deserialize_with = "nullable")]
     pub url: String,
     /// A token unique to this task or session, echoed to the webhook.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub token: String,
     /// How the agent authenticates to the webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,7 +64,11 @@ pub struct AuthenticationInfo {
     #[serde(default, deserialize_with = "nullable")]
     pub scheme: String,
     /// The credentials that follow the scheme.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub credentials: String,
 }
 
@@ -56,7 +77,11 @@ pub struct AuthenticationInfo {
 #[serde(rename_all = "camelCase")]
 pub struct GetTaskPushNotificationConfigRequest {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// The task id.
     #[serde(default, alias = "task_id", deserialize_with = "nullable")]
@@ -71,7 +96,11 @@ pub struct GetTaskPushNotificationConfigRequest {
 #[serde(rename_all = "camelCase")]
 pub struct DeleteTaskPushNotificationConfigRequest {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// The task id.
     #[serde(default, alias = "task_id", deserialize_with = "nullable")]
@@ -86,16 +115,30 @@ pub struct DeleteTaskPushNotificationConfigRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsRequest {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// The task id.
     #[serde(default, alias = "task_id", deserialize_with = "nullable")]
     pub task_id: String,
     /// Maximum configs per page (0: server default).
-    #[serde(default, alias = "page_size", deserialize_with = "int32", skip_serializing_if = "is_default")]
+    #[serde(
+        default,
+        alias = "page_size",
+        deserialize_with = "int32",
+        skip_serializing_if = "is_default"
+    )]
     pub page_size: i32,
     /// The `nextPageToken` of the previous page.
-    #[serde(default, alias = "page_token", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "page_token",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub page_token: String,
 }
 
@@ -104,9 +147,18 @@ pub struct ListTaskPushNotificationConfigsRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsResponse {
     /// The configs of this page.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub configs: Vec<TaskPushNotificationConfig>,
     /// Token of the next page; empty on the last page.
-    #[serde(default, alias = "next_page_token", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "next_page_token",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub next_page_token: String,
 }

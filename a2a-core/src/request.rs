@@ -11,7 +11,11 @@ use crate::{Message, Metadata, Task, TaskPushNotificationConfig, TaskState};
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageRequest {
     /// Opaque routing value copied from the selected interface.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// The message to send.
     #[serde(default, deserialize_with = "nullable")]
@@ -35,7 +39,9 @@ impl SendMessageRequest {
 
     /// Whether the caller asked to return as soon as the task exists.
     pub fn return_immediately(&self) -> bool {
-        self.configuration.as_ref().is_some_and(|c| c.return_immediately)
+        self.configuration
+            .as_ref()
+            .is_some_and(|c| c.return_immediately)
     }
 
     /// The requested `historyLength`, if any.
@@ -49,16 +55,35 @@ impl SendMessageRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
     /// Media types the client accepts in the output.
-    #[serde(default, alias = "accepted_output_modes", deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        alias = "accepted_output_modes",
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub accepted_output_modes: Vec<String>,
     /// A webhook to register for the task (its `taskId` left empty).
-    #[serde(default, alias = "task_push_notification_config", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "task_push_notification_config",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// How many recent history messages to return; unset means the server default.
-    #[serde(default, alias = "history_length", deserialize_with = "opt_int32", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "history_length",
+        deserialize_with = "opt_int32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub history_length: Option<i32>,
     /// Return as soon as the task exists instead of waiting for a terminal or interrupted state.
-    #[serde(default, alias = "return_immediately", deserialize_with = "nullable", skip_serializing_if = "is_default")]
+    #[serde(
+        default,
+        alias = "return_immediately",
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_default"
+    )]
     pub return_immediately: bool,
 }
 
@@ -67,13 +92,22 @@ pub struct SendMessageConfiguration {
 #[serde(rename_all = "camelCase")]
 pub struct GetTaskRequest {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// The task id.
     #[serde(default, deserialize_with = "nullable")]
     pub id: String,
     /// How many recent history messages to return.
-    #[serde(default, alias = "history_length", deserialize_with = "opt_int32", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "history_length",
+        deserialize_with = "opt_int32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub history_length: Option<i32>,
 }
 
@@ -82,28 +116,65 @@ pub struct GetTaskRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ListTasksRequest {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// Only tasks of this context.
-    #[serde(default, alias = "context_id", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "context_id",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub context_id: String,
     /// Only tasks in this state (unspecified: all states).
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "is_default")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_default"
+    )]
     pub status: TaskState,
     /// Page size, 1 to 100; 50 when unset.
-    #[serde(default, alias = "page_size", deserialize_with = "opt_int32", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "page_size",
+        deserialize_with = "opt_int32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub page_size: Option<i32>,
     /// The `nextPageToken` of the previous page.
-    #[serde(default, alias = "page_token", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "page_token",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub page_token: String,
     /// How many recent history messages to return per task.
-    #[serde(default, alias = "history_length", deserialize_with = "opt_int32", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "history_length",
+        deserialize_with = "opt_int32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub history_length: Option<i32>,
     /// Only tasks whose status timestamp is at or after this instant.
-    #[serde(default, alias = "status_timestamp_after", with = "timestamp", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "status_timestamp_after",
+        with = "timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub status_timestamp_after: Option<DateTime<Utc>>,
     /// Include artifacts in the returned tasks (default false).
-    #[serde(default, alias = "include_artifacts", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "include_artifacts",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub include_artifacts: Option<bool>,
 }
 
@@ -130,7 +201,11 @@ pub struct ListTasksResponse {
 #[serde(rename_all = "camelCase")]
 pub struct CancelTaskRequest {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// The task id.
     #[serde(default, deserialize_with = "nullable")]
@@ -145,7 +220,11 @@ pub struct CancelTaskRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SubscribeToTaskRequest {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
     /// The task id.
     #[serde(default, deserialize_with = "nullable")]
@@ -157,6 +236,10 @@ pub struct SubscribeToTaskRequest {
 #[serde(rename_all = "camelCase")]
 pub struct GetExtendedAgentCardRequest {
     /// Opaque routing value.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub tenant: String,
 }

@@ -34,7 +34,11 @@ oneof_serde!(SecurityScheme, "SecurityScheme", {
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeySecurityScheme {
     /// Human-readable description.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub description: String,
     /// `query`, `header` or `cookie`.
     #[serde(default, deserialize_with = "nullable")]
@@ -49,13 +53,22 @@ pub struct ApiKeySecurityScheme {
 #[serde(rename_all = "camelCase")]
 pub struct HttpAuthSecurityScheme {
     /// Human-readable description.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub description: String,
     /// The scheme, such as `Bearer` or `Basic`.
     #[serde(default, deserialize_with = "nullable")]
     pub scheme: String,
     /// A hint at the bearer token format, such as `JWT`.
-    #[serde(default, alias = "bearer_format", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "bearer_format",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub bearer_format: String,
 }
 
@@ -64,13 +77,22 @@ pub struct HttpAuthSecurityScheme {
 #[serde(rename_all = "camelCase")]
 pub struct OAuth2SecurityScheme {
     /// Human-readable description.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub description: String,
     /// The flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flows: Option<OAuthFlows>,
     /// RFC 8414 authorization-server metadata URL.
-    #[serde(default, alias = "oauth2_metadata_url", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "oauth2_metadata_url",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub oauth2_metadata_url: String,
 }
 
@@ -79,7 +101,11 @@ pub struct OAuth2SecurityScheme {
 #[serde(rename_all = "camelCase")]
 pub struct OpenIdConnectSecurityScheme {
     /// Human-readable description.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub description: String,
     /// The OpenID Connect discovery URL.
     #[serde(default, alias = "open_id_connect_url", deserialize_with = "nullable")]
@@ -91,7 +117,11 @@ pub struct OpenIdConnectSecurityScheme {
 #[serde(rename_all = "camelCase")]
 pub struct MutualTlsSecurityScheme {
     /// Human-readable description.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub description: String,
 }
 
@@ -129,13 +159,23 @@ pub struct AuthorizationCodeOAuthFlow {
     #[serde(default, alias = "token_url", deserialize_with = "nullable")]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, alias = "refresh_url", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub refresh_url: String,
     /// Scope name to description.
     #[serde(default, deserialize_with = "nullable")]
     pub scopes: BTreeMap<String, String>,
     /// PKCE must be used.
-    #[serde(default, alias = "pkce_required", deserialize_with = "nullable", skip_serializing_if = "is_default")]
+    #[serde(
+        default,
+        alias = "pkce_required",
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_default"
+    )]
     pub pkce_required: bool,
 }
 
@@ -147,7 +187,12 @@ pub struct ClientCredentialsOAuthFlow {
     #[serde(default, alias = "token_url", deserialize_with = "nullable")]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, alias = "refresh_url", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub refresh_url: String,
     /// Scope name to description.
     #[serde(default, deserialize_with = "nullable")]
@@ -159,13 +204,22 @@ pub struct ClientCredentialsOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct DeviceCodeOAuthFlow {
     /// Device authorization endpoint.
-    #[serde(default, alias = "device_authorization_url", deserialize_with = "nullable")]
+    #[serde(
+        default,
+        alias = "device_authorization_url",
+        deserialize_with = "nullable"
+    )]
     pub device_authorization_url: String,
     /// Token endpoint.
     #[serde(default, alias = "token_url", deserialize_with = "nullable")]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, alias = "refresh_url", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub refresh_url: String,
     /// Scope name to description.
     #[serde(default, deserialize_with = "nullable")]
@@ -177,13 +231,27 @@ pub struct DeviceCodeOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct ImplicitOAuthFlow {
     /// Authorization endpoint.
-    #[serde(default, alias = "authorization_url", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "authorization_url",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub authorization_url: String,
     /// Refresh endpoint.
-    #[serde(default, alias = "refresh_url", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub refresh_url: String,
     /// Scope name to description.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub scopes: BTreeMap<String, String>,
 }
 
@@ -192,13 +260,27 @@ pub struct ImplicitOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct PasswordOAuthFlow {
     /// Token endpoint.
-    #[serde(default, alias = "token_url", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "token_url",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, alias = "refresh_url", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "refresh_url",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub refresh_url: String,
     /// Scope name to description.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub scopes: BTreeMap<String, String>,
 }
 
@@ -206,7 +288,11 @@ pub struct PasswordOAuthFlow {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SecurityRequirement {
     /// Scheme name to the scopes it needs.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub schemes: BTreeMap<String, StringList>,
 }
 
@@ -223,6 +309,10 @@ impl SecurityRequirement {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct StringList {
     /// The strings.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub list: Vec<String>,
 }

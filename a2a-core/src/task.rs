@@ -106,16 +106,29 @@ pub struct Task {
     #[serde(default, deserialize_with = "nullable")]
     pub id: String,
     /// The conversation the task belongs to.
-    #[serde(default, alias = "context_id", deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "context_id",
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub context_id: String,
     /// The current status.
     #[serde(default, deserialize_with = "nullable")]
     pub status: TaskStatus,
     /// The outputs produced so far.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub artifacts: Vec<Artifact>,
     /// The messages exchanged, as far as the agent keeps them.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub history: Vec<Message>,
     /// Extra information about the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,10 +173,18 @@ pub struct Artifact {
     #[serde(default, alias = "artifact_id", deserialize_with = "nullable")]
     pub artifact_id: String,
     /// A human-readable name.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub name: String,
     /// A human-readable description.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub description: String,
     /// The content; at least one part.
     #[serde(default, deserialize_with = "nullable")]
@@ -172,7 +193,11 @@ pub struct Artifact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// URIs of the extensions that contributed to this artifact.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub extensions: Vec<String>,
 }
 
@@ -225,7 +250,10 @@ mod tests {
         let mut task = Task::new("t", "c", TaskState::Working);
         task.history = (0..5).map(|i| Message::user_text(i.to_string())).collect();
         task.truncate_history(Some(2));
-        assert_eq!(task.history.iter().map(Message::text).collect::<Vec<_>>(), ["3", "4"]);
+        assert_eq!(
+            task.history.iter().map(Message::text).collect::<Vec<_>>(),
+            ["3", "4"]
+        );
         task.truncate_history(None);
         assert_eq!(task.history.len(), 2);
         task.truncate_history(Some(0));

@@ -32,6 +32,8 @@ impl ConvertError {
     pub(crate) fn at(mut self, field: &str) -> Self {
         self.path = if self.path.is_empty() {
             field.to_owned()
+        } else if self.path.starts_with('[') {
+            format!("{field}{}", self.path)
         } else {
             format!("{field}.{}", self.path)
         };
@@ -130,9 +132,7 @@ impl<T: FromProto> FromProto for BTreeMap<String, T> {
 }
 
 /// Converts a message field the core type holds directly but proto keeps optional.
-pub(crate) fn required<T: FromProto + Default>(
-    proto: Option<T::Proto>,
-) -> Result<T, ConvertError> {
+pub(crate) fn required<T: FromProto + Default>(proto: Option<T::Proto>) -> Result<T, ConvertError> {
     Ok(Option::<T>::from_proto(proto)?.unwrap_or_default())
 }
 
@@ -167,7 +167,7 @@ pub(crate) use mirror;
 
 /// Implements both conversions for a protocol enum held as `i32` in proto.
 macro_rules! proto_enum {
-    ($($ty:ty),*) => {$(
+    ($($ty:ty => $name:literal),*) => {$(
         impl $crate::convert::ToProto for $ty {
             type Proto = i32;
             fn to_proto(self) -> i32 { self.number() }
@@ -176,12 +176,12 @@ macro_rules! proto_enum {
             type Proto = i32;
             fn from_proto(proto: i32) -> Result<Self, $crate::convert::ConvertError> {
                 <$ty>::from_number(proto).ok_or_else(|| $crate::convert::ConvertError::new(
-                    format!(concat!("unknown ", stringify!($ty), " number {}"), proto)))
+                    format!(concat!("unknown ", $name, " number {}"), proto)))
             }
         }
     )*};
 }
-proto_enum!(a2a_core::TaskState, a2a_core::Role);
+proto_enum!(a2a_core::TaskState => "TaskState", a2a_core::Role => "Role");
 
 // ===== google.protobuf well-known types =====
 
@@ -256,7 +256,8 @@ impl FromProto for Value {
             Some(Kind::BoolValue(b)) => Value::Bool(b),
             // A JSON integer travels as a double; give it back as an integer so
             // that `42` stays `42` and not `42.0` after a round trip.
-            Some(Kind::NumberValue(n)) if n.fract() == 0.0 && n.abs() <= MAX_EXACT_INTEGER => {
+            Some(Kind::NumberValue(n)) if n.fract() == 0.0 && n.abs() <= MAX_EXACT_INTEGER =>
+            {
                 #[allow(clippy::cast_possible_truncation)]
                 Value::Number(Number::from(n as i64))
             }

@@ -1,2 +1,15 @@
-//! The `a2a` command line (being built).
-fn main() {}
+//! The `a2a` command line: `a2a serve` runs an A2A server with a built-in agent.
+
+use clap::Parser as _;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = a2a_cli::Cli::parse();
+    match a2a_cli::run(cli).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -84,6 +84,63 @@ pub struct AgentCard {
 }
 
 impl AgentCard {
+    /// A card with a name and description, version `1.0.0`, and text in and out.
+    ///
+    /// ```
+    /// use a2a_core::{AgentCard, AgentSkill, binding};
+    /// let card = AgentCard::new("Echo", "Repeats what you say")
+    ///     .with_interface("http://127.0.0.1:8080/", binding::JSONRPC)
+    ///     .with_skill(AgentSkill::new("echo", "Echo", "Repeats the message"))
+    ///     .with_streaming(true);
+    /// assert!(card.capabilities.supports_streaming());
+    /// ```
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        AgentCard {
+            name: name.into(),
+            description: description.into(),
+            version: "1.0.0".into(),
+            default_input_modes: vec!["text/plain".into()],
+            default_output_modes: vec!["text/plain".into()],
+            ..AgentCard::default()
+        }
+    }
+
+    /// Adds an endpoint (current protocol version).
+    #[must_use]
+    pub fn with_interface(mut self, url: impl Into<String>, protocol_binding: &str) -> Self {
+        self.supported_interfaces
+            .push(AgentInterface::new(url, protocol_binding));
+        self
+    }
+
+    /// Adds a skill.
+    #[must_use]
+    pub fn with_skill(mut self, skill: AgentSkill) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Declares (or withdraws) streaming support.
+    #[must_use]
+    pub fn with_streaming(mut self, on: bool) -> Self {
+        self.capabilities.streaming = Some(on);
+        self
+    }
+
+    /// Declares (or withdraws) push-notification support.
+    #[must_use]
+    pub fn with_push_notifications(mut self, on: bool) -> Self {
+        self.capabilities.push_notifications = Some(on);
+        self
+    }
+
+    /// Declares (or withdraws) an extended card.
+    #[must_use]
+    pub fn with_extended_agent_card(mut self, on: bool) -> Self {
+        self.capabilities.extended_agent_card = Some(on);
+        self
+    }
+
     /// The first interface with the given binding, if any.
     pub fn interface(&self, protocol_binding: &str) -> Option<&AgentInterface> {
         self.supported_interfaces
@@ -262,6 +319,29 @@ pub struct AgentSkill {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub security_requirements: Vec<SecurityRequirement>,
+}
+
+impl AgentSkill {
+    /// A skill with an id, a name and a description (tags empty).
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        AgentSkill {
+            id: id.into(),
+            name: name.into(),
+            description: description.into(),
+            ..AgentSkill::default()
+        }
+    }
+
+    /// Sets the tags.
+    #[must_use]
+    pub fn with_tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
 }
 
 /// A detached JWS signature over the card's canonical JSON.

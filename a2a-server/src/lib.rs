@@ -1,7 +1,38 @@
-//! Hosting A2A agents: an agent author implements one trait and gets a
-//! conformant server (request handler, execution pipeline, task and push stores,
-//! push delivery, JSON-RPC + SSE and HTTP+JSON bindings, agent card routes).
+//! Hosting A2A agents: implement [`AgentExecutor`], and get a conformant server
+//! with the execution pipeline, task and push stores, push delivery, and the
+//! JSON-RPC + SSE and HTTP+JSON bindings with the agent card routes.
 //!
-//! This crate is being built; today it re-exports the protocol types.
+//! ```no_run
+//! use a2a_core::{A2aError, AgentCard};
+//! use a2a_server::{AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
+//!
+//! struct Hello;
+//!
+//! #[async_trait::async_trait]
+//! impl AgentExecutor for Hello {
+//!     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+//!         events.complete_with_text(format!("Hello, {}!", ctx.message.text())).await
+//!     }
+//! }
+//!
+//! let handler = DefaultRequestHandler::builder(Hello, AgentCard::default()).build();
+//! # let _ = handler;
+//! ```
 
+mod context;
+mod execution;
+mod executor;
+mod handler;
+pub mod http;
+pub mod push;
+mod service;
+pub mod store;
+
+pub use self::context::{CallContext, Caller, ServiceParams, User};
+pub use self::execution::ExecutionConfig;
+pub use self::executor::{AgentExecutor, EventQueue, RequestContext};
+pub use self::handler::{DefaultRequestHandler, EventStream, HandlerBuilder, RequestHandler};
+pub use self::service::{
+    A2aService, Authenticator, CallInterceptor, Request, Response, VersionPolicy,
+};
 pub use a2a_core as core;

@@ -1,0 +1,59 @@
+//! `a2a serve`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_core::{AgentCard, AgentSkill, binding};
+use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind, router};
+use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
+use anyhow::Context as _;
+
+use crate::{BuiltinAgent, ServeArgs};
+
+fn card(addr: SocketAddr) -> AgentCard {
+    AgentCard::new(
+        "a2a echo agent",
+        "The built-in agent of `a2a serve`: echoes your message back, streamed word by word.",
+    )
+    .with_interface(format!("http://{addr}/"), binding::JSONRPC)
+    .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
+    .with_skill(
+        AgentSkill::new(
+            "echo",
+            "Echo",
+            "Repeats the message as an artifact; send `?` to be asked for input.",
+        )
+        .with_tags(["echo", "demo"]),
+    )
+    .with_streaming(true)
+    .with_push_notifications(true)
+}
+
+pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let listener = bind(SocketAddr::new(args.host, args.port), DEFAULT_BACKLOG)
+        .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+    let addr = listener.local_addr()?;
+    let card = card(addr);
+    let handler = Arc::new(DefaultRequestHandler::builder(BuiltinAgent, card.clone()).build());
+    let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
+    let app = router(service, HttpConfig::default());
+
+    println!("A2A server listening on http://{addr}");
+    println!("Agent card: http://{addr}{}", a2a_core::AGENT_CARD_PATH);
+    println!("Press Ctrl-C to stop.");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    handler
+        .shutdown(Duration::from_secs(args.shutdown_grace))
+        .await;
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! Who is calling and with which service parameters: the `CallContext` every
+//! operation receives.
+
+use std::collections::BTreeMap;
+
+use a2a_core::{EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER, Method, split_list};
+
+/// The authenticated (or anonymous) user behind a call.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct User {
+    /// A stable identifier; empty for an anonymous caller.
+    pub name: String,
+    /// Whether an authentication hook vouched for this user.
+    pub authenticated: bool,
+}
+
+impl User {
+    /// An authenticated user.
+    pub fn authenticated(name: impl Into<String>) -> Self {
+        User {
+            name: name.into(),
+            authenticated: true,
+        }
+    }
+
+    /// The anonymous user.
+    pub fn anonymous() -> Self {
+        User::default()
+    }
+}
+
+/// The owner of a task: every store call is scoped to one.
+///
+/// Two callers see each other's tasks only if tenant and user name both match.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Caller {
+    /// The tenant the call was routed to.
+    pub tenant: String,
+    /// The user's name (empty: anonymous).
+    pub user: String,
+}
+
+/// Service parameters of a call (HTTP headers or gRPC metadata), keys lowercased.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServiceParams {
+    values: BTreeMap<String, Vec<String>>,
+}
+
+impl ServiceParams {
+    /// An empty set.
+    pub fn new() -> Self {
+        ServiceParams::default()
+    }
+
+    /// Adds a value (keys are case-insensitive).
+    pub fn append(&mut self, key: &str, value: impl Into<String>) {
+        self.values
+            .entry(key.to_ascii_lowercase())
+            .or_default()
+            .push(value.into());
+    }
+
+    /// The first value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values
+            .get(&key.to_ascii_lowercase())
+            .and_then(|v| v.first())
+            .map(String::as_str)
+    }
+
+    /// Every value of `key`.
+    pub fn get_all(&self, key: &str) -> &[String] {
+        self.values
+            .get(&key.to_ascii_lowercase())
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Every key and its values.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[String])> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+    }
+
+    /// The extension URIs requested through `A2A-Extensions` (or its 0.3 name).
+    pub fn requested_extensions(&self) -> Vec<String> {
+        let mut uris: Vec<String> = self
+            .get_all(EXTENSIONS_HEADER)
+            .iter()
+            .chain(self.get_all(LEGACY_EXTENSIONS_HEADER))
+            .flat_map(|v| split_list(v))
+            .map(str::to_owned)
+            .collect();
+        uris.dedup();
+        uris
+    }
+}
+
+/// Everything the server knows about one call besides its payload.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// The operation.
+    pub method: Method,
+    /// The tenant from the request body or the `/{tenant}` path prefix.
+    pub tenant: String,
+    /// The caller; set by an authentication interceptor, anonymous otherwise.
+    pub user: User,
+    /// Headers or metadata of the call.
+    pub service_params: ServiceParams,
+    /// Extension URIs the client asked to activate.
+    pub requested_extensions: Vec<String>,
+    /// Extension URIs the server activated (echoed in `A2A-Extensions`).
+    pub activated_extensions: Vec<String>,
+}
+
+impl CallContext {
+    /// A context for `method` with the given service parameters.
+    pub fn new(method: Method, service_params: ServiceParams) -> Self {
+        CallContext {
+            method,
+            tenant: String::new(),
+            user: User::anonymous(),
+            requested_extensions: service_params.requested_extensions(),
+            service_params,
+            activated_extensions: Vec::new(),
+        }
+    }
+
+    /// The owner key used to scope task and push-config storage.
+    pub fn caller(&self) -> Caller {
+        Caller {
+            tenant: self.tenant.clone(),
+            user: self.user.name.clone(),
+        }
+    }
+
+    /// Whether the client requested extension `uri`.
+    pub fn is_extension_requested(&self, uri: &str) -> bool {
+        self.requested_extensions.iter().any(|u| u == uri)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_are_case_insensitive_and_extensions_merge_both_headers() {
+        let mut params = ServiceParams::new();
+        params.append("A2A-Extensions", "urn:a, urn:b");
+        params.append("x-a2a-extensions", "urn:c");
+        assert_eq!(params.get("a2a-EXTENSIONS"), Some("urn:a, urn:b"));
+        assert_eq!(params.requested_extensions(), ["urn:a", "urn:b", "urn:c"]);
+    }
+}

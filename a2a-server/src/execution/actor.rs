@@ -1,0 +1,338 @@
+//! One running execution: the agent produces events, this actor validates,
+//! applies, persists and only then publishes them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_core::{
+    A2aError, ErrorKind, Message, Part, Role, StreamResponse, Task, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::apply::{apply, bind_ids};
+use super::hub::Update;
+use super::{Control, Shared};
+use crate::store::{StoreError, Version};
+use crate::{Caller, RequestContext};
+
+/// How an agent's `execute` ended.
+enum Outcome {
+    Returned(Result<(), A2aError>),
+    Panicked,
+}
+
+/// Whether the execution goes on after an event.
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Done,
+}
+
+pub(super) struct Actor {
+    pub(super) shared: Arc<Shared>,
+    pub(super) task_id: String,
+    pub(super) context_id: String,
+    pub(super) caller: Caller,
+    pub(super) user_message: Message,
+    /// The task as stored, once it exists.
+    pub(super) task: Option<(Task, Version)>,
+    pub(super) replied: bool,
+    pub(super) token: CancellationToken,
+}
+
+impl Actor {
+    pub(super) async fn run(
+        mut self,
+        ctx: RequestContext,
+        mut events: mpsc::Receiver<StreamResponse>,
+        mut control: mpsc::Receiver<Control>,
+        producer: JoinHandle<Result<(), A2aError>>,
+    ) {
+        let mut producer = Some(producer);
+        let inactivity = self.shared.config.inactivity_timeout;
+        let mut deadline = inactivity.map(|d| Instant::now() + d);
+        let shutdown = self.shared.shutdown.clone();
+        loop {
+            let watchdog = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                Some(command) = control.recv() => {
+                    let Control::Cancel { reply } = command;
+                    let (result, flow) = self.cancel(&ctx).await;
+                    let _ = reply.send(result);
+                    if flow == Flow::Done { break; }
+                }
+                Some(event) = events.recv() => {
+                    deadline = inactivity.map(|d| Instant::now() + d);
+                    if self.handle(event).await == Flow::Done { break; }
+                }
+                outcome = async { producer.as_mut().expect("guarded by the if below").await }, if producer.is_some() => {
+                    producer = None;
+                    let outcome = match outcome {
+                        Ok(result) => Outcome::Returned(result),
+                        Err(join) if join.is_panic() => Outcome::Panicked,
+                        Err(_) => Outcome::Returned(Ok(())),
+                    };
+                    self.finish(&mut events, outcome).await;
+                    break;
+                }
+                () = watchdog => {
+                    tracing::warn!(task_id = %self.task_id, "agent inactivity timeout");
+                    self.fail("The agent stopped responding (inactivity timeout).").await;
+                    break;
+                }
+                () = shutdown.cancelled() => {
+                    self.fail("The server shut down before the task finished.").await;
+                    break;
+                }
+            }
+        }
+        // Stop the agent; give it a moment to return on its own before aborting it.
+        self.token.cancel();
+        if let Some(producer) = producer {
+            let grace = self.shared.config.cancel_grace;
+            tokio::spawn(async move {
+                let abort = producer.abort_handle();
+                if tokio::time::timeout(grace, producer).await.is_err() {
+                    abort.abort();
+                }
+            });
+        }
+    }
+
+    /// Drains what the agent wrote before returning, then settles the task.
+    async fn finish(&mut self, events: &mut mpsc::Receiver<StreamResponse>, outcome: Outcome) {
+        while let Ok(event) = events.try_recv() {
+            if self.handle(event).await == Flow::Done {
+                return;
+            }
+        }
+        if self.replied {
+            return;
+        }
+        let open = self.task.as_ref().is_none_or(|(task, _)| {
+            !task.status.state.is_terminal() && !task.status.state.is_interrupted()
+        });
+        if !open {
+            return;
+        }
+        let text = match outcome {
+            Outcome::Returned(Ok(())) => "The agent finished without a final state.".to_owned(),
+            Outcome::Returned(Err(err)) => {
+                tracing::warn!(task_id = %self.task_id, error = %err, "agent returned an error");
+                err.message().to_owned()
+            }
+            Outcome::Panicked => {
+                tracing::error!(task_id = %self.task_id, "agent panicked");
+                "The agent failed with an internal error.".to_owned()
+            }
+        };
+        self.fail(&text).await;
+    }
+
+    fn agent_text(&self, text: &str) -> Message {
+        Message::new(Role::Agent, vec![Part::text(text)])
+            .with_task_id(self.task_id.clone())
+            .with_context_id(self.context_id.clone())
+    }
+
+    /// Moves the task to FAILED with `text` (creating it if the agent never did).
+    async fn fail(&mut self, text: &str) {
+        let mut update = TaskStatusUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            TaskState::Failed,
+        );
+        update.status.message = Some(self.agent_text(text));
+        if let Err(err) = self.persist_event(update.into()).await {
+            tracing::error!(task_id = %self.task_id, error = %err, "could not record the task's failure");
+        }
+    }
+
+    async fn cancel(&mut self, ctx: &RequestContext) -> (Result<(), A2aError>, Flow) {
+        if let Some((task, _)) = &self.task {
+            match task.status.state {
+                TaskState::Canceled => return (Ok(()), Flow::Done),
+                state if state.is_terminal() => {
+                    return (
+                        Err(A2aError::task_not_cancelable(&self.task_id, state)),
+                        Flow::Done,
+                    );
+                }
+                _ => {}
+            }
+        }
+        if self.replied {
+            return (Err(A2aError::task_not_found(&self.task_id)), Flow::Done);
+        }
+        let hook = self.shared.executor.cancel(ctx.clone());
+        match tokio::time::timeout(self.shared.config.cancel_grace, hook).await {
+            Ok(Err(err)) => return (Err(err), Flow::Continue),
+            Ok(Ok(())) => {}
+            Err(_) => {
+                tracing::warn!(task_id = %self.task_id, "agent cancel hook timed out; canceling anyway")
+            }
+        }
+        self.token.cancel();
+        let update = TaskStatusUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            TaskState::Canceled,
+        );
+        match self.persist_event(update.into()).await {
+            Ok(_) => (Ok(()), Flow::Done),
+            Err(err) => (Err(err), Flow::Done),
+        }
+    }
+
+    /// Handles one event from the agent.
+    async fn handle(&mut self, mut event: StreamResponse) -> Flow {
+        if let Err(err) = bind_ids(&mut event, &self.task_id, &self.context_id) {
+            return self.reject(err).await;
+        }
+        if let StreamResponse::Message(message) = &event {
+            if self.task.is_none() && !self.replied {
+                self.replied = true;
+                let update = Update {
+                    version: 0,
+                    event: Arc::new(StreamResponse::Message(message.clone())),
+                    state: None,
+                };
+                self.shared.hubs.publish(&self.task_id, update);
+                return Flow::Done;
+            }
+        }
+        if self.replied {
+            return self
+                .reject(A2aError::new(
+                    ErrorKind::InvalidAgentResponse,
+                    "event after a message reply",
+                ))
+                .await;
+        }
+        match self.persist_event(event).await {
+            Ok(state) if state.is_terminal() || state == TaskState::InputRequired => Flow::Done,
+            Ok(_) => Flow::Continue,
+            Err(err) => self.reject(err).await,
+        }
+    }
+
+    /// An invalid event or a store failure: fail the task, end the execution.
+    async fn reject(&mut self, err: A2aError) -> Flow {
+        tracing::warn!(task_id = %self.task_id, error = %err, "rejecting agent event");
+        if self.replied {
+            return Flow::Done;
+        }
+        let terminal = self
+            .task
+            .as_ref()
+            .is_some_and(|(t, _)| t.status.state.is_terminal());
+        if !terminal {
+            self.fail("The agent produced an invalid response.").await;
+        }
+        Flow::Done
+    }
+
+    /// Creates the task on first use, applies the event, stores it, publishes it.
+    async fn persist_event(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
+        if self.task.is_none() {
+            self.create(&event).await?;
+            if let StreamResponse::Task(_) = event {
+                return Ok(self.state());
+            }
+        }
+        for _attempt in 0..3 {
+            let Some((task, version)) = self.task.as_mut() else {
+                break;
+            };
+            let mut next = task.clone();
+            apply(&mut next, &event)?;
+            match self
+                .shared
+                .store
+                .update(&self.caller, &next, *version, &event)
+                .await
+            {
+                Ok(new_version) => {
+                    *task = next;
+                    *version = new_version;
+                    let state = task.status.state;
+                    self.publish(event, new_version, state);
+                    return Ok(state);
+                }
+                Err(StoreError::Conflict { .. }) => {
+                    // Someone else wrote the task (a cancel from another node):
+                    // reload; if it is now final, that is the outcome.
+                    let stored = self.shared.store.get(&self.caller, &self.task_id).await?;
+                    let state = stored.task.status.state;
+                    self.task = Some((stored.task.clone(), stored.version));
+                    if state.is_terminal() {
+                        self.publish(StreamResponse::Task(stored.task), stored.version, state);
+                        return Ok(state);
+                    }
+                }
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Err(A2aError::internal("the task was modified concurrently"))
+    }
+
+    fn state(&self) -> TaskState {
+        self.task
+            .as_ref()
+            .map_or(TaskState::Unspecified, |(t, _)| t.status.state)
+    }
+
+    /// Stores the task the first time the agent emits something for it.
+    async fn create(&mut self, event: &StreamResponse) -> Result<(), A2aError> {
+        let mut task = match event {
+            StreamResponse::Task(task) => task.clone(),
+            _ => Task {
+                id: self.task_id.clone(),
+                context_id: self.context_id.clone(),
+                status: TaskStatus::new(TaskState::Submitted),
+                ..Task::default()
+            },
+        };
+        if task.status.state == TaskState::Unspecified {
+            task.status.state = TaskState::Submitted;
+        }
+        if task.status.timestamp.is_none() {
+            task.status.timestamp = Some(a2a_core::now());
+        }
+        if !task
+            .history
+            .iter()
+            .any(|m| m.message_id == self.user_message.message_id)
+        {
+            let mut message = self.user_message.clone();
+            message.task_id.clone_from(&self.task_id);
+            message.context_id.clone_from(&self.context_id);
+            task.history.insert(0, message);
+        }
+        let version = self.shared.store.create(&self.caller, &task, event).await?;
+        let state = task.status.state;
+        self.publish(StreamResponse::Task(task.clone()), version, state);
+        self.task = Some((task, version));
+        Ok(())
+    }
+
+    fn publish(&self, event: StreamResponse, version: Version, state: TaskState) {
+        super::publish(&self.shared, &self.task_id, event, version, state);
+    }
+}
+
+/// A cancel request's answer channel.
+pub(super) type CancelReply = oneshot::Sender<Result<(), A2aError>>;
+
+/// The default time an agent gets to return after it is told to stop.
+pub(super) const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);

@@ -1,0 +1,225 @@
+//! Per-task broadcast of persisted events to any number of subscribers.
+//!
+//! A hub exists while a task has a running execution or at least one
+//! subscriber, so a subscription to a waiting (`INPUT_REQUIRED`) task sees the
+//! events of the next execution. Each subscriber has its own bounded buffer
+//! (tokio broadcast); one that falls behind is resynced from the store instead
+//! of slowing the agent or the other subscribers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use a2a_core::{A2aError, StreamResponse, TaskState};
+use futures::Stream;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::Caller;
+use crate::store::{TaskStore, Version};
+
+/// One persisted event, as broadcast to subscribers.
+#[derive(Debug, Clone)]
+pub(crate) struct Update {
+    /// The task version this event produced (0 for a direct message reply).
+    pub(crate) version: Version,
+    /// The event.
+    pub(crate) event: Arc<StreamResponse>,
+    /// The task's state after the event, if it is a task event.
+    pub(crate) state: Option<TaskState>,
+}
+
+impl Update {
+    /// Whether a stream started by SendStreamingMessage ends after this event.
+    pub(crate) fn ends_message_stream(&self) -> bool {
+        matches!(*self.event, StreamResponse::Message(_))
+            || self
+                .state
+                .is_some_and(|s| s.is_terminal() || s == TaskState::InputRequired)
+    }
+
+    /// Whether a SubscribeToTask stream ends after this event.
+    pub(crate) fn ends_subscription(&self) -> bool {
+        self.state.is_some_and(TaskState::is_terminal)
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Hubs {
+    capacity: usize,
+    hubs: Mutex<HashMap<String, broadcast::Sender<Update>>>,
+}
+
+impl Hubs {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Hubs {
+            capacity: capacity.max(1),
+            hubs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, broadcast::Sender<Update>>> {
+        self.hubs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The sender of a task's hub, created if needed.
+    pub(crate) fn sender(&self, task_id: &str) -> broadcast::Sender<Update> {
+        let mut hubs = self.lock();
+        if let Some(sender) = hubs.get(task_id) {
+            return sender.clone();
+        }
+        let (sender, _) = broadcast::channel(self.capacity);
+        hubs.insert(task_id.to_owned(), sender.clone());
+        sender
+    }
+
+    /// A new receiver on a task's hub.
+    pub(crate) fn subscribe(&self, task_id: &str) -> broadcast::Receiver<Update> {
+        self.sender(task_id).subscribe()
+    }
+
+    /// Forgets a hub nobody listens to any more (a later publisher makes a new one).
+    pub(crate) fn prune(&self, task_id: &str) {
+        let mut hubs = self.lock();
+        if hubs.get(task_id).is_some_and(|s| s.receiver_count() == 0) {
+            hubs.remove(task_id);
+        }
+    }
+
+    /// Sends to a task's current subscribers, if any.
+    pub(crate) fn publish(&self, task_id: &str, update: Update) {
+        let sender = self.lock().get(task_id).cloned();
+        if let Some(sender) = sender {
+            // No receivers is fine: nobody is watching this task right now.
+            let _ = sender.send(update);
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// Which events end a subscriber's stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamKind {
+    /// SendStreamingMessage: ends at a message, a terminal state or INPUT_REQUIRED.
+    Message,
+    /// SubscribeToTask: ends at a terminal state.
+    Subscription,
+}
+
+/// Removes the hub when the last subscriber goes away.
+struct PruneOnDrop {
+    hubs: Arc<Hubs>,
+    task_id: String,
+}
+
+impl Drop for PruneOnDrop {
+    fn drop(&mut self) {
+        self.hubs.prune(&self.task_id);
+    }
+}
+
+struct SubscriberState {
+    receiver: Option<broadcast::Receiver<Update>>,
+    after: Version,
+    kind: StreamKind,
+    store: Arc<dyn TaskStore>,
+    caller: Caller,
+    pending: Option<StreamResponse>,
+    done: Option<CancellationToken>,
+    _prune: PruneOnDrop,
+}
+
+/// Turns a hub receiver into a stream of events newer than `after`.
+///
+/// `first` (a stored snapshot) is yielded before anything else. A subscriber that
+/// lags behind gets a fresh snapshot from the store and continues from there.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn subscriber_stream(
+    hubs: Arc<Hubs>,
+    receiver: broadcast::Receiver<Update>,
+    task_id: String,
+    first: Option<(StreamResponse, Version)>,
+    kind: StreamKind,
+    store: Arc<dyn TaskStore>,
+    caller: Caller,
+    done: Option<CancellationToken>,
+) -> impl Stream<Item = Result<StreamResponse, A2aError>> + Send + 'static {
+    let (pending, after) = match first {
+        Some((event, version)) => (Some(event), version),
+        None => (None, 0),
+    };
+    let state = SubscriberState {
+        receiver: Some(receiver),
+        after,
+        kind,
+        store,
+        caller,
+        pending,
+        done,
+        _prune: PruneOnDrop { hubs, task_id },
+    };
+    futures::stream::unfold(state, |mut state| async move {
+        if let Some(event) = state.pending.take() {
+            return Some((Ok(event), state));
+        }
+        loop {
+            let receiver = state.receiver.as_mut()?;
+            let received = match &state.done {
+                None => receiver.recv().await,
+                Some(done) => tokio::select! {
+                    biased;
+                    received = receiver.recv() => received,
+                    // The execution ended without a closing event: deliver what
+                    // is buffered, then end.
+                    () = done.cancelled() => receiver.try_recv().map_err(|_| broadcast::error::RecvError::Closed),
+                },
+            };
+            match received {
+                Ok(update) => {
+                    if update.version != 0 && update.version <= state.after {
+                        continue;
+                    }
+                    state.after = update.version;
+                    let ends = match state.kind {
+                        StreamKind::Message => update.ends_message_stream(),
+                        StreamKind::Subscription => update.ends_subscription(),
+                    };
+                    if ends {
+                        state.receiver = None;
+                    }
+                    return Some((Ok((*update.event).clone()), state));
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, task_id = %state._prune.task_id, "subscriber lagged; resyncing from the store");
+                    let task_id = state._prune.task_id.clone();
+                    match state.store.get(&state.caller, &task_id).await {
+                        Ok(stored) => {
+                            state.after = stored.version;
+                            let settled = stored.task.status.state;
+                            let ends = match state.kind {
+                                StreamKind::Message => {
+                                    settled.is_terminal() || settled == TaskState::InputRequired
+                                }
+                                StreamKind::Subscription => settled.is_terminal(),
+                            };
+                            if ends {
+                                state.receiver = None;
+                            }
+                            return Some((Ok(StreamResponse::Task(stored.task)), state));
+                        }
+                        Err(err) => {
+                            state.receiver = None;
+                            return Some((Err(err.into()), state));
+                        }
+                    }
+                }
+            }
+        }
+    })
+}

@@ -1,0 +1,362 @@
+//! The execution pipeline: one live execution per task, event fan-out,
+//! cancellation, limits and shutdown.
+
+mod actor;
+pub(crate) mod apply;
+pub(crate) mod hub;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use a2a_core::{A2aError, StreamResponse, TaskState};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use self::actor::{Actor, CancelReply};
+pub(crate) use self::hub::{Hubs, StreamKind, Update, subscriber_stream};
+use crate::push::PushDispatcher;
+use crate::store::{StoredTask, TaskStore, Version};
+use crate::{AgentExecutor, Caller, EventQueue, RequestContext};
+
+/// Limits and timeouts of the execution pipeline.
+#[derive(Debug, Clone)]
+pub struct ExecutionConfig {
+    /// Fail a task whose agent writes no event for this long (off by default).
+    pub inactivity_timeout: Option<Duration>,
+    /// Most executions running at once (unlimited by default).
+    pub max_concurrent: Option<usize>,
+    /// Most executions running at once for one caller (unlimited by default).
+    pub max_concurrent_per_caller: Option<usize>,
+    /// Events buffered per subscriber before it is resynced from the store.
+    pub subscriber_buffer: usize,
+    /// Events buffered between the agent and the pipeline.
+    pub agent_buffer: usize,
+    /// How long an agent may take to return after being told to stop, and how
+    /// long its cancel hook may run.
+    pub cancel_grace: Duration,
+}
+
+impl Default for ExecutionConfig {
+    fn default() -> Self {
+        ExecutionConfig {
+            inactivity_timeout: None,
+            max_concurrent: None,
+            max_concurrent_per_caller: None,
+            subscriber_buffer: 256,
+            agent_buffer: 64,
+            cancel_grace: actor::DEFAULT_CANCEL_GRACE,
+        }
+    }
+}
+
+pub(crate) enum Control {
+    Cancel { reply: CancelReply },
+}
+
+/// What the actors share with the manager.
+pub(crate) struct Shared {
+    pub(crate) executor: Arc<dyn AgentExecutor>,
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) push: Option<PushDispatcher>,
+    pub(crate) hubs: Arc<Hubs>,
+    pub(crate) config: ExecutionConfig,
+    pub(crate) shutdown: CancellationToken,
+}
+
+struct Live {
+    caller: Caller,
+    control: mpsc::Sender<Control>,
+    done: CancellationToken,
+}
+
+/// Starts executions and reaches running ones.
+pub(crate) struct Executions {
+    shared: Arc<Shared>,
+    live: Mutex<HashMap<String, Live>>,
+    per_caller: Mutex<HashMap<Caller, usize>>,
+    permits: Option<Arc<Semaphore>>,
+    tracker: TaskTracker,
+    draining: AtomicBool,
+}
+
+/// Everything needed to start an execution.
+pub(crate) struct Start {
+    pub(crate) ctx: RequestContext,
+    pub(crate) caller: Caller,
+    pub(crate) stored: Option<StoredTask>,
+}
+
+/// Releases the caller's execution slot when an execution ends.
+struct Slot {
+    executions: Arc<Executions>,
+    caller: Caller,
+    task_id: String,
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self.executions.counts();
+        if let Some(count) = counts.get_mut(&self.caller) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.caller);
+            }
+        }
+        drop(counts);
+        let live = self.executions.lock_live().remove(&self.task_id);
+        if let Some(live) = live {
+            live.done.cancel();
+        }
+        self.executions.shared.hubs.prune(&self.task_id);
+    }
+}
+
+impl Executions {
+    pub(crate) fn new(shared: Shared) -> Arc<Self> {
+        let permits = shared
+            .config
+            .max_concurrent
+            .map(|n| Arc::new(Semaphore::new(n)));
+        Arc::new(Executions {
+            shared: Arc::new(shared),
+            live: Mutex::new(HashMap::new()),
+            per_caller: Mutex::new(HashMap::new()),
+            permits,
+            tracker: TaskTracker::new(),
+            draining: AtomicBool::new(false),
+        })
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    fn lock_live(&self) -> MutexGuard<'_, HashMap<String, Live>> {
+        self.live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn counts(&self) -> MutexGuard<'_, HashMap<Caller, usize>> {
+        self.per_caller
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits up to `timeout` for a running execution of `task_id` to end.
+    pub(crate) async fn wait_idle(&self, task_id: &str, timeout: Duration) -> bool {
+        let done = self.lock_live().get(task_id).map(|l| l.done.clone());
+        match done {
+            None => true,
+            Some(done) => tokio::time::timeout(timeout, done.cancelled())
+                .await
+                .is_ok(),
+        }
+    }
+
+    fn busy() -> A2aError {
+        A2aError::internal("the server is at its execution limit; retry later")
+    }
+
+    /// Starts an execution; the returned receiver was subscribed before the agent
+    /// started, so it sees every event.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        start: Start,
+    ) -> Result<(tokio::sync::broadcast::Receiver<Update>, CancellationToken), A2aError> {
+        if self.draining.load(Ordering::Acquire) {
+            return Err(A2aError::internal("the server is shutting down"));
+        }
+        let permit = match &self.permits {
+            Some(permits) => Some(
+                permits
+                    .clone()
+                    .try_acquire_owned()
+                    .map_err(|_| Self::busy())?,
+            ),
+            None => None,
+        };
+        let task_id = start.ctx.task_id.clone();
+        {
+            let mut counts = self.counts();
+            let count = counts.entry(start.caller.clone()).or_insert(0);
+            if self
+                .shared
+                .config
+                .max_concurrent_per_caller
+                .is_some_and(|max| *count >= max)
+            {
+                if *count == 0 {
+                    counts.remove(&start.caller);
+                }
+                return Err(Self::busy());
+            }
+            *count += 1;
+        }
+        let (control_tx, control_rx) = mpsc::channel(4);
+        let done = CancellationToken::new();
+        {
+            let mut live = self.lock_live();
+            if live.contains_key(&task_id) {
+                drop(live);
+                let mut counts = self.counts();
+                if let Some(count) = counts.get_mut(&start.caller) {
+                    *count -= 1;
+                }
+                return Err(A2aError::unsupported_operation(format!(
+                    "task {task_id} is still being worked on; wait for it or cancel it"
+                )));
+            }
+            live.insert(
+                task_id.clone(),
+                Live {
+                    caller: start.caller.clone(),
+                    control: control_tx,
+                    done: done.clone(),
+                },
+            );
+        }
+        let slot = Slot {
+            executions: self.clone(),
+            caller: start.caller.clone(),
+            task_id: task_id.clone(),
+            _permit: permit,
+        };
+        let receiver = self.shared.hubs.subscribe(&task_id);
+
+        let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
+        let queue = EventQueue::new(event_tx, task_id.clone(), start.ctx.context_id.clone());
+        let ctx = start.ctx;
+        let executor = self.shared.executor.clone();
+        let agent_ctx = ctx.clone();
+        let producer = self
+            .tracker
+            .spawn(async move { executor.execute(agent_ctx, queue).await });
+
+        let actor = Actor {
+            shared: self.shared.clone(),
+            task_id,
+            context_id: ctx.context_id.clone(),
+            caller: start.caller,
+            user_message: ctx.message.clone(),
+            task: start.stored.map(|s| (s.task, s.version)),
+            replied: false,
+            token: ctx.cancellation.clone(),
+        };
+        self.tracker.spawn(async move {
+            actor.run(ctx, event_rx, control_rx, producer).await;
+            drop(slot);
+        });
+        Ok((receiver, done))
+    }
+
+    /// Asks a running execution to cancel its task. `None`: no execution was running.
+    pub(crate) async fn cancel(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+    ) -> Option<Result<(), A2aError>> {
+        let control = {
+            let live = self.lock_live();
+            let entry = live.get(task_id)?;
+            if entry.caller != *caller {
+                return Some(Err(A2aError::task_not_found(task_id)));
+            }
+            entry.control.clone()
+        };
+        let (reply_tx, reply_rx) = oneshot::channel();
+        if control
+            .send(Control::Cancel { reply: reply_tx })
+            .await
+            .is_err()
+        {
+            return None;
+        }
+        // A dropped reply means the execution ended first; the caller re-reads the store.
+        reply_rx.await.ok()
+    }
+
+    /// Stops accepting executions and waits up to `deadline` for running ones;
+    /// those still running then are failed.
+    pub(crate) async fn shutdown(&self, deadline: Duration) {
+        self.draining.store(true, Ordering::Release);
+        self.tracker.close();
+        if tokio::time::timeout(deadline, self.tracker.wait())
+            .await
+            .is_err()
+        {
+            self.shared.shutdown.cancel();
+            self.tracker.wait().await;
+        }
+        self.shared.shutdown.cancel();
+    }
+
+    /// A receiver on a task's hub (for SubscribeToTask).
+    pub(crate) fn subscribe(&self, task_id: &str) -> tokio::sync::broadcast::Receiver<Update> {
+        self.shared.hubs.subscribe(task_id)
+    }
+
+    /// Forgets a task's hub if nobody listens any more.
+    pub(crate) fn release(&self, task_id: &str) {
+        self.shared.hubs.prune(task_id);
+    }
+
+    /// Publishes a persisted event written outside an execution (an offline cancel).
+    pub(crate) fn publish(
+        &self,
+        task_id: &str,
+        event: StreamResponse,
+        version: Version,
+        state: TaskState,
+    ) {
+        publish(&self.shared, task_id, event, version, state);
+    }
+
+    /// A stream of `receiver`'s events; `done` ends it when the execution ends.
+    pub(crate) fn stream(
+        &self,
+        receiver: tokio::sync::broadcast::Receiver<Update>,
+        task_id: String,
+        first: Option<(StreamResponse, Version)>,
+        kind: StreamKind,
+        caller: Caller,
+        done: Option<CancellationToken>,
+    ) -> impl futures::Stream<Item = Result<StreamResponse, A2aError>> + Send + 'static {
+        subscriber_stream(
+            self.shared.hubs.clone(),
+            receiver,
+            task_id,
+            first,
+            kind,
+            self.shared.store.clone(),
+            caller,
+            done,
+        )
+    }
+}
+
+/// Hands a persisted event to push delivery and to the task's subscribers.
+pub(crate) fn publish(
+    shared: &Shared,
+    task_id: &str,
+    event: StreamResponse,
+    version: Version,
+    state: TaskState,
+) {
+    let event = Arc::new(event);
+    if let Some(push) = &shared.push {
+        push.dispatch(task_id, event.clone());
+    }
+    shared.hubs.publish(
+        task_id,
+        Update {
+            version,
+            event,
+            state: Some(state),
+        },
+    );
+}

@@ -1,0 +1,213 @@
+//! The agent author's side: implement [`AgentExecutor`], write events to the
+//! [`EventQueue`].
+
+use a2a_core::{
+    A2aError, Artifact, Message, Metadata, Part, Role, SendMessageConfiguration, StreamResponse,
+    Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::CallContext;
+
+/// An agent: turns an incoming message into events.
+///
+/// `execute` writes events to the queue and returns when it is done. The first
+/// event decides the shape of the answer: a [`Message`] is a direct reply (no task
+/// is created); anything else creates a task (the server makes the `SUBMITTED`
+/// task for you), which ends when the agent reaches a terminal state,
+/// `INPUT_REQUIRED`, or returns. Returning without a final state fails the task;
+/// returning an error fails it with that error's message; a panic fails it with a
+/// generic message.
+///
+/// ```no_run
+/// use a2a_server::{AgentExecutor, EventQueue, RequestContext};
+/// use a2a_core::A2aError;
+///
+/// struct Echo;
+///
+/// #[async_trait::async_trait]
+/// impl AgentExecutor for Echo {
+///     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+///         events.complete_with_text(format!("you said: {}", ctx.message.text())).await
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait AgentExecutor: Send + Sync + 'static {
+    /// Handles a message (new task, follow-up, or direct reply).
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError>;
+
+    /// Called when a client cancels the task, before the server marks it
+    /// `CANCELED`; the running `execute` sees `ctx.cancellation` fire. Return an
+    /// error (such as `TaskNotCancelable`) to refuse. The default accepts.
+    async fn cancel(&self, ctx: RequestContext) -> Result<(), A2aError> {
+        let _ = ctx;
+        Ok(())
+    }
+}
+
+/// What the agent gets to work with.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The incoming message (for `cancel`, the message that started the task, if known).
+    pub message: Message,
+    /// The id of the task this execution works on (already assigned for new tasks).
+    pub task_id: String,
+    /// The conversation id.
+    pub context_id: String,
+    /// The stored task, for follow-ups to an existing task.
+    pub stored_task: Option<Task>,
+    /// The tasks named in `message.referenceTaskIds` that the caller can see.
+    pub referenced_tasks: Vec<Task>,
+    /// The request's configuration.
+    pub configuration: Option<SendMessageConfiguration>,
+    /// The request-level metadata.
+    pub metadata: Option<Metadata>,
+    /// The caller, tenant, service parameters and requested extensions.
+    pub call: CallContext,
+    /// Fires when the task is canceled, times out or the server shuts down.
+    pub cancellation: CancellationToken,
+}
+
+impl RequestContext {
+    /// Whether this message continues an existing task.
+    pub fn is_follow_up(&self) -> bool {
+        self.stored_task.is_some()
+    }
+}
+
+/// Where an agent writes its events. Cheap to clone.
+///
+/// The helpers fill in task and context ids and timestamps.
+#[derive(Debug, Clone)]
+pub struct EventQueue {
+    sender: mpsc::Sender<StreamResponse>,
+    task_id: String,
+    context_id: String,
+}
+
+impl EventQueue {
+    pub(crate) fn new(
+        sender: mpsc::Sender<StreamResponse>,
+        task_id: String,
+        context_id: String,
+    ) -> Self {
+        EventQueue {
+            sender,
+            task_id,
+            context_id,
+        }
+    }
+
+    /// The task id events are written for.
+    pub fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// The context id events are written for.
+    pub fn context_id(&self) -> &str {
+        &self.context_id
+    }
+
+    /// Writes a raw event. Fails once the execution has ended (task final or canceled).
+    pub async fn send(&self, event: impl Into<StreamResponse>) -> Result<(), A2aError> {
+        self.sender.send(event.into()).await.map_err(|_| {
+            A2aError::unsupported_operation("the execution has ended; no more events are accepted")
+        })
+    }
+
+    /// An agent message bound to this task and context.
+    pub fn agent_message(&self, parts: Vec<Part>) -> Message {
+        Message::new(Role::Agent, parts)
+            .with_task_id(self.task_id.clone())
+            .with_context_id(self.context_id.clone())
+    }
+
+    /// Replies with a message instead of a task. Only valid as the first event.
+    pub async fn reply(&self, parts: Vec<Part>) -> Result<(), A2aError> {
+        let message = Message::new(Role::Agent, parts).with_context_id(self.context_id.clone());
+        self.send(message).await
+    }
+
+    /// Moves the task to `state`, with an optional agent message.
+    pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), A2aError> {
+        let mut status = TaskStatus::new(state);
+        status.message = message;
+        self.send(TaskStatusUpdateEvent {
+            task_id: self.task_id.clone(),
+            context_id: self.context_id.clone(),
+            status,
+            metadata: None,
+        })
+        .await
+    }
+
+    fn text_message(&self, text: impl Into<String>) -> Option<Message> {
+        Some(self.agent_message(vec![Part::text(text)]))
+    }
+
+    /// `WORKING`.
+    pub async fn working(&self) -> Result<(), A2aError> {
+        self.status(TaskState::Working, None).await
+    }
+
+    /// `COMPLETED`.
+    pub async fn complete(&self) -> Result<(), A2aError> {
+        self.status(TaskState::Completed, None).await
+    }
+
+    /// `COMPLETED` with a text message.
+    pub async fn complete_with_text(&self, text: impl Into<String>) -> Result<(), A2aError> {
+        self.status(TaskState::Completed, self.text_message(text))
+            .await
+    }
+
+    /// `FAILED` with a text message.
+    pub async fn fail(&self, text: impl Into<String>) -> Result<(), A2aError> {
+        self.status(TaskState::Failed, self.text_message(text))
+            .await
+    }
+
+    /// `REJECTED` with a text message.
+    pub async fn reject(&self, text: impl Into<String>) -> Result<(), A2aError> {
+        self.status(TaskState::Rejected, self.text_message(text))
+            .await
+    }
+
+    /// `INPUT_REQUIRED` with a question for the client.
+    pub async fn require_input(&self, text: impl Into<String>) -> Result<(), A2aError> {
+        self.status(TaskState::InputRequired, self.text_message(text))
+            .await
+    }
+
+    /// `AUTH_REQUIRED` with an explanation for the client.
+    pub async fn require_auth(&self, text: impl Into<String>) -> Result<(), A2aError> {
+        self.status(TaskState::AuthRequired, self.text_message(text))
+            .await
+    }
+
+    /// Adds (or replaces, same id) an artifact.
+    pub async fn artifact(&self, artifact: Artifact) -> Result<(), A2aError> {
+        self.send(TaskArtifactUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            artifact,
+        ))
+        .await
+    }
+
+    /// Appends the artifact's parts to the artifact with the same id (a chunk).
+    pub async fn append_artifact(
+        &self,
+        artifact: Artifact,
+        last_chunk: bool,
+    ) -> Result<(), A2aError> {
+        let mut event =
+            TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
+        event.append = true;
+        event.last_chunk = last_chunk;
+        self.send(event).await
+    }
+}

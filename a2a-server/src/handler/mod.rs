@@ -1,0 +1,378 @@
+//! `RequestHandler`: the eleven A2A operations, independent of any binding.
+
+mod push;
+mod send;
+mod tasks;
+mod validate;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_core::{
+    A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, ErrorKind,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+};
+use async_trait::async_trait;
+use futures::Stream;
+use tokio_util::sync::CancellationToken;
+
+use crate::execution::{ExecutionConfig, Executions, Hubs, Shared};
+use crate::push::{
+    AddressPolicy, HttpPushSender, HttpPushSenderConfig, PushDispatcher, PushSender,
+};
+use crate::store::{InMemoryPushConfigStore, InMemoryTaskStore, PushConfigStore, TaskStore};
+use crate::{AgentExecutor, CallContext};
+
+/// A stream of events answering a streaming operation.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse, A2aError>> + Send>>;
+
+/// The eleven A2A operations. Bindings decode a request, build the
+/// [`CallContext`], and call one of these; errors that are known before a stream
+/// starts come back as `Err`, not inside the stream.
+#[async_trait]
+pub trait RequestHandler: Send + Sync + 'static {
+    /// `SendMessage`.
+    async fn send_message(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2aError>;
+    /// `SendStreamingMessage`.
+    async fn send_streaming_message(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<EventStream, A2aError>;
+    /// `GetTask`.
+    async fn get_task(&self, ctx: &CallContext, request: GetTaskRequest) -> Result<Task, A2aError>;
+    /// `ListTasks`.
+    async fn list_tasks(
+        &self,
+        ctx: &CallContext,
+        request: ListTasksRequest,
+    ) -> Result<ListTasksResponse, A2aError>;
+    /// `CancelTask`.
+    async fn cancel_task(
+        &self,
+        ctx: &CallContext,
+        request: CancelTaskRequest,
+    ) -> Result<Task, A2aError>;
+    /// `SubscribeToTask`.
+    async fn subscribe_to_task(
+        &self,
+        ctx: &CallContext,
+        request: SubscribeToTaskRequest,
+    ) -> Result<EventStream, A2aError>;
+    /// `CreateTaskPushNotificationConfig`.
+    async fn create_task_push_notification_config(
+        &self,
+        ctx: &CallContext,
+        request: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError>;
+    /// `GetTaskPushNotificationConfig`.
+    async fn get_task_push_notification_config(
+        &self,
+        ctx: &CallContext,
+        request: GetTaskPushNotificationConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, A2aError>;
+    /// `ListTaskPushNotificationConfigs`.
+    async fn list_task_push_notification_configs(
+        &self,
+        ctx: &CallContext,
+        request: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError>;
+    /// `DeleteTaskPushNotificationConfig`.
+    async fn delete_task_push_notification_config(
+        &self,
+        ctx: &CallContext,
+        request: DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<(), A2aError>;
+    /// `GetExtendedAgentCard`.
+    async fn get_extended_agent_card(
+        &self,
+        ctx: &CallContext,
+        request: GetExtendedAgentCardRequest,
+    ) -> Result<AgentCard, A2aError>;
+}
+
+/// The standard [`RequestHandler`]: runs an [`AgentExecutor`] with the
+/// execution pipeline, a [`TaskStore`] and, when the card declares them, push
+/// notifications. Build it with [`DefaultRequestHandler::builder`].
+pub struct DefaultRequestHandler {
+    card: AgentCard,
+    extended_card: Option<AgentCard>,
+    store: Arc<dyn TaskStore>,
+    push: Option<PushDispatcher>,
+    push_policy: AddressPolicy,
+    executions: Arc<Executions>,
+    follow_up_wait: Duration,
+}
+
+impl std::fmt::Debug for DefaultRequestHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DefaultRequestHandler")
+            .field("agent", &self.card.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`DefaultRequestHandler`].
+pub struct HandlerBuilder {
+    executor: Arc<dyn AgentExecutor>,
+    card: AgentCard,
+    extended_card: Option<AgentCard>,
+    store: Option<Arc<dyn TaskStore>>,
+    push_store: Option<Arc<dyn PushConfigStore>>,
+    push_sender: Option<Arc<dyn PushSender>>,
+    push_policy: AddressPolicy,
+    config: ExecutionConfig,
+}
+
+impl std::fmt::Debug for HandlerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerBuilder")
+            .field("agent", &self.card.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HandlerBuilder {
+    /// Uses `store` for tasks (default: [`InMemoryTaskStore`]).
+    #[must_use]
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Uses `store` for push configs (default: [`InMemoryPushConfigStore`]).
+    #[must_use]
+    pub fn push_config_store(mut self, store: impl PushConfigStore) -> Self {
+        self.push_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Delivers push notifications with `sender` (default: [`HttpPushSender`] with the address policy).
+    #[must_use]
+    pub fn push_sender(mut self, sender: impl PushSender) -> Self {
+        self.push_sender = Some(Arc::new(sender));
+        self
+    }
+
+    /// Which webhook addresses are allowed (default: public addresses only).
+    #[must_use]
+    pub fn push_address_policy(mut self, policy: AddressPolicy) -> Self {
+        self.push_policy = policy;
+        self
+    }
+
+    /// Serves `card` to `GetExtendedAgentCard` (the public card must declare `extendedAgentCard`).
+    #[must_use]
+    pub fn extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+
+    /// Limits and timeouts of the execution pipeline.
+    #[must_use]
+    pub fn execution_config(mut self, config: ExecutionConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Builds the handler. Push notifications are on when the card declares them.
+    pub fn build(self) -> DefaultRequestHandler {
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
+        let push = self
+            .card
+            .capabilities
+            .supports_push_notifications()
+            .then(|| {
+                let configs = self
+                    .push_store
+                    .unwrap_or_else(|| Arc::new(InMemoryPushConfigStore::new()));
+                let sender = self.push_sender.unwrap_or_else(|| {
+                    Arc::new(HttpPushSender::new(HttpPushSenderConfig {
+                        policy: self.push_policy.clone(),
+                        ..HttpPushSenderConfig::default()
+                    }))
+                });
+                PushDispatcher::new(configs, sender)
+            });
+        let executions = Executions::new(Shared {
+            executor: self.executor,
+            store: store.clone(),
+            push: push.clone(),
+            hubs: Arc::new(Hubs::new(self.config.subscriber_buffer)),
+            config: self.config,
+            shutdown: CancellationToken::new(),
+        });
+        DefaultRequestHandler {
+            card: self.card,
+            extended_card: self.extended_card,
+            store,
+            push,
+            push_policy: self.push_policy,
+            executions,
+            follow_up_wait: Duration::from_secs(2),
+        }
+    }
+}
+
+impl DefaultRequestHandler {
+    /// Starts building a handler for `executor`, described by `card`.
+    pub fn builder(executor: impl AgentExecutor, card: AgentCard) -> HandlerBuilder {
+        HandlerBuilder {
+            executor: Arc::new(executor),
+            card,
+            extended_card: None,
+            store: None,
+            push_store: None,
+            push_sender: None,
+            push_policy: AddressPolicy::public_only(),
+            config: ExecutionConfig::default(),
+        }
+    }
+
+    /// The public agent card.
+    pub fn card(&self) -> &AgentCard {
+        &self.card
+    }
+
+    /// The task store.
+    pub fn task_store(&self) -> &Arc<dyn TaskStore> {
+        &self.store
+    }
+
+    /// Stops accepting new executions and waits up to `deadline` for running
+    /// ones to finish; those still running then are failed.
+    pub async fn shutdown(&self, deadline: Duration) {
+        self.executions.shutdown(deadline).await;
+    }
+
+    fn require_streaming(&self) -> Result<(), A2aError> {
+        if self.card.capabilities.supports_streaming() {
+            Ok(())
+        } else {
+            Err(A2aError::unsupported_operation(
+                "this agent does not support streaming",
+            ))
+        }
+    }
+
+    fn require_push(&self) -> Result<&PushDispatcher, A2aError> {
+        self.push
+            .as_ref()
+            .ok_or_else(|| ErrorKind::PushNotificationNotSupported.into())
+    }
+}
+
+#[async_trait]
+impl RequestHandler for DefaultRequestHandler {
+    async fn send_message(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2aError> {
+        self.send(ctx, request).await
+    }
+
+    async fn send_streaming_message(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<EventStream, A2aError> {
+        self.require_streaming()?;
+        self.send_streaming(ctx, request).await
+    }
+
+    async fn get_task(&self, ctx: &CallContext, request: GetTaskRequest) -> Result<Task, A2aError> {
+        self.get(ctx, request).await
+    }
+
+    async fn list_tasks(
+        &self,
+        ctx: &CallContext,
+        request: ListTasksRequest,
+    ) -> Result<ListTasksResponse, A2aError> {
+        self.list(ctx, request).await
+    }
+
+    async fn cancel_task(
+        &self,
+        ctx: &CallContext,
+        request: CancelTaskRequest,
+    ) -> Result<Task, A2aError> {
+        self.cancel(ctx, request).await
+    }
+
+    async fn subscribe_to_task(
+        &self,
+        ctx: &CallContext,
+        request: SubscribeToTaskRequest,
+    ) -> Result<EventStream, A2aError> {
+        self.require_streaming()?;
+        self.subscribe(ctx, request).await
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        ctx: &CallContext,
+        request: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.create_push_config(ctx, request).await
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        ctx: &CallContext,
+        request: GetTaskPushNotificationConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.get_push_config(ctx, request).await
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        ctx: &CallContext,
+        request: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
+        self.list_push_configs(ctx, request).await
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        ctx: &CallContext,
+        request: DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<(), A2aError> {
+        self.delete_push_config(ctx, request).await
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        ctx: &CallContext,
+        _request: GetExtendedAgentCardRequest,
+    ) -> Result<AgentCard, A2aError> {
+        if !self.card.capabilities.supports_extended_agent_card() {
+            return Err(A2aError::unsupported_operation(
+                "this agent has no extended agent card",
+            ));
+        }
+        // The card can only demand authentication it declares a way to provide.
+        let declares_auth =
+            !self.card.security_schemes.is_empty() || !self.card.security_requirements.is_empty();
+        if declares_auth && !ctx.user.authenticated {
+            return Err(A2aError::new(
+                ErrorKind::Unauthenticated,
+                "the extended agent card requires authentication",
+            ));
+        }
+        self.extended_card
+            .clone()
+            .ok_or_else(|| ErrorKind::ExtendedAgentCardNotConfigured.into())
+    }
+}

@@ -1,0 +1,223 @@
+//! SendMessage and SendStreamingMessage.
+
+use a2a_core::{A2aError, SendMessageRequest, SendMessageResponse, StreamResponse, Task};
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use super::{DefaultRequestHandler, EventStream, validate};
+use crate::execution::{Start, StreamKind};
+use crate::push::validate_config;
+use crate::store::StoredTask;
+use crate::{CallContext, RequestContext};
+
+/// A validated request, ready to start.
+struct Prepared {
+    start: Start,
+    /// The stored task, for follow-ups.
+    existing: Option<StoredTask>,
+    history_length: Option<i32>,
+    return_immediately: bool,
+}
+
+impl DefaultRequestHandler {
+    async fn prepare(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<Prepared, A2aError> {
+        validate::message(&request.message)?;
+        validate::history_length(request.history_length())?;
+        validate::content_types(&self.card, &request.message)?;
+        let push_config = request
+            .configuration
+            .as_ref()
+            .and_then(|c| c.task_push_notification_config.clone());
+        if let Some(config) = &push_config {
+            self.require_push()?;
+            validate_config(config, &self.push_policy)?;
+        }
+        let history_length = request.history_length();
+        let return_immediately = request.return_immediately();
+        let caller = ctx.caller();
+        let SendMessageRequest {
+            mut message,
+            configuration,
+            metadata,
+            ..
+        } = request;
+
+        let existing = if message.task_id.is_empty() {
+            None
+        } else {
+            let stored = self.follow_up(ctx, &mut message).await?;
+            Some(stored)
+        };
+        let (task_id, context_id) = match &existing {
+            Some(stored) => (stored.task.id.clone(), stored.task.context_id.clone()),
+            None if message.context_id.is_empty() => (a2a_core::new_id(), a2a_core::new_id()),
+            None => (a2a_core::new_id(), message.context_id.clone()),
+        };
+        message.task_id.clone_from(&task_id);
+        message.context_id.clone_from(&context_id);
+
+        let mut referenced_tasks = Vec::new();
+        for id in &message.reference_task_ids {
+            if let Ok(stored) = self.store.get(&caller, id).await {
+                referenced_tasks.push(stored.task);
+            }
+        }
+        if let (Some(mut config), Some(push)) = (push_config, &self.push) {
+            config.task_id.clone_from(&task_id);
+            config.tenant.clone_from(&ctx.tenant);
+            push.configs().save(config).await?;
+        }
+        let ctx = RequestContext {
+            message,
+            task_id,
+            context_id,
+            stored_task: existing.as_ref().map(|s| s.task.clone()),
+            referenced_tasks,
+            configuration,
+            metadata,
+            call: ctx.clone(),
+            cancellation: CancellationToken::new(),
+        };
+        Ok(Prepared {
+            start: Start {
+                ctx,
+                caller,
+                stored: existing.clone(),
+            },
+            existing,
+            history_length,
+            return_immediately,
+        })
+    }
+
+    /// Checks a follow-up against its task and records the user message in its history.
+    async fn follow_up(
+        &self,
+        ctx: &CallContext,
+        message: &mut a2a_core::Message,
+    ) -> Result<StoredTask, A2aError> {
+        let caller = ctx.caller();
+        let mut stored = self.store.get(&caller, &message.task_id).await?;
+        let state = stored.task.status.state;
+        if state.is_terminal() {
+            return Err(A2aError::unsupported_operation(format!(
+                "task {} is {state} and accepts no more messages; start a new task in its context",
+                stored.task.id
+            )));
+        }
+        if !message.context_id.is_empty() && message.context_id != stored.task.context_id {
+            return Err(A2aError::invalid_params(format!(
+                "contextId {} does not match task {}'s context {}",
+                message.context_id, stored.task.id, stored.task.context_id
+            )));
+        }
+        // A previous execution may be just winding down after INPUT_REQUIRED.
+        if !self
+            .executions
+            .wait_idle(&stored.task.id, self.follow_up_wait)
+            .await
+        {
+            return Err(A2aError::unsupported_operation(format!(
+                "task {} is still being worked on; wait for it or cancel it",
+                stored.task.id
+            )));
+        }
+        if !stored
+            .task
+            .history
+            .iter()
+            .any(|m| m.message_id == message.message_id)
+        {
+            let mut recorded = message.clone();
+            recorded.context_id.clone_from(&stored.task.context_id);
+            stored.task.history.push(recorded.clone());
+            let cause = StreamResponse::Message(recorded);
+            stored.version = self
+                .store
+                .update(&caller, &stored.task, stored.version, &cause)
+                .await?;
+        }
+        Ok(stored)
+    }
+
+    fn shape(mut task: Task, history_length: Option<i32>) -> Task {
+        task.truncate_history(history_length);
+        task
+    }
+
+    pub(super) async fn send(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2aError> {
+        let prepared = self.prepare(ctx, request).await?;
+        let task_id = prepared.start.ctx.task_id.clone();
+        let caller = prepared.start.caller.clone();
+        let follow_up = prepared.existing.is_some();
+        let (mut updates, done) = self.executions.start(prepared.start)?;
+        if prepared.return_immediately && follow_up {
+            let stored = self.store.get(&caller, &task_id).await?;
+            return Ok(Self::shape(stored.task, prepared.history_length).into());
+        }
+        loop {
+            let update = tokio::select! {
+                biased;
+                update = updates.recv() => update,
+                () = done.cancelled() => match updates.try_recv() {
+                    Ok(update) => Ok(update),
+                    Err(_) => break,
+                },
+            };
+            match update {
+                Ok(update) => {
+                    if let StreamResponse::Message(message) = &*update.event {
+                        return Ok(SendMessageResponse::Message(message.clone()));
+                    }
+                    let settled = update
+                        .state
+                        .is_some_and(|s| s.is_terminal() || s.is_interrupted());
+                    if settled || (prepared.return_immediately && update.state.is_some()) {
+                        break;
+                    }
+                }
+                // The final state is read from the store below either way.
+                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => break,
+            }
+        }
+        let stored = self.store.get(&caller, &task_id).await?;
+        Ok(Self::shape(stored.task, prepared.history_length).into())
+    }
+
+    pub(super) async fn send_streaming(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<EventStream, A2aError> {
+        let prepared = self.prepare(ctx, request).await?;
+        let task_id = prepared.start.ctx.task_id.clone();
+        let caller = prepared.start.caller.clone();
+        // A follow-up's stream starts with the task as it stands (the protocol
+        // wants a Task first); a new task's creation is its first event anyway.
+        let first = prepared.existing.map(|s| {
+            (
+                StreamResponse::Task(Self::shape(s.task, prepared.history_length)),
+                s.version,
+            )
+        });
+        let (updates, done) = self.executions.start(prepared.start)?;
+        let stream = self.executions.stream(
+            updates,
+            task_id,
+            first,
+            StreamKind::Message,
+            caller,
+            Some(done),
+        );
+        Ok(Box::pin(stream))
+    }
+}

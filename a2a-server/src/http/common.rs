@@ -1,0 +1,130 @@
+//! Plumbing shared by the HTTP bindings.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use a2a_core::{A2aError, EXTENSIONS_HEADER, ErrorKind, Method, VERSION_HEADER};
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+
+use crate::{CallContext, ServiceParams};
+
+/// The call context of an HTTP request: headers (and an `A2A-Version` query
+/// parameter) become service parameters.
+pub(crate) fn call_context(
+    method: Method,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> CallContext {
+    let mut params = ServiceParams::new();
+    for (name, value) in headers {
+        if let Ok(value) = value.to_str() {
+            params.append(name.as_str(), value);
+        }
+    }
+    if params.get(VERSION_HEADER).is_none() {
+        let version = query
+            .into_iter()
+            .flat_map(|q| url::form_urlencoded::parse(q.as_bytes()))
+            .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
+            .map(|(_, v)| v.into_owned());
+        if let Some(version) = version {
+            params.append(VERSION_HEADER, version);
+        }
+    }
+    CallContext::new(method, params)
+}
+
+/// Reads a request body of at most `limit` bytes.
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, A2aError> {
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        A2aError::invalid_request(format!(
+            "request body is larger than {limit} bytes or could not be read"
+        ))
+    })
+}
+
+/// Whether a request content type is JSON (missing counts as JSON).
+pub(crate) fn is_json_content_type(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return true;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || essence.ends_with("+json")
+}
+
+pub(crate) fn unsupported_content_type(headers: &HeaderMap) -> A2aError {
+    let given = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("?");
+    A2aError::new(
+        ErrorKind::ContentTypeNotSupported,
+        format!("request content type {given} is not supported; send application/json"),
+    )
+}
+
+/// Adds the `A2A-Extensions` header listing the extensions activated for the call.
+pub(crate) fn with_extensions(mut response: Response, ctx: &CallContext) -> Response {
+    if !ctx.activated_extensions.is_empty() {
+        if let Ok(value) = HeaderValue::from_str(&ctx.activated_extensions.join(", ")) {
+            response.headers_mut().insert(EXTENSIONS_HEADER, value);
+        }
+    }
+    response
+}
+
+/// A JSON response from already-serialized bytes.
+pub(crate) fn json_response(status: u16, content_type: &'static str, body: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() =
+        axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::OK);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// Serializes `value`, falling back to an internal-error body (never panics).
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_else(|err| {
+        tracing::error!(error = %err, "serializing a response failed");
+        br#"{"error":"internal serialization error"}"#.to_vec()
+    })
+}
+
+/// An SSE response; each item is already the `data:` JSON.
+pub(crate) fn sse_response(
+    events: impl Stream<Item = Vec<u8>> + Send + 'static,
+    keep_alive: Option<Duration>,
+) -> Response {
+    let events = events.map(|json| {
+        // Compact JSON never contains a newline, so it is one `data:` line.
+        let text = String::from_utf8(json).unwrap_or_default();
+        Ok::<_, Infallible>(Event::default().data(text))
+    });
+    let sse = Sse::new(events);
+    let mut response = match keep_alive {
+        Some(interval) => sse
+            .keep_alive(KeepAlive::new().interval(interval))
+            .into_response(),
+        None => sse.into_response(),
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Ask reverse proxies not to buffer the stream.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}

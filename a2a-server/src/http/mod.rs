@@ -1,0 +1,116 @@
+//! The HTTP bindings on axum: JSON-RPC 2.0 (+ SSE), HTTP+JSON (+ SSE) and the
+//! agent card, all in one [`axum::Router`] the user can nest or merge.
+
+mod card;
+mod common;
+mod jsonrpc;
+mod rest;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_core::AGENT_CARD_PATH;
+use axum::Router;
+use axum::extract::Request;
+use axum::routing::{get, post};
+use tower_http::cors::CorsLayer;
+
+use self::card::CardDocument;
+use crate::service::A2aService;
+
+/// Settings of the HTTP bindings.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Path of the JSON-RPC endpoint (also served with a trailing slash).
+    pub jsonrpc_path: String,
+    /// Base path of the HTTP+JSON routes (`""` for the root).
+    pub rest_base: String,
+    /// Largest accepted request body, in bytes.
+    pub body_limit: usize,
+    /// Interval of SSE keep-alive comments (`None`: off).
+    pub keep_alive: Option<Duration>,
+    /// `max-age` of the agent card's `Cache-Control`, in seconds.
+    pub card_max_age: u64,
+    /// CORS policy of the agent card route (default: any origin, no credentials).
+    pub card_cors: CorsLayer,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            jsonrpc_path: "/".into(),
+            rest_base: String::new(),
+            body_limit: 10 * 1024 * 1024,
+            keep_alive: Some(Duration::from_secs(15)),
+            card_max_age: 300,
+            card_cors: CorsLayer::new()
+                .allow_origin(tower_http::cors::Any)
+                .allow_methods([http::Method::GET])
+                .allow_headers(tower_http::cors::Any),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct HttpState {
+    pub(crate) service: A2aService,
+    pub(crate) config: Arc<HttpConfig>,
+}
+
+/// The router serving `service` over JSON-RPC, HTTP+JSON and the agent card.
+///
+/// ```no_run
+/// # async fn run(service: a2a_server::A2aService) -> std::io::Result<()> {
+/// let app = a2a_server::http::router(service, a2a_server::http::HttpConfig::default());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// axum::serve(listener, app).await
+/// # }
+/// ```
+pub fn router(service: A2aService, config: HttpConfig) -> Router {
+    let card = CardDocument::new(service.card(), config.card_max_age);
+    let cors = config.card_cors.clone();
+    let jsonrpc_path = if config.jsonrpc_path.is_empty() {
+        "/".to_owned()
+    } else {
+        config.jsonrpc_path.clone()
+    };
+    let state = HttpState {
+        service,
+        config: Arc::new(config),
+    };
+    let card_route = get(move |request: Request| {
+        let card = card.clone();
+        async move { card.respond(&request) }
+    })
+    .layer(cors);
+    let mut router = Router::new()
+        .route(AGENT_CARD_PATH, card_route)
+        .route(&jsonrpc_path, post(jsonrpc::handle));
+    let trimmed = jsonrpc_path.trim_end_matches('/');
+    let alternate = if jsonrpc_path.ends_with('/') {
+        trimmed.to_owned()
+    } else {
+        format!("{jsonrpc_path}/")
+    };
+    if !alternate.is_empty() && alternate != jsonrpc_path {
+        router = router.route(&alternate, post(jsonrpc::handle));
+    }
+    router.fallback(rest::handle).with_state(state)
+}
+
+/// Binds a TCP listener with a connection backlog of `backlog` (tokio's
+/// `TcpListener::bind` uses 128, which drops connections under bursts).
+pub fn bind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.set_nodelay(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
+}
+
+/// The default backlog of [`bind`].
+pub const DEFAULT_BACKLOG: u32 = 4096;

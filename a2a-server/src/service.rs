@@ -1,0 +1,386 @@
+//! `A2aService`: the one place every binding sends its decoded calls through:
+//! version negotiation, required extensions, interceptors, then the handler.
+
+use std::sync::Arc;
+
+use a2a_core::{
+    A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, ErrorKind,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, Method, SendMessageRequest, SendMessageResponse,
+    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, VERSION_HEADER, is_supported_version,
+};
+use async_trait::async_trait;
+
+use crate::{CallContext, EventStream, RequestHandler, User};
+
+/// Rejects requests missing an id the operation cannot do without.
+fn required_ids(request: &Request) -> Result<(), A2aError> {
+    let missing = |field: &str| Err(A2aError::invalid_params(format!("{field} is required")));
+    match request {
+        Request::GetTask(r) if r.id.is_empty() => missing("id"),
+        Request::CancelTask(r) if r.id.is_empty() => missing("id"),
+        Request::SubscribeToTask(r) if r.id.is_empty() => missing("id"),
+        Request::CreatePushConfig(r) if r.task_id.is_empty() => missing("taskId"),
+        Request::CreatePushConfig(r) if r.url.is_empty() => missing("url"),
+        Request::GetPushConfig(r) if r.task_id.is_empty() || r.id.is_empty() => {
+            missing("taskId and id")
+        }
+        Request::DeletePushConfig(r) if r.task_id.is_empty() || r.id.is_empty() => {
+            missing("taskId and id")
+        }
+        Request::ListPushConfigs(r) if r.task_id.is_empty() => missing("taskId"),
+        _ => Ok(()),
+    }
+}
+
+/// A decoded call: one variant per operation.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// `SendMessage`.
+    SendMessage(SendMessageRequest),
+    /// `SendStreamingMessage`.
+    SendStreamingMessage(SendMessageRequest),
+    /// `GetTask`.
+    GetTask(GetTaskRequest),
+    /// `ListTasks`.
+    ListTasks(ListTasksRequest),
+    /// `CancelTask`.
+    CancelTask(CancelTaskRequest),
+    /// `SubscribeToTask`.
+    SubscribeToTask(SubscribeToTaskRequest),
+    /// `CreateTaskPushNotificationConfig`.
+    CreatePushConfig(TaskPushNotificationConfig),
+    /// `GetTaskPushNotificationConfig`.
+    GetPushConfig(GetTaskPushNotificationConfigRequest),
+    /// `ListTaskPushNotificationConfigs`.
+    ListPushConfigs(ListTaskPushNotificationConfigsRequest),
+    /// `DeleteTaskPushNotificationConfig`.
+    DeletePushConfig(DeleteTaskPushNotificationConfigRequest),
+    /// `GetExtendedAgentCard`.
+    GetExtendedAgentCard(GetExtendedAgentCardRequest),
+}
+
+impl Request {
+    /// The operation.
+    pub fn method(&self) -> Method {
+        match self {
+            Request::SendMessage(_) => Method::SendMessage,
+            Request::SendStreamingMessage(_) => Method::SendStreamingMessage,
+            Request::GetTask(_) => Method::GetTask,
+            Request::ListTasks(_) => Method::ListTasks,
+            Request::CancelTask(_) => Method::CancelTask,
+            Request::SubscribeToTask(_) => Method::SubscribeToTask,
+            Request::CreatePushConfig(_) => Method::CreateTaskPushNotificationConfig,
+            Request::GetPushConfig(_) => Method::GetTaskPushNotificationConfig,
+            Request::ListPushConfigs(_) => Method::ListTaskPushNotificationConfigs,
+            Request::DeletePushConfig(_) => Method::DeleteTaskPushNotificationConfig,
+            Request::GetExtendedAgentCard(_) => Method::GetExtendedAgentCard,
+        }
+    }
+
+    /// The `tenant` field of the request body.
+    pub fn tenant(&self) -> &str {
+        match self {
+            Request::SendMessage(r) | Request::SendStreamingMessage(r) => &r.tenant,
+            Request::GetTask(r) => &r.tenant,
+            Request::ListTasks(r) => &r.tenant,
+            Request::CancelTask(r) => &r.tenant,
+            Request::SubscribeToTask(r) => &r.tenant,
+            Request::CreatePushConfig(r) => &r.tenant,
+            Request::GetPushConfig(r) => &r.tenant,
+            Request::ListPushConfigs(r) => &r.tenant,
+            Request::DeletePushConfig(r) => &r.tenant,
+            Request::GetExtendedAgentCard(r) => &r.tenant,
+        }
+    }
+}
+
+/// The answer to a call.
+pub enum Response {
+    /// `SendMessage`'s task or message.
+    SendMessage(SendMessageResponse),
+    /// A streaming operation's events.
+    Stream(EventStream),
+    /// `GetTask` / `CancelTask`.
+    Task(Task),
+    /// `ListTasks`.
+    ListTasks(ListTasksResponse),
+    /// Create / Get push config.
+    PushConfig(TaskPushNotificationConfig),
+    /// List push configs.
+    PushConfigs(ListTaskPushNotificationConfigsResponse),
+    /// Delete push config.
+    Empty,
+    /// `GetExtendedAgentCard`.
+    AgentCard(Box<AgentCard>),
+}
+
+impl std::fmt::Debug for Response {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Response::SendMessage(r) => f.debug_tuple("SendMessage").field(r).finish(),
+            Response::Stream(_) => f.write_str("Stream(..)"),
+            Response::Task(t) => f.debug_tuple("Task").field(t).finish(),
+            Response::ListTasks(r) => f.debug_tuple("ListTasks").field(r).finish(),
+            Response::PushConfig(c) => f.debug_tuple("PushConfig").field(c).finish(),
+            Response::PushConfigs(c) => f.debug_tuple("PushConfigs").field(c).finish(),
+            Response::Empty => f.write_str("Empty"),
+            Response::AgentCard(c) => f.debug_tuple("AgentCard").field(c).finish(),
+        }
+    }
+}
+
+/// Hooks around every call, on every binding.
+///
+/// `before` runs in order and may change the context (an authentication hook
+/// sets `ctx.user`), rewrite the request, answer early with `Ok(Some(..))`, or
+/// refuse with an error. `after` runs in reverse order for every interceptor
+/// whose `before` ran, and may rewrite the outcome (a stream can be wrapped).
+#[async_trait]
+pub trait CallInterceptor: Send + Sync + 'static {
+    /// Runs before the handler.
+    async fn before(
+        &self,
+        ctx: &mut CallContext,
+        request: &mut Request,
+    ) -> Result<Option<Response>, A2aError> {
+        let _ = (ctx, request);
+        Ok(None)
+    }
+
+    /// Runs after the handler (or after an early answer).
+    async fn after(&self, ctx: &CallContext, outcome: &mut Result<Response, A2aError>) {
+        let _ = (ctx, outcome);
+    }
+}
+
+/// An authentication hook: turns a call's service parameters into a user.
+///
+/// `Ok(None)` leaves the caller anonymous; an error refuses the call.
+///
+/// ```
+/// use a2a_server::{Authenticator, User};
+/// let auth = Authenticator::new(|params| match params.get("authorization") {
+///     Some("Bearer secret") => Ok(Some(User::authenticated("alice"))),
+///     Some(_) => Err(a2a_core::ErrorKind::Unauthenticated.into()),
+///     None => Ok(None),
+/// });
+/// # let _ = auth;
+/// ```
+pub struct Authenticator<F> {
+    authenticate: F,
+}
+
+impl<F> std::fmt::Debug for Authenticator<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authenticator")
+    }
+}
+
+impl<F> Authenticator<F>
+where
+    F: Fn(&crate::ServiceParams) -> Result<Option<User>, A2aError> + Send + Sync + 'static,
+{
+    /// An interceptor calling `authenticate` for every call.
+    pub fn new(authenticate: F) -> Self {
+        Authenticator { authenticate }
+    }
+}
+
+#[async_trait]
+impl<F> CallInterceptor for Authenticator<F>
+where
+    F: Fn(&crate::ServiceParams) -> Result<Option<User>, A2aError> + Send + Sync + 'static,
+{
+    async fn before(
+        &self,
+        ctx: &mut CallContext,
+        _request: &mut Request,
+    ) -> Result<Option<Response>, A2aError> {
+        if let Some(user) = (self.authenticate)(&ctx.service_params)? {
+            ctx.user = user;
+        }
+        Ok(None)
+    }
+}
+
+/// How strictly `A2A-Version` is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VersionPolicy {
+    /// A missing header is accepted as the current version (default; many peers omit it).
+    #[default]
+    Lenient,
+    /// A missing header means 0.3, which this server does not serve.
+    Strict,
+}
+
+/// Binding-independent front of a [`RequestHandler`].
+#[derive(Clone)]
+pub struct A2aService {
+    handler: Arc<dyn RequestHandler>,
+    card: Arc<AgentCard>,
+    interceptors: Arc<[Arc<dyn CallInterceptor>]>,
+    version_policy: VersionPolicy,
+}
+
+impl std::fmt::Debug for A2aService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aService")
+            .field("agent", &self.card.name)
+            .field("interceptors", &self.interceptors.len())
+            .field("version_policy", &self.version_policy)
+            .finish()
+    }
+}
+
+impl A2aService {
+    /// A service over `handler`, described by `card`.
+    pub fn new(handler: impl RequestHandler, card: AgentCard) -> Self {
+        A2aService::from_arc(Arc::new(handler), card)
+    }
+
+    /// A service over a shared handler.
+    pub fn from_arc(handler: Arc<dyn RequestHandler>, card: AgentCard) -> Self {
+        A2aService {
+            handler,
+            card: Arc::new(card),
+            interceptors: Arc::from(Vec::new()),
+            version_policy: VersionPolicy::default(),
+        }
+    }
+
+    /// Adds an interceptor (runs after those added before it).
+    #[must_use]
+    pub fn with_interceptor(mut self, interceptor: impl CallInterceptor) -> Self {
+        let mut all: Vec<_> = self.interceptors.iter().cloned().collect();
+        all.push(Arc::new(interceptor));
+        self.interceptors = all.into();
+        self
+    }
+
+    /// Sets how `A2A-Version` is checked.
+    #[must_use]
+    pub fn with_version_policy(mut self, policy: VersionPolicy) -> Self {
+        self.version_policy = policy;
+        self
+    }
+
+    /// The public agent card.
+    pub fn card(&self) -> &AgentCard {
+        &self.card
+    }
+
+    /// Checks the requested protocol version.
+    pub fn check_version(&self, ctx: &CallContext) -> Result<(), A2aError> {
+        match ctx.service_params.get(VERSION_HEADER).map(str::trim) {
+            Some(v) if !v.is_empty() && is_supported_version(v) => Ok(()),
+            Some(v) if !v.is_empty() => Err(A2aError::new(
+                ErrorKind::VersionNotSupported,
+                format!(
+                    "protocol version {v} is not supported; this agent speaks {}",
+                    a2a_core::PROTOCOL_VERSION
+                ),
+            )),
+            _ if self.version_policy == VersionPolicy::Strict => Err(A2aError::new(
+                ErrorKind::VersionNotSupported,
+                format!(
+                    "no {VERSION_HEADER} given (0.3 assumed); this agent speaks {}",
+                    a2a_core::PROTOCOL_VERSION
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_extensions(&self, ctx: &mut CallContext) -> Result<(), A2aError> {
+        let declared = &self.card.capabilities.extensions;
+        if let Some(missing) = declared
+            .iter()
+            .find(|e| e.required && !ctx.is_extension_requested(&e.uri))
+        {
+            return Err(A2aError::new(
+                ErrorKind::ExtensionSupportRequired,
+                format!(
+                    "this agent requires extension {}; request it in A2A-Extensions",
+                    missing.uri
+                ),
+            ));
+        }
+        ctx.activated_extensions = ctx
+            .requested_extensions
+            .iter()
+            .filter(|uri| declared.iter().any(|e| &e.uri == *uri))
+            .cloned()
+            .collect();
+        Ok(())
+    }
+
+    /// Runs one call: checks, interceptors, handler.
+    pub async fn call(
+        &self,
+        ctx: &mut CallContext,
+        mut request: Request,
+    ) -> Result<Response, A2aError> {
+        self.check_version(ctx)?;
+        required_ids(&request)?;
+        if ctx.tenant.is_empty() {
+            request.tenant().clone_into(&mut ctx.tenant);
+        }
+        self.check_extensions(ctx)?;
+        let mut ran = 0;
+        let mut outcome = None;
+        for interceptor in self.interceptors.iter() {
+            ran += 1;
+            match interceptor.before(ctx, &mut request).await {
+                Ok(None) => {}
+                Ok(Some(early)) => {
+                    outcome = Some(Ok(early));
+                    break;
+                }
+                Err(err) => {
+                    outcome = Some(Err(err));
+                    break;
+                }
+            }
+        }
+        let mut outcome = match outcome {
+            Some(outcome) => outcome,
+            None => self.dispatch(ctx, request).await,
+        };
+        for interceptor in self.interceptors.iter().take(ran).rev() {
+            interceptor.after(ctx, &mut outcome).await;
+        }
+        outcome
+    }
+
+    async fn dispatch(&self, ctx: &CallContext, request: Request) -> Result<Response, A2aError> {
+        let h = &self.handler;
+        Ok(match request {
+            Request::SendMessage(r) => Response::SendMessage(h.send_message(ctx, r).await?),
+            Request::SendStreamingMessage(r) => {
+                Response::Stream(h.send_streaming_message(ctx, r).await?)
+            }
+            Request::GetTask(r) => Response::Task(h.get_task(ctx, r).await?),
+            Request::ListTasks(r) => Response::ListTasks(h.list_tasks(ctx, r).await?),
+            Request::CancelTask(r) => Response::Task(h.cancel_task(ctx, r).await?),
+            Request::SubscribeToTask(r) => Response::Stream(h.subscribe_to_task(ctx, r).await?),
+            Request::CreatePushConfig(r) => {
+                Response::PushConfig(h.create_task_push_notification_config(ctx, r).await?)
+            }
+            Request::GetPushConfig(r) => {
+                Response::PushConfig(h.get_task_push_notification_config(ctx, r).await?)
+            }
+            Request::ListPushConfigs(r) => {
+                Response::PushConfigs(h.list_task_push_notification_configs(ctx, r).await?)
+            }
+            Request::DeletePushConfig(r) => {
+                h.delete_task_push_notification_config(ctx, r).await?;
+                Response::Empty
+            }
+            Request::GetExtendedAgentCard(r) => {
+                Response::AgentCard(Box::new(h.get_extended_agent_card(ctx, r).await?))
+            }
+        })
+    }
+}

@@ -1,2 +1,81 @@
 //! Whole-system tests of the A2A SDK over real sockets, the conformance test
 //! agent (`tck-sut`) and interop with other SDKs.
+
+mod tck_agent;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use a2a_core::{AgentCard, AgentSkill, binding};
+use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind, router};
+use a2a_server::push::{AddressPolicy, IpNetwork};
+use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
+
+pub use self::tck_agent::TckAgent;
+
+/// The card of the conformance test agent served at `addr`.
+pub fn tck_card(addr: SocketAddr) -> AgentCard {
+    AgentCard::new(
+        "TCK test agent",
+        "Implements the A2A TCK scenario table on the Rust SDK.",
+    )
+    .with_interface(format!("http://{addr}/"), binding::JSONRPC)
+    .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
+    .with_skill(
+        AgentSkill::new(
+            "tck",
+            "TCK scenarios",
+            "Behaviour keyed on the message id prefix",
+        )
+        .with_tags(["tck"]),
+    )
+    .with_streaming(true)
+    .with_push_notifications(true)
+    .with_extended_agent_card(true)
+}
+
+/// Loopback only: the kit's webhook receiver listens on localhost.
+pub fn loopback_policy() -> AddressPolicy {
+    let mut policy = AddressPolicy::public_only();
+    for network in ["127.0.0.0/8", "::1/128"] {
+        if let Ok(network) = network.parse::<IpNetwork>() {
+            policy = policy.allow(network);
+        }
+    }
+    policy
+}
+
+/// A running test agent: its address and the handler (for shutdown).
+#[derive(Debug)]
+pub struct RunningSut {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The handler behind it.
+    pub handler: Arc<DefaultRequestHandler>,
+}
+
+/// Starts the conformance test agent on `addr` (port 0 picks a free one) in the background.
+pub async fn start_tck_sut(addr: SocketAddr) -> std::io::Result<RunningSut> {
+    let listener = bind(addr, DEFAULT_BACKLOG)?;
+    let addr = listener.local_addr()?;
+    let card = tck_card(addr);
+    let mut extended = card.clone();
+    extended.description = format!("{} (extended card)", extended.description);
+    extended.skills.push(
+        AgentSkill::new("tck-extended", "Extended", "Only in the extended card").with_tags(["tck"]),
+    );
+    let handler = Arc::new(
+        DefaultRequestHandler::builder(TckAgent, card.clone())
+            .extended_card(extended)
+            .push_address_policy(loopback_policy())
+            .build(),
+    );
+    let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
+    let app = router(service, HttpConfig::default());
+    tokio::spawn(async move {
+        if let Err(err) = axum::serve(listener, app).await {
+            eprintln!("tck-sut stopped: {err}");
+        }
+    });
+    Ok(RunningSut { addr, handler })
+}

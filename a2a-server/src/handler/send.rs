@@ -126,14 +126,26 @@ impl DefaultRequestHandler {
                 stored.task.id
             )));
         }
-        if !stored
+        let mut recorded = message.clone();
+        recorded.context_id.clone_from(&stored.task.context_id);
+        // A redelivered message (same id, same content) is recorded once.
+        let is_retry = stored
             .task
             .history
             .iter()
-            .any(|m| m.message_id == message.message_id)
-        {
-            let mut recorded = message.clone();
-            recorded.context_id.clone_from(&stored.task.context_id);
+            .any(|m| m.message_id == recorded.message_id && m.parts == recorded.parts);
+        if !is_retry {
+            // The agent's question (its status message) came before this answer.
+            if let Some(question) = stored.task.status.message.clone() {
+                if !stored
+                    .task
+                    .history
+                    .iter()
+                    .any(|m| m.message_id == question.message_id)
+                {
+                    stored.task.history.push(question);
+                }
+            }
             stored.task.history.push(recorded.clone());
             let cause = StreamResponse::Message(recorded);
             stored.version = self

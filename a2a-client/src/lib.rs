@@ -1,7 +1,31 @@
-//! Calling A2A agents: a `Client` chosen from an agent card, JSON-RPC and
-//! HTTP+JSON transports built in (gRPC through `a2a-grpc`), card resolution,
-//! interceptors, auth and retries.
+//! Calling A2A agents: a [`Client`] made from an agent card picks a transport
+//! (JSON-RPC and HTTP+JSON built in, gRPC through `a2a-grpc`) and offers the
+//! eleven operations; streams are `futures::Stream`s with an idle timeout
+//! instead of a whole-request deadline.
 //!
-//! This crate is being built; today it re-exports the protocol types.
+//! ```no_run
+//! # async fn demo() -> Result<(), a2a_client::ClientError> {
+//! use a2a_client::{Client, ClientBuilder, CardResolver};
+//! let card = CardResolver::new().resolve("http://127.0.0.1:9999").await?;
+//! let client = ClientBuilder::new().prefer(["HTTP+JSON"]).build(card)?;
+//! let answer = client.send_text("hello").await?;
+//! # let _ = answer; Ok(()) }
+//! ```
 
+mod client;
+mod error;
+mod http;
+mod jsonrpc;
+mod resolver;
+mod rest;
+pub mod sse;
+mod transport;
+
+pub use self::client::{Client, ClientBuilder, TransportFactory};
+pub use self::error::{ClientError, ClientErrorKind};
+pub use self::http::HttpSettings;
+pub use self::jsonrpc::JsonRpcTransport;
+pub use self::resolver::CardResolver;
+pub use self::rest::RestTransport;
+pub use self::transport::{CallOptions, EventStream, Transport};
 pub use a2a_core as core;

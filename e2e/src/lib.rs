@@ -2,6 +2,7 @@
 //! agent (`tck-sut`) and interop with other SDKs.
 
 mod tck_agent;
+mod test_agent;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use a2a_server::push::{AddressPolicy, IpNetwork};
 use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
 
 pub use self::tck_agent::TckAgent;
+pub use self::test_agent::ScriptedAgent;
 
 /// The card of the conformance test agent served at `addr`.
 pub fn tck_card(addr: SocketAddr) -> AgentCard {
@@ -43,6 +45,25 @@ pub fn loopback_policy() -> AddressPolicy {
         }
     }
     policy
+}
+
+/// Starts `agent` behind every HTTP binding with `card_for(addr)` as its card.
+pub async fn start_server<A: a2a_server::AgentExecutor>(
+    agent: A,
+    card_for: impl FnOnce(SocketAddr) -> AgentCard,
+    configure: impl FnOnce(a2a_server::HandlerBuilder) -> a2a_server::HandlerBuilder,
+    http: HttpConfig,
+) -> std::io::Result<RunningSut> {
+    let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)), DEFAULT_BACKLOG)?;
+    let addr = listener.local_addr()?;
+    let card = card_for(addr);
+    let handler = Arc::new(configure(DefaultRequestHandler::builder(agent, card.clone())).build());
+    let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
+    let app = router(service, http);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(RunningSut { addr, handler })
 }
 
 /// A running test agent: its address and the handler (for shutdown).

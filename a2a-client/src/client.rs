@@ -1,0 +1,364 @@
+//! `Client`: calls one agent through the transport chosen from its card.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use a2a_core::{
+    AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, SendMessageResponse,
+    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, binding,
+};
+
+use crate::http::HttpSettings;
+use crate::{
+    CallOptions, CardResolver, ClientError, EventStream, JsonRpcTransport, RestTransport, Transport,
+};
+
+/// Makes a [`Transport`] for one interface of a card.
+pub trait TransportFactory: Send + Sync + 'static {
+    /// Creates a transport talking to `interface`.
+    fn create(&self, interface: &AgentInterface) -> Result<Arc<dyn Transport>, ClientError>;
+}
+
+impl<F> TransportFactory for F
+where
+    F: Fn(&AgentInterface) -> Result<Arc<dyn Transport>, ClientError> + Send + Sync + 'static,
+{
+    fn create(&self, interface: &AgentInterface) -> Result<Arc<dyn Transport>, ClientError> {
+        self(interface)
+    }
+}
+
+/// Whether this client can speak an interface's protocol version (same major).
+fn compatible_version(version: &str) -> bool {
+    version.trim().split('.').next() == Some("1")
+}
+
+/// Configures how a [`Client`] is made from a card.
+pub struct ClientBuilder {
+    factories: HashMap<String, Arc<dyn TransportFactory>>,
+    preferences: Vec<String>,
+    defaults: CallOptions,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("bindings", &self.factories.keys().collect::<Vec<_>>())
+            .field("preferences", &self.preferences)
+            .finish()
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder::new()
+    }
+}
+
+impl ClientBuilder {
+    /// JSON-RPC and HTTP+JSON built in, JSON-RPC preferred.
+    pub fn new() -> Self {
+        let http = crate::http::default_client();
+        ClientBuilder::with_http_client(http, HttpSettings::default())
+    }
+
+    /// Built-in transports on a custom HTTP client and settings.
+    pub fn with_http_client(http: reqwest::Client, settings: HttpSettings) -> Self {
+        let mut builder = ClientBuilder {
+            factories: HashMap::new(),
+            preferences: vec![binding::JSONRPC.to_owned(), binding::HTTP_JSON.to_owned()],
+            defaults: CallOptions::default(),
+        };
+        let (h, s) = (http.clone(), settings.clone());
+        builder = builder.transport(binding::JSONRPC, move |i: &AgentInterface| {
+            Ok(
+                Arc::new(JsonRpcTransport::with_client(h.clone(), &i.url).with_settings(s.clone()))
+                    as Arc<dyn Transport>,
+            )
+        });
+        builder.transport(binding::HTTP_JSON, move |i: &AgentInterface| {
+            Ok(Arc::new(
+                RestTransport::with_client(http.clone(), &i.url).with_settings(settings.clone()),
+            ) as Arc<dyn Transport>)
+        })
+    }
+
+    /// Registers (or replaces) the transport of a binding, e.g. gRPC from `a2a-grpc`.
+    #[must_use]
+    pub fn transport(mut self, protocol_binding: &str, factory: impl TransportFactory) -> Self {
+        self.factories
+            .insert(protocol_binding.to_owned(), Arc::new(factory));
+        self
+    }
+
+    /// Bindings in order of preference; the card's order breaks ties and
+    /// bindings not listed come after.
+    #[must_use]
+    pub fn prefer<S: Into<String>>(mut self, bindings: impl IntoIterator<Item = S>) -> Self {
+        self.preferences = bindings.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Options applied to every call (headers such as `authorization`, extensions).
+    #[must_use]
+    pub fn default_options(mut self, options: CallOptions) -> Self {
+        self.defaults = options;
+        self
+    }
+
+    /// The interface this builder would pick from `card`.
+    pub fn choose<'c>(&self, card: &'c AgentCard) -> Result<&'c AgentInterface, ClientError> {
+        let rank = |i: &AgentInterface| {
+            self.preferences
+                .iter()
+                .position(|p| *p == i.protocol_binding)
+                .unwrap_or(self.preferences.len())
+        };
+        card.supported_interfaces
+            .iter()
+            .filter(|i| {
+                self.factories.contains_key(&i.protocol_binding)
+                    && compatible_version(&i.protocol_version)
+            })
+            .min_by_key(|i| rank(i))
+            .ok_or_else(|| {
+                let offered: Vec<String> = card
+                    .supported_interfaces
+                    .iter()
+                    .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
+                    .collect();
+                ClientError::unsupported(format!(
+                    "no interface of {:?} is usable (offered: {}; supported: {})",
+                    card.name,
+                    offered.join(", "),
+                    self.factories
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+    }
+
+    /// A client for `card`, on the preferred usable interface.
+    pub fn build(&self, card: AgentCard) -> Result<Client, ClientError> {
+        let interface = self.choose(&card)?.clone();
+        let transport = self.factories[&interface.protocol_binding].create(&interface)?;
+        Ok(Client {
+            transport,
+            interface,
+            card: Some(Arc::new(card)),
+            defaults: Arc::new(self.defaults.clone()),
+        })
+    }
+}
+
+/// Calls one agent. Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), a2a_client::ClientError> {
+/// let client = a2a_client::Client::connect("http://127.0.0.1:9999").await?;
+/// let reply = client.send_text("hello").await?;
+/// # let _ = reply; Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    transport: Arc<dyn Transport>,
+    interface: AgentInterface,
+    card: Option<Arc<AgentCard>>,
+    defaults: Arc<CallOptions>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("interface", &self.interface)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Fetches the agent card at `base_url` and connects with the default builder.
+    pub async fn connect(base_url: &str) -> Result<Client, ClientError> {
+        let card = CardResolver::new().resolve(base_url).await?;
+        ClientBuilder::new().build(card)
+    }
+
+    /// A client on an explicit transport (no card).
+    pub fn from_transport(transport: impl Transport, interface: AgentInterface) -> Client {
+        Client {
+            transport: Arc::new(transport),
+            interface,
+            card: None,
+            defaults: Arc::new(CallOptions::default()),
+        }
+    }
+
+    /// The interface in use.
+    pub fn interface(&self) -> &AgentInterface {
+        &self.interface
+    }
+
+    /// The card the client was made from, if any.
+    pub fn card(&self) -> Option<&AgentCard> {
+        self.card.as_deref()
+    }
+
+    fn options(&self, call: Option<&CallOptions>) -> CallOptions {
+        let mut options = (*self.defaults).clone();
+        if let Some(call) = call {
+            options.headers.extend(call.headers.iter().cloned());
+            options.extensions.extend(call.extensions.iter().cloned());
+            options.timeout = call.timeout.or(options.timeout);
+            options.idle_timeout = call.idle_timeout.or(options.idle_timeout);
+        }
+        options
+    }
+
+    fn tenant(&self, tenant: &mut String) {
+        if tenant.is_empty() {
+            tenant.clone_from(&self.interface.tenant);
+        }
+    }
+
+    /// Sends a user text message and waits for the result (blocking send).
+    pub async fn send_text(&self, text: &str) -> Result<SendMessageResponse, ClientError> {
+        self.send_message(SendMessageRequest::new(Message::user_text(text)), None)
+            .await
+    }
+
+    /// `SendMessage`.
+    pub async fn send_message(
+        &self,
+        mut request: SendMessageRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<SendMessageResponse, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .send_message(request, &self.options(options))
+            .await
+    }
+
+    /// `SendStreamingMessage`.
+    pub async fn send_streaming_message(
+        &self,
+        mut request: SendMessageRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<EventStream, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .send_streaming_message(request, &self.options(options))
+            .await
+    }
+
+    /// `GetTask`.
+    pub async fn get_task(
+        &self,
+        mut request: GetTaskRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<Task, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .get_task(request, &self.options(options))
+            .await
+    }
+
+    /// `ListTasks`.
+    pub async fn list_tasks(
+        &self,
+        mut request: ListTasksRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<ListTasksResponse, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .list_tasks(request, &self.options(options))
+            .await
+    }
+
+    /// `CancelTask`.
+    pub async fn cancel_task(
+        &self,
+        mut request: CancelTaskRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<Task, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .cancel_task(request, &self.options(options))
+            .await
+    }
+
+    /// `SubscribeToTask`.
+    pub async fn subscribe_to_task(
+        &self,
+        mut request: SubscribeToTaskRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<EventStream, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .subscribe_to_task(request, &self.options(options))
+            .await
+    }
+
+    /// `CreateTaskPushNotificationConfig`.
+    pub async fn create_task_push_notification_config(
+        &self,
+        mut request: TaskPushNotificationConfig,
+        options: Option<&CallOptions>,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .create_task_push_notification_config(request, &self.options(options))
+            .await
+    }
+
+    /// `GetTaskPushNotificationConfig`.
+    pub async fn get_task_push_notification_config(
+        &self,
+        mut request: GetTaskPushNotificationConfigRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .get_task_push_notification_config(request, &self.options(options))
+            .await
+    }
+
+    /// `ListTaskPushNotificationConfigs`.
+    pub async fn list_task_push_notification_configs(
+        &self,
+        mut request: ListTaskPushNotificationConfigsRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .list_task_push_notification_configs(request, &self.options(options))
+            .await
+    }
+
+    /// `DeleteTaskPushNotificationConfig`.
+    pub async fn delete_task_push_notification_config(
+        &self,
+        mut request: DeleteTaskPushNotificationConfigRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<(), ClientError> {
+        self.tenant(&mut request.tenant);
+        self.transport
+            .delete_task_push_notification_config(request, &self.options(options))
+            .await
+    }
+
+    /// `GetExtendedAgentCard`.
+    pub async fn get_extended_agent_card(
+        &self,
+        options: Option<&CallOptions>,
+    ) -> Result<AgentCard, ClientError> {
+        let mut request = GetExtendedAgentCardRequest::default();
+        self.tenant(&mut request.tenant);
+        self.transport
+            .get_extended_agent_card(request, &self.options(options))
+            .await
+    }
+}

@@ -1,0 +1,133 @@
+//! `ClientError`: what can go wrong calling an agent.
+
+use a2a_core::{A2aError, ErrorKind};
+
+/// The class of a client failure, for retry decisions and matching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientErrorKind {
+    /// The agent answered with an A2A or JSON-RPC error ([`ClientError::protocol`] has it).
+    Protocol,
+    /// The connection could not be made or broke.
+    Connection,
+    /// The call or a stream went quiet for longer than allowed.
+    Timeout,
+    /// An HTTP status without a recognisable A2A error body.
+    Http,
+    /// The response could not be decoded.
+    Decode,
+    /// The client cannot do this (no usable interface, unsupported binding, ...).
+    Unsupported,
+}
+
+/// A failed call.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ClientError {
+    kind: ClientErrorKind,
+    message: String,
+    status: Option<u16>,
+    protocol: Option<A2aError>,
+    retry_after: Option<std::time::Duration>,
+}
+
+impl ClientError {
+    pub(crate) fn new(kind: ClientErrorKind, message: impl Into<String>) -> Self {
+        ClientError {
+            kind,
+            message: message.into(),
+            status: None,
+            protocol: None,
+            retry_after: None,
+        }
+    }
+
+    pub(crate) fn http(status: u16, message: impl Into<String>) -> Self {
+        ClientError {
+            status: Some(status),
+            ..ClientError::new(ClientErrorKind::Http, message)
+        }
+    }
+
+    pub(crate) fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    pub(crate) fn with_retry_after(mut self, wait: Option<std::time::Duration>) -> Self {
+        self.retry_after = wait;
+        self
+    }
+
+    pub(crate) fn decode(message: impl Into<String>) -> Self {
+        ClientError::new(ClientErrorKind::Decode, message)
+    }
+
+    pub(crate) fn unsupported(message: impl Into<String>) -> Self {
+        ClientError::new(ClientErrorKind::Unsupported, message)
+    }
+
+    /// The class of failure.
+    pub fn kind(&self) -> ClientErrorKind {
+        self.kind
+    }
+
+    /// The protocol error the agent returned, if that is what this is.
+    pub fn protocol(&self) -> Option<&A2aError> {
+        self.protocol.as_ref()
+    }
+
+    /// The protocol error kind, if the agent returned one.
+    pub fn protocol_kind(&self) -> Option<ErrorKind> {
+        self.protocol.as_ref().map(A2aError::kind)
+    }
+
+    /// The HTTP status of the response, when there was one.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    /// The wait the server asked for (`Retry-After`), if any.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.retry_after
+    }
+
+    /// Whether trying again may succeed: connection failures, timeouts, 429 and
+    /// 5xx. Protocol errors and 401/403/404 are final.
+    pub fn is_retryable(&self) -> bool {
+        match self.kind {
+            ClientErrorKind::Connection | ClientErrorKind::Timeout => true,
+            ClientErrorKind::Http => self.status.is_some_and(|s| s == 429 || s >= 500),
+            ClientErrorKind::Protocol => self
+                .status
+                .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504),
+            ClientErrorKind::Decode | ClientErrorKind::Unsupported => false,
+        }
+    }
+
+    pub(crate) fn from_reqwest(err: reqwest::Error) -> Self {
+        let kind = if err.is_timeout() {
+            ClientErrorKind::Timeout
+        } else if err.is_decode() {
+            ClientErrorKind::Decode
+        } else {
+            ClientErrorKind::Connection
+        };
+        let status = err.status().map(|s| s.as_u16());
+        let mut error = ClientError::new(kind, format!("{err:#}"));
+        error.status = status;
+        error
+    }
+}
+
+impl From<A2aError> for ClientError {
+    fn from(err: A2aError) -> Self {
+        ClientError {
+            kind: ClientErrorKind::Protocol,
+            message: err.to_string(),
+            status: None,
+            protocol: Some(err),
+            retry_after: None,
+        }
+    }
+}

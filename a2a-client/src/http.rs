@@ -1,0 +1,129 @@
+//! What the JSON-RPC and HTTP+JSON transports share: the HTTP client, headers,
+//! SSE streaming with an idle timeout.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+
+use crate::sse::SseParser;
+use crate::{CallOptions, ClientError, ClientErrorKind};
+
+/// Settings shared by the HTTP transports.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// Timeout of one unary call.
+    pub timeout: Duration,
+    /// Longest silence tolerated between stream events.
+    pub idle_timeout: Duration,
+    /// Largest accepted server-sent event.
+    pub max_event_size: usize,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(300),
+            max_event_size: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// The default HTTP client: connect timeout only, so streams are never cut by a
+/// whole-request deadline.
+pub(crate) fn default_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .tcp_nodelay(true)
+        .build()
+        .unwrap_or_default()
+}
+
+pub(crate) fn headers(options: &CallOptions) -> Result<HeaderMap, ClientError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in options.service_params() {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ClientError::unsupported(format!("invalid header name {name:?}")))?;
+        let value = HeaderValue::from_str(&value)
+            .map_err(|_| ClientError::unsupported(format!("invalid value for header {name}")))?;
+        headers.append(name, value);
+    }
+    Ok(headers)
+}
+
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    headers
+        .get(RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+/// Turns an SSE response body into the `data` of each event, with an idle timeout.
+pub(crate) fn sse_events(
+    response: reqwest::Response,
+    idle: Duration,
+    max_event_size: usize,
+) -> impl futures::Stream<Item = Result<String, ClientError>> + Send + 'static {
+    let body = response.bytes_stream();
+    let state = (
+        Box::pin(body),
+        SseParser::new(max_event_size),
+        std::collections::VecDeque::new(),
+        false,
+    );
+    futures::stream::unfold(
+        state,
+        move |(mut body, mut parser, mut ready, mut done)| async move {
+            loop {
+                if let Some(event) = ready.pop_front() {
+                    return Some((Ok(event), (body, parser, ready, done)));
+                }
+                if done {
+                    return None;
+                }
+                match tokio::time::timeout(idle, body.next()).await {
+                    Err(_) => {
+                        done = true;
+                        let err = ClientError::new(
+                            ClientErrorKind::Timeout,
+                            format!("no stream event for {idle:?}"),
+                        );
+                        return Some((Err(err), (body, parser, ready, done)));
+                    }
+                    Ok(None) => {
+                        done = true;
+                        if parser.has_partial_event() {
+                            let err = ClientError::new(
+                                ClientErrorKind::Connection,
+                                "stream ended in the middle of an event",
+                            );
+                            return Some((Err(err), (body, parser, ready, done)));
+                        }
+                    }
+                    Ok(Some(Err(err))) => {
+                        done = true;
+                        return Some((
+                            Err(ClientError::from_reqwest(err)),
+                            (body, parser, ready, done),
+                        ));
+                    }
+                    Ok(Some(Ok(chunk))) => match parser.push(&chunk) {
+                        Ok(events) => ready.extend(events),
+                        Err(err) => {
+                            done = true;
+                            return Some((
+                                Err(ClientError::decode(err.to_string())),
+                                (body, parser, ready, done),
+                            ));
+                        }
+                    },
+                }
+            }
+        },
+    )
+}

@@ -1,0 +1,90 @@
+//! `CardResolver`: fetches an agent card.
+
+use std::time::Duration;
+
+use a2a_core::{AGENT_CARD_PATH, AgentCard};
+
+use crate::ClientError;
+
+/// Fetches agent cards over HTTP.
+#[derive(Debug, Clone)]
+pub struct CardResolver {
+    http: reqwest::Client,
+    path: String,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+}
+
+impl Default for CardResolver {
+    fn default() -> Self {
+        CardResolver::new()
+    }
+}
+
+impl CardResolver {
+    /// Resolves from the well-known path with a 30 s timeout.
+    pub fn new() -> Self {
+        CardResolver {
+            http: crate::http::default_client(),
+            path: AGENT_CARD_PATH.to_owned(),
+            headers: Vec::new(),
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Uses another path than `/.well-known/agent-card.json`.
+    #[must_use]
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Sends an extra header.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sets the timeout.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The URL the card is fetched from for `base_url`. A URL that already ends
+    /// in `.json` is taken as the card's own URL.
+    pub fn card_url(&self, base_url: &str) -> String {
+        if base_url.ends_with(".json") {
+            return base_url.to_owned();
+        }
+        let origin = base_url.trim_end_matches('/');
+        let path = if self.path.starts_with('/') {
+            self.path.clone()
+        } else {
+            format!("/{}", self.path)
+        };
+        format!("{origin}{path}")
+    }
+
+    /// Fetches and parses the card.
+    pub async fn resolve(&self, base_url: &str) -> Result<AgentCard, ClientError> {
+        let url = self.card_url(base_url);
+        let mut request = self.http.get(&url).timeout(self.timeout);
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.map_err(ClientError::from_reqwest)?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(ClientError::http(
+                status.as_u16(),
+                format!("fetching {url}: HTTP {status}"),
+            ));
+        }
+        let bytes = response.bytes().await.map_err(ClientError::from_reqwest)?;
+        a2a_core::protojson::decode(&bytes)
+            .map_err(|e| ClientError::decode(format!("agent card at {url}: {e}")))
+    }
+}

@@ -1,0 +1,141 @@
+//! Helpers shared by the whole-system tests.
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use a2a_client::{Client, ClientBuilder, ClientError, EventStream};
+use a2a_core::{
+    AgentCard, AgentSkill, ErrorKind, GetTaskRequest, Message, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState, binding,
+};
+use a2a_server::http::HttpConfig;
+use e2e::{RunningSut, ScriptedAgent, loopback_policy};
+use futures::StreamExt;
+
+/// The bindings every operation test runs on.
+pub const BINDINGS: [&str; 2] = [binding::JSONRPC, binding::HTTP_JSON];
+
+pub fn card(addr: SocketAddr) -> AgentCard {
+    let mut card = AgentCard::new("scripted", "scripted test agent")
+        .with_interface(format!("http://{addr}/"), binding::JSONRPC)
+        .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
+        .with_skill(AgentSkill::new("s", "scripted", "runs commands").with_tags(["test"]))
+        .with_streaming(true)
+        .with_push_notifications(true)
+        .with_extended_agent_card(true);
+    card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
+    card
+}
+
+/// A scripted-agent server with loopback webhooks allowed.
+pub async fn server() -> RunningSut {
+    e2e::start_server(
+        ScriptedAgent,
+        card,
+        |b| {
+            b.push_address_policy(loopback_policy())
+                .extended_card(AgentCard::new("extended", "more"))
+        },
+        HttpConfig::default(),
+    )
+    .await
+    .expect("server starts")
+}
+
+/// A client for `server` on `binding`.
+pub fn client(server: &RunningSut, binding: &str) -> Client {
+    let card = card(server.addr);
+    let client = ClientBuilder::new()
+        .prefer([binding])
+        .build(card)
+        .expect("usable interface");
+    assert_eq!(client.interface().protocol_binding, binding);
+    client
+}
+
+pub fn request(text: &str) -> SendMessageRequest {
+    SendMessageRequest::new(Message::user_text(text))
+}
+
+pub fn immediate(text: &str) -> SendMessageRequest {
+    let mut request = request(text);
+    request.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    request
+}
+
+pub async fn send_task(client: &Client, request: SendMessageRequest) -> Task {
+    match client
+        .send_message(request, None)
+        .await
+        .expect("send succeeds")
+    {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(m) => panic!("expected a task, got message {m:?}"),
+    }
+}
+
+pub fn status_text(task: &Task) -> String {
+    task.status
+        .message
+        .as_ref()
+        .map(Message::text)
+        .unwrap_or_default()
+}
+
+pub fn protocol_kind<T>(result: Result<T, ClientError>) -> ErrorKind {
+    let Err(err) = result else {
+        panic!("call should fail")
+    };
+    err.protocol_kind()
+        .unwrap_or_else(|| panic!("expected a protocol error, got {err:?}"))
+}
+
+/// Collects a stream to its end (bounded by a generous timeout so a hang fails the test).
+pub async fn collect(stream: EventStream) -> Vec<StreamResponse> {
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        stream.map(|e| e.expect("stream event")).collect(),
+    )
+    .await
+    .expect("stream should end")
+}
+
+/// Polls GetTask until `state` (or fails after a generous bound).
+pub async fn wait_for_state(client: &Client, id: &str, state: TaskState) -> Task {
+    for _ in 0..400 {
+        let task = client
+            .get_task(
+                GetTaskRequest {
+                    id: id.into(),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .expect("get task");
+        if task.status.state == state {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("task {id} never reached {state}");
+}
+
+/// Runs an async test body once per binding.
+#[macro_export]
+macro_rules! per_binding {
+    ($($name:ident),* $(,)?) => {
+        mod jsonrpc {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(a2a_core::binding::JSONRPC).await })*
+        }
+        mod http_json {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(a2a_core::binding::HTTP_JSON).await })*
+        }
+    };
+}

@@ -20,10 +20,13 @@ pub enum ClientErrorKind {
     Unsupported,
 }
 
-/// A failed call.
+/// A failed call. Boxed inside, so `Result<T, ClientError>` stays small.
 #[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct ClientError {
+#[error("{}", .0.message)]
+pub struct ClientError(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     kind: ClientErrorKind,
     message: String,
     status: Option<u16>,
@@ -33,29 +36,26 @@ pub struct ClientError {
 
 impl ClientError {
     pub(crate) fn new(kind: ClientErrorKind, message: impl Into<String>) -> Self {
-        ClientError {
+        ClientError(Box::new(Inner {
             kind,
             message: message.into(),
             status: None,
             protocol: None,
             retry_after: None,
-        }
+        }))
     }
 
     pub(crate) fn http(status: u16, message: impl Into<String>) -> Self {
-        ClientError {
-            status: Some(status),
-            ..ClientError::new(ClientErrorKind::Http, message)
-        }
+        ClientError::new(ClientErrorKind::Http, message).with_status(status)
     }
 
     pub(crate) fn with_status(mut self, status: u16) -> Self {
-        self.status = Some(status);
+        self.0.status = Some(status);
         self
     }
 
     pub(crate) fn with_retry_after(mut self, wait: Option<std::time::Duration>) -> Self {
-        self.retry_after = wait;
+        self.0.retry_after = wait;
         self
     }
 
@@ -69,36 +69,37 @@ impl ClientError {
 
     /// The class of failure.
     pub fn kind(&self) -> ClientErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The protocol error the agent returned, if that is what this is.
     pub fn protocol(&self) -> Option<&A2aError> {
-        self.protocol.as_ref()
+        self.0.protocol.as_ref()
     }
 
     /// The protocol error kind, if the agent returned one.
     pub fn protocol_kind(&self) -> Option<ErrorKind> {
-        self.protocol.as_ref().map(A2aError::kind)
+        self.0.protocol.as_ref().map(A2aError::kind)
     }
 
     /// The HTTP status of the response, when there was one.
     pub fn status(&self) -> Option<u16> {
-        self.status
+        self.0.status
     }
 
     /// The wait the server asked for (`Retry-After`), if any.
     pub fn retry_after(&self) -> Option<std::time::Duration> {
-        self.retry_after
+        self.0.retry_after
     }
 
     /// Whether trying again may succeed: connection failures, timeouts, 429 and
     /// 5xx. Protocol errors and 401/403/404 are final.
     pub fn is_retryable(&self) -> bool {
-        match self.kind {
+        match self.0.kind {
             ClientErrorKind::Connection | ClientErrorKind::Timeout => true,
-            ClientErrorKind::Http => self.status.is_some_and(|s| s == 429 || s >= 500),
+            ClientErrorKind::Http => self.0.status.is_some_and(|s| s == 429 || s >= 500),
             ClientErrorKind::Protocol => self
+                .0
                 .status
                 .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504),
             ClientErrorKind::Decode | ClientErrorKind::Unsupported => false,
@@ -113,21 +114,18 @@ impl ClientError {
         } else {
             ClientErrorKind::Connection
         };
-        let status = err.status().map(|s| s.as_u16());
-        let mut error = ClientError::new(kind, format!("{err:#}"));
-        error.status = status;
-        error
+        let error = ClientError::new(kind, format!("{err:#}"));
+        match err.status() {
+            Some(status) => error.with_status(status.as_u16()),
+            None => error,
+        }
     }
 }
 
 impl From<A2aError> for ClientError {
     fn from(err: A2aError) -> Self {
-        ClientError {
-            kind: ClientErrorKind::Protocol,
-            message: err.to_string(),
-            status: None,
-            protocol: Some(err),
-            retry_after: None,
-        }
+        let mut error = ClientError::new(ClientErrorKind::Protocol, err.to_string());
+        error.0.protocol = Some(err);
+        error
     }
 }

@@ -1,4 +1,6 @@
 //! Every operation over real sockets, on each binding (same test bodies).
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 
@@ -341,7 +343,7 @@ async fn push_config_crud(binding: &str) {
             .await
             .unwrap()
             .configs,
-        [created.clone()]
+        std::slice::from_ref(&created)
     );
     let delete = DeleteTaskPushNotificationConfigRequest {
         task_id: task.id.clone(),

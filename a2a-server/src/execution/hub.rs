@@ -223,3 +223,47 @@ pub(crate) fn subscriber_stream(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::InMemoryTaskStore;
+    use a2a_core::TaskStatusUpdateEvent;
+    use futures::StreamExt;
+
+    fn update(version: Version, state: TaskState) -> Update {
+        Update {
+            version,
+            event: Arc::new(TaskStatusUpdateEvent::new("t", "c", state).into()),
+            state: Some(state),
+        }
+    }
+
+    #[tokio::test]
+    async fn hubs_are_pruned_when_the_last_subscriber_leaves() {
+        let hubs = Arc::new(Hubs::new(8));
+        let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new());
+        let receiver = hubs.subscribe("t");
+        let stream = subscriber_stream(
+            hubs.clone(),
+            receiver,
+            "t".into(),
+            None,
+            StreamKind::Subscription,
+            store,
+            Caller::default(),
+            None,
+        );
+        assert_eq!(hubs.len(), 1);
+        hubs.publish("t", update(1, TaskState::Working));
+        hubs.publish("t", update(1, TaskState::Working));
+        hubs.publish("t", update(2, TaskState::Completed));
+        let events: Vec<_> = stream.collect().await;
+        // The duplicate version is skipped and the terminal state ends the stream.
+        assert_eq!(events.len(), 2);
+        assert_eq!(hubs.len(), 0);
+        // Publishing to a task nobody watches creates nothing.
+        hubs.publish("other", update(1, TaskState::Working));
+        assert_eq!(hubs.len(), 0);
+    }
+}

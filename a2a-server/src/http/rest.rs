@@ -36,7 +36,7 @@ fn route(verb: &Verb, path: &str) -> Result<Route, A2aError> {
     let segments: Vec<String> = path
         .trim_matches('/')
         .split('/')
-        .map(|s| percent_decode(s))
+        .map(percent_decode)
         .collect::<Result<_, _>>()?;
     let starts_route = |s: &str| {
         matches!(

@@ -7,7 +7,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_core::{ListTasksRequest, ListTasksResponse, StreamResponse, Task, TaskState};
@@ -86,9 +86,7 @@ impl InMemoryTaskStore {
     }
 
     fn hash<T: Hash + ?Sized>(&self, value: &T) -> u64 {
-        let mut hasher = self.hasher.build_hasher();
-        value.hash(&mut hasher);
-        hasher.finish()
+        self.hasher.hash_one(value)
     }
 
     fn shard(&self, task_id: &str) -> MutexGuard<'_, Shard> {
@@ -113,7 +111,7 @@ impl TaskStore for InMemoryTaskStore {
         task: &Task,
         _cause: &StreamResponse,
     ) -> Result<Version, StoreError> {
-        let json = encode(&task)?;
+        let json = encode(task)?;
         let owner_hash = self.hash(caller);
         let id: Arc<str> = Arc::from(task.id.as_str());
         let mut shard = self.shard(&task.id);
@@ -124,7 +122,7 @@ impl TaskStore for InMemoryTaskStore {
             owner: Arc::new(caller.clone()),
             json,
             version: 1,
-            timestamp_ms: timestamp_ms(&task),
+            timestamp_ms: timestamp_ms(task),
             state: task.status.state,
             context_id: task.context_id.as_str().into(),
         };
@@ -142,7 +140,7 @@ impl TaskStore for InMemoryTaskStore {
         expected: Version,
         _cause: &StreamResponse,
     ) -> Result<Version, StoreError> {
-        let json = encode(&task)?;
+        let json = encode(task)?;
         let owner_hash = self.hash(caller);
         let mut guard = self.shard(&task.id);
         let shard = &mut *guard;
@@ -159,7 +157,7 @@ impl TaskStore for InMemoryTaskStore {
                 found: record.version,
             });
         }
-        let new_ts = timestamp_ms(&task);
+        let new_ts = timestamp_ms(task);
         if new_ts != record.timestamp_ms {
             let old_key = (
                 owner_hash,

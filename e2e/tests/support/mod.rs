@@ -1,4 +1,6 @@
 //! Helpers shared by the whole-system tests.
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
 #![allow(dead_code, unreachable_pub)]
 
 use std::net::SocketAddr;

@@ -1,0 +1,375 @@
+//! Concurrency: cancel vs completion, several and stalled subscribers, late
+//! subscribers, client disconnects, the watchdog, limits and shutdown.
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use a2a_core::{
+    CancelTaskRequest, ErrorKind, GetTaskRequest, Method, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskState,
+};
+use a2a_server::{
+    CallContext, DefaultRequestHandler, EventStream, ExecutionConfig, RequestHandler, ServiceParams,
+};
+use e2e::ScriptedAgent;
+use futures::StreamExt;
+use support::*;
+
+fn ctx() -> CallContext {
+    CallContext::new(Method::SendMessage, ServiceParams::new())
+}
+
+fn handler(config: ExecutionConfig) -> DefaultRequestHandler {
+    DefaultRequestHandler::builder(ScriptedAgent, card("127.0.0.1:1".parse().unwrap()))
+        .execution_config(config)
+        .build()
+}
+
+async fn start(handler: &DefaultRequestHandler, text: &str) -> Task {
+    match handler.send_message(&ctx(), immediate(text)).await.unwrap() {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(_) => panic!("expected a task"),
+    }
+}
+
+async fn stored(handler: &DefaultRequestHandler, id: &str) -> Task {
+    handler
+        .get_task(
+            &ctx(),
+            GetTaskRequest {
+                id: id.into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+}
+
+async fn subscribe(handler: &DefaultRequestHandler, id: &str) -> EventStream {
+    handler
+        .subscribe_to_task(
+            &ctx(),
+            SubscribeToTaskRequest {
+                id: id.into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+}
+
+async fn drain(stream: EventStream) -> Vec<StreamResponse> {
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        stream.map(|e| e.unwrap()).collect(),
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_and_completion_race_to_one_consistent_outcome() {
+    let handler = handler(ExecutionConfig::default());
+    let (mut canceled, mut completed) = (0, 0);
+    for i in 0..40 {
+        let task = start(&handler, &format!("slow {}", i % 3)).await;
+        let outcome = handler
+            .cancel_task(
+                &ctx(),
+                CancelTaskRequest {
+                    id: task.id.clone(),
+                    ..Default::default()
+                },
+            )
+            .await;
+        // Whatever won, the stored task agrees with what the canceler was told.
+        let mut final_state = stored(&handler, &task.id).await.status.state;
+        while !final_state.is_terminal() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            final_state = stored(&handler, &task.id).await.status.state;
+        }
+        match outcome {
+            Ok(task) => {
+                assert_eq!(task.status.state, TaskState::Canceled);
+                assert_eq!(final_state, TaskState::Canceled);
+                canceled += 1;
+            }
+            Err(err) => {
+                assert_eq!(err.kind(), ErrorKind::TaskNotCancelable, "{err}");
+                assert_eq!(final_state, TaskState::Completed);
+                completed += 1;
+            }
+        }
+    }
+    assert_eq!(canceled + completed, 40);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_subscriber_neither_blocks_the_agent_nor_the_others() {
+    let handler = handler(ExecutionConfig {
+        subscriber_buffer: 8,
+        ..Default::default()
+    });
+    let task = start(&handler, "input").await;
+    // Three subscribers on a waiting task; the follow-up streams 30 chunks.
+    let (a, b, stalled) = (
+        subscribe(&handler, &task.id).await,
+        subscribe(&handler, &task.id).await,
+        subscribe(&handler, &task.id).await,
+    );
+    let readers = tokio::spawn(async move { tokio::join!(drain(a), drain(b)) });
+    let follow_up = a2a_core::Message::user_text("stream 30").with_task_id(task.id.clone());
+    let done = handler
+        .send_message(&ctx(), a2a_core::SendMessageRequest::new(follow_up))
+        .await
+        .unwrap();
+    let SendMessageResponse::Task(done) = done else {
+        panic!()
+    };
+    assert_eq!(
+        done.status.state,
+        TaskState::Completed,
+        "the agent finished while one subscriber never read"
+    );
+
+    let (a, b) = readers.await.unwrap();
+    assert_eq!(a.len(), b.len());
+    let kinds = |events: &[StreamResponse]| {
+        events
+            .iter()
+            .map(|e| (e.task_id().to_owned(), e.state()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        kinds(&a),
+        kinds(&b),
+        "both readers saw the same events in the same order"
+    );
+    assert_eq!(
+        a.last().and_then(StreamResponse::state),
+        Some(TaskState::Completed)
+    );
+
+    // The stalled one fell behind its 8-event buffer: it is resynced with a
+    // snapshot of the finished task instead of replaying everything.
+    let stalled = drain(stalled).await;
+    assert!(
+        stalled.len() < a.len(),
+        "stalled subscriber got {} events",
+        stalled.len()
+    );
+    match stalled.last() {
+        Some(StreamResponse::Task(task)) => {
+            assert_eq!(task.status.state, TaskState::Completed);
+            assert_eq!(task.artifacts[0].parts.len(), 30);
+        }
+        other => panic!("expected a resync snapshot, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_joining_mid_stream_gets_a_snapshot_then_the_rest() {
+    let handler = handler(ExecutionConfig::default());
+    let mut live = handler
+        .send_streaming_message(&ctx(), request("stream 12"))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    while seen
+        .iter()
+        .filter(|e| matches!(e, StreamResponse::ArtifactUpdate(_)))
+        .count()
+        < 3
+    {
+        seen.push(live.next().await.unwrap().unwrap());
+    }
+    let task_id = seen[0].task_id().to_owned();
+    let late = drain(subscribe(&handler, &task_id).await).await;
+    let StreamResponse::Task(snapshot) = &late[0] else {
+        panic!("first event must be the task")
+    };
+    let mut parts: Vec<String> = snapshot
+        .artifacts
+        .iter()
+        .flat_map(|a| {
+            a.parts
+                .iter()
+                .filter_map(|p| p.as_text().map(str::to_owned))
+        })
+        .collect();
+    for event in &late[1..] {
+        if let StreamResponse::ArtifactUpdate(update) = event {
+            parts.extend(
+                update
+                    .artifact
+                    .parts
+                    .iter()
+                    .filter_map(|p| p.as_text().map(str::to_owned)),
+            );
+        }
+    }
+    let expected: Vec<String> = (0..12).map(|i| format!("chunk-{i} ")).collect();
+    assert_eq!(
+        parts, expected,
+        "snapshot plus later events: every chunk exactly once, in order"
+    );
+    assert_eq!(
+        late.last().and_then(StreamResponse::state),
+        Some(TaskState::Completed)
+    );
+    drop(live);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_disconnect_does_not_cancel_the_agent() {
+    let server = server().await;
+    for binding in BINDINGS {
+        let client = client(&server, binding);
+        let mut stream = client
+            .send_streaming_message(request("slow 300"), None)
+            .await
+            .unwrap();
+        let first = stream.next().await.unwrap().unwrap();
+        drop(stream);
+        let done = wait_for_state(&client, first.task_id(), TaskState::Completed).await;
+        assert_eq!(status_text(&done), "done");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_watchdog_fails_a_silent_agent() {
+    let handler = handler(ExecutionConfig {
+        inactivity_timeout: Some(Duration::from_secs(30)),
+        ..Default::default()
+    });
+    // The blocking call returns when the watchdog fails the task (time is paused
+    // and jumps ahead while everything waits).
+    let response = handler.send_message(&ctx(), request("hang")).await.unwrap();
+    let SendMessageResponse::Task(task) = response else {
+        panic!()
+    };
+    assert_eq!(task.status.state, TaskState::Failed);
+    assert!(
+        status_text(&task).contains("inactivity"),
+        "{}",
+        status_text(&task)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_drains_then_fails_what_is_left() {
+    let handler = handler(ExecutionConfig::default());
+    let quick = start(&handler, "slow 500").await;
+    let stuck = start(&handler, "hang").await;
+    handler.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(
+        stored(&handler, &quick.id).await.status.state,
+        TaskState::Completed
+    );
+    let stuck = stored(&handler, &stuck.id).await;
+    assert_eq!(stuck.status.state, TaskState::Failed);
+    assert!(status_text(&stuck).contains("shut down"));
+    let err = handler
+        .send_message(&ctx(), request("echo late"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Internal);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_limits_per_caller_and_globally() {
+    let handler = handler(ExecutionConfig {
+        max_concurrent_per_caller: Some(1),
+        ..Default::default()
+    });
+    let busy = start(&handler, "wait").await;
+    let err = handler
+        .send_message(&ctx(), request("echo x"))
+        .await
+        .unwrap_err();
+    assert!(err.message().contains("limit"), "{err}");
+    // Another caller is not affected by this caller's limit.
+    let mut other = ctx();
+    other.user = a2a_server::User::authenticated("bob");
+    assert!(
+        handler
+            .send_message(&other, request("echo y"))
+            .await
+            .is_ok()
+    );
+    handler
+        .cancel_task(
+            &ctx(),
+            CancelTaskRequest {
+                id: busy.id,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        handler
+            .send_message(&ctx(), request("echo z"))
+            .await
+            .is_ok()
+    );
+
+    let global = self::handler(ExecutionConfig {
+        max_concurrent: Some(1),
+        ..Default::default()
+    });
+    start(&global, "wait").await;
+    assert!(
+        global
+            .send_message(&other, request("echo y"))
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_are_invisible_to_other_callers() {
+    let handler = handler(ExecutionConfig::default());
+    let task = start(&handler, "input").await;
+    let mut bob = ctx();
+    bob.user = a2a_server::User::authenticated("bob");
+    let get = GetTaskRequest {
+        id: task.id.clone(),
+        ..Default::default()
+    };
+    assert_eq!(
+        handler.get_task(&bob, get).await.unwrap_err().kind(),
+        ErrorKind::TaskNotFound
+    );
+    let cancel = CancelTaskRequest {
+        id: task.id.clone(),
+        ..Default::default()
+    };
+    assert_eq!(
+        handler.cancel_task(&bob, cancel).await.unwrap_err().kind(),
+        ErrorKind::TaskNotFound
+    );
+    let sub = SubscribeToTaskRequest {
+        id: task.id.clone(),
+        ..Default::default()
+    };
+    assert_eq!(
+        handler
+            .subscribe_to_task(&bob, sub)
+            .await
+            .err()
+            .map(|e| e.kind()),
+        Some(ErrorKind::TaskNotFound)
+    );
+    let follow_up = a2a_core::Message::user_text("echo x").with_task_id(task.id.clone());
+    let err = handler
+        .send_message(&bob, a2a_core::SendMessageRequest::new(follow_up))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TaskNotFound);
+    let list = handler.list_tasks(&bob, Default::default()).await.unwrap();
+    assert_eq!(list.total_size, 0);
+}

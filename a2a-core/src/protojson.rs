@@ -364,7 +364,13 @@ fn decode_error(err: serde_path_to_error::Error<serde_json::Error>) -> DecodeErr
 }
 
 /// Parses ProtoJSON bytes into `T`, reporting the path of any field that fails.
+///
+/// The common, valid case takes the plain (fast) path; only a failure is parsed
+/// a second time with path tracking, to say where it went wrong.
 pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
+    if let Ok(value) = serde_json::from_slice(bytes) {
+        return Ok(value);
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
     deserializer.end().map_err(|err| DecodeError {

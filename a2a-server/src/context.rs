@@ -41,9 +41,11 @@ pub struct Caller {
 }
 
 /// Service parameters of a call (HTTP headers or gRPC metadata), keys lowercased.
+///
+/// Cheap to clone: the map is shared until someone changes a clone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServiceParams {
-    values: BTreeMap<String, Vec<String>>,
+    values: std::sync::Arc<BTreeMap<String, Vec<String>>>,
 }
 
 impl ServiceParams {
@@ -54,7 +56,7 @@ impl ServiceParams {
 
     /// Adds a value (keys are case-insensitive).
     pub fn append(&mut self, key: &str, value: impl Into<String>) {
-        self.values
+        std::sync::Arc::make_mut(&mut self.values)
             .entry(key.to_ascii_lowercase())
             .or_default()
             .push(value.into());

@@ -280,6 +280,32 @@ async fn shutdown_drains_then_fails_what_is_left() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canceling_a_waiting_task_reaches_its_subscribers() {
+    let handler = handler(ExecutionConfig::default());
+    let task = start(&handler, "input").await;
+    let stream = subscribe(&handler, &task.id).await;
+    handler
+        .cancel_task(
+            &ctx(),
+            CancelTaskRequest {
+                id: task.id.clone(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let events = drain(stream).await;
+    assert_eq!(
+        events.first().and_then(StreamResponse::state),
+        Some(TaskState::InputRequired)
+    );
+    assert_eq!(
+        events.last().and_then(StreamResponse::state),
+        Some(TaskState::Canceled)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_limits_per_caller_and_globally() {
     let handler = handler(ExecutionConfig {
         max_concurrent_per_caller: Some(1),

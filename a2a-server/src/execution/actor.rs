@@ -9,7 +9,6 @@ use a2a_core::{
     TaskStatusUpdateEvent,
 };
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -18,6 +17,11 @@ use super::hub::Update;
 use super::{Control, Shared};
 use crate::store::{StoreError, Version};
 use crate::{Caller, RequestContext};
+
+/// The agent's `execute` future, with panics caught.
+pub(super) type Producer = std::pin::Pin<
+    Box<dyn std::future::Future<Output = std::thread::Result<Result<(), A2aError>>> + Send>,
+>;
 
 /// How an agent's `execute` ended.
 enum Outcome {
@@ -42,15 +46,19 @@ pub(super) struct Actor {
     pub(super) task: Option<(Task, Version)>,
     pub(super) replied: bool,
     pub(super) token: CancellationToken,
+    pub(super) progress: tokio::sync::watch::Sender<super::Progress>,
 }
 
 impl Actor {
-    pub(super) async fn run(
+    /// Drives the agent (`producer`, polled in this same task so handing an
+    /// event over needs no cross-task wakeup) and processes its events.
+    pub(super) async fn run<S: Send>(
         mut self,
         ctx: RequestContext,
         mut events: mpsc::Receiver<StreamResponse>,
         mut control: mpsc::Receiver<Control>,
-        producer: JoinHandle<Result<(), A2aError>>,
+        producer: Producer,
+        slot: S,
     ) {
         let mut producer = Some(producer);
         let inactivity = self.shared.config.inactivity_timeout;
@@ -79,8 +87,7 @@ impl Actor {
                     producer = None;
                     let outcome = match outcome {
                         Ok(result) => Outcome::Returned(result),
-                        Err(join) if join.is_panic() => Outcome::Panicked,
-                        Err(_) => Outcome::Returned(Ok(())),
+                        Err(_panic) => Outcome::Panicked,
                     };
                     self.finish(&mut events, outcome).await;
                     break;
@@ -96,16 +103,13 @@ impl Actor {
                 }
             }
         }
-        // Stop the agent; give it a moment to return on its own before aborting it.
+        // The task is settled: release the execution slot, tell the agent to
+        // stop, and give it a moment to return on its own before dropping it.
+        drop(events);
+        drop(slot);
         self.token.cancel();
         if let Some(producer) = producer {
-            let grace = self.shared.config.cancel_grace;
-            tokio::spawn(async move {
-                let abort = producer.abort_handle();
-                if tokio::time::timeout(grace, producer).await.is_err() {
-                    abort.abort();
-                }
-            });
+            let _ = tokio::time::timeout(self.shared.config.cancel_grace, producer).await;
         }
     }
 
@@ -202,12 +206,16 @@ impl Actor {
         if let StreamResponse::Message(message) = &event {
             if self.task.is_none() && !self.replied {
                 self.replied = true;
-                let update = Update {
-                    version: 0,
-                    event: Arc::new(StreamResponse::Message(message.clone())),
-                    state: None,
-                };
-                self.shared.hubs.publish(&self.task_id, update);
+                self.progress
+                    .send_modify(|p| p.reply = Some(message.clone()));
+                if self.shared.hubs.is_watched(&self.task_id) {
+                    let update = Update {
+                        version: 0,
+                        event: Arc::new(StreamResponse::Message(message.clone())),
+                        state: None,
+                    };
+                    self.shared.hubs.publish(&self.task_id, update);
+                }
                 return Flow::Done;
             }
         }
@@ -266,7 +274,7 @@ impl Actor {
                     *task = next;
                     *version = new_version;
                     let state = task.status.state;
-                    self.publish(event, new_version, state);
+                    self.publish(event, new_version, state).await;
                     return Ok(state);
                 }
                 Err(StoreError::Conflict { .. }) => {
@@ -276,7 +284,8 @@ impl Actor {
                     let state = stored.task.status.state;
                     self.task = Some((stored.task.clone(), stored.version));
                     if state.is_terminal() {
-                        self.publish(StreamResponse::Task(stored.task), stored.version, state);
+                        self.publish(StreamResponse::Task(stored.task), stored.version, state)
+                            .await;
                         return Ok(state);
                     }
                 }
@@ -321,13 +330,28 @@ impl Actor {
         }
         let version = self.shared.store.create(&self.caller, &task, event).await?;
         let state = task.status.state;
-        self.publish(StreamResponse::Task(task.clone()), version, state);
+        let snapshot = super::is_watched(&self.shared, &self.task_id)
+            .await
+            .then(|| StreamResponse::Task(task.clone()));
         self.task = Some((task, version));
+        match snapshot {
+            Some(event) => self.publish(event, version, state).await,
+            None => self.progress.send_modify(|p| p.state = Some(state)),
+        }
         Ok(())
     }
 
-    fn publish(&self, event: StreamResponse, version: Version, state: TaskState) {
-        super::publish(&self.shared, &self.task_id, event, version, state);
+    async fn publish(&self, event: StreamResponse, version: Version, state: TaskState) {
+        let settled = (state.is_terminal() || state.is_interrupted())
+            .then(|| self.task.as_ref().map(|(task, _)| Arc::new(task.clone())))
+            .flatten();
+        self.progress.send_modify(|p| {
+            p.state = Some(state);
+            if settled.is_some() {
+                p.settled = settled;
+            }
+        });
+        super::publish(&self.shared, &self.task_id, event, version, state).await;
     }
 }
 

@@ -63,20 +63,32 @@ impl Hubs {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The sender of a task's hub, created if needed.
-    pub(crate) fn sender(&self, task_id: &str) -> broadcast::Sender<Update> {
-        let mut hubs = self.lock();
-        if let Some(sender) = hubs.get(task_id) {
-            return sender.clone();
+    /// A new subscriber on a task's hub (created if needed); dropping it
+    /// removes the hub once nobody else listens.
+    pub(crate) fn subscribe(self: &Arc<Self>, task_id: &str) -> Subscription {
+        let receiver = {
+            let mut hubs = self.lock();
+            match hubs.get(task_id) {
+                Some(sender) => sender.subscribe(),
+                None => {
+                    let (sender, receiver) = broadcast::channel(self.capacity);
+                    hubs.insert(task_id.to_owned(), sender);
+                    receiver
+                }
+            }
+        };
+        Subscription {
+            receiver,
+            _prune: PruneOnDrop {
+                hubs: self.clone(),
+                task_id: task_id.to_owned(),
+            },
         }
-        let (sender, _) = broadcast::channel(self.capacity);
-        hubs.insert(task_id.to_owned(), sender.clone());
-        sender
     }
 
-    /// A new receiver on a task's hub.
-    pub(crate) fn subscribe(&self, task_id: &str) -> broadcast::Receiver<Update> {
-        self.sender(task_id).subscribe()
+    /// Whether anyone subscribes to the task (so events are worth building).
+    pub(crate) fn is_watched(&self, task_id: &str) -> bool {
+        self.lock().contains_key(task_id)
     }
 
     /// Forgets a hub nobody listens to any more (a later publisher makes a new one).
@@ -111,6 +123,20 @@ pub(crate) enum StreamKind {
     Subscription,
 }
 
+/// A receiver on a task's hub. Fields drop in order: the receiver first, then
+/// the guard prunes the hub if that was the last receiver.
+pub(crate) struct Subscription {
+    receiver: broadcast::Receiver<Update>,
+    _prune: PruneOnDrop,
+}
+
+impl Subscription {
+    #[cfg(test)]
+    pub(crate) fn task_id(&self) -> &str {
+        &self._prune.task_id
+    }
+}
+
 /// Removes the hub when the last subscriber goes away.
 struct PruneOnDrop {
     hubs: Arc<Hubs>,
@@ -125,6 +151,7 @@ impl Drop for PruneOnDrop {
 
 struct SubscriberState {
     receiver: Option<broadcast::Receiver<Update>>,
+    task_id: String,
     after: Version,
     kind: StreamKind,
     store: Arc<dyn TaskStore>,
@@ -134,15 +161,18 @@ struct SubscriberState {
     _prune: PruneOnDrop,
 }
 
+impl SubscriberState {
+    fn close(&mut self) {
+        self.receiver = None;
+    }
+}
+
 /// Turns a hub receiver into a stream of events newer than `after`.
 ///
 /// `first` (a stored snapshot) is yielded before anything else. A subscriber that
 /// lags behind gets a fresh snapshot from the store and continues from there.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn subscriber_stream(
-    hubs: Arc<Hubs>,
-    receiver: broadcast::Receiver<Update>,
-    task_id: String,
+    subscription: Subscription,
     first: Option<(StreamResponse, Version)>,
     kind: StreamKind,
     store: Arc<dyn TaskStore>,
@@ -153,15 +183,17 @@ pub(crate) fn subscriber_stream(
         Some((event, version)) => (Some(event), version),
         None => (None, 0),
     };
+    let Subscription { receiver, _prune } = subscription;
     let state = SubscriberState {
         receiver: Some(receiver),
+        task_id: _prune.task_id.clone(),
         after,
         kind,
         store,
         caller,
         pending,
         done,
-        _prune: PruneOnDrop { hubs, task_id },
+        _prune,
     };
     futures::stream::unfold(state, |mut state| async move {
         if let Some(event) = state.pending.take() {
@@ -190,14 +222,14 @@ pub(crate) fn subscriber_stream(
                         StreamKind::Subscription => update.ends_subscription(),
                     };
                     if ends {
-                        state.receiver = None;
+                        state.close();
                     }
                     return Some((Ok((*update.event).clone()), state));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::debug!(missed, task_id = %state._prune.task_id, "subscriber lagged; resyncing from the store");
-                    let task_id = state._prune.task_id.clone();
+                    tracing::debug!(missed, task_id = %state.task_id, "subscriber lagged; resyncing from the store");
+                    let task_id = state.task_id.clone();
                     match state.store.get(&state.caller, &task_id).await {
                         Ok(stored) => {
                             state.after = stored.version;
@@ -209,12 +241,12 @@ pub(crate) fn subscriber_stream(
                                 StreamKind::Subscription => settled.is_terminal(),
                             };
                             if ends {
-                                state.receiver = None;
+                                state.close();
                             }
                             return Some((Ok(StreamResponse::Task(stored.task)), state));
                         }
                         Err(err) => {
-                            state.receiver = None;
+                            state.close();
                             return Some((Err(err.into()), state));
                         }
                     }
@@ -243,11 +275,10 @@ mod tests {
     async fn hubs_are_pruned_when_the_last_subscriber_leaves() {
         let hubs = Arc::new(Hubs::new(8));
         let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new());
-        let receiver = hubs.subscribe("t");
+        let subscription = hubs.subscribe("t");
+        assert_eq!(subscription.task_id(), "t");
         let stream = subscriber_stream(
-            hubs.clone(),
-            receiver,
-            "t".into(),
+            subscription,
             None,
             StreamKind::Subscription,
             store,

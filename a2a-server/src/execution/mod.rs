@@ -11,12 +11,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use a2a_core::{A2aError, StreamResponse, TaskState};
+use futures::FutureExt as _;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use self::actor::{Actor, CancelReply};
-pub(crate) use self::hub::{Hubs, StreamKind, Update, subscriber_stream};
+pub(crate) use self::hub::{Hubs, StreamKind, Subscription, Update, subscriber_stream};
 use crate::push::PushDispatcher;
 use crate::store::{StoredTask, TaskStore, Version};
 use crate::{AgentExecutor, Caller, EventQueue, RequestContext};
@@ -50,6 +51,24 @@ impl Default for ExecutionConfig {
             cancel_grace: actor::DEFAULT_CANCEL_GRACE,
         }
     }
+}
+
+/// What a blocking caller needs to know about a running execution.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Progress {
+    /// The task's state after the last persisted event (`None`: no task yet).
+    pub(crate) state: Option<TaskState>,
+    /// The direct reply, when the agent answered with a message.
+    pub(crate) reply: Option<a2a_core::Message>,
+    /// The task as it was when it settled (terminal or interrupted), so a
+    /// blocking caller need not read it back from the store.
+    pub(crate) settled: Option<Arc<a2a_core::Task>>,
+}
+
+/// A started execution: its progress, and a token that fires when it ends.
+pub(crate) struct Started {
+    pub(crate) progress: tokio::sync::watch::Receiver<Progress>,
+    pub(crate) done: CancellationToken,
 }
 
 pub(crate) enum Control {
@@ -164,10 +183,7 @@ impl Executions {
 
     /// Starts an execution; the returned receiver was subscribed before the agent
     /// started, so it sees every event.
-    pub(crate) fn start(
-        self: &Arc<Self>,
-        start: Start,
-    ) -> Result<(tokio::sync::broadcast::Receiver<Update>, CancellationToken), A2aError> {
+    pub(crate) fn start(self: &Arc<Self>, start: Start) -> Result<Started, A2aError> {
         if self.draining.load(Ordering::Acquire) {
             return Err(A2aError::internal("the server is shutting down"));
         }
@@ -226,16 +242,15 @@ impl Executions {
             task_id: task_id.clone(),
             _permit: permit,
         };
-        let receiver = self.shared.hubs.subscribe(&task_id);
-
+        let (progress_tx, progress) = tokio::sync::watch::channel(Progress::default());
         let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
         let queue = EventQueue::new(event_tx, task_id.clone(), start.ctx.context_id.clone());
         let ctx = start.ctx;
         let executor = self.shared.executor.clone();
         let agent_ctx = ctx.clone();
-        let producer = self
-            .tracker
-            .spawn(async move { executor.execute(agent_ctx, queue).await });
+        let agent = async move { executor.execute(agent_ctx, queue).await };
+        let producer: actor::Producer =
+            Box::pin(std::panic::AssertUnwindSafe(agent).catch_unwind());
 
         let actor = Actor {
             shared: self.shared.clone(),
@@ -246,12 +261,11 @@ impl Executions {
             task: start.stored.map(|s| (s.task, s.version)),
             replied: false,
             token: ctx.cancellation.clone(),
+            progress: progress_tx,
         };
-        self.tracker.spawn(async move {
-            actor.run(ctx, event_rx, control_rx, producer).await;
-            drop(slot);
-        });
-        Ok((receiver, done))
+        self.tracker
+            .spawn(actor.run(ctx, event_rx, control_rx, producer, slot));
+        Ok(Started { progress, done })
     }
 
     /// Asks a running execution to cancel its task. `None`: no execution was running.
@@ -295,41 +309,34 @@ impl Executions {
         self.shared.shutdown.cancel();
     }
 
-    /// A receiver on a task's hub (for SubscribeToTask).
-    pub(crate) fn subscribe(&self, task_id: &str) -> tokio::sync::broadcast::Receiver<Update> {
+    /// A subscriber on a task's events (subscribe before reading a snapshot or
+    /// starting an execution, so nothing falls in between).
+    pub(crate) fn subscribe(&self, task_id: &str) -> Subscription {
         self.shared.hubs.subscribe(task_id)
     }
 
-    /// Forgets a task's hub if nobody listens any more.
-    pub(crate) fn release(&self, task_id: &str) {
-        self.shared.hubs.prune(task_id);
-    }
-
     /// Publishes a persisted event written outside an execution (an offline cancel).
-    pub(crate) fn publish(
+    pub(crate) async fn publish(
         &self,
         task_id: &str,
         event: StreamResponse,
         version: Version,
         state: TaskState,
     ) {
-        publish(&self.shared, task_id, event, version, state);
+        publish(&self.shared, task_id, event, version, state).await;
     }
 
     /// A stream of `receiver`'s events; `done` ends it when the execution ends.
     pub(crate) fn stream(
         &self,
-        receiver: tokio::sync::broadcast::Receiver<Update>,
-        task_id: String,
+        subscription: Subscription,
         first: Option<(StreamResponse, Version)>,
         kind: StreamKind,
         caller: Caller,
         done: Option<CancellationToken>,
     ) -> impl futures::Stream<Item = Result<StreamResponse, A2aError>> + Send + 'static {
         subscriber_stream(
-            self.shared.hubs.clone(),
-            receiver,
-            task_id,
+            subscription,
             first,
             kind,
             self.shared.store.clone(),
@@ -339,8 +346,25 @@ impl Executions {
     }
 }
 
+/// Whether an event of `task_id` has anyone to go to (subscribers or webhooks),
+/// so events nobody receives are never built.
+pub(crate) async fn is_watched(shared: &Shared, task_id: &str) -> bool {
+    shared.hubs.is_watched(task_id) || has_webhooks(shared, task_id).await
+}
+
+async fn has_webhooks(shared: &Shared, task_id: &str) -> bool {
+    match &shared.push {
+        Some(push) => push
+            .configs()
+            .list(task_id)
+            .await
+            .is_ok_and(|c| !c.is_empty()),
+        None => false,
+    }
+}
+
 /// Hands a persisted event to push delivery and to the task's subscribers.
-pub(crate) fn publish(
+pub(crate) async fn publish(
     shared: &Shared,
     task_id: &str,
     event: StreamResponse,
@@ -349,7 +373,9 @@ pub(crate) fn publish(
 ) {
     let event = Arc::new(event);
     if let Some(push) = &shared.push {
-        push.dispatch(task_id, event.clone());
+        if has_webhooks(shared, task_id).await {
+            push.dispatch(task_id, event.clone());
+        }
     }
     shared.hubs.publish(
         task_id,

@@ -1,11 +1,12 @@
 //! SendMessage and SendStreamingMessage.
 
+use std::sync::Arc;
+
 use a2a_core::{A2aError, SendMessageRequest, SendMessageResponse, StreamResponse, Task};
-use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::{DefaultRequestHandler, EventStream, validate};
-use crate::execution::{Start, StreamKind};
+use crate::execution::{Start, Started, StreamKind};
 use crate::push::validate_config;
 use crate::store::StoredTask;
 use crate::{CallContext, RequestContext};
@@ -170,36 +171,37 @@ impl DefaultRequestHandler {
         let task_id = prepared.start.ctx.task_id.clone();
         let caller = prepared.start.caller.clone();
         let follow_up = prepared.existing.is_some();
-        let (mut updates, done) = self.executions.start(prepared.start)?;
+        let Started { mut progress, .. } = self.executions.start(prepared.start)?;
         if prepared.return_immediately && follow_up {
             let stored = self.store.get(&caller, &task_id).await?;
             return Ok(Self::shape(stored.task, prepared.history_length).into());
         }
         loop {
-            let update = tokio::select! {
-                biased;
-                update = updates.recv() => update,
-                () = done.cancelled() => match updates.try_recv() {
-                    Ok(update) => Ok(update),
-                    Err(_) => break,
-                },
-            };
-            match update {
-                Ok(update) => {
-                    if let StreamResponse::Message(message) = &*update.event {
-                        return Ok(SendMessageResponse::Message(message.clone()));
-                    }
-                    let settled = update
-                        .state
-                        .is_some_and(|s| s.is_terminal() || s.is_interrupted());
-                    if settled || (prepared.return_immediately && update.state.is_some()) {
-                        break;
-                    }
+            let ended = {
+                let seen = progress.borrow_and_update();
+                if let Some(reply) = &seen.reply {
+                    return Ok(SendMessageResponse::Message(reply.clone()));
                 }
-                // The final state is read from the store below either way.
-                Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => break,
+                let settled = seen
+                    .state
+                    .is_some_and(|s| s.is_terminal() || s.is_interrupted());
+                if settled || (prepared.return_immediately && seen.state.is_some()) {
+                    break;
+                }
+                false
+            };
+            // The execution ended: look once more at its last word, then read the store.
+            if ended || progress.changed().await.is_err() {
+                if let Some(reply) = &progress.borrow().reply {
+                    return Ok(SendMessageResponse::Message(reply.clone()));
+                }
+                break;
             }
+        }
+        let settled = progress.borrow().settled.clone();
+        if let Some(task) = settled {
+            let task = Arc::try_unwrap(task).unwrap_or_else(|shared| (*shared).clone());
+            return Ok(Self::shape(task, prepared.history_length).into());
         }
         let stored = self.store.get(&caller, &task_id).await?;
         Ok(Self::shape(stored.task, prepared.history_length).into())
@@ -221,15 +223,11 @@ impl DefaultRequestHandler {
                 s.version,
             )
         });
-        let (updates, done) = self.executions.start(prepared.start)?;
-        let stream = self.executions.stream(
-            updates,
-            task_id,
-            first,
-            StreamKind::Message,
-            caller,
-            Some(done),
-        );
+        let updates = self.executions.subscribe(&task_id);
+        let Started { done, .. } = self.executions.start(prepared.start)?;
+        let stream =
+            self.executions
+                .stream(updates, first, StreamKind::Message, caller, Some(done));
         Ok(Box::pin(stream))
     }
 }

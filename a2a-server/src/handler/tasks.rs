@@ -124,7 +124,8 @@ impl DefaultRequestHandler {
             {
                 Ok(version) => {
                     self.executions
-                        .publish(&task.id, event, version, TaskState::Canceled);
+                        .publish(&task.id, event, version, TaskState::Canceled)
+                        .await;
                     return Ok(task);
                 }
                 Err(StoreError::Conflict { .. }) => {}
@@ -144,31 +145,17 @@ impl DefaultRequestHandler {
         let caller = ctx.caller();
         // Subscribe before reading the snapshot: nothing can fall in between.
         let updates = self.executions.subscribe(&request.id);
-        let stored = match self.store.get(&caller, &request.id).await {
-            Ok(stored) => stored,
-            Err(err) => {
-                drop(updates);
-                self.executions.release(&request.id);
-                return Err(err.into());
-            }
-        };
+        let stored = self.store.get(&caller, &request.id).await?;
         if stored.task.status.state.is_terminal() {
-            drop(updates);
-            self.executions.release(&request.id);
             return Err(A2aError::unsupported_operation(format!(
                 "task {} is {} and will not change; use GetTask",
                 stored.task.id, stored.task.status.state
             )));
         }
         let first = Some((StreamResponse::Task(stored.task), stored.version));
-        let stream = self.executions.stream(
-            updates,
-            request.id,
-            first,
-            StreamKind::Subscription,
-            caller,
-            None,
-        );
+        let stream = self
+            .executions
+            .stream(updates, first, StreamKind::Subscription, caller, None);
         Ok(Box::pin(stream))
     }
 }

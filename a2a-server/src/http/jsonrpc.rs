@@ -1,11 +1,12 @@
 //! The JSON-RPC 2.0 binding, with SSE for the streaming methods.
 
-use a2a_core::protojson::decode_value;
+use a2a_core::protojson::decode;
 use a2a_core::{A2aError, JsonRpcResponse, Method, StreamResponse};
 use axum::extract::{Request, State};
 use axum::response::Response;
 use futures::StreamExt;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::HttpState;
 use super::common::{
@@ -26,10 +27,10 @@ fn success<T: serde::Serialize>(id: Value, result: &T) -> Vec<u8> {
     to_json(&JsonRpcResponse::success(id, result))
 }
 
-/// Decodes the params of `method` into a call.
-fn decode_call(method: Method, params: Value) -> Result<Call, A2aError> {
-    fn p<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, A2aError> {
-        Ok(decode_value(params)?)
+/// Decodes the params of `method` straight from their JSON text into a call.
+fn decode_call(method: Method, params: &str) -> Result<Call, A2aError> {
+    fn p<T: serde::de::DeserializeOwned>(params: &str) -> Result<T, A2aError> {
+        Ok(decode(params.as_bytes())?)
     }
     Ok(match method {
         Method::SendMessage => Call::SendMessage(p(params)?),
@@ -46,17 +47,39 @@ fn decode_call(method: Method, params: Value) -> Result<Call, A2aError> {
     })
 }
 
-/// Validates the envelope; returns the id, method and params.
-fn envelope(value: Value) -> Result<(Value, Method, Value), (Value, A2aError)> {
-    let Value::Object(mut object) = value else {
-        let what = if value.is_array() {
-            "batch requests are not supported"
-        } else {
-            "the request must be a JSON object"
-        };
-        return Err((Value::Null, A2aError::invalid_request(what)));
+/// The envelope, with `params` kept as raw text so it is parsed only once,
+/// straight into its request type.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(default)]
+    jsonrpc: Option<Value>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// Validates the envelope; returns the id, method and params text.
+fn envelope(body: &[u8]) -> Result<(Value, Method, &str), (Value, A2aError)> {
+    let envelope: Envelope<'_> = match serde_json::from_slice(body) {
+        Ok(envelope) => envelope,
+        Err(err) if err.is_syntax() || err.is_eof() => {
+            return Err((
+                Value::Null,
+                A2aError::parse_error(format!("invalid JSON: {err}")),
+            ));
+        }
+        Err(_) => {
+            let what = match body.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'[') => "batch requests are not supported",
+                _ => "the request must be a JSON-RPC request object",
+            };
+            return Err((Value::Null, A2aError::invalid_request(what)));
+        }
     };
-    let id = match object.remove("id") {
+    let id = match envelope.id {
         None => Value::Null,
         Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => id,
         Some(_) => {
@@ -66,19 +89,19 @@ fn envelope(value: Value) -> Result<(Value, Method, Value), (Value, A2aError)> {
             ));
         }
     };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if envelope.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return Err((id, A2aError::invalid_request("jsonrpc must be \"2.0\"")));
     }
-    let method = match object.remove("method") {
+    let method = match envelope.method {
         Some(Value::String(name)) => match Method::from_name(&name) {
             Some(method) => method,
             None => return Err((id, A2aError::method_not_found(&name))),
         },
         _ => return Err((id, A2aError::invalid_request("method must be a string"))),
     };
-    let params = match object.remove("params") {
-        None | Some(Value::Null) => Value::Object(Default::default()),
-        Some(params @ Value::Object(_)) => params,
+    let params = match envelope.params.map(|raw| raw.get().trim()) {
+        None | Some("null") => "{}",
+        Some(text) if text.starts_with('{') => text,
         Some(_) => return Err((id, A2aError::invalid_params("params must be an object"))),
     };
     Ok((id, method, params))
@@ -94,16 +117,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Ok(bytes) => bytes,
         Err(err) => return error_response(Value::Null, &err),
     };
-    let value: Value = match serde_json::from_slice(&bytes) {
-        Ok(value) => value,
-        Err(err) => {
-            return error_response(
-                Value::Null,
-                &A2aError::parse_error(format!("invalid JSON: {err}")),
-            );
-        }
-    };
-    let (id, method, params) = match envelope(value) {
+    let (id, method, params) = match envelope(&bytes) {
         Ok(parts) => parts,
         Err((id, err)) => return error_response(id, &err),
     };

@@ -15,6 +15,7 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
+use super::compact;
 use super::task::{StoreError, StoredTask, TaskStore, Version};
 use crate::Caller;
 
@@ -37,6 +38,8 @@ struct Record {
 struct Shard {
     tasks: BTreeMap<Arc<str>, Record>,
     index: BTreeSet<IndexKey>,
+    /// One shared copy of each owner, instead of one per task.
+    owners: std::collections::HashMap<Caller, Arc<Caller>>,
 }
 
 /// A task store in process memory. Cheap to clone; clones share the data.
@@ -56,13 +59,16 @@ impl Default for InMemoryTaskStore {
 }
 
 fn encode(task: &Task) -> Result<Box<[u8]>, StoreError> {
-    serde_json::to_vec(task)
+    serde_json::to_vec(&compact::CompactTask(task))
         .map(Vec::into_boxed_slice)
         .map_err(|e| StoreError::Backend(format!("serializing task: {e}")))
 }
 
 fn decode(json: &[u8]) -> Result<Task, StoreError> {
-    serde_json::from_slice(json).map_err(|e| StoreError::Backend(format!("reading task: {e}")))
+    let mut task: Task = serde_json::from_slice(json)
+        .map_err(|e| StoreError::Backend(format!("reading task: {e}")))?;
+    compact::restore_ids(&mut task);
+    Ok(task)
 }
 
 fn timestamp_ms(task: &Task) -> i64 {
@@ -118,8 +124,16 @@ impl TaskStore for InMemoryTaskStore {
         if shard.tasks.contains_key(&id) {
             return Err(StoreError::AlreadyExists(task.id.clone()));
         }
+        let owner = match shard.owners.get(caller) {
+            Some(owner) => owner.clone(),
+            None => {
+                let owner = Arc::new(caller.clone());
+                shard.owners.insert(caller.clone(), owner.clone());
+                owner
+            }
+        };
         let record = Record {
-            owner: Arc::new(caller.clone()),
+            owner,
             json,
             version: 1,
             timestamp_ms: timestamp_ms(task),

@@ -1,5 +1,6 @@
 //! Storage of tasks and push configs: traits and in-memory implementations.
 
+mod compact;
 mod memory;
 mod push;
 mod task;

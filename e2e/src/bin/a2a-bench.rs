@@ -1,0 +1,348 @@
+//! Benchmarks of the server's hot paths. Run them with `scripts/bench.sh`,
+//! which pins the server and the load generator to different cores.
+//!
+//! - `sdk`: the SDK serving an echo agent over JSON-RPC (one worker thread);
+//! - `bare`: a bare axum handler that parses the same request and writes the
+//!   same response JSON with no SDK behind it (the reference);
+//! - `load`: blocking `SendMessage` from N keep-alive connections: throughput,
+//!   latency percentiles and the slowest request;
+//! - `streams`: N concurrent `SendStreamingMessage` calls, time to first event;
+//! - `memory`: resident memory per stored completed task.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use a2a_core::{
+    A2aError, AgentCard, JsonRpcRequest, JsonRpcResponse, Message, Part, Role, SendMessageRequest,
+    SendMessageResponse, Task, TaskState, TaskStatus, binding,
+};
+use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind, router};
+use a2a_server::{
+    AgentExecutor, CallContext, DefaultRequestHandler, EventQueue, RequestContext, RequestHandler,
+};
+use anyhow::Context as _;
+use bytes::Bytes;
+use clap::{Parser, Subcommand};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+
+#[derive(Parser)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the SDK with an echo agent.
+    Sdk {
+        #[arg(long)]
+        port: u16,
+    },
+    /// Serve the bare reference handler.
+    Bare {
+        #[arg(long)]
+        port: u16,
+    },
+    /// Generate load against a JSON-RPC endpoint.
+    Load {
+        #[arg(long)]
+        addr: SocketAddr,
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        #[arg(long, default_value_t = 2)]
+        warmup: u64,
+    },
+    /// Open many streams at once and time their first event.
+    Streams {
+        #[arg(long)]
+        addr: SocketAddr,
+        #[arg(long, default_value_t = 1000)]
+        count: usize,
+    },
+    /// Measure resident memory per stored completed task.
+    Memory {
+        #[arg(long, default_value_t = 100_000)]
+        tasks: usize,
+    },
+}
+
+struct Echo;
+
+#[async_trait::async_trait]
+impl AgentExecutor for Echo {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        events.complete_with_text(ctx.message.text()).await
+    }
+}
+
+fn card(addr: SocketAddr) -> AgentCard {
+    AgentCard::new("bench", "echo")
+        .with_interface(format!("http://{addr}/"), binding::JSONRPC)
+        .with_streaming(true)
+}
+
+fn request_body(method: a2a_core::Method) -> Bytes {
+    let message = Message::user_text("hello benchmark").with_message_id("bench-message");
+    Bytes::from(
+        serde_json::to_vec(&JsonRpcRequest::new(
+            1,
+            method,
+            SendMessageRequest::new(message),
+        ))
+        .unwrap_or_default(),
+    )
+}
+
+fn one_worker() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?)
+}
+
+async fn serve_sdk(port: u16) -> anyhow::Result<()> {
+    let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
+    let card = card(listener.local_addr()?);
+    let handler = DefaultRequestHandler::builder(Echo, card.clone()).build();
+    let app = router(
+        a2a_server::A2aService::new(handler, card),
+        HttpConfig::default(),
+    );
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+/// The reference: parse the request, answer the completed task an echo agent
+/// would produce, with none of the SDK's machinery.
+async fn bare_handler(body: Bytes) -> axum::response::Response {
+    let request: JsonRpcRequest<SendMessageRequest> = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(_) => return axum::http::StatusCode::BAD_REQUEST.into_response(),
+    };
+    let Some(params) = request.params else {
+        return axum::http::StatusCode::BAD_REQUEST.into_response();
+    };
+    let (task_id, context_id) = (a2a_core::new_id(), a2a_core::new_id());
+    let mut user = params.message;
+    user.task_id.clone_from(&task_id);
+    user.context_id.clone_from(&context_id);
+    let reply = Message::new(Role::Agent, vec![Part::text(user.text())])
+        .with_task_id(task_id.clone())
+        .with_context_id(context_id.clone());
+    let task = Task {
+        id: task_id,
+        context_id,
+        status: TaskStatus::new(TaskState::Completed).with_message(reply),
+        history: vec![user],
+        ..Task::default()
+    };
+    let response = JsonRpcResponse::success(request.id, SendMessageResponse::Task(task));
+    let mut http = axum::response::Response::new(axum::body::Body::from(
+        serde_json::to_vec(&response).unwrap_or_default(),
+    ));
+    http.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    http
+}
+
+use axum::response::IntoResponse as _;
+
+async fn serve_bare(port: u16) -> anyhow::Result<()> {
+    let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
+    let app = axum::Router::new().route("/", axum::routing::post(bare_handler));
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+async fn connect(
+    addr: SocketAddr,
+) -> anyhow::Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>> {
+    let stream = tokio::net::TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
+fn post(body: Bytes) -> hyper::Request<Full<Bytes>> {
+    hyper::Request::post("/")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("a2a-version", "1.0")
+        .body(Full::new(body))
+        .unwrap_or_default()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+async fn load(
+    addr: SocketAddr,
+    connections: usize,
+    seconds: u64,
+    warmup: u64,
+) -> anyhow::Result<()> {
+    let body = request_body(a2a_core::Method::SendMessage);
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs(warmup);
+    let end = measure_from + Duration::from_secs(seconds);
+    let mut workers = Vec::new();
+    for _ in 0..connections {
+        let body = body.clone();
+        workers.push(tokio::spawn(async move {
+            let mut sender = connect(addr).await?;
+            let mut latencies = Vec::new();
+            loop {
+                let sent = Instant::now();
+                if sent >= end {
+                    break;
+                }
+                let response = sender.send_request(post(body.clone())).await?;
+                let status = response.status();
+                let bytes = response.into_body().collect().await?.to_bytes();
+                anyhow::ensure!(
+                    status.is_success() && bytes.len() > 100,
+                    "bad response {status}"
+                );
+                if sent >= measure_from {
+                    latencies.push(sent.elapsed());
+                }
+            }
+            anyhow::Ok(latencies)
+        }));
+    }
+    let mut all = Vec::new();
+    for worker in workers {
+        all.extend(worker.await??);
+    }
+    all.sort_unstable();
+    #[allow(clippy::cast_precision_loss)]
+    let rps = all.len() as f64 / seconds as f64;
+    println!(
+        "requests={} throughput={rps:.0}/s p50={:?} p99={:?} p99.9={:?} max={:?}",
+        all.len(),
+        percentile(&all, 0.50),
+        percentile(&all, 0.99),
+        percentile(&all, 0.999),
+        all.last().copied().unwrap_or_default()
+    );
+    Ok(())
+}
+
+async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {
+    let body = request_body(a2a_core::Method::SendStreamingMessage);
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(count));
+    let mut tasks = Vec::new();
+    for _ in 0..count {
+        let (body, barrier) = (body.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut sender = connect(addr).await?;
+            barrier.wait().await;
+            let sent = Instant::now();
+            let response = sender.send_request(post(body)).await?;
+            let mut body = response.into_body();
+            while let Some(frame) = body.frame().await {
+                if frame?
+                    .data_ref()
+                    .is_some_and(|d| d.windows(5).any(|w| w == b"data:"))
+                {
+                    return anyhow::Ok(sent.elapsed());
+                }
+            }
+            anyhow::bail!("stream ended without an event")
+        }));
+    }
+    let mut firsts = Vec::new();
+    for task in tasks {
+        firsts.push(task.await??);
+    }
+    firsts.sort_unstable();
+    println!(
+        "streams={count} first-event p50={:?} p99={:?} max={:?}",
+        percentile(&firsts, 0.5),
+        percentile(&firsts, 0.99),
+        firsts.last().copied().unwrap_or_default()
+    );
+    Ok(())
+}
+
+fn resident_bytes() -> anyhow::Result<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm")?;
+    let pages: u64 = statm.split_whitespace().nth(1).context("statm")?.parse()?;
+    Ok(pages * 4096)
+}
+
+async fn memory(tasks: usize) -> anyhow::Result<()> {
+    let card = card(SocketAddr::from(([127, 0, 0, 1], 1)));
+    let handler = std::sync::Arc::new(DefaultRequestHandler::builder(Echo, card).build());
+    let ctx = CallContext::new(
+        a2a_core::Method::SendMessage,
+        a2a_server::ServiceParams::new(),
+    );
+    // Warm up allocator pools before the baseline.
+    for _ in 0..1000 {
+        handler
+            .send_message(
+                &ctx,
+                SendMessageRequest::new(Message::user_text("hello benchmark")),
+            )
+            .await?;
+    }
+    let before = resident_bytes()?;
+    let mut joins = Vec::new();
+    for chunk in 0..64 {
+        let (handler, ctx) = (handler.clone(), ctx.clone());
+        joins.push(tokio::spawn(async move {
+            for _ in (chunk..tasks).step_by(64) {
+                handler
+                    .send_message(
+                        &ctx,
+                        SendMessageRequest::new(Message::user_text("hello benchmark")),
+                    )
+                    .await?;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for join in joins {
+        join.await??;
+    }
+    let after = resident_bytes()?;
+    #[allow(clippy::cast_precision_loss)]
+    let per_task = after.saturating_sub(before) as f64 / tasks as f64;
+    println!(
+        "tasks={tasks} resident_delta={}KiB per_task={per_task:.0}B",
+        (after - before) / 1024
+    );
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    match Args::parse().command {
+        Command::Sdk { port } => one_worker()?.block_on(serve_sdk(port)),
+        Command::Bare { port } => one_worker()?.block_on(serve_bare(port)),
+        Command::Load {
+            addr,
+            connections,
+            seconds,
+            warmup,
+        } => one_worker()?.block_on(load(addr, connections, seconds, warmup)),
+        Command::Streams { addr, count } => one_worker()?.block_on(streams(addr, count)),
+        Command::Memory { tasks } => one_worker()?.block_on(memory(tasks)),
+    }
+}

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_core::{AgentCard, AgentSkill, binding};
-use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind, router};
+use a2a_grpc::router;
+use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
 use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
 use anyhow::Context as _;
 
@@ -44,7 +45,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
     let app = router(service, HttpConfig::default());
 
-    println!("A2A server listening on http://{addr}");
+    println!("A2A server listening on http://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
     println!("Agent card: http://{addr}{}", a2a_core::AGENT_CARD_PATH);
     println!("Press Ctrl-C to stop.");
     axum::serve(listener, app)

@@ -35,7 +35,8 @@ struct Inner {
 }
 
 impl ClientError {
-    pub(crate) fn new(kind: ClientErrorKind, message: impl Into<String>) -> Self {
+    /// An error of `kind` (for transports implemented outside this crate).
+    pub fn new(kind: ClientErrorKind, message: impl Into<String>) -> Self {
         ClientError(Box::new(Inner {
             kind,
             message: message.into(),

@@ -1,6 +1,11 @@
 //! The A2A gRPC binding: Rust code generated from `proto/a2a.proto` (package
-//! `lf.a2a.v1`), conversion between `a2a-core` types and protobuf, and the
-//! `A2AService` method paths.
+//! `lf.a2a.v1`), conversion between `a2a-core` types and protobuf, a tonic
+//! service over any `a2a-server` handler and a gRPC transport for `a2a-client`.
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `server` | yes | [`GrpcService`], and [`router`] serving every binding on one port |
+//! | `client` | yes | [`GrpcTransport`], and [`register`] for `a2a_client::ClientBuilder` |
 //!
 //! ```
 //! use a2a_grpc::convert::{FromProto, ToProto};
@@ -9,7 +14,18 @@
 //! assert_eq!(a2a_core::Task::from_proto(proto).unwrap(), task);
 //! ```
 
+#[cfg(feature = "client")]
+mod client;
 pub mod convert;
+mod error;
+#[cfg(feature = "server")]
+mod server;
+
+#[cfg(feature = "client")]
+pub use self::client::{GrpcTransport, register};
+pub use self::error::{from_status, to_status};
+#[cfg(feature = "server")]
+pub use self::server::{GrpcEventStream, GrpcService, router};
 
 #[rustfmt::skip]
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]

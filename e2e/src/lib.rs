@@ -8,7 +8,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use a2a_core::{AgentCard, AgentSkill, binding};
-use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind, router};
+use a2a_grpc::router;
+use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
 use a2a_server::push::{AddressPolicy, IpNetwork};
 use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
 
@@ -23,6 +24,7 @@ pub fn tck_card(addr: SocketAddr) -> AgentCard {
     )
     .with_interface(format!("http://{addr}/"), binding::JSONRPC)
     .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
+    .with_interface(addr.to_string(), binding::GRPC)
     .with_skill(
         AgentSkill::new(
             "tck",
@@ -47,18 +49,32 @@ pub fn loopback_policy() -> AddressPolicy {
     policy
 }
 
-/// Starts `agent` behind every HTTP binding with `card_for(addr)` as its card.
+/// Starts `agent` behind every binding (JSON-RPC, HTTP+JSON, gRPC on one port) with `card_for(addr)` as its card.
 pub async fn start_server<A: a2a_server::AgentExecutor>(
     agent: A,
     card_for: impl FnOnce(SocketAddr) -> AgentCard,
     configure: impl FnOnce(a2a_server::HandlerBuilder) -> a2a_server::HandlerBuilder,
     http: HttpConfig,
 ) -> std::io::Result<RunningSut> {
+    start_service(agent, card_for, configure, |service| service, http).await
+}
+
+/// Like [`start_server`], with a hook to add interceptors (such as authentication) to the service.
+pub async fn start_service<A: a2a_server::AgentExecutor>(
+    agent: A,
+    card_for: impl FnOnce(SocketAddr) -> AgentCard,
+    configure: impl FnOnce(a2a_server::HandlerBuilder) -> a2a_server::HandlerBuilder,
+    wrap: impl FnOnce(A2aService) -> A2aService,
+    http: HttpConfig,
+) -> std::io::Result<RunningSut> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)), DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let card = card_for(addr);
     let handler = Arc::new(configure(DefaultRequestHandler::builder(agent, card.clone())).build());
-    let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
+    let service = wrap(A2aService::from_arc(
+        handler.clone() as Arc<dyn RequestHandler>,
+        card,
+    ));
     let app = router(service, http);
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;

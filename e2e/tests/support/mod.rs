@@ -16,12 +16,13 @@ use e2e::{RunningSut, ScriptedAgent, loopback_policy};
 use futures::StreamExt;
 
 /// The bindings every operation test runs on.
-pub const BINDINGS: [&str; 2] = [binding::JSONRPC, binding::HTTP_JSON];
+pub const BINDINGS: [&str; 3] = [binding::JSONRPC, binding::HTTP_JSON, binding::GRPC];
 
 pub fn card(addr: SocketAddr) -> AgentCard {
     let mut card = AgentCard::new("scripted", "scripted test agent")
         .with_interface(format!("http://{addr}/"), binding::JSONRPC)
         .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
+        .with_interface(addr.to_string(), binding::GRPC)
         .with_skill(AgentSkill::new("s", "scripted", "runs commands").with_tags(["test"]))
         .with_streaming(true)
         .with_push_notifications(true)
@@ -48,7 +49,7 @@ pub async fn server() -> RunningSut {
 /// A client for `server` on `binding`.
 pub fn client(server: &RunningSut, binding: &str) -> Client {
     let card = card(server.addr);
-    let client = ClientBuilder::new()
+    let client = a2a_grpc::register(ClientBuilder::new())
         .prefer([binding])
         .build(card)
         .expect("usable interface");
@@ -127,7 +128,7 @@ pub async fn wait_for_state(client: &Client, id: &str, state: TaskState) -> Task
     panic!("task {id} never reached {state}");
 }
 
-/// Runs an async test body once per binding.
+/// Runs an async test body once per binding (JSON-RPC, HTTP+JSON, gRPC).
 #[macro_export]
 macro_rules! per_binding {
     ($($name:ident),* $(,)?) => {
@@ -138,6 +139,10 @@ macro_rules! per_binding {
         mod http_json {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() { super::$name(a2a_core::binding::HTTP_JSON).await })*
+        }
+        mod grpc {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(a2a_core::binding::GRPC).await })*
         }
     };
 }

@@ -1,0 +1,307 @@
+//! The gRPC `Transport` for `a2a-client`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_client::{
+    CallOptions, ClientBuilder, ClientError, ClientErrorKind, EventStream, HttpSettings, Transport,
+};
+use a2a_core::{
+    AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, SendMessageRequest, SendMessageResponse,
+    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, binding,
+};
+use async_trait::async_trait;
+use futures::StreamExt;
+use tonic::metadata::{MetadataKey, MetadataValue};
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Status};
+
+use crate::convert::{FromProto, ToProto};
+use crate::error::from_status;
+use crate::pb::a2a_service_client::A2aServiceClient;
+
+/// Talks gRPC to one `host:port` (or `http(s)://host:port`) endpoint.
+#[derive(Debug, Clone)]
+pub struct GrpcTransport {
+    client: A2aServiceClient<Channel>,
+    settings: HttpSettings,
+}
+
+fn client_error(status: Status) -> ClientError {
+    match status.code() {
+        Code::Unavailable => {
+            ClientError::new(ClientErrorKind::Connection, status.message().to_owned())
+        }
+        Code::DeadlineExceeded => {
+            ClientError::new(ClientErrorKind::Timeout, status.message().to_owned())
+        }
+        _ => ClientError::from(from_status(&status)),
+    }
+}
+
+fn decode<T: FromProto>(proto: T::Proto) -> Result<T, ClientError> {
+    T::from_proto(proto).map_err(|e| ClientError::new(ClientErrorKind::Decode, e.to_string()))
+}
+
+impl GrpcTransport {
+    /// A transport for `url` (`host:port`, as in agent cards, or a full
+    /// `http://` / `https://` URL). The connection is made on first use.
+    pub fn connect_lazy(url: &str) -> Result<Self, ClientError> {
+        let uri = if url.contains("://") {
+            url.to_owned()
+        } else {
+            format!("http://{url}")
+        };
+        let endpoint = Endpoint::from_shared(uri)
+            .map_err(|e| {
+                ClientError::new(
+                    ClientErrorKind::Unsupported,
+                    format!("invalid gRPC url {url:?}: {e}"),
+                )
+            })?
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_nodelay(true);
+        Ok(GrpcTransport {
+            client: A2aServiceClient::new(endpoint.connect_lazy()),
+            settings: HttpSettings::default(),
+        })
+    }
+
+    /// Replaces the timeouts.
+    #[must_use]
+    pub fn with_settings(mut self, settings: HttpSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    fn request<T>(
+        &self,
+        message: T,
+        options: &CallOptions,
+        unary: bool,
+    ) -> Result<tonic::Request<T>, ClientError> {
+        let mut request = tonic::Request::new(message);
+        for (name, value) in options.service_params() {
+            let key =
+                MetadataKey::from_bytes(name.to_ascii_lowercase().as_bytes()).map_err(|_| {
+                    ClientError::new(
+                        ClientErrorKind::Unsupported,
+                        format!("invalid metadata key {name:?}"),
+                    )
+                })?;
+            let value = MetadataValue::try_from(value.as_str()).map_err(|_| {
+                ClientError::new(
+                    ClientErrorKind::Unsupported,
+                    format!("invalid metadata value for {name}"),
+                )
+            })?;
+            request.metadata_mut().append(key, value);
+        }
+        if unary {
+            request.set_timeout(options.timeout.unwrap_or(self.settings.timeout));
+        }
+        Ok(request)
+    }
+
+    fn events(
+        &self,
+        response: tonic::Response<tonic::Streaming<crate::pb::StreamResponse>>,
+        options: &CallOptions,
+    ) -> EventStream {
+        let idle = options.idle_timeout.unwrap_or(self.settings.idle_timeout);
+        let stream = response.into_inner();
+        let events = futures::stream::unfold(Some(stream), move |state| async move {
+            let mut stream = state?;
+            match tokio::time::timeout(idle, stream.next()).await {
+                Err(_) => Some((
+                    Err(ClientError::new(
+                        ClientErrorKind::Timeout,
+                        format!("no stream event for {idle:?}"),
+                    )),
+                    None,
+                )),
+                Ok(None) => None,
+                Ok(Some(Err(status))) => Some((Err(client_error(status)), None)),
+                Ok(Some(Ok(event))) => Some((decode(event), Some(stream))),
+            }
+        });
+        Box::pin(events)
+    }
+}
+
+/// Registers the gRPC transport with a client builder (the `GRPC` binding).
+pub fn register(builder: ClientBuilder) -> ClientBuilder {
+    builder.transport(binding::GRPC, |interface: &AgentInterface| {
+        Ok(Arc::new(GrpcTransport::connect_lazy(&interface.url)?) as Arc<dyn Transport>)
+    })
+}
+
+#[async_trait]
+impl Transport for GrpcTransport {
+    async fn send_message(
+        &self,
+        request: SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<SendMessageResponse, ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        let response = self
+            .client
+            .clone()
+            .send_message(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }
+
+    async fn send_streaming_message(
+        &self,
+        request: SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        let request = self.request(request.to_proto(), options, false)?;
+        let response = self
+            .client
+            .clone()
+            .send_streaming_message(request)
+            .await
+            .map_err(client_error)?;
+        Ok(self.events(response, options))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        let response = self
+            .client
+            .clone()
+            .get_task(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }
+
+    async fn list_tasks(
+        &self,
+        request: ListTasksRequest,
+        options: &CallOptions,
+    ) -> Result<ListTasksResponse, ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        let response = self
+            .client
+            .clone()
+            .list_tasks(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        let response = self
+            .client
+            .clone()
+            .cancel_task(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }
+
+    async fn subscribe_to_task(
+        &self,
+        request: SubscribeToTaskRequest,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        let request = self.request(request.to_proto(), options, false)?;
+        let response = self
+            .client
+            .clone()
+            .subscribe_to_task(request)
+            .await
+            .map_err(client_error)?;
+        Ok(self.events(response, options))
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: TaskPushNotificationConfig,
+        options: &CallOptions,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        let response = self
+            .client
+            .clone()
+            .create_task_push_notification_config(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: GetTaskPushNotificationConfigRequest,
+        options: &CallOptions,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        let response = self
+            .client
+            .clone()
+            .get_task_push_notification_config(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        request: ListTaskPushNotificationConfigsRequest,
+        options: &CallOptions,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        let response = self
+            .client
+            .clone()
+            .list_task_push_notification_configs(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: DeleteTaskPushNotificationConfigRequest,
+        options: &CallOptions,
+    ) -> Result<(), ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        self.client
+            .clone()
+            .delete_task_push_notification_config(request)
+            .await
+            .map_err(client_error)?;
+        Ok(())
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        request: GetExtendedAgentCardRequest,
+        options: &CallOptions,
+    ) -> Result<AgentCard, ClientError> {
+        let request = self.request(request.to_proto(), options, true)?;
+        let response = self
+            .client
+            .clone()
+            .get_extended_agent_card(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }
+}

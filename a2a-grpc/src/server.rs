@@ -1,0 +1,266 @@
+//! The tonic `A2AService` over an [`A2aService`], and a router that serves
+//! gRPC next to JSON-RPC and HTTP+JSON on one port.
+//!
+//! One port, because hyper serves HTTP/1.1 and HTTP/2 (h2c) on the same socket
+//! and gRPC's paths (`/lf.a2a.v1.A2AService/...`) never collide with the A2A
+//! HTTP paths: one listener to run and secure, and the card lists one host.
+
+use std::pin::Pin;
+
+use a2a_core::{A2aError, Method};
+use a2a_server::{A2aService, CallContext, Request, Response, ServiceParams};
+use futures::{Stream, StreamExt};
+use tonic::Status;
+use tonic::metadata::{KeyAndValueRef, MetadataMap, MetadataValue};
+
+use crate::convert::{FromProto, ToProto};
+use crate::error::to_status;
+use crate::pb;
+use crate::pb::a2a_service_server::{A2aService as GrpcA2aService, A2aServiceServer};
+
+/// The stream type of the streaming rpcs.
+pub type GrpcEventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+
+/// Serves `A2AService` over gRPC for an [`A2aService`] (and so for any `RequestHandler`).
+#[derive(Debug, Clone)]
+pub struct GrpcService {
+    service: A2aService,
+}
+
+impl GrpcService {
+    /// A gRPC front for `service`.
+    pub fn new(service: A2aService) -> Self {
+        GrpcService { service }
+    }
+
+    /// The tonic server, ready for `tonic::transport::Server::add_service`.
+    pub fn into_server(self) -> A2aServiceServer<Self> {
+        A2aServiceServer::new(self)
+    }
+
+    fn context(method: Method, metadata: &MetadataMap) -> CallContext {
+        let mut params = ServiceParams::new();
+        for entry in metadata.iter() {
+            if let KeyAndValueRef::Ascii(key, value) = entry {
+                if let Ok(value) = value.to_str() {
+                    params.append(key.as_str(), value);
+                }
+            }
+        }
+        CallContext::new(method, params)
+    }
+
+    async fn call(
+        &self,
+        metadata: &MetadataMap,
+        request: Request,
+    ) -> Result<(CallContext, Response), Status> {
+        let mut ctx = Self::context(request.method(), metadata);
+        match self.service.call(&mut ctx, request).await {
+            Ok(response) => Ok((ctx, response)),
+            Err(err) => Err(to_status(&err)),
+        }
+    }
+}
+
+fn decode<T: FromProto>(proto: T::Proto) -> Result<T, Status> {
+    T::from_proto(proto).map_err(|err| to_status(&A2aError::from(err)))
+}
+
+fn reply<T>(ctx: &CallContext, message: T) -> tonic::Response<T> {
+    let mut response = tonic::Response::new(message);
+    if !ctx.activated_extensions.is_empty() {
+        if let Ok(value) = MetadataValue::try_from(ctx.activated_extensions.join(", ")) {
+            response.metadata_mut().insert("a2a-extensions", value);
+        }
+    }
+    response
+}
+
+fn unexpected(response: &Response) -> Status {
+    to_status(&A2aError::internal(format!(
+        "unexpected handler answer {response:?}"
+    )))
+}
+
+fn stream(
+    ctx: &CallContext,
+    response: Response,
+) -> Result<tonic::Response<GrpcEventStream>, Status> {
+    match response {
+        Response::Stream(events) => {
+            let events = events.map(|item| match item {
+                Ok(event) => Ok(event.to_proto()),
+                Err(err) => Err(to_status(&err)),
+            });
+            Ok(reply(ctx, Box::pin(events) as GrpcEventStream))
+        }
+        other => Err(unexpected(&other)),
+    }
+}
+
+#[tonic::async_trait]
+impl GrpcA2aService for GrpcService {
+    async fn send_message(
+        &self,
+        request: tonic::Request<pb::SendMessageRequest>,
+    ) -> Result<tonic::Response<pb::SendMessageResponse>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        let call = Request::SendMessage(decode(message)?);
+        match self.call(&metadata, call).await? {
+            (ctx, Response::SendMessage(r)) => Ok(reply(&ctx, r.to_proto())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+
+    type SendStreamingMessageStream = GrpcEventStream;
+
+    async fn send_streaming_message(
+        &self,
+        request: tonic::Request<pb::SendMessageRequest>,
+    ) -> Result<tonic::Response<GrpcEventStream>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        let (ctx, response) = self
+            .call(&metadata, Request::SendStreamingMessage(decode(message)?))
+            .await?;
+        stream(&ctx, response)
+    }
+
+    async fn get_task(
+        &self,
+        request: tonic::Request<pb::GetTaskRequest>,
+    ) -> Result<tonic::Response<pb::Task>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        match self
+            .call(&metadata, Request::GetTask(decode(message)?))
+            .await?
+        {
+            (ctx, Response::Task(t)) => Ok(reply(&ctx, t.to_proto())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+
+    async fn list_tasks(
+        &self,
+        request: tonic::Request<pb::ListTasksRequest>,
+    ) -> Result<tonic::Response<pb::ListTasksResponse>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        match self
+            .call(&metadata, Request::ListTasks(decode(message)?))
+            .await?
+        {
+            (ctx, Response::ListTasks(r)) => Ok(reply(&ctx, r.to_proto())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+
+    async fn cancel_task(
+        &self,
+        request: tonic::Request<pb::CancelTaskRequest>,
+    ) -> Result<tonic::Response<pb::Task>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        match self
+            .call(&metadata, Request::CancelTask(decode(message)?))
+            .await?
+        {
+            (ctx, Response::Task(t)) => Ok(reply(&ctx, t.to_proto())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+
+    type SubscribeToTaskStream = GrpcEventStream;
+
+    async fn subscribe_to_task(
+        &self,
+        request: tonic::Request<pb::SubscribeToTaskRequest>,
+    ) -> Result<tonic::Response<GrpcEventStream>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        let (ctx, response) = self
+            .call(&metadata, Request::SubscribeToTask(decode(message)?))
+            .await?;
+        stream(&ctx, response)
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: tonic::Request<pb::TaskPushNotificationConfig>,
+    ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        match self
+            .call(&metadata, Request::CreatePushConfig(decode(message)?))
+            .await?
+        {
+            (ctx, Response::PushConfig(c)) => Ok(reply(&ctx, c.to_proto())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: tonic::Request<pb::GetTaskPushNotificationConfigRequest>,
+    ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        match self
+            .call(&metadata, Request::GetPushConfig(decode(message)?))
+            .await?
+        {
+            (ctx, Response::PushConfig(c)) => Ok(reply(&ctx, c.to_proto())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        request: tonic::Request<pb::ListTaskPushNotificationConfigsRequest>,
+    ) -> Result<tonic::Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        match self
+            .call(&metadata, Request::ListPushConfigs(decode(message)?))
+            .await?
+        {
+            (ctx, Response::PushConfigs(c)) => Ok(reply(&ctx, c.to_proto())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        request: tonic::Request<pb::GetExtendedAgentCardRequest>,
+    ) -> Result<tonic::Response<pb::AgentCard>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        match self
+            .call(&metadata, Request::GetExtendedAgentCard(decode(message)?))
+            .await?
+        {
+            (ctx, Response::AgentCard(card)) => Ok(reply(&ctx, (*card).to_proto())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: tonic::Request<pb::DeleteTaskPushNotificationConfigRequest>,
+    ) -> Result<tonic::Response<()>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        match self
+            .call(&metadata, Request::DeletePushConfig(decode(message)?))
+            .await?
+        {
+            (ctx, Response::Empty) => Ok(reply(&ctx, ())),
+            (_, other) => Err(unexpected(&other)),
+        }
+    }
+}
+
+/// One router serving `service` over JSON-RPC, HTTP+JSON, gRPC and the agent card.
+///
+/// Serve it with `axum::serve`: it answers HTTP/1.1 and h2c on the same port.
+pub fn router(service: A2aService, config: a2a_server::http::HttpConfig) -> axum::Router {
+    use tower::ServiceExt as _;
+    let grpc = GrpcService::new(service.clone()).into_server();
+    let path = format!("/{}/{{*rest}}", crate::SERVICE_NAME);
+    let grpc = grpc.map_request(|request: axum::http::Request<axum::body::Body>| {
+        request.map(tonic::body::Body::new)
+    });
+    a2a_server::http::router(service, config).route_service(&path, grpc)
+}

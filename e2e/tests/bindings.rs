@@ -1,0 +1,133 @@
+//! What every binding must do alike: authentication sets the caller, version
+//! negotiation, and (gRPC) client-side stream cancellation.
+
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use a2a_client::CallOptions;
+use a2a_core::{ErrorKind, GetTaskRequest, TaskState};
+use a2a_server::http::HttpConfig;
+use a2a_server::{A2aService, Authenticator, User};
+use futures::StreamExt;
+use support::*;
+
+/// Bearer tokens `alice-token` and `bob-token`; anything else is refused.
+fn authenticated(service: A2aService) -> A2aService {
+    service.with_interceptor(Authenticator::new(|params| {
+        match params.get("authorization") {
+            Some("Bearer alice-token") => Ok(Some(User::authenticated("alice"))),
+            Some("Bearer bob-token") => Ok(Some(User::authenticated("bob"))),
+            Some(_) => Err(ErrorKind::Unauthenticated.into()),
+            None => Ok(None),
+        }
+    }))
+}
+
+fn as_user(token: &str) -> CallOptions {
+    CallOptions::default().header("authorization", format!("Bearer {token}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_auth_hook_scopes_tasks_to_their_caller_on_every_binding() {
+    let server = e2e::start_service(
+        e2e::ScriptedAgent,
+        card,
+        |b| b,
+        authenticated,
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    for binding in BINDINGS {
+        let client = client(&server, binding);
+        let (alice, bob) = (as_user("alice-token"), as_user("bob-token"));
+        let task = match client
+            .send_message(request("input"), Some(&alice))
+            .await
+            .unwrap()
+        {
+            a2a_core::SendMessageResponse::Task(task) => task,
+            other => panic!("{other:?}"),
+        };
+        let get = || GetTaskRequest {
+            id: task.id.clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            client.get_task(get(), Some(&alice)).await.unwrap().id,
+            task.id,
+            "{binding}"
+        );
+        assert_eq!(
+            protocol_kind(client.get_task(get(), Some(&bob)).await),
+            ErrorKind::TaskNotFound,
+            "{binding}"
+        );
+        assert_eq!(
+            protocol_kind(client.get_task(get(), None).await),
+            ErrorKind::TaskNotFound,
+            "{binding}"
+        );
+        let listed = client
+            .list_tasks(Default::default(), Some(&bob))
+            .await
+            .unwrap();
+        assert!(listed.tasks.iter().all(|t| t.id != task.id), "{binding}");
+        let err = client.get_task(get(), Some(&as_user("forged"))).await;
+        assert_eq!(protocol_kind(err), ErrorKind::Unauthenticated, "{binding}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_version_negotiation_uses_metadata() {
+    // (The HTTP bindings' header and query forms are covered in hostile.rs.)
+    let server = server().await;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut raw = a2a_grpc::pb::a2a_service_client::A2aServiceClient::new(channel);
+    let get = |version: &str| {
+        let mut request = tonic::Request::new(a2a_grpc::pb::GetTaskRequest {
+            id: "x".into(),
+            ..Default::default()
+        });
+        request
+            .metadata_mut()
+            .insert("a2a-version", version.parse().unwrap());
+        request
+    };
+    let status = raw.get_task(get("0.3")).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(
+        a2a_grpc::from_status(&status).kind(),
+        ErrorKind::VersionNotSupported
+    );
+    let status = raw.get_task(get("1.0")).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::NotFound);
+    assert_eq!(
+        a2a_grpc::from_status(&status).kind(),
+        ErrorKind::TaskNotFound
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_grpc_stream_ends_it_without_touching_the_task() {
+    let server = server().await;
+    let client = client(&server, a2a_core::binding::GRPC);
+    let mut stream = client
+        .send_streaming_message(request("slow 300"), None)
+        .await
+        .unwrap();
+    let first = stream.next().await.unwrap().unwrap();
+    drop(stream);
+    let done = wait_for_state(&client, first.task_id(), TaskState::Completed).await;
+    assert_eq!(status_text(&done), "done");
+    // The subscription hub of the dropped stream is gone once the task settles.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+}

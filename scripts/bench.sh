@@ -25,6 +25,14 @@ for round in 1 2; do
   done
 done
 
+# The same agent over JSON-RPC and gRPC, same run.
+run_server sdk 18180
+printf 'sdk jsonrpc: '
+taskset -c 1 "$bench" load --addr 127.0.0.1:18180 --connections 64 --seconds "$SECONDS_PER_RUN"
+printf 'sdk grpc:    '
+taskset -c 1 "$bench" grpc-load --addr 127.0.0.1:18180 --connections 64 --seconds "$SECONDS_PER_RUN"
+stop_server
+
 run_server sdk 18180
 taskset -c 1 "$bench" streams --addr 127.0.0.1:18180 --count 1000
 stop_server

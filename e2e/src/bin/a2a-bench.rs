@@ -16,7 +16,7 @@ use a2a_core::{
     A2aError, AgentCard, JsonRpcRequest, JsonRpcResponse, Message, Part, Role, SendMessageRequest,
     SendMessageResponse, Task, TaskState, TaskStatus, binding,
 };
-use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind, router};
+use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
 use a2a_server::{
     AgentExecutor, CallContext, DefaultRequestHandler, EventQueue, RequestContext, RequestHandler,
 };
@@ -55,6 +55,17 @@ enum Command {
         #[arg(long, default_value_t = 2)]
         warmup: u64,
     },
+    /// Generate unary SendMessage load over gRPC.
+    GrpcLoad {
+        #[arg(long)]
+        addr: SocketAddr,
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        #[arg(long, default_value_t = 2)]
+        warmup: u64,
+    },
     /// Open many streams at once and time their first event.
     Streams {
         #[arg(long)]
@@ -81,6 +92,7 @@ impl AgentExecutor for Echo {
 fn card(addr: SocketAddr) -> AgentCard {
     AgentCard::new("bench", "echo")
         .with_interface(format!("http://{addr}/"), binding::JSONRPC)
+        .with_interface(addr.to_string(), binding::GRPC)
         .with_streaming(true)
 }
 
@@ -107,7 +119,7 @@ async fn serve_sdk(port: u16) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let card = card(listener.local_addr()?);
     let handler = DefaultRequestHandler::builder(Echo, card.clone()).build();
-    let app = router(
+    let app = a2a_grpc::router(
         a2a_server::A2aService::new(handler, card),
         HttpConfig::default(),
     );
@@ -230,6 +242,11 @@ async fn load(
     for worker in workers {
         all.extend(worker.await??);
     }
+    report(seconds, all);
+    Ok(())
+}
+
+fn report(seconds: u64, mut all: Vec<Duration>) {
     all.sort_unstable();
     #[allow(clippy::cast_precision_loss)]
     let rps = all.len() as f64 / seconds as f64;
@@ -241,6 +258,54 @@ async fn load(
         percentile(&all, 0.999),
         all.last().copied().unwrap_or_default()
     );
+}
+
+async fn grpc_load(
+    addr: SocketAddr,
+    connections: usize,
+    seconds: u64,
+    warmup: u64,
+) -> anyhow::Result<()> {
+    use a2a_grpc::convert::ToProto as _;
+    let request = SendMessageRequest::new(
+        Message::user_text("hello benchmark").with_message_id("bench-message"),
+    )
+    .to_proto();
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs(warmup);
+    let end = measure_from + Duration::from_secs(seconds);
+    let mut workers = Vec::new();
+    for _ in 0..connections {
+        let request = request.clone();
+        workers.push(tokio::spawn(async move {
+            let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+                .connect()
+                .await?;
+            let mut client = a2a_grpc::pb::a2a_service_client::A2aServiceClient::new(channel);
+            let mut latencies = Vec::new();
+            loop {
+                let sent = Instant::now();
+                if sent >= end {
+                    break;
+                }
+                let mut call = tonic::Request::new(request.clone());
+                call.metadata_mut().insert(
+                    "a2a-version",
+                    tonic::metadata::MetadataValue::from_static("1.0"),
+                );
+                client.send_message(call).await?;
+                if sent >= measure_from {
+                    latencies.push(sent.elapsed());
+                }
+            }
+            anyhow::Ok(latencies)
+        }));
+    }
+    let mut all = Vec::new();
+    for worker in workers {
+        all.extend(worker.await??);
+    }
+    report(seconds, all);
     Ok(())
 }
 
@@ -342,6 +407,12 @@ fn main() -> anyhow::Result<()> {
             seconds,
             warmup,
         } => one_worker()?.block_on(load(addr, connections, seconds, warmup)),
+        Command::GrpcLoad {
+            addr,
+            connections,
+            seconds,
+            warmup,
+        } => one_worker()?.block_on(grpc_load(addr, connections, seconds, warmup)),
         Command::Streams { addr, count } => one_worker()?.block_on(streams(addr, count)),
         Command::Memory { tasks } => one_worker()?.block_on(memory(tasks)),
     }

@@ -1,19 +1,23 @@
 //! `Client`: calls one agent through the transport chosen from its card.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
+
+use futures::StreamExt as _;
 
 use a2a_core::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, SendMessageResponse,
+    ListTasksRequest, ListTasksResponse, Message, Method, SendMessageRequest, SendMessageResponse,
     SubscribeToTaskRequest, Task, TaskPushNotificationConfig, binding,
 };
 
 use crate::http::HttpSettings;
 use crate::{
-    CallOptions, CardResolver, ClientError, EventStream, JsonRpcTransport, RestTransport, Transport,
+    CallOptions, CardResolver, ClientError, ClientInterceptor, EventStream, JsonRpcTransport,
+    RestTransport, RetryPolicy, Transport,
 };
 
 /// Makes a [`Transport`] for one interface of a card.
@@ -41,6 +45,8 @@ pub struct ClientBuilder {
     factories: HashMap<String, Arc<dyn TransportFactory>>,
     preferences: Vec<String>,
     defaults: CallOptions,
+    interceptors: Vec<Arc<dyn ClientInterceptor>>,
+    retry: RetryPolicy,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -71,6 +77,8 @@ impl ClientBuilder {
             factories: HashMap::new(),
             preferences: vec![binding::JSONRPC.to_owned(), binding::HTTP_JSON.to_owned()],
             defaults: CallOptions::default(),
+            interceptors: Vec::new(),
+            retry: RetryPolicy::default(),
         };
         let (h, s) = (http.clone(), settings.clone());
         builder = builder.transport(binding::JSONRPC, move |i: &AgentInterface| {
@@ -106,6 +114,20 @@ impl ClientBuilder {
     #[must_use]
     pub fn default_options(mut self, options: CallOptions) -> Self {
         self.defaults = options;
+        self
+    }
+
+    /// Adds an interceptor (runs after those added before it).
+    #[must_use]
+    pub fn interceptor(mut self, interceptor: impl ClientInterceptor) -> Self {
+        self.interceptors.push(Arc::new(interceptor));
+        self
+    }
+
+    /// Sets the retry policy (default: [`RetryPolicy::default`]).
+    #[must_use]
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
         self
     }
 
@@ -152,6 +174,8 @@ impl ClientBuilder {
             interface,
             card: Some(Arc::new(card)),
             defaults: Arc::new(self.defaults.clone()),
+            interceptors: self.interceptors.clone().into(),
+            retry: self.retry.clone(),
         })
     }
 }
@@ -170,6 +194,8 @@ pub struct Client {
     interface: AgentInterface,
     card: Option<Arc<AgentCard>>,
     defaults: Arc<CallOptions>,
+    interceptors: Arc<[Arc<dyn ClientInterceptor>]>,
+    retry: RetryPolicy,
 }
 
 impl std::fmt::Debug for Client {
@@ -194,6 +220,8 @@ impl Client {
             interface,
             card: None,
             defaults: Arc::new(CallOptions::default()),
+            interceptors: Arc::from(Vec::new()),
+            retry: RetryPolicy::default(),
         }
     }
 
@@ -212,10 +240,69 @@ impl Client {
         if let Some(call) = call {
             options.headers.extend(call.headers.iter().cloned());
             options.extensions.extend(call.extensions.iter().cloned());
+            options.query.extend(call.query.iter().cloned());
             options.timeout = call.timeout.or(options.timeout);
             options.idle_timeout = call.idle_timeout.or(options.idle_timeout);
         }
         options
+    }
+
+    /// Runs one operation: interceptors around it, retried by the policy when
+    /// the operation may be repeated.
+    async fn run<T, F, Fut>(
+        &self,
+        method: Method,
+        repeatable: bool,
+        call: Option<&CallOptions>,
+        attempt: F,
+    ) -> Result<T, ClientError>
+    where
+        F: Fn(CallOptions) -> Fut,
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
+        let card = self.card.as_deref();
+        let mut retries = 0;
+        let outcome = loop {
+            let mut options = self.options(call);
+            if let Err(err) = self
+                .interceptors
+                .iter()
+                .try_for_each(|i| i.before(method, &mut options, card))
+            {
+                break Err(err);
+            }
+            match attempt(options).await {
+                Ok(value) => break Ok(value),
+                Err(err) => match self.retry.delay(retries, &err).filter(|_| repeatable) {
+                    Some(wait) => {
+                        tracing::debug!(%method, retry = retries + 1, ?wait, error = %err, "retrying");
+                        tokio::time::sleep(wait).await;
+                        retries += 1;
+                    }
+                    None => break Err(err),
+                },
+            }
+        };
+        for interceptor in self.interceptors.iter() {
+            interceptor.after(method, outcome.as_ref().err());
+        }
+        outcome
+    }
+
+    /// Passes every event of a stream through the interceptors.
+    fn observe(&self, method: Method, stream: EventStream) -> EventStream {
+        if self.interceptors.is_empty() {
+            return stream;
+        }
+        let interceptors = self.interceptors.clone();
+        Box::pin(stream.map(move |item| {
+            item.map(|mut event| {
+                for interceptor in interceptors.iter() {
+                    interceptor.on_event(method, &mut event);
+                }
+                event
+            })
+        }))
     }
 
     fn tenant(&self, tenant: &mut String) {
@@ -237,21 +324,13 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<SendMessageResponse, ClientError> {
         self.tenant(&mut request.tenant);
-        self.transport
-            .send_message(request, &self.options(options))
-            .await
-    }
-
-    /// `SendStreamingMessage`.
-    pub async fn send_streaming_message(
-        &self,
-        mut request: SendMessageRequest,
-        options: Option<&CallOptions>,
-    ) -> Result<EventStream, ClientError> {
-        self.tenant(&mut request.tenant);
-        self.transport
-            .send_streaming_message(request, &self.options(options))
-            .await
+        let repeatable = self.retry.retry_send_message && !request.message.message_id.is_empty();
+        let transport = &self.transport;
+        self.run(Method::SendMessage, repeatable, options, |o| {
+            let request = request.clone();
+            async move { transport.send_message(request, &o).await }
+        })
+        .await
     }
 
     /// `GetTask`.
@@ -261,9 +340,13 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<Task, ClientError> {
         self.tenant(&mut request.tenant);
-        self.transport
-            .get_task(request, &self.options(options))
-            .await
+        let repeatable = true;
+        let transport = &self.transport;
+        self.run(Method::GetTask, repeatable, options, |o| {
+            let request = request.clone();
+            async move { transport.get_task(request, &o).await }
+        })
+        .await
     }
 
     /// `ListTasks`.
@@ -273,9 +356,13 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<ListTasksResponse, ClientError> {
         self.tenant(&mut request.tenant);
-        self.transport
-            .list_tasks(request, &self.options(options))
-            .await
+        let repeatable = true;
+        let transport = &self.transport;
+        self.run(Method::ListTasks, repeatable, options, |o| {
+            let request = request.clone();
+            async move { transport.list_tasks(request, &o).await }
+        })
+        .await
     }
 
     /// `CancelTask`.
@@ -285,21 +372,13 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<Task, ClientError> {
         self.tenant(&mut request.tenant);
-        self.transport
-            .cancel_task(request, &self.options(options))
-            .await
-    }
-
-    /// `SubscribeToTask`.
-    pub async fn subscribe_to_task(
-        &self,
-        mut request: SubscribeToTaskRequest,
-        options: Option<&CallOptions>,
-    ) -> Result<EventStream, ClientError> {
-        self.tenant(&mut request.tenant);
-        self.transport
-            .subscribe_to_task(request, &self.options(options))
-            .await
+        let repeatable = true;
+        let transport = &self.transport;
+        self.run(Method::CancelTask, repeatable, options, |o| {
+            let request = request.clone();
+            async move { transport.cancel_task(request, &o).await }
+        })
+        .await
     }
 
     /// `CreateTaskPushNotificationConfig`.
@@ -309,9 +388,22 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         self.tenant(&mut request.tenant);
-        self.transport
-            .create_task_push_notification_config(request, &self.options(options))
-            .await
+        let repeatable = !request.id.is_empty();
+        let transport = &self.transport;
+        self.run(
+            Method::CreateTaskPushNotificationConfig,
+            repeatable,
+            options,
+            |o| {
+                let request = request.clone();
+                async move {
+                    transport
+                        .create_task_push_notification_config(request, &o)
+                        .await
+                }
+            },
+        )
+        .await
     }
 
     /// `GetTaskPushNotificationConfig`.
@@ -321,9 +413,22 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         self.tenant(&mut request.tenant);
-        self.transport
-            .get_task_push_notification_config(request, &self.options(options))
-            .await
+        let repeatable = true;
+        let transport = &self.transport;
+        self.run(
+            Method::GetTaskPushNotificationConfig,
+            repeatable,
+            options,
+            |o| {
+                let request = request.clone();
+                async move {
+                    transport
+                        .get_task_push_notification_config(request, &o)
+                        .await
+                }
+            },
+        )
+        .await
     }
 
     /// `ListTaskPushNotificationConfigs`.
@@ -333,9 +438,22 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
         self.tenant(&mut request.tenant);
-        self.transport
-            .list_task_push_notification_configs(request, &self.options(options))
-            .await
+        let repeatable = true;
+        let transport = &self.transport;
+        self.run(
+            Method::ListTaskPushNotificationConfigs,
+            repeatable,
+            options,
+            |o| {
+                let request = request.clone();
+                async move {
+                    transport
+                        .list_task_push_notification_configs(request, &o)
+                        .await
+                }
+            },
+        )
+        .await
     }
 
     /// `DeleteTaskPushNotificationConfig`.
@@ -345,9 +463,56 @@ impl Client {
         options: Option<&CallOptions>,
     ) -> Result<(), ClientError> {
         self.tenant(&mut request.tenant);
-        self.transport
-            .delete_task_push_notification_config(request, &self.options(options))
-            .await
+        let repeatable = true;
+        let transport = &self.transport;
+        self.run(
+            Method::DeleteTaskPushNotificationConfig,
+            repeatable,
+            options,
+            |o| {
+                let request = request.clone();
+                async move {
+                    transport
+                        .delete_task_push_notification_config(request, &o)
+                        .await
+                }
+            },
+        )
+        .await
+    }
+
+    /// `SendStreamingMessage`: the events as they come; interceptors see each one.
+    pub async fn send_streaming_message(
+        &self,
+        mut request: SendMessageRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<EventStream, ClientError> {
+        self.tenant(&mut request.tenant);
+        let transport = &self.transport;
+        let stream = self
+            .run(Method::SendStreamingMessage, false, options, |o| {
+                let request = request.clone();
+                async move { transport.send_streaming_message(request, &o).await }
+            })
+            .await?;
+        Ok(self.observe(Method::SendStreamingMessage, stream))
+    }
+
+    /// `SubscribeToTask`: the events as they come; interceptors see each one.
+    pub async fn subscribe_to_task(
+        &self,
+        mut request: SubscribeToTaskRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<EventStream, ClientError> {
+        self.tenant(&mut request.tenant);
+        let transport = &self.transport;
+        let stream = self
+            .run(Method::SubscribeToTask, false, options, |o| {
+                let request = request.clone();
+                async move { transport.subscribe_to_task(request, &o).await }
+            })
+            .await?;
+        Ok(self.observe(Method::SubscribeToTask, stream))
     }
 
     /// `GetExtendedAgentCard`.
@@ -357,8 +522,11 @@ impl Client {
     ) -> Result<AgentCard, ClientError> {
         let mut request = GetExtendedAgentCardRequest::default();
         self.tenant(&mut request.tenant);
-        self.transport
-            .get_extended_agent_card(request, &self.options(options))
-            .await
+        let transport = &self.transport;
+        self.run(Method::GetExtendedAgentCard, true, options, |o| {
+            let request = request.clone();
+            async move { transport.get_extended_agent_card(request, &o).await }
+        })
+        .await
     }
 }

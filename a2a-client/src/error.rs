@@ -50,12 +50,20 @@ impl ClientError {
         ClientError::new(ClientErrorKind::Http, message).with_status(status)
     }
 
-    pub(crate) fn with_status(mut self, status: u16) -> Self {
+    pub(crate) fn with_status(self, status: u16) -> Self {
+        self.with_http_status(status)
+    }
+
+    /// Records the HTTP status of the failed response.
+    #[must_use]
+    pub fn with_http_status(mut self, status: u16) -> Self {
         self.0.status = Some(status);
         self
     }
 
-    pub(crate) fn with_retry_after(mut self, wait: Option<std::time::Duration>) -> Self {
+    /// Records the wait the server asked for (`Retry-After`).
+    #[must_use]
+    pub fn with_retry_after(mut self, wait: Option<std::time::Duration>) -> Self {
         self.0.retry_after = wait;
         self
     }

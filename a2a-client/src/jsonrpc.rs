@@ -65,6 +65,7 @@ impl JsonRpcTransport {
         let mut request = self
             .http
             .post(&self.url)
+            .query(&options.query)
             .headers(headers(options)?)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, accept)

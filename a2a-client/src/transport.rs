@@ -25,6 +25,8 @@ pub struct CallOptions {
     pub headers: Vec<(String, String)>,
     /// Extension URIs to request (`A2A-Extensions`).
     pub extensions: Vec<String>,
+    /// Extra query parameters (HTTP bindings only; API keys sent in the query).
+    pub query: Vec<(String, String)>,
     /// Timeout of a unary call (the transport's default when `None`).
     pub timeout: Option<Duration>,
     /// Longest silence tolerated between two stream events (the transport's default when `None`).

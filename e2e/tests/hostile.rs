@@ -283,7 +283,7 @@ async fn agent_card_has_caching_headers() {
     assert!(headers.contains_key("last-modified"));
     let etag = headers["etag"].to_str().unwrap().to_owned();
     let card: a2a_core::AgentCard = response.json().await.unwrap();
-    assert_eq!(card.supported_interfaces.len(), 2);
+    assert_eq!(card.supported_interfaces.len(), 3);
     let revalidated = raw
         .http
         .get(&url)

@@ -1,6 +1,7 @@
 //! Command-line arguments.
 
 use std::net::IpAddr;
+use std::path::PathBuf;
 
 /// `a2a`: serve and call A2A agents.
 #[derive(Debug, clap::Parser)]
@@ -16,6 +17,21 @@ pub struct Cli {
 pub enum Command {
     /// Run an A2A server with the built-in agent until Ctrl-C.
     Serve(ServeArgs),
+    /// Show an agent's card.
+    Card(Target),
+    /// Send a message (blocking, or streamed with --stream).
+    Send(SendArgs),
+    /// Show a task.
+    Get(GetArgs),
+    /// List tasks.
+    List(ListArgs),
+    /// Cancel a task.
+    Cancel(TaskArgs),
+    /// Follow a task's events.
+    Subscribe(TaskArgs),
+    /// Manage a task's push-notification webhooks.
+    #[command(subcommand)]
+    Push(PushCommand),
 }
 
 /// Arguments of `a2a serve`.
@@ -30,4 +46,135 @@ pub struct ServeArgs {
     /// Seconds running tasks get to finish on shutdown.
     #[arg(long, default_value_t = 10)]
     pub shutdown_grace: u64,
+}
+
+/// Which agent to talk to, and how.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Target {
+    /// The agent's base URL (its card is at /.well-known/agent-card.json), or the card's URL.
+    pub url: String,
+    /// Print JSON (for scripts) instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Binding to use: jsonrpc, http_json or grpc (default: the card's preference).
+    #[arg(long, global = true)]
+    pub transport: Option<String>,
+    /// Extra header `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', global = true)]
+    pub headers: Vec<String>,
+    /// Bearer token (sent as `Authorization: Bearer <token>`).
+    #[arg(long, global = true, env = "A2A_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+/// Arguments of `a2a send`.
+#[derive(Debug, clap::Args)]
+pub struct SendArgs {
+    /// The agent.
+    #[command(flatten)]
+    pub target: Target,
+    /// The message text.
+    pub text: String,
+    /// Stream the events as they happen.
+    #[arg(long)]
+    pub stream: bool,
+    /// Continue this task.
+    #[arg(long = "task")]
+    pub task_id: Option<String>,
+    /// Send within this context.
+    #[arg(long = "context")]
+    pub context_id: Option<String>,
+    /// Attach a file (repeatable).
+    #[arg(long = "file")]
+    pub files: Vec<PathBuf>,
+    /// Attach a JSON value as a data part.
+    #[arg(long)]
+    pub data: Option<String>,
+    /// Return as soon as the task exists.
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+/// A task of an agent.
+#[derive(Debug, clap::Args)]
+pub struct TaskArgs {
+    /// The agent.
+    #[command(flatten)]
+    pub target: Target,
+    /// The task id.
+    pub task_id: String,
+}
+
+/// Arguments of `a2a get`.
+#[derive(Debug, clap::Args)]
+pub struct GetArgs {
+    /// The task.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// How many recent history messages to show.
+    #[arg(long)]
+    pub history: Option<i32>,
+}
+
+/// Arguments of `a2a list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// The agent.
+    #[command(flatten)]
+    pub target: Target,
+    /// Only tasks of this context.
+    #[arg(long = "context")]
+    pub context_id: Option<String>,
+    /// Only tasks in this state (e.g. TASK_STATE_WORKING, or `working`).
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Tasks per page (1-100).
+    #[arg(long)]
+    pub page_size: Option<i32>,
+    /// Continue from this page token.
+    #[arg(long)]
+    pub page_token: Option<String>,
+    /// Follow the page tokens to the end.
+    #[arg(long)]
+    pub all: bool,
+    /// Include artifacts.
+    #[arg(long)]
+    pub artifacts: bool,
+}
+
+/// `a2a push ...`.
+#[derive(Debug, clap::Subcommand)]
+pub enum PushCommand {
+    /// Register a webhook for a task.
+    Set {
+        /// The task.
+        #[command(flatten)]
+        task: TaskArgs,
+        /// The webhook URL.
+        webhook: String,
+        /// A token echoed to the webhook.
+        #[arg(long = "push-token")]
+        push_token: Option<String>,
+        /// `Scheme credentials` sent as the webhook's Authorization (e.g. "Bearer abc").
+        #[arg(long)]
+        auth: Option<String>,
+    },
+    /// Show one webhook config.
+    Get {
+        /// The task.
+        #[command(flatten)]
+        task: TaskArgs,
+        /// The config id.
+        config_id: String,
+    },
+    /// List a task's webhook configs.
+    List(TaskArgs),
+    /// Delete a webhook config.
+    Delete {
+        /// The task.
+        #[command(flatten)]
+        task: TaskArgs,
+        /// The config id.
+        config_id: String,
+    },
 }

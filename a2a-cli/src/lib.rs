@@ -3,14 +3,26 @@
 
 mod agent;
 mod cli;
+mod commands;
+mod connect;
+mod output;
 mod serve;
 
 pub use self::agent::BuiltinAgent;
-pub use self::cli::{Cli, Command, ServeArgs};
+pub use self::cli::{
+    Cli, Command, GetArgs, ListArgs, PushCommand, SendArgs, ServeArgs, Target, TaskArgs,
+};
 
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args).await,
+        Command::Card(target) => commands::show_card(target).await,
+        Command::Send(args) => commands::send(args).await,
+        Command::Get(args) => commands::get(args).await,
+        Command::List(args) => commands::list(args).await,
+        Command::Cancel(args) => commands::cancel(args).await,
+        Command::Subscribe(args) => commands::subscribe(args).await,
+        Command::Push(command) => commands::push(command).await,
     }
 }

@@ -19,6 +19,7 @@ fn card(addr: SocketAddr) -> AgentCard {
     )
     .with_interface(format!("http://{addr}/"), binding::JSONRPC)
     .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
+    .with_interface(addr.to_string(), binding::GRPC)
     .with_skill(
         AgentSkill::new(
             "echo",

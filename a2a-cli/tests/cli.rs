@@ -1,0 +1,137 @@
+//! The `a2a` binary end to end against `a2a serve`.
+
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve() -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["serve", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    Server { child, url }
+}
+
+fn a2a(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = a2a(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    serde_json::from_str(&ok(&all)).unwrap()
+}
+
+#[test]
+fn every_command_against_a_live_server() {
+    let server = serve();
+    let url = server.url.as_str();
+
+    let card = ok(&["card", url]);
+    assert!(
+        card.contains("a2a echo agent") && card.contains("GRPC"),
+        "{card}"
+    );
+
+    for transport in ["jsonrpc", "http_json", "grpc"] {
+        let out = ok(&["send", url, "hello there", "--transport", transport]);
+        assert!(
+            out.contains("COMPLETED") && out.contains("hello there"),
+            "{transport}: {out}"
+        );
+    }
+    let streamed = ok(&["send", url, "one two", "--stream"]);
+    assert!(
+        streamed.contains("[WORKING]") && streamed.contains("[COMPLETED]"),
+        "{streamed}"
+    );
+
+    let task = json(&["send", url, "?"]);
+    let id = task["task"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(task["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    let got = ok(&["get", url, &id]);
+    assert!(
+        got.contains("INPUT_REQUIRED") && got.contains("user: ?"),
+        "{got}"
+    );
+    let listed = json(&["list", url, "--status", "input-required"]);
+    assert_eq!(listed["totalSize"], 1);
+
+    let set = json(&[
+        "push",
+        "set",
+        url,
+        &id,
+        "https://hooks.example.com/a2a",
+        "--auth",
+        "Bearer abc",
+    ]);
+    let config = set["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        json(&["push", "get", url, &id, &config])["url"],
+        "https://hooks.example.com/a2a"
+    );
+    assert!(ok(&["push", "list", url, &id]).contains(&config));
+    ok(&["push", "delete", url, &id, &config]);
+
+    let canceled = ok(&["cancel", url, &id]);
+    assert!(canceled.contains("CANCELED"), "{canceled}");
+
+    // Errors: one line on stderr, a failing exit code, no backtrace.
+    let missing = a2a(&["get", url, "no-such-task"]);
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8(missing.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error:") && stderr.contains("TASK_NOT_FOUND"),
+        "{stderr}"
+    );
+    let unreachable = a2a(&["card", "http://127.0.0.1:1"]);
+    assert!(!unreachable.status.success());
+    assert_eq!(
+        String::from_utf8(unreachable.stderr)
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+}

@@ -1,0 +1,332 @@
+//! Interop with the official SDKs: Python (`a2a-sdk` 1.3.0) in both
+//! directions over JSON-RPC, HTTP+JSON and gRPC, and the JavaScript client
+//! (`@a2a-js/sdk` 1.3.0) against our server over JSON-RPC and HTTP+JSON.
+//! `scripts/test.sh` installs the peers (`.venv`, `e2e/interop/node_modules`)
+//! and runs these with `--ignored`.
+
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use a2a_client::ClientBuilder;
+use a2a_core::{
+    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, ErrorKind,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskState,
+};
+use support::*;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn python() -> PathBuf {
+    std::env::var_os("A2A_INTEROP_PYTHON")
+        .map_or_else(|| repo().join(".venv/bin/python"), PathBuf::from)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Peer(Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn python_server() -> (Peer, String) {
+    let (http, grpc) = (free_port(), free_port());
+    let child = Command::new(python())
+        .arg(repo().join("e2e/interop/python_server.py"))
+        .args([http.to_string(), grpc.to_string()])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the Python peer starts (run scripts/test.sh to install it)");
+    let url = format!("http://127.0.0.1:{http}");
+    for _ in 0..200 {
+        if a2a_client::CardResolver::new().resolve(&url).await.is_ok() {
+            return (Peer(child), url);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the Python peer did not come up");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python SDK peer: run scripts/test.sh"]
+async fn rust_client_against_python_server() {
+    let (_peer, url) = python_server().await;
+    let card = a2a_client::CardResolver::new().resolve(&url).await.unwrap();
+    for binding in BINDINGS {
+        let client = a2a_grpc::register(ClientBuilder::new())
+            .prefer([binding])
+            .build(card.clone())
+            .unwrap();
+        assert_eq!(client.interface().protocol_binding, binding);
+
+        let task = send_task(&client, request("echo hi there")).await;
+        assert_eq!(task.status.state, TaskState::Completed, "{binding}");
+        assert_eq!(status_text(&task), "hi there", "{binding}");
+        assert_eq!(
+            task.artifacts[0].parts[0].as_text(),
+            Some("hi there"),
+            "{binding}"
+        );
+
+        let events = collect(
+            client
+                .send_streaming_message(request("stream 3"), None)
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert!(
+            matches!(events[0], StreamResponse::Task(_)),
+            "{binding}: first event is the task"
+        );
+        let chunks = events
+            .iter()
+            .filter(|e| matches!(e, StreamResponse::ArtifactUpdate(_)))
+            .count();
+        assert_eq!(chunks, 3, "{binding}");
+        assert_eq!(
+            events.last().and_then(StreamResponse::state),
+            Some(TaskState::Completed),
+            "{binding}"
+        );
+
+        let got = client
+            .get_task(
+                GetTaskRequest {
+                    id: task.id.clone(),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            (got.id.as_str(), got.status.state),
+            (task.id.as_str(), TaskState::Completed),
+            "{binding}"
+        );
+        let listed = client
+            .list_tasks(ListTasksRequest::default(), None)
+            .await
+            .unwrap();
+        assert!(listed.tasks.iter().any(|t| t.id == task.id), "{binding}");
+
+        // Subscribe to a waiting task, then cancel it: the stream sees the cancellation.
+        let waiting = send_task(&client, request("input")).await;
+        assert_eq!(waiting.status.state, TaskState::InputRequired, "{binding}");
+        let subscription = client
+            .subscribe_to_task(
+                SubscribeToTaskRequest {
+                    id: waiting.id.clone(),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        let running = send_task(&client, immediate("wait")).await;
+        let canceled = client
+            .cancel_task(
+                CancelTaskRequest {
+                    id: running.id.clone(),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        assert_eq!(canceled.status.state, TaskState::Canceled, "{binding}");
+        let follow_up = Message::user_text("echo done").with_task_id(waiting.id.clone());
+        let done = send_task(&client, SendMessageRequest::new(follow_up)).await;
+        assert_eq!(done.status.state, TaskState::Completed, "{binding}");
+        let seen = collect(subscription).await;
+        assert!(
+            matches!(&seen[0], StreamResponse::Task(t) if t.id == waiting.id),
+            "{binding}"
+        );
+        assert_eq!(
+            seen.last().and_then(StreamResponse::state),
+            Some(TaskState::Completed),
+            "{binding}"
+        );
+
+        let created = client
+            .create_task_push_notification_config(
+                TaskPushNotificationConfig::new(task.id.clone(), "https://hooks.example.com/a2a"),
+                None,
+            )
+            .await
+            .unwrap();
+        let get = GetTaskPushNotificationConfigRequest {
+            task_id: task.id.clone(),
+            id: created.id.clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            client
+                .get_task_push_notification_config(get, None)
+                .await
+                .unwrap()
+                .url,
+            created.url,
+            "{binding}"
+        );
+        let list = ListTaskPushNotificationConfigsRequest {
+            task_id: task.id.clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            client
+                .list_task_push_notification_configs(list, None)
+                .await
+                .unwrap()
+                .configs
+                .len(),
+            1,
+            "{binding}"
+        );
+        let delete = DeleteTaskPushNotificationConfigRequest {
+            task_id: task.id.clone(),
+            id: created.id,
+            ..Default::default()
+        };
+        client
+            .delete_task_push_notification_config(delete, None)
+            .await
+            .unwrap();
+
+        let missing = client
+            .get_task(
+                GetTaskRequest {
+                    id: "no-such-task".into(),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await;
+        assert_eq!(protocol_kind(missing), ErrorKind::TaskNotFound, "{binding}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python SDK peer: run scripts/test.sh"]
+async fn python_client_against_rust_server() {
+    let server = server().await;
+    let url = format!("http://{}", server.addr);
+    for binding in BINDINGS {
+        let output = tokio::process::Command::new(python())
+            .arg(repo().join("e2e/interop/python_client.py"))
+            .args([&url, binding])
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{binding}: {stderr}");
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(
+            report["send"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {report}"
+        );
+        assert_eq!(report["send"]["text"], "hello from python", "{binding}");
+        assert_eq!(
+            report["stream"]["final"], "TASK_STATE_COMPLETED",
+            "{binding}"
+        );
+        let kinds: Vec<&str> = report["stream"]["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect();
+        assert_eq!(kinds.first(), Some(&"task"), "{binding}: {kinds:?}");
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "artifact_update").count(),
+            3,
+            "{binding}: {kinds:?}"
+        );
+        assert_eq!(report["get"]["state"], "TASK_STATE_COMPLETED", "{binding}");
+        assert_eq!(
+            report["get"]["history"][0], "echo hello from python",
+            "{binding}"
+        );
+        assert_eq!(
+            report["cancel"]["after"], "TASK_STATE_CANCELED",
+            "{binding}"
+        );
+        assert!(
+            report["missing"].as_str().unwrap().contains("TaskNotFound"),
+            "{binding}: {report}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the JavaScript SDK peer: run scripts/test.sh"]
+async fn javascript_client_against_rust_server() {
+    let server = server().await;
+    let url = format!("http://{}", server.addr);
+    for binding in [a2a_core::binding::JSONRPC, a2a_core::binding::HTTP_JSON] {
+        let output = tokio::process::Command::new("node")
+            .arg(repo().join("e2e/interop/js_client.mjs"))
+            .args([&url, binding])
+            .output()
+            .await
+            .expect("node runs (run scripts/test.sh to install the peer)");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{binding}: {stderr}");
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(
+            report["send"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {report}"
+        );
+        assert_eq!(report["send"]["text"], "hello from js", "{binding}");
+        assert_eq!(
+            report["stream"]["final"], "TASK_STATE_COMPLETED",
+            "{binding}"
+        );
+        let kinds: Vec<&str> = report["stream"]["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect();
+        assert_eq!(kinds.first(), Some(&"task"), "{binding}: {kinds:?}");
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "artifactUpdate").count(),
+            3,
+            "{binding}: {kinds:?}"
+        );
+        assert_eq!(report["get"]["state"], "TASK_STATE_COMPLETED", "{binding}");
+        assert_eq!(
+            report["get"]["history"][0], "echo hello from js",
+            "{binding}"
+        );
+        assert_eq!(
+            report["cancel"]["after"], "TASK_STATE_CANCELED",
+            "{binding}"
+        );
+        assert!(
+            report["missing"].as_str().unwrap().contains("TaskNotFound"),
+            "{binding}: {report}"
+        );
+    }
+}

@@ -50,16 +50,18 @@ impl Drop for Peer {
 
 async fn python_server() -> (Peer, String) {
     let (http, grpc) = (free_port(), free_port());
-    let child = Command::new(python())
+    let peer = Command::new(python())
         .arg(repo().join("e2e/interop/python_server.py"))
         .args([http.to_string(), grpc.to_string()])
         .stdout(Stdio::null())
         .spawn()
         .expect("the Python peer starts (run scripts/test.sh to install it)");
+    // Owned by the guard from here on, so it is killed and reaped on every path.
+    let peer = Peer(peer);
     let url = format!("http://127.0.0.1:{http}");
     for _ in 0..200 {
         if a2a_client::CardResolver::new().resolve(&url).await.is_ok() {
-            return (Peer(child), url);
+            return (peer, url);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

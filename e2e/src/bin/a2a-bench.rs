@@ -73,6 +73,11 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         count: usize,
     },
+    /// Time blocking SendMessage calls on the handler in-process (no HTTP).
+    Handler {
+        #[arg(long, default_value_t = 200_000)]
+        count: usize,
+    },
     /// Measure resident memory per stored completed task.
     Memory {
         #[arg(long, default_value_t = 100_000)]
@@ -346,6 +351,29 @@ async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn handler_only(count: usize) -> anyhow::Result<()> {
+    let card = card(SocketAddr::from(([127, 0, 0, 1], 1)));
+    let handler = DefaultRequestHandler::builder(Echo, card).build();
+    let ctx = CallContext::new(
+        a2a_core::Method::SendMessage,
+        a2a_server::ServiceParams::new(),
+    );
+    let started = Instant::now();
+    for _ in 0..count {
+        handler
+            .send_message(
+                &ctx,
+                SendMessageRequest::new(Message::user_text("hello benchmark")),
+            )
+            .await?;
+    }
+    let elapsed = started.elapsed();
+    #[allow(clippy::cast_precision_loss)]
+    let per_call = elapsed.as_secs_f64() * 1e6 / count as f64;
+    println!("calls={count} per_call={per_call:.2}µs");
+    Ok(())
+}
+
 fn resident_bytes() -> anyhow::Result<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm")?;
     let pages: u64 = statm.split_whitespace().nth(1).context("statm")?.parse()?;
@@ -414,6 +442,9 @@ fn main() -> anyhow::Result<()> {
             warmup,
         } => one_worker()?.block_on(grpc_load(addr, connections, seconds, warmup)),
         Command::Streams { addr, count } => one_worker()?.block_on(streams(addr, count)),
+        Command::Handler { count } => {
+            one_worker()?.block_on(async { tokio::spawn(handler_only(count)).await? })
+        }
         Command::Memory { tasks } => one_worker()?.block_on(memory(tasks)),
     }
 }

@@ -180,6 +180,22 @@ impl ClientBuilder {
     }
 }
 
+/// One unary operation: the interface's tenant, interceptors, retries when
+/// `repeatable`, then the transport.
+macro_rules! call {
+    ($self:ident, $method:ident, $op:ident, $request:ident, $options:ident, $repeatable:expr) => {{
+        $self.tenant(&mut $request.tenant);
+        let repeatable = $repeatable;
+        let transport = &$self.transport;
+        $self
+            .run(Method::$method, repeatable, $options, |o| {
+                let request = $request.clone();
+                async move { transport.$op(request, &o).await }
+            })
+            .await
+    }};
+}
+
 /// Calls one agent. Cheap to clone.
 ///
 /// ```no_run
@@ -323,14 +339,14 @@ impl Client {
         mut request: SendMessageRequest,
         options: Option<&CallOptions>,
     ) -> Result<SendMessageResponse, ClientError> {
-        self.tenant(&mut request.tenant);
-        let repeatable = self.retry.retry_send_message && !request.message.message_id.is_empty();
-        let transport = &self.transport;
-        self.run(Method::SendMessage, repeatable, options, |o| {
-            let request = request.clone();
-            async move { transport.send_message(request, &o).await }
-        })
-        .await
+        call!(
+            self,
+            SendMessage,
+            send_message,
+            request,
+            options,
+            self.retry.retry_send_message && !request.message.message_id.is_empty()
+        )
     }
 
     /// `GetTask`.
@@ -339,14 +355,7 @@ impl Client {
         mut request: GetTaskRequest,
         options: Option<&CallOptions>,
     ) -> Result<Task, ClientError> {
-        self.tenant(&mut request.tenant);
-        let repeatable = true;
-        let transport = &self.transport;
-        self.run(Method::GetTask, repeatable, options, |o| {
-            let request = request.clone();
-            async move { transport.get_task(request, &o).await }
-        })
-        .await
+        call!(self, GetTask, get_task, request, options, true)
     }
 
     /// `ListTasks`.
@@ -355,14 +364,7 @@ impl Client {
         mut request: ListTasksRequest,
         options: Option<&CallOptions>,
     ) -> Result<ListTasksResponse, ClientError> {
-        self.tenant(&mut request.tenant);
-        let repeatable = true;
-        let transport = &self.transport;
-        self.run(Method::ListTasks, repeatable, options, |o| {
-            let request = request.clone();
-            async move { transport.list_tasks(request, &o).await }
-        })
-        .await
+        call!(self, ListTasks, list_tasks, request, options, true)
     }
 
     /// `CancelTask`.
@@ -371,14 +373,7 @@ impl Client {
         mut request: CancelTaskRequest,
         options: Option<&CallOptions>,
     ) -> Result<Task, ClientError> {
-        self.tenant(&mut request.tenant);
-        let repeatable = true;
-        let transport = &self.transport;
-        self.run(Method::CancelTask, repeatable, options, |o| {
-            let request = request.clone();
-            async move { transport.cancel_task(request, &o).await }
-        })
-        .await
+        call!(self, CancelTask, cancel_task, request, options, true)
     }
 
     /// `CreateTaskPushNotificationConfig`.
@@ -387,23 +382,14 @@ impl Client {
         mut request: TaskPushNotificationConfig,
         options: Option<&CallOptions>,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.tenant(&mut request.tenant);
-        let repeatable = !request.id.is_empty();
-        let transport = &self.transport;
-        self.run(
-            Method::CreateTaskPushNotificationConfig,
-            repeatable,
+        call!(
+            self,
+            CreateTaskPushNotificationConfig,
+            create_task_push_notification_config,
+            request,
             options,
-            |o| {
-                let request = request.clone();
-                async move {
-                    transport
-                        .create_task_push_notification_config(request, &o)
-                        .await
-                }
-            },
+            !request.id.is_empty()
         )
-        .await
     }
 
     /// `GetTaskPushNotificationConfig`.
@@ -412,23 +398,14 @@ impl Client {
         mut request: GetTaskPushNotificationConfigRequest,
         options: Option<&CallOptions>,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.tenant(&mut request.tenant);
-        let repeatable = true;
-        let transport = &self.transport;
-        self.run(
-            Method::GetTaskPushNotificationConfig,
-            repeatable,
+        call!(
+            self,
+            GetTaskPushNotificationConfig,
+            get_task_push_notification_config,
+            request,
             options,
-            |o| {
-                let request = request.clone();
-                async move {
-                    transport
-                        .get_task_push_notification_config(request, &o)
-                        .await
-                }
-            },
+            true
         )
-        .await
     }
 
     /// `ListTaskPushNotificationConfigs`.
@@ -437,23 +414,14 @@ impl Client {
         mut request: ListTaskPushNotificationConfigsRequest,
         options: Option<&CallOptions>,
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        self.tenant(&mut request.tenant);
-        let repeatable = true;
-        let transport = &self.transport;
-        self.run(
-            Method::ListTaskPushNotificationConfigs,
-            repeatable,
+        call!(
+            self,
+            ListTaskPushNotificationConfigs,
+            list_task_push_notification_configs,
+            request,
             options,
-            |o| {
-                let request = request.clone();
-                async move {
-                    transport
-                        .list_task_push_notification_configs(request, &o)
-                        .await
-                }
-            },
+            true
         )
-        .await
     }
 
     /// `DeleteTaskPushNotificationConfig`.
@@ -462,23 +430,14 @@ impl Client {
         mut request: DeleteTaskPushNotificationConfigRequest,
         options: Option<&CallOptions>,
     ) -> Result<(), ClientError> {
-        self.tenant(&mut request.tenant);
-        let repeatable = true;
-        let transport = &self.transport;
-        self.run(
-            Method::DeleteTaskPushNotificationConfig,
-            repeatable,
+        call!(
+            self,
+            DeleteTaskPushNotificationConfig,
+            delete_task_push_notification_config,
+            request,
             options,
-            |o| {
-                let request = request.clone();
-                async move {
-                    transport
-                        .delete_task_push_notification_config(request, &o)
-                        .await
-                }
-            },
+            true
         )
-        .await
     }
 
     /// `SendStreamingMessage`: the events as they come; interceptors see each one.

@@ -132,6 +132,34 @@ impl GrpcTransport {
     }
 }
 
+/// One unary rpc: core request to proto, metadata and deadline, call, proto answer to core.
+macro_rules! unary {
+    ($self:ident, $rpc:ident, $request:ident, $options:ident) => {{
+        let request = $self.request($request.to_proto(), $options, true)?;
+        let response = $self
+            .client
+            .clone()
+            .$rpc(request)
+            .await
+            .map_err(client_error)?;
+        decode(response.into_inner())
+    }};
+}
+
+/// One server-streaming rpc.
+macro_rules! streaming {
+    ($self:ident, $rpc:ident, $request:ident, $options:ident) => {{
+        let request = $self.request($request.to_proto(), $options, false)?;
+        let response = $self
+            .client
+            .clone()
+            .$rpc(request)
+            .await
+            .map_err(client_error)?;
+        Ok($self.events(response, $options))
+    }};
+}
+
 /// Registers the gRPC transport with a client builder (the `GRPC` binding).
 pub fn register(builder: ClientBuilder) -> ClientBuilder {
     builder.transport(binding::GRPC, |interface: &AgentInterface| {
@@ -146,14 +174,7 @@ impl Transport for GrpcTransport {
         request: SendMessageRequest,
         options: &CallOptions,
     ) -> Result<SendMessageResponse, ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
-        let response = self
-            .client
-            .clone()
-            .send_message(request)
-            .await
-            .map_err(client_error)?;
-        decode(response.into_inner())
+        unary!(self, send_message, request, options)
     }
 
     async fn send_streaming_message(
@@ -161,14 +182,7 @@ impl Transport for GrpcTransport {
         request: SendMessageRequest,
         options: &CallOptions,
     ) -> Result<EventStream, ClientError> {
-        let request = self.request(request.to_proto(), options, false)?;
-        let response = self
-            .client
-            .clone()
-            .send_streaming_message(request)
-            .await
-            .map_err(client_error)?;
-        Ok(self.events(response, options))
+        streaming!(self, send_streaming_message, request, options)
     }
 
     async fn get_task(
@@ -176,14 +190,7 @@ impl Transport for GrpcTransport {
         request: GetTaskRequest,
         options: &CallOptions,
     ) -> Result<Task, ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
-        let response = self
-            .client
-            .clone()
-            .get_task(request)
-            .await
-            .map_err(client_error)?;
-        decode(response.into_inner())
+        unary!(self, get_task, request, options)
     }
 
     async fn list_tasks(
@@ -191,14 +198,7 @@ impl Transport for GrpcTransport {
         request: ListTasksRequest,
         options: &CallOptions,
     ) -> Result<ListTasksResponse, ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
-        let response = self
-            .client
-            .clone()
-            .list_tasks(request)
-            .await
-            .map_err(client_error)?;
-        decode(response.into_inner())
+        unary!(self, list_tasks, request, options)
     }
 
     async fn cancel_task(
@@ -206,14 +206,7 @@ impl Transport for GrpcTransport {
         request: CancelTaskRequest,
         options: &CallOptions,
     ) -> Result<Task, ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
-        let response = self
-            .client
-            .clone()
-            .cancel_task(request)
-            .await
-            .map_err(client_error)?;
-        decode(response.into_inner())
+        unary!(self, cancel_task, request, options)
     }
 
     async fn subscribe_to_task(
@@ -221,14 +214,7 @@ impl Transport for GrpcTransport {
         request: SubscribeToTaskRequest,
         options: &CallOptions,
     ) -> Result<EventStream, ClientError> {
-        let request = self.request(request.to_proto(), options, false)?;
-        let response = self
-            .client
-            .clone()
-            .subscribe_to_task(request)
-            .await
-            .map_err(client_error)?;
-        Ok(self.events(response, options))
+        streaming!(self, subscribe_to_task, request, options)
     }
 
     async fn create_task_push_notification_config(
@@ -236,14 +222,7 @@ impl Transport for GrpcTransport {
         request: TaskPushNotificationConfig,
         options: &CallOptions,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
-        let response = self
-            .client
-            .clone()
-            .create_task_push_notification_config(request)
-            .await
-            .map_err(client_error)?;
-        decode(response.into_inner())
+        unary!(self, create_task_push_notification_config, request, options)
     }
 
     async fn get_task_push_notification_config(
@@ -251,14 +230,7 @@ impl Transport for GrpcTransport {
         request: GetTaskPushNotificationConfigRequest,
         options: &CallOptions,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
-        let response = self
-            .client
-            .clone()
-            .get_task_push_notification_config(request)
-            .await
-            .map_err(client_error)?;
-        decode(response.into_inner())
+        unary!(self, get_task_push_notification_config, request, options)
     }
 
     async fn list_task_push_notification_configs(
@@ -266,14 +238,7 @@ impl Transport for GrpcTransport {
         request: ListTaskPushNotificationConfigsRequest,
         options: &CallOptions,
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
-        let response = self
-            .client
-            .clone()
-            .list_task_push_notification_configs(request)
-            .await
-            .map_err(client_error)?;
-        decode(response.into_inner())
+        unary!(self, list_task_push_notification_configs, request, options)
     }
 
     async fn delete_task_push_notification_config(
@@ -295,13 +260,6 @@ impl Transport for GrpcTransport {
         request: GetExtendedAgentCardRequest,
         options: &CallOptions,
     ) -> Result<AgentCard, ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
-        let response = self
-            .client
-            .clone()
-            .get_extended_agent_card(request)
-            .await
-            .map_err(client_error)?;
-        decode(response.into_inner())
+        unary!(self, get_extended_agent_card, request, options)
     }
 }

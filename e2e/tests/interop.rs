@@ -229,55 +229,75 @@ async fn rust_client_against_python_server() {
     }
 }
 
+/// Checks what a foreign client reported from its send / stream / get / cancel
+/// round against our scripted agent. `greeting` is what it sent after `echo `,
+/// `artifact_kind` its name for artifact-update events.
+fn check_report(report: &serde_json::Value, binding: &str, greeting: &str, artifact_kind: &str) {
+    assert_eq!(
+        report["send"]["state"], "TASK_STATE_COMPLETED",
+        "{binding}: {report}"
+    );
+    assert_eq!(report["send"]["text"], greeting, "{binding}");
+    assert_eq!(
+        report["stream"]["final"], "TASK_STATE_COMPLETED",
+        "{binding}"
+    );
+    let kinds: Vec<&str> = report["stream"]["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k.as_str())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"task"), "{binding}: {kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == artifact_kind).count(),
+        3,
+        "{binding}: {kinds:?}"
+    );
+    assert_eq!(report["get"]["state"], "TASK_STATE_COMPLETED", "{binding}");
+    assert_eq!(
+        report["get"]["history"][0],
+        format!("echo {greeting}"),
+        "{binding}"
+    );
+    assert_eq!(
+        report["cancel"]["after"], "TASK_STATE_CANCELED",
+        "{binding}"
+    );
+    assert!(
+        report["missing"].as_str().unwrap().contains("TaskNotFound"),
+        "{binding}: {report}"
+    );
+}
+
+/// Runs a foreign client script against `url` and returns its JSON report.
+async fn run_client(program: &str, script: &str, url: &str, binding: &str) -> serde_json::Value {
+    let output = tokio::process::Command::new(program)
+        .arg(repo().join(script))
+        .args([url, binding])
+        .output()
+        .await
+        .expect("the peer runs (run scripts/test.sh to install it)");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{binding}: {stderr}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python SDK peer: run scripts/test.sh"]
 async fn python_client_against_rust_server() {
     let server = server().await;
     let url = format!("http://{}", server.addr);
+    let python = python();
     for binding in BINDINGS {
-        let output = tokio::process::Command::new(python())
-            .arg(repo().join("e2e/interop/python_client.py"))
-            .args([&url, binding])
-            .output()
-            .await
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{binding}: {stderr}");
-        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(
-            report["send"]["state"], "TASK_STATE_COMPLETED",
-            "{binding}: {report}"
-        );
-        assert_eq!(report["send"]["text"], "hello from python", "{binding}");
-        assert_eq!(
-            report["stream"]["final"], "TASK_STATE_COMPLETED",
-            "{binding}"
-        );
-        let kinds: Vec<&str> = report["stream"]["kinds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|k| k.as_str())
-            .collect();
-        assert_eq!(kinds.first(), Some(&"task"), "{binding}: {kinds:?}");
-        assert_eq!(
-            kinds.iter().filter(|k| **k == "artifact_update").count(),
-            3,
-            "{binding}: {kinds:?}"
-        );
-        assert_eq!(report["get"]["state"], "TASK_STATE_COMPLETED", "{binding}");
-        assert_eq!(
-            report["get"]["history"][0], "echo hello from python",
-            "{binding}"
-        );
-        assert_eq!(
-            report["cancel"]["after"], "TASK_STATE_CANCELED",
-            "{binding}"
-        );
-        assert!(
-            report["missing"].as_str().unwrap().contains("TaskNotFound"),
-            "{binding}: {report}"
-        );
+        let report = run_client(
+            python.to_str().unwrap(),
+            "e2e/interop/python_client.py",
+            &url,
+            binding,
+        )
+        .await;
+        check_report(&report, binding, "hello from python", "artifact_update");
     }
 }
 
@@ -287,48 +307,7 @@ async fn javascript_client_against_rust_server() {
     let server = server().await;
     let url = format!("http://{}", server.addr);
     for binding in [a2a_core::binding::JSONRPC, a2a_core::binding::HTTP_JSON] {
-        let output = tokio::process::Command::new("node")
-            .arg(repo().join("e2e/interop/js_client.mjs"))
-            .args([&url, binding])
-            .output()
-            .await
-            .expect("node runs (run scripts/test.sh to install the peer)");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{binding}: {stderr}");
-        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(
-            report["send"]["state"], "TASK_STATE_COMPLETED",
-            "{binding}: {report}"
-        );
-        assert_eq!(report["send"]["text"], "hello from js", "{binding}");
-        assert_eq!(
-            report["stream"]["final"], "TASK_STATE_COMPLETED",
-            "{binding}"
-        );
-        let kinds: Vec<&str> = report["stream"]["kinds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|k| k.as_str())
-            .collect();
-        assert_eq!(kinds.first(), Some(&"task"), "{binding}: {kinds:?}");
-        assert_eq!(
-            kinds.iter().filter(|k| **k == "artifactUpdate").count(),
-            3,
-            "{binding}: {kinds:?}"
-        );
-        assert_eq!(report["get"]["state"], "TASK_STATE_COMPLETED", "{binding}");
-        assert_eq!(
-            report["get"]["history"][0], "echo hello from js",
-            "{binding}"
-        );
-        assert_eq!(
-            report["cancel"]["after"], "TASK_STATE_CANCELED",
-            "{binding}"
-        );
-        assert!(
-            report["missing"].as_str().unwrap().contains("TaskNotFound"),
-            "{binding}: {report}"
-        );
+        let report = run_client("node", "e2e/interop/js_client.mjs", &url, binding).await;
+        check_report(&report, binding, "hello from js", "artifactUpdate");
     }
 }

@@ -1,1 +1,1 @@
-//! Example programs for the A2A SDK live in `src/bin/`; this library is empty.
+//! Example programs for the A2A SDK; see `src/bin/` (each starts with a "Run with" line).

@@ -1,0 +1,33 @@
+//! A complete A2A agent, served over JSON-RPC, HTTP+JSON and gRPC.
+//!
+//! Run with: `cargo run -p examples --bin hello_world`
+//! Then:     `cargo run -p a2a-cli -- send http://127.0.0.1:8080 world`
+
+use a2a_core::{A2aError, AgentCard, binding};
+use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
+
+struct Hello;
+
+#[async_trait::async_trait]
+impl AgentExecutor for Hello {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        events
+            .complete_with_text(format!("Hello, {}!", ctx.message.text()))
+            .await
+    }
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    let addr = listener.local_addr()?;
+    let card = AgentCard::new("hello", "Says hello")
+        .with_interface(format!("http://{addr}/"), binding::JSONRPC)
+        .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
+        .with_interface(addr.to_string(), binding::GRPC)
+        .with_streaming(true);
+    let handler = DefaultRequestHandler::builder(Hello, card.clone()).build();
+    let app = a2a_grpc::router(A2aService::new(handler, card), Default::default());
+    println!("agent card: http://{addr}/.well-known/agent-card.json");
+    axum::serve(listener, app).await
+}

@@ -131,3 +131,54 @@ async fn dropping_a_grpc_stream_ends_it_without_touching_the_task() {
     // The subscription hub of the dropped stream is gone once the task settles.
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn required_extensions_are_enforced_and_activated_ones_echoed() {
+    let with_extension = |addr| {
+        let mut card = card(addr);
+        card.capabilities.extensions.push(a2a_core::AgentExtension {
+            uri: "urn:example:required".into(),
+            required: true,
+            ..Default::default()
+        });
+        card
+    };
+    let server = e2e::start_server(
+        e2e::ScriptedAgent,
+        with_extension,
+        |b| b,
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    for binding in BINDINGS {
+        let client = a2a_grpc::register(a2a_client::ClientBuilder::new())
+            .prefer([binding])
+            .build(with_extension(server.addr))
+            .unwrap();
+        let refused = client.send_message(request("echo x"), None).await;
+        assert_eq!(
+            protocol_kind(refused),
+            ErrorKind::ExtensionSupportRequired,
+            "{binding}"
+        );
+        let options = CallOptions::default().extension("urn:example:required");
+        assert!(
+            client
+                .send_message(request("echo x"), Some(&options))
+                .await
+                .is_ok(),
+            "{binding}"
+        );
+    }
+    // The HTTP response names the extensions the server activated.
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/message:send", server.addr))
+        .header("A2A-Extensions", "urn:example:required, urn:unknown")
+        .json(&serde_json::json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "echo x"}]}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["a2a-extensions"], "urn:example:required");
+}

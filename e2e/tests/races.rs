@@ -35,6 +35,14 @@ async fn start(handler: &DefaultRequestHandler, text: &str) -> Task {
     }
 }
 
+/// Sends `text` and waits for the task to settle (terminal or interrupted).
+async fn settled(handler: &DefaultRequestHandler, text: &str) -> Task {
+    match handler.send_message(&ctx(), request(text)).await.unwrap() {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(_) => panic!("expected a task"),
+    }
+}
+
 async fn stored(handler: &DefaultRequestHandler, id: &str) -> Task {
     handler
         .get_task(
@@ -113,7 +121,7 @@ async fn a_stalled_subscriber_neither_blocks_the_agent_nor_the_others() {
         subscriber_buffer: 8,
         ..Default::default()
     });
-    let task = start(&handler, "input").await;
+    let task = settled(&handler, "input").await;
     // Three subscribers on a waiting task; the follow-up streams 30 chunks.
     let (a, b, stalled) = (
         subscribe(&handler, &task.id).await,
@@ -282,7 +290,7 @@ async fn shutdown_drains_then_fails_what_is_left() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canceling_a_waiting_task_reaches_its_subscribers() {
     let handler = handler(ExecutionConfig::default());
-    let task = start(&handler, "input").await;
+    let task = settled(&handler, "input").await;
     let stream = subscribe(&handler, &task.id).await;
     handler
         .cancel_task(
@@ -359,7 +367,7 @@ async fn concurrency_limits_per_caller_and_globally() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_are_invisible_to_other_callers() {
     let handler = handler(ExecutionConfig::default());
-    let task = start(&handler, "input").await;
+    let task = settled(&handler, "input").await;
     let mut bob = ctx();
     bob.user = a2a_server::User::authenticated("bob");
     let get = GetTaskRequest {

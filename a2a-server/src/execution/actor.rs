@@ -47,18 +47,19 @@ pub(super) struct Actor {
     pub(super) replied: bool,
     pub(super) token: CancellationToken,
     pub(super) progress: tokio::sync::watch::Sender<super::Progress>,
+    /// Held while the execution runs; released as soon as the task settles.
+    pub(super) slot: Option<super::Slot>,
 }
 
 impl Actor {
     /// Drives the agent (`producer`, polled in this same task so handing an
     /// event over needs no cross-task wakeup) and processes its events.
-    pub(super) async fn run<S: Send>(
+    pub(super) async fn run(
         mut self,
         ctx: RequestContext,
         mut events: mpsc::Receiver<StreamResponse>,
         mut control: mpsc::Receiver<Control>,
         producer: Producer,
-        slot: S,
     ) {
         let mut producer = Some(producer);
         let inactivity = self.shared.config.inactivity_timeout;
@@ -106,7 +107,7 @@ impl Actor {
         // The task is settled: release the execution slot, tell the agent to
         // stop, and give it a moment to return on its own before dropping it.
         drop(events);
-        drop(slot);
+        self.slot.take();
         self.token.cancel();
         if let Some(producer) = producer {
             let _ = tokio::time::timeout(self.shared.config.cancel_grace, producer).await;
@@ -206,8 +207,6 @@ impl Actor {
         if let StreamResponse::Message(message) = &event {
             if self.task.is_none() && !self.replied {
                 self.replied = true;
-                self.progress
-                    .send_modify(|p| p.reply = Some(message.clone()));
                 if self.shared.hubs.is_watched(&self.task_id) {
                     let update = Update {
                         version: 0,
@@ -216,6 +215,10 @@ impl Actor {
                     };
                     self.shared.hubs.publish(&self.task_id, update);
                 }
+                // As in `publish`: subscribers, then the slot, then the caller.
+                self.slot.take();
+                self.progress
+                    .send_modify(|p| p.reply = Some(message.clone()));
                 return Flow::Done;
             }
         }
@@ -341,17 +344,24 @@ impl Actor {
         Ok(())
     }
 
-    async fn publish(&self, event: StreamResponse, version: Version, state: TaskState) {
+    /// Publishes a persisted event. When it settles the task, subscribers see
+    /// it first, then the execution slot is freed, and only then are blocking
+    /// callers and cancelers told, so their next call finds the slot free.
+    async fn publish(&mut self, event: StreamResponse, version: Version, state: TaskState) {
+        let ends = state.is_terminal() || state == TaskState::InputRequired;
         let settled = (state.is_terminal() || state.is_interrupted())
             .then(|| self.task.as_ref().map(|(task, _)| Arc::new(task.clone())))
             .flatten();
+        super::publish(&self.shared, &self.task_id, event, version, state).await;
+        if ends {
+            self.slot.take();
+        }
         self.progress.send_modify(|p| {
             p.state = Some(state);
             if settled.is_some() {
                 p.settled = settled;
             }
         });
-        super::publish(&self.shared, &self.task_id, event, version, state).await;
     }
 }
 

@@ -109,7 +109,7 @@ pub(crate) struct Start {
 }
 
 /// Releases the caller's execution slot when an execution ends.
-struct Slot {
+pub(crate) struct Slot {
     executions: Arc<Executions>,
     caller: Caller,
     task_id: String,
@@ -262,9 +262,10 @@ impl Executions {
             replied: false,
             token: ctx.cancellation.clone(),
             progress: progress_tx,
+            slot: Some(slot),
         };
         self.tracker
-            .spawn(actor.run(ctx, event_rx, control_rx, producer, slot));
+            .spawn(actor.run(ctx, event_rx, control_rx, producer));
         Ok(Started { progress, done })
     }
 

@@ -102,6 +102,20 @@ impl DefaultRequestHandler {
         message: &mut a2a_core::Message,
     ) -> Result<StoredTask, A2aError> {
         let caller = ctx.caller();
+        // Ownership first (someone else's task is simply not found), then let a
+        // previous execution that is winding down after INPUT_REQUIRED finish,
+        // and only then read the task the follow-up builds on.
+        self.store.get(&caller, &message.task_id).await?;
+        if !self
+            .executions
+            .wait_idle(&message.task_id, self.follow_up_wait)
+            .await
+        {
+            return Err(A2aError::unsupported_operation(format!(
+                "task {} is still being worked on; wait for it or cancel it",
+                message.task_id
+            )));
+        }
         let mut stored = self.store.get(&caller, &message.task_id).await?;
         let state = stored.task.status.state;
         if state.is_terminal() {
@@ -114,17 +128,6 @@ impl DefaultRequestHandler {
             return Err(A2aError::invalid_params(format!(
                 "contextId {} does not match task {}'s context {}",
                 message.context_id, stored.task.id, stored.task.context_id
-            )));
-        }
-        // A previous execution may be just winding down after INPUT_REQUIRED.
-        if !self
-            .executions
-            .wait_idle(&stored.task.id, self.follow_up_wait)
-            .await
-        {
-            return Err(A2aError::unsupported_operation(format!(
-                "task {} is still being worked on; wait for it or cancel it",
-                stored.task.id
             )));
         }
         let mut recorded = message.clone();

@@ -247,24 +247,64 @@ async fn rest_errors_are_google_rpc_status_bodies() {
     );
 }
 
+/// Sends a request head declaring `length` body bytes, then reads the answer.
+async fn declare_body(base: &str, path: &str, length: usize) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    // The answer comes without the body being sent; read until the JSON closes.
+    while !answer.ends_with(b"}") {
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
+            .await
+            .unwrap()
+            .unwrap();
+        if read == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buffer[..read]);
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_100_megabyte_body_is_refused_without_reading_it_all() {
     let raw = Raw::new().await;
-    let huge = vec![b' '; 100 * 1024 * 1024];
-    let (status, body) = raw.rpc_bytes(huge.clone(), "application/json").await;
-    assert_eq!((status, code(&body)), (200, -32600));
+    const HUNDRED_MB: usize = 100 * 1024 * 1024;
+    // Declared size over the limit: refused at once, before any body byte.
+    let rpc = declare_body(&raw.base, "/", HUNDRED_MB).await;
+    assert!(rpc.starts_with("HTTP/1.1 200"), "{rpc}");
+    assert!(rpc.contains("\"code\":-32600"), "{rpc}");
+    let rest = declare_body(&raw.base, "/message:send", HUNDRED_MB).await;
+    assert!(rest.starts_with("HTTP/1.1 413"), "{rest}");
+    assert!(rest.contains("INVALID_REQUEST"), "{rest}");
+
+    // A streamed body (no length) is cut off at the limit. The server answers
+    // as soon as the limit is passed; the client may instead see the connection
+    // closed while it is still uploading. Either way the server stays healthy.
+    let chunks = futures::stream::iter(
+        (0..100).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b' '; 1024 * 1024]))),
+    );
     let response = raw
         .http
-        .post(format!("{}/message:send", raw.base))
+        .post(format!("{}/", raw.base))
         .header("content-type", "application/json")
-        .body(huge)
+        .body(reqwest::Body::wrap_stream(chunks))
         .send()
         .await;
-    // The server answers 413 as soon as the limit is passed; the client may
-    // also see the connection closed while it is still uploading.
     if let Ok(response) = response {
-        assert_eq!(response.status(), 413);
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(code(&body), -32600);
     }
+    let after = raw
+        .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}))
+        .await;
+    assert_eq!(code(&after), -32001, "the server still answers");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -118,14 +118,7 @@ pub(crate) struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut counts = self.executions.counts();
-        if let Some(count) = counts.get_mut(&self.caller) {
-            *count -= 1;
-            if *count == 0 {
-                counts.remove(&self.caller);
-            }
-        }
-        drop(counts);
+        self.executions.release_count(&self.caller);
         let live = self.executions.lock_live().remove(&self.task_id);
         if let Some(live) = live {
             live.done.cancel();
@@ -164,6 +157,17 @@ impl Executions {
         self.per_caller
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Gives back one of `caller`'s execution slots.
+    fn release_count(&self, caller: &Caller) {
+        let mut counts = self.counts();
+        if let Some(count) = counts.get_mut(caller) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(caller);
+            }
+        }
     }
 
     /// Waits up to `timeout` for a running execution of `task_id` to end.
@@ -219,10 +223,7 @@ impl Executions {
             let mut live = self.lock_live();
             if live.contains_key(&task_id) {
                 drop(live);
-                let mut counts = self.counts();
-                if let Some(count) = counts.get_mut(&start.caller) {
-                    *count -= 1;
-                }
+                self.release_count(&start.caller);
                 return Err(A2aError::unsupported_operation(format!(
                     "task {task_id} is still being worked on; wait for it or cancel it"
                 )));

@@ -18,6 +18,8 @@ struct Prepared {
     existing: Option<StoredTask>,
     history_length: Option<i32>,
     return_immediately: bool,
+    /// The inline webhook saved for this execution, removed again if it cannot start.
+    push_config_id: Option<String>,
 }
 
 impl DefaultRequestHandler {
@@ -67,10 +69,11 @@ impl DefaultRequestHandler {
                 referenced_tasks.push(stored.task);
             }
         }
+        let mut push_config_id = None;
         if let (Some(mut config), Some(push)) = (push_config, &self.push) {
             config.task_id.clone_from(&task_id);
             config.tenant.clone_from(&ctx.tenant);
-            push.configs().save(config).await?;
+            push_config_id = Some(push.configs().save(config).await?.id);
         }
         let ctx = RequestContext {
             message,
@@ -92,7 +95,18 @@ impl DefaultRequestHandler {
             existing,
             history_length,
             return_immediately,
+            push_config_id,
         })
+    }
+
+    /// Starts a prepared execution; if it cannot start, forgets its inline webhook.
+    async fn start(&self, prepared: Prepared) -> Result<crate::execution::Started, A2aError> {
+        let task_id = prepared.start.ctx.task_id.clone();
+        let result = self.executions.start(prepared.start);
+        if let (Err(_), Some(id), Some(push)) = (&result, &prepared.push_config_id, &self.push) {
+            let _ = push.configs().delete(&task_id, id).await;
+        }
+        result
     }
 
     /// Checks a follow-up against its task and records the user message in its history.
@@ -174,10 +188,12 @@ impl DefaultRequestHandler {
         let task_id = prepared.start.ctx.task_id.clone();
         let caller = prepared.start.caller.clone();
         let follow_up = prepared.existing.is_some();
-        let Started { mut progress, .. } = self.executions.start(prepared.start)?;
-        if prepared.return_immediately && follow_up {
+        let (return_immediately, history_length) =
+            (prepared.return_immediately, prepared.history_length);
+        let Started { mut progress, .. } = self.start(prepared).await?;
+        if return_immediately && follow_up {
             let stored = self.store.get(&caller, &task_id).await?;
-            return Ok(Self::shape(stored.task, prepared.history_length).into());
+            return Ok(Self::shape(stored.task, history_length).into());
         }
         loop {
             let ended = {
@@ -188,7 +204,7 @@ impl DefaultRequestHandler {
                 let settled = seen
                     .state
                     .is_some_and(|s| s.is_terminal() || s.is_interrupted());
-                if settled || (prepared.return_immediately && seen.state.is_some()) {
+                if settled || (return_immediately && seen.state.is_some()) {
                     break;
                 }
                 false
@@ -204,10 +220,10 @@ impl DefaultRequestHandler {
         let settled = progress.borrow().settled.clone();
         if let Some(task) = settled {
             let task = Arc::try_unwrap(task).unwrap_or_else(|shared| (*shared).clone());
-            return Ok(Self::shape(task, prepared.history_length).into());
+            return Ok(Self::shape(task, history_length).into());
         }
         let stored = self.store.get(&caller, &task_id).await?;
-        Ok(Self::shape(stored.task, prepared.history_length).into())
+        Ok(Self::shape(stored.task, history_length).into())
     }
 
     pub(super) async fn send_streaming(
@@ -215,19 +231,19 @@ impl DefaultRequestHandler {
         ctx: &CallContext,
         request: SendMessageRequest,
     ) -> Result<EventStream, A2aError> {
-        let prepared = self.prepare(ctx, request).await?;
+        let mut prepared = self.prepare(ctx, request).await?;
         let task_id = prepared.start.ctx.task_id.clone();
         let caller = prepared.start.caller.clone();
         // A follow-up's stream starts with the task as it stands (the protocol
         // wants a Task first); a new task's creation is its first event anyway.
-        let first = prepared.existing.map(|s| {
+        let first = prepared.existing.take().map(|s| {
             (
                 StreamResponse::Task(Self::shape(s.task, prepared.history_length)),
                 s.version,
             )
         });
         let updates = self.executions.subscribe(&task_id);
-        let Started { done, .. } = self.executions.start(prepared.start)?;
+        let Started { done, .. } = self.start(prepared).await?;
         let stream =
             self.executions
                 .stream(updates, first, StreamKind::Message, caller, Some(done));

@@ -39,8 +39,22 @@ pub(crate) fn call_context(
     CallContext::new(method, params)
 }
 
-/// Reads a request body of at most `limit` bytes.
-pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, A2aError> {
+/// Reads a request body of at most `limit` bytes. A declared `Content-Length`
+/// over the limit is refused before anything is read.
+pub(crate) async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<Bytes, A2aError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(A2aError::invalid_request(format!(
+            "request body is larger than {limit} bytes"
+        )));
+    }
     axum::body::to_bytes(body, limit).await.map_err(|_| {
         A2aError::invalid_request(format!(
             "request body is larger than {limit} bytes or could not be read"

@@ -236,7 +236,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         if !is_json_content_type(&parts.headers) {
             return error_response(&unsupported_content_type(&parts.headers), media_type);
         }
-        let bytes = match read_body(body, state.config.body_limit).await {
+        let bytes = match read_body(&parts.headers, body, state.config.body_limit).await {
             Ok(bytes) => bytes,
             Err(err) => return json_response(413, media_type, to_json(&err.to_http_body())),
         };

@@ -31,13 +31,18 @@ struct Route {
     config_id: String,
 }
 
-/// Matches `verb path` (path relative to the binding's base) to an operation.
-fn route(verb: &Verb, path: &str) -> Result<Route, A2aError> {
+/// A request no operation answers: the HTTP status to use, and why.
+type Unrouted = (u16, A2aError);
+
+/// Matches `verb path` (path relative to the binding's base) to an operation:
+/// an unknown path is 404, a known path with the wrong verb 405.
+fn route(verb: &Verb, path: &str) -> Result<Route, Unrouted> {
     let segments: Vec<String> = path
         .trim_matches('/')
         .split('/')
         .map(percent_decode)
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .map_err(|err| (400, err))?;
     let starts_route = |s: &str| {
         matches!(
             s,
@@ -56,10 +61,11 @@ fn route(verb: &Verb, path: &str) -> Result<Route, A2aError> {
         config_id: config_id.to_owned(),
     };
     let not_allowed = || {
-        A2aError::new(
+        let err = A2aError::new(
             ErrorKind::MethodNotFound,
             format!("{verb} is not allowed on {path}"),
-        )
+        );
+        (405, err)
     };
     let m = verb.clone();
     let route = match rest.as_slice() {
@@ -92,10 +98,11 @@ fn route(verb: &Verb, path: &str) -> Result<Route, A2aError> {
         ["tasks", _, "pushNotificationConfigs", ..] => return Err(not_allowed()),
         ["extendedAgentCard"] if m == Verb::GET => found(Method::GetExtendedAgentCard, "", ""),
         _ => {
-            return Err(A2aError::new(
+            let err = A2aError::new(
                 ErrorKind::MethodNotFound,
                 format!("no A2A operation at {verb} {path}"),
-            ));
+            );
+            return Err((404, err));
         }
     };
     Ok(route)
@@ -223,12 +230,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         .unwrap_or(path);
     let route = match route(&parts.method, relative) {
         Ok(route) => route,
-        Err(err) => {
-            let status = if err.message().contains("is not allowed") {
-                405
-            } else {
-                404
-            };
+        Err((status, err)) => {
             return json_response(status, media_type, to_json(&err.to_http_body()));
         }
     };
@@ -290,7 +292,7 @@ mod tests {
     use super::*;
 
     fn ok(verb: Verb, path: &str) -> Route {
-        route(&verb, path).unwrap_or_else(|e| panic!("{verb} {path}: {e}"))
+        route(&verb, path).unwrap_or_else(|(_, e)| panic!("{verb} {path}: {e}"))
     }
 
     #[test]
@@ -346,9 +348,11 @@ mod tests {
 
     #[test]
     fn unknown_paths_and_wrong_verbs() {
-        assert!(route(&Verb::GET, "/nope").is_err());
-        assert!(route(&Verb::DELETE, "/tasks/t-1").is_err());
-        assert!(route(&Verb::GET, "/tasks/t-1:cancel").is_err());
+        let status = |verb, path| route(&verb, path).err().map(|(status, _)| status);
+        assert_eq!(status(Verb::GET, "/nope"), Some(404));
+        assert_eq!(status(Verb::DELETE, "/tasks/t-1"), Some(405));
+        assert_eq!(status(Verb::GET, "/tasks/t-1:cancel"), Some(405));
+        assert_eq!(status(Verb::GET, "/tasks/%FF"), Some(400));
         let r = ok(Verb::GET, "/tasks/a%20b");
         assert_eq!(r.task_id, "a b");
     }

@@ -208,34 +208,75 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[index.min(sorted.len() - 1)]
 }
 
-async fn load(
-    addr: SocketAddr,
+/// One connection of the load generator: sends one blocking SendMessage.
+#[async_trait::async_trait]
+trait Connection: Send {
+    async fn call(&mut self) -> anyhow::Result<()>;
+}
+
+struct JsonRpcConnection {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    body: Bytes,
+}
+
+#[async_trait::async_trait]
+impl Connection for JsonRpcConnection {
+    async fn call(&mut self) -> anyhow::Result<()> {
+        let response = self.sender.send_request(post(self.body.clone())).await?;
+        let status = response.status();
+        let bytes = response.into_body().collect().await?.to_bytes();
+        anyhow::ensure!(
+            status.is_success() && bytes.len() > 100,
+            "bad response {status}"
+        );
+        Ok(())
+    }
+}
+
+struct GrpcConnection {
+    client: a2a_grpc::pb::a2a_service_client::A2aServiceClient<tonic::transport::Channel>,
+    request: a2a_grpc::pb::SendMessageRequest,
+}
+
+#[async_trait::async_trait]
+impl Connection for GrpcConnection {
+    async fn call(&mut self) -> anyhow::Result<()> {
+        let mut call = tonic::Request::new(self.request.clone());
+        call.metadata_mut().insert(
+            "a2a-version",
+            tonic::metadata::MetadataValue::from_static("1.0"),
+        );
+        self.client.send_message(call).await?;
+        Ok(())
+    }
+}
+
+/// Runs `connections` connections in a closed loop for `warmup + seconds`
+/// and reports the latencies measured after the warmup.
+async fn drive<F, Fut>(
     connections: usize,
     seconds: u64,
     warmup: u64,
-) -> anyhow::Result<()> {
-    let body = request_body(a2a_core::Method::SendMessage);
-    let start = Instant::now();
-    let measure_from = start + Duration::from_secs(warmup);
+    connect: F,
+) -> anyhow::Result<()>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Box<dyn Connection>>> + Send + 'static,
+{
+    let measure_from = Instant::now() + Duration::from_secs(warmup);
     let end = measure_from + Duration::from_secs(seconds);
     let mut workers = Vec::new();
     for _ in 0..connections {
-        let body = body.clone();
+        let connection = connect();
         workers.push(tokio::spawn(async move {
-            let mut sender = connect(addr).await?;
+            let mut connection = connection.await?;
             let mut latencies = Vec::new();
             loop {
                 let sent = Instant::now();
                 if sent >= end {
                     break;
                 }
-                let response = sender.send_request(post(body.clone())).await?;
-                let status = response.status();
-                let bytes = response.into_body().collect().await?.to_bytes();
-                anyhow::ensure!(
-                    status.is_success() && bytes.len() > 100,
-                    "bad response {status}"
-                );
+                connection.call().await?;
                 if sent >= measure_from {
                     latencies.push(sent.elapsed());
                 }
@@ -249,6 +290,47 @@ async fn load(
     }
     report(seconds, all);
     Ok(())
+}
+
+async fn load(
+    addr: SocketAddr,
+    connections: usize,
+    seconds: u64,
+    warmup: u64,
+) -> anyhow::Result<()> {
+    let body = request_body(a2a_core::Method::SendMessage);
+    drive(connections, seconds, warmup, || {
+        let body = body.clone();
+        async move {
+            let sender = connect(addr).await?;
+            Ok(Box::new(JsonRpcConnection { sender, body }) as Box<dyn Connection>)
+        }
+    })
+    .await
+}
+
+async fn grpc_load(
+    addr: SocketAddr,
+    connections: usize,
+    seconds: u64,
+    warmup: u64,
+) -> anyhow::Result<()> {
+    use a2a_grpc::convert::ToProto as _;
+    let request = SendMessageRequest::new(
+        Message::user_text("hello benchmark").with_message_id("bench-message"),
+    )
+    .to_proto();
+    drive(connections, seconds, warmup, || {
+        let request = request.clone();
+        async move {
+            let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+                .connect()
+                .await?;
+            let client = a2a_grpc::pb::a2a_service_client::A2aServiceClient::new(channel);
+            Ok(Box::new(GrpcConnection { client, request }) as Box<dyn Connection>)
+        }
+    })
+    .await
 }
 
 fn report(seconds: u64, mut all: Vec<Duration>) {
@@ -263,55 +345,6 @@ fn report(seconds: u64, mut all: Vec<Duration>) {
         percentile(&all, 0.999),
         all.last().copied().unwrap_or_default()
     );
-}
-
-async fn grpc_load(
-    addr: SocketAddr,
-    connections: usize,
-    seconds: u64,
-    warmup: u64,
-) -> anyhow::Result<()> {
-    use a2a_grpc::convert::ToProto as _;
-    let request = SendMessageRequest::new(
-        Message::user_text("hello benchmark").with_message_id("bench-message"),
-    )
-    .to_proto();
-    let start = Instant::now();
-    let measure_from = start + Duration::from_secs(warmup);
-    let end = measure_from + Duration::from_secs(seconds);
-    let mut workers = Vec::new();
-    for _ in 0..connections {
-        let request = request.clone();
-        workers.push(tokio::spawn(async move {
-            let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
-                .connect()
-                .await?;
-            let mut client = a2a_grpc::pb::a2a_service_client::A2aServiceClient::new(channel);
-            let mut latencies = Vec::new();
-            loop {
-                let sent = Instant::now();
-                if sent >= end {
-                    break;
-                }
-                let mut call = tonic::Request::new(request.clone());
-                call.metadata_mut().insert(
-                    "a2a-version",
-                    tonic::metadata::MetadataValue::from_static("1.0"),
-                );
-                client.send_message(call).await?;
-                if sent >= measure_from {
-                    latencies.push(sent.elapsed());
-                }
-            }
-            anyhow::Ok(latencies)
-        }));
-    }
-    let mut all = Vec::new();
-    for worker in workers {
-        all.extend(worker.await??);
-    }
-    report(seconds, all);
-    Ok(())
 }
 
 async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {

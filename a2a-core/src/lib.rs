@@ -74,7 +74,12 @@ pub type Metadata = serde_json::Map<String, serde_json::Value>;
 
 /// A fresh unique id (UUID v7: time-ordered, so ids sort by creation).
 pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
+    // Encoding into a stack buffer skips the formatting machinery of `to_string`.
+    let mut buffer = uuid::Uuid::encode_buffer();
+    uuid::Uuid::now_v7()
+        .hyphenated()
+        .encode_lower(&mut buffer)
+        .to_owned()
 }
 
 /// The current time at the millisecond precision ProtoJSON carries.

@@ -7,11 +7,11 @@
 
 use std::pin::Pin;
 
-use a2a_core::{A2aError, Method};
+use a2a_core::A2aError;
 use a2a_server::{A2aService, CallContext, Request, Response, ServiceParams};
 use futures::{Stream, StreamExt};
 use tonic::Status;
-use tonic::metadata::{KeyAndValueRef, MetadataMap, MetadataValue};
+use tonic::metadata::{MetadataMap, MetadataValue};
 
 use crate::convert::{FromProto, ToProto};
 use crate::error::to_status;
@@ -38,24 +38,13 @@ impl GrpcService {
         A2aServiceServer::new(self)
     }
 
-    fn context(method: Method, metadata: &MetadataMap) -> CallContext {
-        let mut params = ServiceParams::new();
-        for entry in metadata.iter() {
-            if let KeyAndValueRef::Ascii(key, value) = entry {
-                if let Ok(value) = value.to_str() {
-                    params.append(key.as_str(), value);
-                }
-            }
-        }
-        CallContext::new(method, params)
-    }
-
     async fn call(
         &self,
-        metadata: &MetadataMap,
+        metadata: MetadataMap,
         request: Request,
     ) -> Result<(CallContext, Response), Status> {
-        let mut ctx = Self::context(request.method(), metadata);
+        let params = ServiceParams::from_headers(metadata.into_headers());
+        let mut ctx = CallContext::new(request.method(), params);
         match self.service.call(&mut ctx, request).await {
             Ok(response) => Ok((ctx, response)),
             Err(err) => Err(to_status(&err)),
@@ -107,7 +96,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<pb::SendMessageResponse>, Status> {
         let (metadata, _, message) = request.into_parts();
         let call = Request::SendMessage(decode(message)?);
-        match self.call(&metadata, call).await? {
+        match self.call(metadata, call).await? {
             (ctx, Response::SendMessage(r)) => Ok(reply(&ctx, r.to_proto())),
             (_, other) => Err(unexpected(&other)),
         }
@@ -121,7 +110,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<GrpcEventStream>, Status> {
         let (metadata, _, message) = request.into_parts();
         let (ctx, response) = self
-            .call(&metadata, Request::SendStreamingMessage(decode(message)?))
+            .call(metadata, Request::SendStreamingMessage(decode(message)?))
             .await?;
         stream(&ctx, response)
     }
@@ -132,7 +121,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<pb::Task>, Status> {
         let (metadata, _, message) = request.into_parts();
         match self
-            .call(&metadata, Request::GetTask(decode(message)?))
+            .call(metadata, Request::GetTask(decode(message)?))
             .await?
         {
             (ctx, Response::Task(t)) => Ok(reply(&ctx, t.to_proto())),
@@ -146,7 +135,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<pb::ListTasksResponse>, Status> {
         let (metadata, _, message) = request.into_parts();
         match self
-            .call(&metadata, Request::ListTasks(decode(message)?))
+            .call(metadata, Request::ListTasks(decode(message)?))
             .await?
         {
             (ctx, Response::ListTasks(r)) => Ok(reply(&ctx, r.to_proto())),
@@ -160,7 +149,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<pb::Task>, Status> {
         let (metadata, _, message) = request.into_parts();
         match self
-            .call(&metadata, Request::CancelTask(decode(message)?))
+            .call(metadata, Request::CancelTask(decode(message)?))
             .await?
         {
             (ctx, Response::Task(t)) => Ok(reply(&ctx, t.to_proto())),
@@ -176,7 +165,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<GrpcEventStream>, Status> {
         let (metadata, _, message) = request.into_parts();
         let (ctx, response) = self
-            .call(&metadata, Request::SubscribeToTask(decode(message)?))
+            .call(metadata, Request::SubscribeToTask(decode(message)?))
             .await?;
         stream(&ctx, response)
     }
@@ -187,7 +176,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
         let (metadata, _, message) = request.into_parts();
         match self
-            .call(&metadata, Request::CreatePushConfig(decode(message)?))
+            .call(metadata, Request::CreatePushConfig(decode(message)?))
             .await?
         {
             (ctx, Response::PushConfig(c)) => Ok(reply(&ctx, c.to_proto())),
@@ -201,7 +190,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
         let (metadata, _, message) = request.into_parts();
         match self
-            .call(&metadata, Request::GetPushConfig(decode(message)?))
+            .call(metadata, Request::GetPushConfig(decode(message)?))
             .await?
         {
             (ctx, Response::PushConfig(c)) => Ok(reply(&ctx, c.to_proto())),
@@ -215,7 +204,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
         let (metadata, _, message) = request.into_parts();
         match self
-            .call(&metadata, Request::ListPushConfigs(decode(message)?))
+            .call(metadata, Request::ListPushConfigs(decode(message)?))
             .await?
         {
             (ctx, Response::PushConfigs(c)) => Ok(reply(&ctx, c.to_proto())),
@@ -229,7 +218,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<pb::AgentCard>, Status> {
         let (metadata, _, message) = request.into_parts();
         match self
-            .call(&metadata, Request::GetExtendedAgentCard(decode(message)?))
+            .call(metadata, Request::GetExtendedAgentCard(decode(message)?))
             .await?
         {
             (ctx, Response::AgentCard(card)) => Ok(reply(&ctx, (*card).to_proto())),
@@ -243,7 +232,7 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<()>, Status> {
         let (metadata, _, message) = request.into_parts();
         match self
-            .call(&metadata, Request::DeletePushConfig(decode(message)?))
+            .call(metadata, Request::DeletePushConfig(decode(message)?))
             .await?
         {
             (ctx, Response::Empty) => Ok(reply(&ctx, ())),

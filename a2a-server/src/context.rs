@@ -1,9 +1,8 @@
 //! Who is calling and with which service parameters: the `CallContext` every
 //! operation receives.
 
-use std::collections::BTreeMap;
-
 use a2a_core::{EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER, Method, split_list};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 
 /// The authenticated (or anonymous) user behind a call.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
@@ -40,12 +39,14 @@ pub struct Caller {
     pub user: String,
 }
 
-/// Service parameters of a call (HTTP headers or gRPC metadata), keys lowercased.
+/// Service parameters of a call (HTTP headers or gRPC metadata); keys are
+/// case-insensitive.
 ///
-/// Cheap to clone: the map is shared until someone changes a clone.
+/// Built from the request's own header map without copying it, and cheap to
+/// clone: the map is shared until someone changes a clone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServiceParams {
-    values: std::sync::Arc<BTreeMap<String, Vec<String>>>,
+    values: std::sync::Arc<HeaderMap>,
 }
 
 impl ServiceParams {
@@ -54,47 +55,59 @@ impl ServiceParams {
         ServiceParams::default()
     }
 
-    /// Adds a value (keys are case-insensitive).
-    pub fn append(&mut self, key: &str, value: impl Into<String>) {
-        std::sync::Arc::make_mut(&mut self.values)
-            .entry(key.to_ascii_lowercase())
-            .or_default()
-            .push(value.into());
+    /// The parameters carried by HTTP headers (or gRPC metadata).
+    pub fn from_headers(headers: HeaderMap) -> Self {
+        ServiceParams {
+            values: std::sync::Arc::new(headers),
+        }
     }
 
-    /// The first value of `key`.
+    /// Adds a value (keys are case-insensitive). A key or value that could
+    /// not travel as a header (a control character, say) is refused.
+    pub fn append(&mut self, key: &str, value: &str) -> Result<(), InvalidParam> {
+        let name = HeaderName::from_bytes(key.as_bytes()).map_err(|_| InvalidParam)?;
+        let value = HeaderValue::from_str(value).map_err(|_| InvalidParam)?;
+        std::sync::Arc::make_mut(&mut self.values).append(name, value);
+        Ok(())
+    }
+
+    /// The first value of `key` (values that are not visible ASCII are skipped).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.values
-            .get(&key.to_ascii_lowercase())
-            .and_then(|v| v.first())
-            .map(String::as_str)
+        self.get_all(key).next()
     }
 
     /// Every value of `key`.
-    pub fn get_all(&self, key: &str) -> &[String] {
+    pub fn get_all(&self, key: &str) -> impl Iterator<Item = &str> {
         self.values
-            .get(&key.to_ascii_lowercase())
-            .map_or(&[], Vec::as_slice)
+            .get_all(key)
+            .into_iter()
+            .filter_map(|v| v.to_str().ok())
     }
 
-    /// Every key and its values.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &[String])> {
-        self.values.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+    /// Every key (lowercase) and value, a key once per value.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
     }
 
     /// The extension URIs requested through `A2A-Extensions` (or its 0.3 name).
     pub fn requested_extensions(&self) -> Vec<String> {
         let mut uris: Vec<String> = self
             .get_all(EXTENSIONS_HEADER)
-            .iter()
             .chain(self.get_all(LEGACY_EXTENSIONS_HEADER))
-            .flat_map(|v| split_list(v))
+            .flat_map(split_list)
             .map(str::to_owned)
             .collect();
         uris.dedup();
         uris
     }
 }
+
+/// A service parameter that cannot be represented as a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not a valid header name or value")]
+pub struct InvalidParam;
 
 /// Everything the server knows about one call besides its payload.
 #[derive(Debug, Clone)]
@@ -147,8 +160,10 @@ mod tests {
     #[test]
     fn params_are_case_insensitive_and_extensions_merge_both_headers() {
         let mut params = ServiceParams::new();
-        params.append("A2A-Extensions", "urn:a, urn:b");
-        params.append("x-a2a-extensions", "urn:c");
+        params.append("A2A-Extensions", "urn:a, urn:b").unwrap();
+        params.append("x-a2a-extensions", "urn:c").unwrap();
+        assert_eq!(params.append("bad key", "v"), Err(InvalidParam));
+        assert_eq!(params.append("key", "line\nbreak"), Err(InvalidParam));
         assert_eq!(params.get("a2a-EXTENSIONS"), Some("urn:a, urn:b"));
         assert_eq!(params.requested_extensions(), ["urn:a", "urn:b", "urn:c"]);
     }

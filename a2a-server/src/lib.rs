@@ -28,7 +28,7 @@ pub mod push;
 mod service;
 pub mod store;
 
-pub use self::context::{CallContext, Caller, ServiceParams, User};
+pub use self::context::{CallContext, Caller, InvalidParam, ServiceParams, User};
 pub use self::execution::ExecutionConfig;
 pub use self::executor::{AgentExecutor, EventQueue, RequestContext};
 pub use self::handler::{DefaultRequestHandler, EventStream, HandlerBuilder, RequestHandler};

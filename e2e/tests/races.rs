@@ -247,6 +247,37 @@ async fn a_client_disconnect_does_not_cancel_the_agent() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_caller_that_leaves_does_not_cut_off_the_agent() {
+    // A blocking call drives its execution itself; when the caller goes away
+    // (as hyper drops the call of a client that disconnected), the rest of the
+    // execution must carry on without it.
+    let handler = handler(ExecutionConfig::default());
+    let caller = ctx();
+    let call = handler.send_message(&caller, request("slow 300"));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), call)
+            .await
+            .is_err()
+    );
+    let listed = handler
+        .list_tasks(&ctx(), a2a_core::ListTasksRequest::default())
+        .await
+        .unwrap();
+    let [task] = listed.tasks.as_slice() else {
+        panic!("expected one task, got {listed:?}")
+    };
+    assert_eq!(task.status.state, TaskState::Working);
+    for _ in 0..100 {
+        if stored(&handler, &task.id).await.status.state == TaskState::Completed {
+            assert_eq!(status_text(&stored(&handler, &task.id).await), "done");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the agent was cut off with its caller");
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_watchdog_fails_a_silent_agent() {
     let handler = handler(ExecutionConfig {

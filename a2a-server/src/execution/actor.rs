@@ -41,12 +41,13 @@ pub(super) struct Actor {
     pub(super) task_id: String,
     pub(super) context_id: String,
     pub(super) caller: Caller,
-    pub(super) user_message: Message,
-    /// The task as stored, once it exists.
-    pub(super) task: Option<(Task, Version)>,
+    /// The request as the agent got it (the user's message; the cancel hook's argument).
+    pub(super) ctx: RequestContext,
+    /// The task as stored, once it exists (shared with a blocking caller once settled).
+    pub(super) task: Option<(Arc<Task>, Version)>,
     pub(super) replied: bool,
     pub(super) token: CancellationToken,
-    pub(super) progress: tokio::sync::watch::Sender<super::Progress>,
+    pub(super) progress: super::progress::Reporter,
     /// Held while the execution runs; released as soon as the task settles.
     pub(super) slot: Option<super::Slot>,
 }
@@ -56,7 +57,6 @@ impl Actor {
     /// event over needs no cross-task wakeup) and processes its events.
     pub(super) async fn run(
         mut self,
-        ctx: RequestContext,
         mut events: mpsc::Receiver<StreamResponse>,
         mut control: mpsc::Receiver<Control>,
         producer: Producer,
@@ -76,7 +76,7 @@ impl Actor {
                 biased;
                 Some(command) = control.recv() => {
                     let Control::Cancel { reply } = command;
-                    let (result, flow) = self.cancel(&ctx).await;
+                    let (result, flow) = self.cancel().await;
                     let _ = reply.send(result);
                     if flow == Flow::Done { break; }
                 }
@@ -163,7 +163,7 @@ impl Actor {
         }
     }
 
-    async fn cancel(&mut self, ctx: &RequestContext) -> (Result<(), A2aError>, Flow) {
+    async fn cancel(&mut self) -> (Result<(), A2aError>, Flow) {
         if let Some((task, _)) = &self.task {
             match task.status.state {
                 TaskState::Canceled => return (Ok(()), Flow::Done),
@@ -179,7 +179,7 @@ impl Actor {
         if self.replied {
             return (Err(A2aError::task_not_found(&self.task_id)), Flow::Done);
         }
-        let hook = self.shared.executor.cancel(ctx.clone());
+        let hook = self.shared.executor.cancel(self.ctx.clone());
         match tokio::time::timeout(self.shared.config.cancel_grace, hook).await {
             Ok(Err(err)) => return (Err(err), Flow::Continue),
             Ok(Ok(())) => {}
@@ -217,8 +217,7 @@ impl Actor {
                 }
                 // As in `publish`: subscribers, then the slot, then the caller.
                 self.slot.take();
-                self.progress
-                    .send_modify(|p| p.reply = Some(message.clone()));
+                self.progress.report(|p| p.reply = Some(message.clone()));
                 return Flow::Done;
             }
         }
@@ -256,7 +255,11 @@ impl Actor {
     /// Creates the task on first use, applies the event, stores it, publishes it.
     async fn persist_event(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
         if self.task.is_none() {
-            self.create(&event).await?;
+            let watched = super::is_watched(&self.shared, &self.task_id).await;
+            if !watched && !matches!(event, StreamResponse::Task(_)) {
+                return self.create_with(event).await;
+            }
+            self.create(&event, watched).await?;
             if let StreamResponse::Task(_) = event {
                 return Ok(self.state());
             }
@@ -265,18 +268,21 @@ impl Actor {
             let Some((task, version)) = self.task.as_mut() else {
                 break;
             };
-            let mut next = task.clone();
-            apply(&mut next, &event)?;
+            let expected = *version;
+            // Applied in place; a write that fails reloads the stored task.
+            let task = Arc::make_mut(task);
+            apply(task, &event)?;
             match self
                 .shared
                 .store
-                .update(&self.caller, &next, *version, &event)
+                .update(&self.caller, task, expected, &event)
                 .await
             {
                 Ok(new_version) => {
-                    *task = next;
-                    *version = new_version;
                     let state = task.status.state;
+                    if let Some((_, version)) = self.task.as_mut() {
+                        *version = new_version;
+                    }
                     self.publish(event, new_version, state).await;
                     return Ok(state);
                 }
@@ -285,27 +291,27 @@ impl Actor {
                     // reload; if it is now final, that is the outcome.
                     let stored = self.shared.store.get(&self.caller, &self.task_id).await?;
                     let state = stored.task.status.state;
-                    self.task = Some((stored.task.clone(), stored.version));
+                    self.task = Some((Arc::new(stored.task.clone()), stored.version));
                     if state.is_terminal() {
                         self.publish(StreamResponse::Task(stored.task), stored.version, state)
                             .await;
                         return Ok(state);
                     }
                 }
-                Err(err) => return Err(err.into()),
+                Err(err) => {
+                    if let Ok(stored) = self.shared.store.get(&self.caller, &self.task_id).await {
+                        self.task = Some((Arc::new(stored.task), stored.version));
+                    }
+                    return Err(err.into());
+                }
             }
         }
         Err(A2aError::internal("the task was modified concurrently"))
     }
 
-    fn state(&self) -> TaskState {
-        self.task
-            .as_ref()
-            .map_or(TaskState::Unspecified, |(t, _)| t.status.state)
-    }
-
-    /// Stores the task the first time the agent emits something for it.
-    async fn create(&mut self, event: &StreamResponse) -> Result<(), A2aError> {
+    /// The task as first stored: the agent's own snapshot, or a new SUBMITTED
+    /// task; the user's message opens its history.
+    fn initial_task(&self, event: &StreamResponse) -> Task {
         let mut task = match event {
             StreamResponse::Task(task) => task.clone(),
             _ => Task {
@@ -324,22 +330,48 @@ impl Actor {
         if !task
             .history
             .iter()
-            .any(|m| m.message_id == self.user_message.message_id)
+            .any(|m| m.message_id == self.ctx.message.message_id)
         {
-            let mut message = self.user_message.clone();
+            let mut message = self.ctx.message.clone();
             message.task_id.clone_from(&self.task_id);
             message.context_id.clone_from(&self.context_id);
             task.history.insert(0, message);
         }
+        task
+    }
+
+    /// Creates the task with its first event already applied: nobody watches
+    /// it yet, so nobody can miss the SUBMITTED snapshot, and it takes one write.
+    async fn create_with(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
+        let mut task = self.initial_task(&event);
+        apply(&mut task, &event)?;
+        let version = self
+            .shared
+            .store
+            .create(&self.caller, &task, &event)
+            .await?;
+        let state = task.status.state;
+        self.task = Some((Arc::new(task), version));
+        self.publish(event, version, state).await;
+        Ok(state)
+    }
+
+    fn state(&self) -> TaskState {
+        self.task
+            .as_ref()
+            .map_or(TaskState::Unspecified, |(t, _)| t.status.state)
+    }
+
+    /// Stores the task the first time the agent emits something for it.
+    async fn create(&mut self, event: &StreamResponse, watched: bool) -> Result<(), A2aError> {
+        let task = self.initial_task(event);
         let version = self.shared.store.create(&self.caller, &task, event).await?;
         let state = task.status.state;
-        let snapshot = super::is_watched(&self.shared, &self.task_id)
-            .await
-            .then(|| StreamResponse::Task(task.clone()));
-        self.task = Some((task, version));
+        let snapshot = watched.then(|| StreamResponse::Task(task.clone()));
+        self.task = Some((Arc::new(task), version));
         match snapshot {
             Some(event) => self.publish(event, version, state).await,
-            None => self.progress.send_modify(|p| p.state = Some(state)),
+            None => self.progress.report(|p| p.state = Some(state)),
         }
         Ok(())
     }
@@ -350,13 +382,13 @@ impl Actor {
     async fn publish(&mut self, event: StreamResponse, version: Version, state: TaskState) {
         let ends = state.is_terminal() || state == TaskState::InputRequired;
         let settled = (state.is_terminal() || state.is_interrupted())
-            .then(|| self.task.as_ref().map(|(task, _)| Arc::new(task.clone())))
+            .then(|| self.task.as_ref().map(|(task, _)| task.clone()))
             .flatten();
         super::publish(&self.shared, &self.task_id, event, version, state).await;
         if ends {
             self.slot.take();
         }
-        self.progress.send_modify(|p| {
+        self.progress.report(|p| {
             p.state = Some(state);
             if settled.is_some() {
                 p.settled = settled;

@@ -4,6 +4,8 @@
 mod actor;
 pub(crate) mod apply;
 pub(crate) mod hub;
+mod progress;
+pub(crate) use self::progress::Progress;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,22 +55,66 @@ impl Default for ExecutionConfig {
     }
 }
 
-/// What a blocking caller needs to know about a running execution.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Progress {
-    /// The task's state after the last persisted event (`None`: no task yet).
-    pub(crate) state: Option<TaskState>,
-    /// The direct reply, when the agent answered with a message.
-    pub(crate) reply: Option<a2a_core::Message>,
-    /// The task as it was when it settled (terminal or interrupted), so a
-    /// blocking caller need not read it back from the store.
-    pub(crate) settled: Option<Arc<a2a_core::Task>>,
-}
-
 /// A started execution: its progress, and a token that fires when it ends.
 pub(crate) struct Started {
-    pub(crate) progress: tokio::sync::watch::Receiver<Progress>,
+    pub(crate) progress: progress::Watcher,
     pub(crate) done: CancellationToken,
+    /// The execution itself, when the caller drives it (see [`Drive::Inline`]).
+    pub(crate) inline: Option<Inline>,
+}
+
+/// Who polls a new execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Drive {
+    /// A task of its own.
+    Spawn,
+    /// The caller, until it stops waiting; whatever is left then gets a task of
+    /// its own. A blocking call whose agent answers at once thus costs no task
+    /// spawn and no wakeup across tasks.
+    Inline,
+}
+
+type ExecutionFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// An execution driven by the call that started it. Dropping it before the
+/// execution ends (the call returned, or its client went away) hands the rest
+/// to the runtime, so the agent is never cut off by its caller leaving.
+pub(crate) struct Inline {
+    execution: Option<ExecutionFuture>,
+}
+
+impl Inline {
+    /// Runs the execution until it ends (pending forever once it has).
+    pub(crate) async fn run(&mut self) {
+        std::future::poll_fn(|cx| match self.execution.as_mut() {
+            Some(execution) => {
+                std::task::ready!(execution.as_mut().poll(cx));
+                self.execution = None;
+                std::task::Poll::Ready(())
+            }
+            None => std::task::Poll::Pending,
+        })
+        .await;
+    }
+
+    /// Whether the execution has ended.
+    pub(crate) fn is_done(&self) -> bool {
+        self.execution.is_none()
+    }
+}
+
+impl Drop for Inline {
+    fn drop(&mut self) {
+        if let Some(execution) = self.execution.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(execution);
+                }
+                // Outside any runtime there is nothing left to run it on.
+                Err(_) => tracing::warn!("execution dropped outside a runtime"),
+            }
+        }
+    }
 }
 
 pub(crate) enum Control {
@@ -111,14 +157,17 @@ pub(crate) struct Start {
 /// Releases the caller's execution slot when an execution ends.
 pub(crate) struct Slot {
     executions: Arc<Executions>,
-    caller: Caller,
+    /// The caller whose count this execution holds (only with a per-caller limit).
+    counted: Option<Caller>,
     task_id: String,
     _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.executions.release_count(&self.caller);
+        if let Some(caller) = &self.counted {
+            self.executions.release_count(caller);
+        }
         let live = self.executions.lock_live().remove(&self.task_id);
         if let Some(live) = live {
             live.done.cancel();
@@ -187,7 +236,7 @@ impl Executions {
 
     /// Starts an execution; the returned receiver was subscribed before the agent
     /// started, so it sees every event.
-    pub(crate) fn start(self: &Arc<Self>, start: Start) -> Result<Started, A2aError> {
+    pub(crate) fn start(self: &Arc<Self>, start: Start, drive: Drive) -> Result<Started, A2aError> {
         if self.draining.load(Ordering::Acquire) {
             return Err(A2aError::internal("the server is shutting down"));
         }
@@ -201,29 +250,31 @@ impl Executions {
             None => None,
         };
         let task_id = start.ctx.task_id.clone();
-        {
-            let mut counts = self.counts();
-            let count = counts.entry(start.caller.clone()).or_insert(0);
-            if self
-                .shared
-                .config
-                .max_concurrent_per_caller
-                .is_some_and(|max| *count >= max)
-            {
-                if *count == 0 {
-                    counts.remove(&start.caller);
+        // Counting per caller costs a map update per execution; only a limit needs it.
+        let counted = match self.shared.config.max_concurrent_per_caller {
+            Some(max) => {
+                let mut counts = self.counts();
+                let count = counts.entry(start.caller.clone()).or_insert(0);
+                if *count >= max {
+                    if *count == 0 {
+                        counts.remove(&start.caller);
+                    }
+                    return Err(Self::busy());
                 }
-                return Err(Self::busy());
+                *count += 1;
+                Some(start.caller.clone())
             }
-            *count += 1;
-        }
+            None => None,
+        };
         let (control_tx, control_rx) = mpsc::channel(4);
         let done = CancellationToken::new();
         {
             let mut live = self.lock_live();
             if live.contains_key(&task_id) {
                 drop(live);
-                self.release_count(&start.caller);
+                if let Some(caller) = &counted {
+                    self.release_count(caller);
+                }
                 return Err(A2aError::unsupported_operation(format!(
                     "task {task_id} is still being worked on; wait for it or cancel it"
                 )));
@@ -239,11 +290,11 @@ impl Executions {
         }
         let slot = Slot {
             executions: self.clone(),
-            caller: start.caller.clone(),
+            counted,
             task_id: task_id.clone(),
             _permit: permit,
         };
-        let (progress_tx, progress) = tokio::sync::watch::channel(Progress::default());
+        let (progress_tx, progress) = progress::channel();
         let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
         let queue = EventQueue::new(event_tx, task_id.clone(), start.ctx.context_id.clone());
         let ctx = start.ctx;
@@ -258,16 +309,30 @@ impl Executions {
             task_id,
             context_id: ctx.context_id.clone(),
             caller: start.caller,
-            user_message: ctx.message.clone(),
-            task: start.stored.map(|s| (s.task, s.version)),
+            task: start.stored.map(|s| (Arc::new(s.task), s.version)),
             replied: false,
             token: ctx.cancellation.clone(),
             progress: progress_tx,
             slot: Some(slot),
+            ctx,
         };
-        self.tracker
-            .spawn(actor.run(ctx, event_rx, control_rx, producer));
-        Ok(Started { progress, done })
+        let execution = self
+            .tracker
+            .track_future(actor.run(event_rx, control_rx, producer));
+        let inline = match drive {
+            Drive::Spawn => {
+                tokio::spawn(execution);
+                None
+            }
+            Drive::Inline => Some(Inline {
+                execution: Some(Box::pin(execution)),
+            }),
+        };
+        Ok(Started {
+            progress,
+            done,
+            inline,
+        })
     }
 
     /// Asks a running execution to cancel its task. `None`: no execution was running.

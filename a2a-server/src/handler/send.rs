@@ -2,14 +2,36 @@
 
 use std::sync::Arc;
 
-use a2a_core::{A2aError, SendMessageRequest, SendMessageResponse, StreamResponse, Task};
+use a2a_core::{A2aError, Message, SendMessageRequest, SendMessageResponse, StreamResponse, Task};
 use tokio_util::sync::CancellationToken;
 
 use super::{DefaultRequestHandler, EventStream, validate};
-use crate::execution::{Start, Started, StreamKind};
+use crate::execution::{Drive, Progress, Start, Started, StreamKind};
 use crate::push::validate_config;
 use crate::store::StoredTask;
 use crate::{CallContext, RequestContext};
+
+/// What a blocking SendMessage answers with.
+enum Outcome {
+    /// The agent's direct reply.
+    Reply(Message),
+    /// The task, when the execution handed it over (else it is read from the store).
+    Task(Option<Arc<Task>>),
+}
+
+impl Outcome {
+    /// The answer, once `seen` has one: a reply, a settled task, or (when the
+    /// caller asked not to wait, or the execution ended) any task at all.
+    fn of(seen: &mut Progress, any_state: bool) -> Option<Outcome> {
+        if let Some(reply) = seen.reply.take() {
+            return Some(Outcome::Reply(reply));
+        }
+        let settled = seen
+            .state
+            .is_some_and(|s| s.is_terminal() || s.is_interrupted());
+        (settled || (any_state && seen.state.is_some())).then(|| Outcome::Task(seen.settled.take()))
+    }
+}
 
 /// A validated request, ready to start.
 struct Prepared {
@@ -100,9 +122,9 @@ impl DefaultRequestHandler {
     }
 
     /// Starts a prepared execution; if it cannot start, forgets its inline webhook.
-    async fn start(&self, prepared: Prepared) -> Result<crate::execution::Started, A2aError> {
+    async fn start(&self, prepared: Prepared, drive: Drive) -> Result<Started, A2aError> {
         let task_id = prepared.start.ctx.task_id.clone();
-        let result = self.executions.start(prepared.start);
+        let result = self.executions.start(prepared.start, drive);
         if let (Err(_), Some(id), Some(push)) = (&result, &prepared.push_config_id, &self.push) {
             let _ = push.configs().delete(&task_id, id).await;
         }
@@ -190,37 +212,49 @@ impl DefaultRequestHandler {
         let follow_up = prepared.existing.is_some();
         let (return_immediately, history_length) =
             (prepared.return_immediately, prepared.history_length);
-        let Started { mut progress, .. } = self.start(prepared).await?;
+        // A caller that waits drives the execution itself.
+        let drive = if return_immediately {
+            Drive::Spawn
+        } else {
+            Drive::Inline
+        };
+        let Started {
+            mut progress,
+            mut inline,
+            ..
+        } = self.start(prepared, drive).await?;
         if return_immediately && follow_up {
             let stored = self.store.get(&caller, &task_id).await?;
             return Ok(Self::shape(stored.task, history_length).into());
         }
-        loop {
-            let ended = {
-                let seen = progress.borrow_and_update();
-                if let Some(reply) = &seen.reply {
-                    return Ok(SendMessageResponse::Message(reply.clone()));
-                }
-                let settled = seen
-                    .state
-                    .is_some_and(|s| s.is_terminal() || s.is_interrupted());
-                if settled || (return_immediately && seen.state.is_some()) {
-                    break;
-                }
-                false
-            };
-            // The execution ended: look once more at its last word, then read the store.
-            if ended || progress.changed().await.is_err() {
-                if let Some(reply) = &progress.borrow().reply {
-                    return Ok(SendMessageResponse::Message(reply.clone()));
-                }
-                break;
+        let outcome = loop {
+            if let Some(outcome) = progress.inspect(|seen| Outcome::of(seen, return_immediately)) {
+                break outcome;
             }
-        }
-        let settled = progress.borrow().settled.clone();
-        if let Some(task) = settled {
-            let task = Arc::try_unwrap(task).unwrap_or_else(|shared| (*shared).clone());
-            return Ok(Self::shape(task, history_length).into());
+            let open = match inline.as_mut() {
+                Some(execution) => tokio::select! {
+                    biased;
+                    () = execution.run(), if !execution.is_done() => true,
+                    open = progress.changed() => open,
+                },
+                None => progress.changed().await,
+            };
+            if !open {
+                // The execution ended: its last word, or else what the store holds.
+                break progress
+                    .inspect(|seen| Outcome::of(seen, true))
+                    .unwrap_or(Outcome::Task(None));
+            }
+        };
+        drop(progress);
+        match outcome {
+            Outcome::Reply(message) => return Ok(SendMessageResponse::Message(message)),
+            Outcome::Task(Some(task)) => {
+                // Unshared once the execution has wound down, as it usually has.
+                let task = Arc::try_unwrap(task).unwrap_or_else(|shared| (*shared).clone());
+                return Ok(Self::shape(task, history_length).into());
+            }
+            Outcome::Task(None) => {}
         }
         let stored = self.store.get(&caller, &task_id).await?;
         Ok(Self::shape(stored.task, history_length).into())
@@ -243,7 +277,7 @@ impl DefaultRequestHandler {
             )
         });
         let updates = self.executions.subscribe(&task_id);
-        let Started { done, .. } = self.start(prepared).await?;
+        let Started { done, .. } = self.start(prepared, Drive::Spawn).await?;
         let stream =
             self.executions
                 .stream(updates, first, StreamKind::Message, caller, Some(done));

@@ -15,17 +15,8 @@ use crate::{CallContext, ServiceParams};
 
 /// The call context of an HTTP request: headers (and an `A2A-Version` query
 /// parameter) become service parameters.
-pub(crate) fn call_context(
-    method: Method,
-    headers: &HeaderMap,
-    query: Option<&str>,
-) -> CallContext {
-    let mut params = ServiceParams::new();
-    for (name, value) in headers {
-        if let Ok(value) = value.to_str() {
-            params.append(name.as_str(), value);
-        }
-    }
+pub(crate) fn call_context(method: Method, headers: HeaderMap, query: Option<&str>) -> CallContext {
+    let mut params = ServiceParams::from_headers(headers);
     if params.get(VERSION_HEADER).is_none() {
         let version = query
             .into_iter()
@@ -33,7 +24,10 @@ pub(crate) fn call_context(
             .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
             .map(|(_, v)| v.into_owned());
         if let Some(version) = version {
-            params.append(VERSION_HEADER, version);
+            if params.append(VERSION_HEADER, &version).is_err() {
+                // No header could carry it, so it is no version we support.
+                let _ = params.append(VERSION_HEADER, "unrepresentable");
+            }
         }
     }
     CallContext::new(method, params)

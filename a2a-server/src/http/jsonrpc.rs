@@ -109,7 +109,7 @@ fn envelope(body: &[u8]) -> Result<(Value, Method, &str), (Value, A2aError)> {
 
 /// `POST` handler of the JSON-RPC endpoint.
 pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     if !is_json_content_type(&parts.headers) {
         return error_response(Value::Null, &unsupported_content_type(&parts.headers));
     }
@@ -125,7 +125,11 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Ok(call) => call,
         Err(err) => return error_response(id, &err),
     };
-    let mut ctx = call_context(method, &parts.headers, parts.uri.query());
+    let mut ctx = call_context(
+        method,
+        std::mem::take(&mut parts.headers),
+        parts.uri.query(),
+    );
     let answer = match state.service.call(&mut ctx, call).await {
         Ok(answer) => answer,
         Err(err) => return with_extensions(error_response(id, &err), &ctx),

@@ -222,7 +222,7 @@ fn build_call(
 
 /// Handler of every HTTP+JSON path under the binding's base.
 pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let media_type = response_media_type(&parts.headers);
     let path = parts.uri.path();
     let relative = path
@@ -262,7 +262,11 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Ok(call) => call,
         Err(err) => return error_response(&err, media_type),
     };
-    let mut ctx = call_context(route.method, &parts.headers, parts.uri.query());
+    let mut ctx = call_context(
+        route.method,
+        std::mem::take(&mut parts.headers),
+        parts.uri.query(),
+    );
     ctx.tenant = route.tenant;
     let answer = match state.service.call(&mut ctx, call).await {
         Ok(answer) => answer,

@@ -59,9 +59,23 @@ impl Default for InMemoryTaskStore {
 }
 
 fn encode(task: &Task) -> Result<Box<[u8]>, StoreError> {
-    serde_json::to_vec(&compact::CompactTask(task))
-        .map(Vec::into_boxed_slice)
-        .map_err(|e| StoreError::Backend(format!("serializing task: {e}")))
+    thread_local! {
+        // Reused across writes: the stored copy is then one exact-size allocation
+        // instead of a growing buffer shrunk at the end.
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|buffer| {
+        let mut buffer = buffer.borrow_mut();
+        buffer.clear();
+        serde_json::to_writer(&mut *buffer, &compact::CompactTask(task))
+            .map_err(|e| StoreError::Backend(format!("serializing task: {e}")))?;
+        let stored = Box::from(buffer.as_slice());
+        // A huge task should not pin its buffer's memory to the thread forever.
+        if buffer.capacity() > 64 * 1024 {
+            *buffer = Vec::new();
+        }
+        Ok(stored)
+    })
 }
 
 fn decode(json: &[u8]) -> Result<Task, StoreError> {

@@ -9,6 +9,10 @@
 //! - `streams`: N concurrent `SendStreamingMessage` calls, time to first event;
 //! - `memory`: resident memory per stored completed task.
 
+// Both the SDK and the bare reference run on the same allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 

@@ -72,11 +72,11 @@ pub use task::{Artifact, Task, TaskState, TaskStatus};
 /// A `google.protobuf.Struct`: a JSON object of arbitrary values.
 pub type Metadata = serde_json::Map<String, serde_json::Value>;
 
-/// A fresh unique id (UUID v7: time-ordered, so ids sort by creation).
+/// A fresh unique id (a random UUID v4: unlike v7 it needs no clock read).
 pub fn new_id() -> String {
     // Encoding into a stack buffer skips the formatting machinery of `to_string`.
     let mut buffer = uuid::Uuid::encode_buffer();
-    uuid::Uuid::now_v7()
+    uuid::Uuid::new_v4()
         .hyphenated()
         .encode_lower(&mut buffer)
         .to_owned()

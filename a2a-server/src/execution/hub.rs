@@ -6,7 +6,7 @@
 //! (tokio broadcast); one that falls behind is resynced from the store instead
 //! of slowing the agent or the other subscribers.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_core::{A2aError, StreamResponse, TaskState};
@@ -53,7 +53,7 @@ impl Hubs {
     pub(crate) fn new(capacity: usize) -> Self {
         Hubs {
             capacity: capacity.max(1),
-            hubs: Mutex::new(HashMap::new()),
+            hubs: Mutex::new(HashMap::default()),
         }
     }
 

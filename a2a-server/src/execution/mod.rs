@@ -7,7 +7,7 @@ pub(crate) mod hub;
 mod progress;
 pub(crate) use self::progress::Progress;
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -48,7 +48,7 @@ impl Default for ExecutionConfig {
             inactivity_timeout: None,
             max_concurrent: None,
             max_concurrent_per_caller: None,
-            subscriber_buffer: 256,
+            subscriber_buffer: 64,
             agent_buffer: 64,
             cancel_grace: actor::DEFAULT_CANCEL_GRACE,
         }
@@ -93,6 +93,20 @@ impl Inline {
                 std::task::Poll::Ready(())
             }
             None => std::task::Poll::Pending,
+        })
+        .await;
+    }
+
+    /// Gives the execution one turn: an agent that answers at once has then
+    /// published everything, with no task spawned and no wakeup in between.
+    pub(crate) async fn step(&mut self) {
+        std::future::poll_fn(|cx| {
+            if let Some(execution) = self.execution.as_mut() {
+                if execution.as_mut().poll(cx).is_ready() {
+                    self.execution = None;
+                }
+            }
+            std::task::Poll::Ready(())
         })
         .await;
     }
@@ -184,8 +198,8 @@ impl Executions {
             .map(|n| Arc::new(Semaphore::new(n)));
         Arc::new(Executions {
             shared: Arc::new(shared),
-            live: Mutex::new(HashMap::new()),
-            per_caller: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::default()),
+            per_caller: Mutex::new(HashMap::default()),
             permits,
             tracker: TaskTracker::new(),
             draining: AtomicBool::new(false),

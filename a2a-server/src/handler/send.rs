@@ -277,7 +277,13 @@ impl DefaultRequestHandler {
             )
         });
         let updates = self.executions.subscribe(&task_id);
-        let Started { done, .. } = self.start(prepared, Drive::Spawn).await?;
+        let Started { done, inline, .. } = self.start(prepared, Drive::Inline).await?;
+        // One turn here, so the first events are already waiting when the
+        // response starts (and go out with its headers); the rest of the
+        // execution runs on its own, never paced by how fast this client reads.
+        if let Some(mut execution) = inline {
+            execution.step().await;
+        }
         let stream =
             self.executions
                 .stream(updates, first, StreamKind::Message, caller, Some(done));

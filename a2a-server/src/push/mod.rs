@@ -4,7 +4,7 @@
 mod sender;
 mod ssrf;
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ impl PushDispatcher {
         PushDispatcher {
             configs,
             sender,
-            queues: Arc::new(Mutex::new(HashMap::new())),
+            queues: Arc::new(Mutex::new(HashMap::default())),
         }
     }
 

@@ -39,21 +39,21 @@ struct Shard {
     tasks: BTreeMap<Arc<str>, Record>,
     index: BTreeSet<IndexKey>,
     /// One shared copy of each owner, instead of one per task.
-    owners: std::collections::HashMap<Caller, Arc<Caller>>,
+    owners: foldhash::HashMap<Caller, Arc<Caller>>,
 }
 
 /// A task store in process memory. Cheap to clone; clones share the data.
 #[derive(Debug, Clone)]
 pub struct InMemoryTaskStore {
     shards: Arc<[Mutex<Shard>]>,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: foldhash::fast::RandomState,
 }
 
 impl Default for InMemoryTaskStore {
     fn default() -> Self {
         InMemoryTaskStore {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            hasher: std::collections::hash_map::RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
         }
     }
 }

@@ -314,18 +314,19 @@ impl Actor {
     fn initial_task(&self, event: &StreamResponse) -> Task {
         let mut task = match event {
             StreamResponse::Task(task) => task.clone(),
+            // Stamped by the caller, once the status it keeps is known.
             _ => Task {
                 id: self.task_id.clone(),
                 context_id: self.context_id.clone(),
-                status: TaskStatus::new(TaskState::Submitted),
+                status: TaskStatus {
+                    state: TaskState::Submitted,
+                    ..TaskStatus::default()
+                },
                 ..Task::default()
             },
         };
         if task.status.state == TaskState::Unspecified {
             task.status.state = TaskState::Submitted;
-        }
-        if task.status.timestamp.is_none() {
-            task.status.timestamp = Some(a2a_core::now());
         }
         if !task
             .history
@@ -345,6 +346,7 @@ impl Actor {
     async fn create_with(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
         let mut task = self.initial_task(&event);
         apply(&mut task, &event)?;
+        stamp(&mut task);
         let version = self
             .shared
             .store
@@ -364,7 +366,8 @@ impl Actor {
 
     /// Stores the task the first time the agent emits something for it.
     async fn create(&mut self, event: &StreamResponse, watched: bool) -> Result<(), A2aError> {
-        let task = self.initial_task(event);
+        let mut task = self.initial_task(event);
+        stamp(&mut task);
         let version = self.shared.store.create(&self.caller, &task, event).await?;
         let state = task.status.state;
         let snapshot = watched.then(|| StreamResponse::Task(task.clone()));
@@ -394,6 +397,13 @@ impl Actor {
                 p.settled = settled;
             }
         });
+    }
+}
+
+/// Gives a status without a time the current one.
+fn stamp(task: &mut Task) {
+    if task.status.timestamp.is_none() {
+        task.status.timestamp = Some(a2a_core::now());
     }
 }
 

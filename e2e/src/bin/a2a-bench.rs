@@ -359,6 +359,18 @@ async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {
         let (body, barrier) = (body.clone(), barrier.clone());
         tasks.push(tokio::spawn(async move {
             let mut sender = connect(addr).await?;
+            // One request first, so the server has accepted and set up every
+            // connection before the clock starts: this measures streams, not
+            // connection setup.
+            let card = hyper::Request::get(a2a_core::AGENT_CARD_PATH)
+                .header("host", "127.0.0.1")
+                .body(Full::new(Bytes::new()))?;
+            sender
+                .send_request(card)
+                .await?
+                .into_body()
+                .collect()
+                .await?;
             barrier.wait().await;
             let sent = Instant::now();
             let response = sender.send_request(post(body)).await?;

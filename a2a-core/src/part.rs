@@ -148,7 +148,11 @@ impl Part {
 
 impl Serialize for Part {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
+        let len = 1
+            + usize::from(self.metadata.is_some())
+            + usize::from(!self.filename.is_empty())
+            + usize::from(!self.media_type.is_empty());
+        let mut map = serializer.serialize_map(Some(len))?;
         match &self.content {
             PartContent::Text(text) => map.serialize_entry("text", text)?,
             PartContent::Raw(bytes) => map.serialize_entry("raw", &encode_bytes(bytes))?,

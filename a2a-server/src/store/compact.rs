@@ -1,6 +1,9 @@
 //! A compact stored form of a task: messages inside it do not repeat the
 //! task's own id and context id (they are put back on reading). Saves about 70
 //! bytes per message in memory and in the encoding time.
+//!
+//! Maps declare their length up front, so a binary format writes them in one
+//! pass instead of buffering each map to count it.
 
 use a2a_core::{Message, Task, TaskStatus};
 use serde::Serialize;
@@ -16,7 +19,12 @@ struct CompactHistory<'a>(&'a [Message], &'a Task);
 impl Serialize for CompactTask<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let task = self.0;
-        let mut map = serializer.serialize_map(None)?;
+        let len = 2
+            + usize::from(!task.context_id.is_empty())
+            + usize::from(!task.artifacts.is_empty())
+            + usize::from(!task.history.is_empty())
+            + usize::from(task.metadata.is_some());
+        let mut map = serializer.serialize_map(Some(len))?;
         map.serialize_entry("id", &task.id)?;
         if !task.context_id.is_empty() {
             map.serialize_entry("contextId", &task.context_id)?;
@@ -38,7 +46,9 @@ impl Serialize for CompactTask<'_> {
 impl Serialize for CompactStatus<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (status, task) = (self.0, self.1);
-        let mut map = serializer.serialize_map(None)?;
+        let len =
+            1 + usize::from(status.message.is_some()) + usize::from(status.timestamp.is_some());
+        let mut map = serializer.serialize_map(Some(len))?;
         map.serialize_entry("state", &status.state)?;
         if let Some(message) = &status.message {
             map.serialize_entry("message", &CompactMessage(message, task))?;
@@ -62,7 +72,13 @@ impl Serialize for CompactHistory<'_> {
 impl Serialize for CompactMessage<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (m, task) = (self.0, self.1);
-        let mut map = serializer.serialize_map(None)?;
+        let len = 3
+            + usize::from(m.context_id != task.context_id)
+            + usize::from(m.task_id != task.id)
+            + usize::from(m.metadata.is_some())
+            + usize::from(!m.extensions.is_empty())
+            + usize::from(!m.reference_task_ids.is_empty());
+        let mut map = serializer.serialize_map(Some(len))?;
         map.serialize_entry("messageId", &m.message_id)?;
         if m.context_id != task.context_id {
             map.serialize_entry("contextId", &m.context_id)?;

@@ -242,6 +242,23 @@ async fn a_client_disconnect_does_not_cancel_the_agent() {
             .unwrap();
         let first = stream.next().await.unwrap().unwrap();
         drop(stream);
+        // The agent was still working when the stream went away ...
+        let now = client
+            .get_task(
+                GetTaskRequest {
+                    id: first.task_id().into(),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        assert!(
+            now.status.state.is_active(),
+            "{binding}: {}",
+            now.status.state
+        );
+        // ... and finishes untouched: dropping a stream is not a cancel.
         let done = wait_for_state(&client, first.task_id(), TaskState::Completed).await;
         assert_eq!(status_text(&done), "done");
     }

@@ -99,10 +99,14 @@ impl Hubs {
         }
     }
 
+    /// The sending side of a task's hub, if it has one.
+    pub(crate) fn sender(&self, task_id: &str) -> Option<broadcast::Sender<Update>> {
+        self.lock().get(task_id).cloned()
+    }
+
     /// Sends to a task's current subscribers, if any.
     pub(crate) fn publish(&self, task_id: &str, update: Update) {
-        let sender = self.lock().get(task_id).cloned();
-        if let Some(sender) = sender {
+        if let Some(sender) = self.sender(task_id) {
             // No receivers is fine: nobody is watching this task right now.
             let _ = sender.send(update);
         }

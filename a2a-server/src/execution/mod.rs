@@ -452,18 +452,25 @@ pub(crate) async fn publish(
     version: Version,
     state: TaskState,
 ) {
-    let event = Arc::new(event);
-    if let Some(push) = &shared.push {
-        if has_webhooks(shared, task_id).await {
-            push.dispatch(task_id, event.clone());
-        }
+    let push = match &shared.push {
+        Some(push) if has_webhooks(shared, task_id).await => Some(push),
+        _ => None,
+    };
+    let subscribers = shared.hubs.sender(task_id);
+    // Most events of a blocking call have nowhere to go: build nothing for them.
+    if push.is_none() && subscribers.is_none() {
+        return;
     }
-    shared.hubs.publish(
-        task_id,
-        Update {
+    let event = Arc::new(event);
+    if let Some(push) = push {
+        push.dispatch(task_id, event.clone());
+    }
+    if let Some(subscribers) = subscribers {
+        // No receivers is fine: nobody is watching this task right now.
+        let _ = subscribers.send(Update {
             version,
             event,
             state: Some(state),
-        },
-    );
+        });
+    }
 }

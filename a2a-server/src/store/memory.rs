@@ -6,10 +6,14 @@
 //! writes strings as they are; JSON's escaping was half the cost of a write.) The map is split
 //! into shards by task id so writers to different tasks rarely meet, and uses
 //! B-trees, which grow one node at a time instead of rehashing everything.
+//! Their keys are plain integers (a hash of the task id, a sequence number), so
+//! a lookup compares numbers held in the tree's own nodes instead of following a
+//! pointer to a string at every step.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_core::{ListTasksRequest, ListTasksResponse, StreamResponse, Task, TaskState};
@@ -23,11 +27,17 @@ use crate::Caller;
 
 const SHARDS: usize = 16;
 
-/// Sort key of the list index: owner, newest status first, then id.
-type IndexKey = (u64, Reverse<i64>, Arc<str>);
+/// Key of a stored task: a hash of its id, then its sequence number (unique;
+/// it tells tasks whose ids hash alike apart).
+type TaskKey = (u64, u64);
+
+/// Sort key of the list index: owner, newest status first, then creation
+/// order; the last part finds the task.
+type IndexKey = (u64, Reverse<i64>, u64, u64);
 
 #[derive(Debug)]
 struct Record {
+    id: Box<str>,
     owner: Arc<Caller>,
     encoded: Box<[u8]>,
     version: Version,
@@ -38,7 +48,7 @@ struct Record {
 
 #[derive(Debug, Default)]
 struct Shard {
-    tasks: BTreeMap<Arc<str>, Record>,
+    tasks: BTreeMap<TaskKey, Record>,
     index: BTreeSet<IndexKey>,
     /// One shared copy of each owner, instead of one per task.
     owners: foldhash::HashMap<Caller, Arc<Caller>>,
@@ -49,6 +59,11 @@ struct Shard {
 pub struct InMemoryTaskStore {
     shards: Arc<[Mutex<Shard>]>,
     hasher: foldhash::fast::RandomState,
+    /// The next task's sequence number.
+    sequence: Arc<AtomicU64>,
+    /// Hashes every task id alike, so tests reach the collision paths.
+    #[cfg(test)]
+    colliding: bool,
 }
 
 impl Default for InMemoryTaskStore {
@@ -56,7 +71,20 @@ impl Default for InMemoryTaskStore {
         InMemoryTaskStore {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hasher: foldhash::fast::RandomState::default(),
+            sequence: Arc::new(AtomicU64::new(1)),
+            #[cfg(test)]
+            colliding: false,
         }
+    }
+}
+
+impl Shard {
+    /// The key of task `id` (whose hash is `hash`), if it is stored.
+    fn find(&self, hash: u64, id: &str) -> Option<TaskKey> {
+        self.tasks
+            .range((hash, 0)..=(hash, u64::MAX))
+            .find(|(_, record)| *record.id == *id)
+            .map(|(key, _)| *key)
     }
 }
 
@@ -111,8 +139,17 @@ impl InMemoryTaskStore {
         self.hasher.hash_one(value)
     }
 
-    fn shard(&self, task_id: &str) -> MutexGuard<'_, Shard> {
-        let index = usize::try_from(self.hash(task_id) % SHARDS as u64).unwrap_or(0);
+    fn id_hash(&self, task_id: &str) -> u64 {
+        #[cfg(test)]
+        if self.colliding {
+            return 7;
+        }
+        self.hash(task_id)
+    }
+
+    /// The shard of the task whose id hashes to `hash`.
+    fn shard(&self, hash: u64) -> MutexGuard<'_, Shard> {
+        let index = usize::try_from(hash % SHARDS as u64).unwrap_or(0);
         lock(&self.shards[index])
     }
 }
@@ -135,11 +172,12 @@ impl TaskStore for InMemoryTaskStore {
     ) -> Result<Version, StoreError> {
         let encoded = encode(task)?;
         let owner_hash = self.hash(caller);
-        let id: Arc<str> = Arc::from(task.id.as_str());
-        let mut shard = self.shard(&task.id);
-        if shard.tasks.contains_key(&id) {
+        let id_hash = self.id_hash(&task.id);
+        let mut shard = self.shard(id_hash);
+        if shard.find(id_hash, &task.id).is_some() {
             return Err(StoreError::AlreadyExists(task.id.clone()));
         }
+        let sequence = self.sequence.fetch_add(1, Ordering::Relaxed);
         let owner = match shard.owners.get(caller) {
             Some(owner) => owner.clone(),
             None => {
@@ -149,6 +187,7 @@ impl TaskStore for InMemoryTaskStore {
             }
         };
         let record = Record {
+            id: task.id.as_str().into(),
             owner,
             encoded,
             version: 1,
@@ -158,8 +197,8 @@ impl TaskStore for InMemoryTaskStore {
         };
         shard
             .index
-            .insert((owner_hash, Reverse(record.timestamp_ms), id.clone()));
-        shard.tasks.insert(id, record);
+            .insert((owner_hash, Reverse(record.timestamp_ms), sequence, id_hash));
+        shard.tasks.insert((id_hash, sequence), record);
         Ok(1)
     }
 
@@ -172,9 +211,13 @@ impl TaskStore for InMemoryTaskStore {
     ) -> Result<Version, StoreError> {
         let encoded = encode(task)?;
         let owner_hash = self.hash(caller);
-        let mut guard = self.shard(&task.id);
+        let id_hash = self.id_hash(&task.id);
+        let mut guard = self.shard(id_hash);
         let shard = &mut *guard;
-        let Some(record) = shard.tasks.get_mut(task.id.as_str()) else {
+        let Some(key) = shard.find(id_hash, &task.id) else {
+            return Err(StoreError::NotFound(task.id.clone()));
+        };
+        let Some(record) = shard.tasks.get_mut(&key) else {
             return Err(StoreError::NotFound(task.id.clone()));
         };
         if *record.owner != *caller {
@@ -189,13 +232,12 @@ impl TaskStore for InMemoryTaskStore {
         }
         let new_ts = timestamp_ms(task);
         if new_ts != record.timestamp_ms {
-            let old_key = (
-                owner_hash,
-                Reverse(record.timestamp_ms),
-                Arc::<str>::from(task.id.as_str()),
-            );
-            if let Some((_, _, id)) = shard.index.take(&old_key) {
-                shard.index.insert((owner_hash, Reverse(new_ts), id));
+            let (_, sequence) = key;
+            let old_key = (owner_hash, Reverse(record.timestamp_ms), sequence, id_hash);
+            if shard.index.remove(&old_key) {
+                shard
+                    .index
+                    .insert((owner_hash, Reverse(new_ts), sequence, id_hash));
             }
         }
         record.encoded = encoded;
@@ -207,8 +249,12 @@ impl TaskStore for InMemoryTaskStore {
 
     async fn get(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, StoreError> {
         let (encoded, version) = {
-            let shard = self.shard(task_id);
-            match shard.tasks.get(task_id) {
+            let id_hash = self.id_hash(task_id);
+            let shard = self.shard(id_hash);
+            let record = shard
+                .find(id_hash, task_id)
+                .and_then(|key| shard.tasks.get(&key));
+            match record {
                 Some(record) if *record.owner == *caller => {
                     (record.encoded.clone(), record.version)
                 }
@@ -233,16 +279,17 @@ impl TaskStore for InMemoryTaskStore {
             .map(|ts| ts.timestamp_millis());
         let owner_hash = self.hash(caller);
 
-        // Matching keys of every shard, in list order (newest first, then id).
-        let mut matches: Vec<(Reverse<i64>, Arc<str>)> = Vec::new();
-        for shard in self.shards.iter() {
+        // Matching tasks of every shard, in list order (newest first, then
+        // creation order), with where to find them.
+        let mut matches: Vec<(Reverse<i64>, u64, usize, u64)> = Vec::new();
+        for (shard_index, shard) in self.shards.iter().enumerate() {
             let shard = lock(shard);
             let range = shard
                 .index
-                .range((owner_hash, Reverse(i64::MAX), Arc::from(""))..)
-                .take_while(|(hash, _, _)| *hash == owner_hash);
-            for (_, ts, id) in range {
-                let Some(record) = shard.tasks.get(id) else {
+                .range((owner_hash, Reverse(i64::MAX), 0, 0)..)
+                .take_while(|(hash, ..)| *hash == owner_hash);
+            for &(_, ts, sequence, id_hash) in range {
+                let Some(record) = shard.tasks.get(&(id_hash, sequence)) else {
                     continue;
                 };
                 let matched = *record.owner == *caller
@@ -250,29 +297,37 @@ impl TaskStore for InMemoryTaskStore {
                     && (request.status == TaskState::Unspecified || record.state == request.status)
                     && after_ms.is_none_or(|after| ts.0 >= after);
                 if matched {
-                    matches.push((*ts, id.clone()));
+                    matches.push((ts, sequence, shard_index, id_hash));
                 }
             }
         }
         matches.sort_unstable();
         let total_size = i32::try_from(matches.len()).unwrap_or(i32::MAX);
-        let start = match &cursor {
-            Some((ts, id)) => {
-                matches.partition_point(|(t, i)| (t.0 > *ts) || (t.0 == *ts && **i <= **id))
+        let start = match cursor {
+            Some((ts, sequence)) => {
+                matches.partition_point(|(t, s, ..)| t.0 > ts || (t.0 == ts && *s <= sequence))
             }
             None => 0,
         };
-        let page: Vec<_> = matches.iter().skip(start).take(page_size).collect();
+        let page = &matches[start.min(matches.len())..];
+        let page = &page[..page.len().min(page_size)];
         let next_page_token = match page.last() {
-            Some((ts, id)) if start + page.len() < matches.len() => make_page_token(ts.0, id),
+            Some((ts, sequence, ..)) if start + page.len() < matches.len() => {
+                make_page_token(ts.0, *sequence)
+            }
             _ => String::new(),
         };
         let mut tasks = Vec::with_capacity(page.len());
-        for (_, id) in page {
-            // A task that vanished between the scan and the read is skipped.
-            if let Ok(stored) = self.get(caller, id).await {
-                tasks.push(stored.task);
-            }
+        for &(_, sequence, shard_index, id_hash) in page {
+            let encoded = {
+                let shard = lock(&self.shards[shard_index]);
+                // A task that vanished between the scan and the read is skipped.
+                match shard.tasks.get(&(id_hash, sequence)) {
+                    Some(record) if *record.owner == *caller => record.encoded.clone(),
+                    _ => continue,
+                }
+            };
+            tasks.push(decode(&encoded)?);
         }
         Ok(ListTasksResponse {
             tasks,
@@ -283,19 +338,22 @@ impl TaskStore for InMemoryTaskStore {
     }
 }
 
-fn make_page_token(timestamp_ms: i64, id: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{timestamp_ms}|{id}"))
+fn make_page_token(timestamp_ms: i64, sequence: u64) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{timestamp_ms}|{sequence}"))
 }
 
-fn parse_page_token(token: &str) -> Result<Option<(i64, String)>, StoreError> {
+fn parse_page_token(token: &str) -> Result<Option<(i64, u64)>, StoreError> {
     if token.is_empty() {
         return Ok(None);
     }
     let invalid = || StoreError::Invalid(format!("invalid pageToken {token:?}"));
     let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|_| invalid())?;
     let text = String::from_utf8(bytes).map_err(|_| invalid())?;
-    let (ts, id) = text.split_once('|').ok_or_else(invalid)?;
-    Ok(Some((ts.parse().map_err(|_| invalid())?, id.to_owned())))
+    let (ts, sequence) = text.split_once('|').ok_or_else(invalid)?;
+    Ok(Some((
+        ts.parse().map_err(|_| invalid())?,
+        sequence.parse().map_err(|_| invalid())?,
+    )))
 }
 
 #[cfg(test)]
@@ -373,6 +431,53 @@ mod tests {
             (stored.version, stored.task.state()),
             (2, TaskState::Working)
         );
+    }
+
+    #[tokio::test]
+    async fn ids_that_hash_alike_stay_apart() {
+        let store = InMemoryTaskStore {
+            colliding: true,
+            ..InMemoryTaskStore::default()
+        };
+        let alice = caller("alice");
+        for (i, id) in ["a", "b", "c"].into_iter().enumerate() {
+            let ms = 10 + i64::try_from(i).unwrap();
+            store
+                .create(&alice, &task_at(id, ms, TaskState::Submitted), &cause())
+                .await
+                .unwrap();
+        }
+        assert!(matches!(
+            store
+                .create(&alice, &task_at("b", 1, TaskState::Submitted), &cause())
+                .await,
+            Err(StoreError::AlreadyExists(_))
+        ));
+        store
+            .update(&alice, &task_at("b", 20, TaskState::Working), 1, &cause())
+            .await
+            .unwrap();
+        for (id, version, state) in [
+            ("a", 1, TaskState::Submitted),
+            ("b", 2, TaskState::Working),
+            ("c", 1, TaskState::Submitted),
+        ] {
+            let stored = store.get(&alice, id).await.unwrap();
+            assert_eq!(
+                (stored.task.id.as_str(), stored.version, stored.task.state()),
+                (id, version, state)
+            );
+        }
+        assert!(matches!(
+            store.get(&alice, "d").await,
+            Err(StoreError::NotFound(_))
+        ));
+        let listed = store
+            .list(&alice, &ListTasksRequest::default())
+            .await
+            .unwrap();
+        let ids: Vec<&str> = listed.tasks.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c", "a"]);
     }
 
     #[tokio::test]

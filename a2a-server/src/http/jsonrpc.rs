@@ -47,6 +47,127 @@ fn decode_call(method: Method, params: &str) -> Result<Call, A2aError> {
     })
 }
 
+/// A well-formed request read in one pass: when `method` comes before
+/// `params` (as every client writes it), the params are parsed straight into
+/// their request type while the envelope is read. Anything else (params first,
+/// a malformed envelope, invalid params) fails here and is read again by
+/// [`envelope`], which says exactly what is wrong.
+struct Direct {
+    id: Value,
+    call: Call,
+}
+
+impl<'de> serde::Deserialize<'de> for Direct {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(DirectVisitor)
+    }
+}
+
+struct DirectVisitor;
+
+/// Reads `params` as the request type of `method`.
+struct ParamsOf(Method);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ParamsOf {
+    type Value = Call;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Call, D::Error> {
+        // Params must be an object; a struct would also accept an array.
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ParamsOf {
+    type Value = Call;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a params object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Call, A::Error> {
+        use serde::Deserialize;
+        let d = serde::de::value::MapAccessDeserializer::new(map);
+        Ok(match self.0 {
+            Method::SendMessage => Call::SendMessage(Deserialize::deserialize(d)?),
+            Method::SendStreamingMessage => {
+                Call::SendStreamingMessage(Deserialize::deserialize(d)?)
+            }
+            Method::GetTask => Call::GetTask(Deserialize::deserialize(d)?),
+            Method::ListTasks => Call::ListTasks(Deserialize::deserialize(d)?),
+            Method::CancelTask => Call::CancelTask(Deserialize::deserialize(d)?),
+            Method::SubscribeToTask => Call::SubscribeToTask(Deserialize::deserialize(d)?),
+            Method::CreateTaskPushNotificationConfig => {
+                Call::CreatePushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::GetTaskPushNotificationConfig => {
+                Call::GetPushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::ListTaskPushNotificationConfigs => {
+                Call::ListPushConfigs(Deserialize::deserialize(d)?)
+            }
+            Method::DeleteTaskPushNotificationConfig => {
+                Call::DeletePushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::GetExtendedAgentCard => {
+                Call::GetExtendedAgentCard(Deserialize::deserialize(d)?)
+            }
+        })
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for DirectVisitor {
+    type Value = Direct;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC request object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Direct, A::Error> {
+        use serde::de::Error as _;
+        use std::borrow::Cow;
+        let (mut id, mut version, mut method, mut call) = (None, None, None, None);
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match &*key {
+                "jsonrpc" if version.is_none() => {
+                    version = Some(map.next_value::<Cow<'de, str>>()? == "2.0");
+                }
+                "id" if id.is_none() => {
+                    id = Some(match map.next_value::<Value>()? {
+                        id @ (Value::String(_) | Value::Number(_) | Value::Null) => id,
+                        _ => return Err(A::Error::custom("id")),
+                    });
+                }
+                "method" if method.is_none() => {
+                    let name = map.next_value::<Cow<'de, str>>()?;
+                    method =
+                        Some(Method::from_name(&name).ok_or_else(|| A::Error::custom("method"))?);
+                }
+                "params" if call.is_none() => match method {
+                    Some(method) => call = Some(map.next_value_seed(ParamsOf(method))?),
+                    None => return Err(A::Error::custom("params before method")),
+                },
+                "jsonrpc" | "id" | "method" | "params" => {
+                    return Err(A::Error::custom("duplicate member"));
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let (Some(method), Some(true)) = (method, version) else {
+            return Err(A::Error::custom("envelope"));
+        };
+        let call = match call {
+            Some(call) => call,
+            None => decode_call(method, "{}").map_err(|_| A::Error::custom("params"))?,
+        };
+        Ok(Direct {
+            id: id.unwrap_or(Value::Null),
+            call,
+        })
+    }
+}
+
 /// The envelope, with `params` kept as raw text so it is parsed only once,
 /// straight into its request type.
 #[derive(serde::Deserialize)]
@@ -107,6 +228,18 @@ fn envelope(body: &[u8]) -> Result<(Value, Method, &str), (Value, A2aError)> {
     Ok((id, method, params))
 }
 
+/// The request's id and call, or the id (if known) and what is wrong.
+fn read_call(body: &[u8]) -> Result<(Value, Call), (Value, A2aError)> {
+    if let Ok(Direct { id, call }) = serde_json::from_slice::<Direct>(body) {
+        return Ok((id, call));
+    }
+    let (id, method, params) = envelope(body)?;
+    match decode_call(method, params) {
+        Ok(call) => Ok((id, call)),
+        Err(err) => Err((id, err)),
+    }
+}
+
 /// `POST` handler of the JSON-RPC endpoint.
 pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
@@ -117,14 +250,11 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Ok(bytes) => bytes,
         Err(err) => return error_response(Value::Null, &err),
     };
-    let (id, method, params) = match envelope(&bytes) {
-        Ok(parts) => parts,
+    let (id, call) = match read_call(&bytes) {
+        Ok(read) => read,
         Err((id, err)) => return error_response(id, &err),
     };
-    let call = match decode_call(method, params) {
-        Ok(call) => call,
-        Err(err) => return error_response(id, &err),
-    };
+    let method = call.method();
     let mut ctx = call_context(
         method,
         std::mem::take(&mut parts.headers),
@@ -154,4 +284,93 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         }
     };
     with_extensions(json_response(200, JSON, body), &ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(body: &str) -> Result<(Value, String), (Value, i64)> {
+        read_call(body.as_bytes())
+            .map(|(id, call)| (id, format!("{call:?}")))
+            .map_err(|(id, err)| (id, err.to_jsonrpc().code))
+    }
+
+    #[test]
+    fn member_order_does_not_change_the_call() {
+        let usual = r#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"t","historyLength":2}}"#;
+        assert!(
+            serde_json::from_slice::<Direct>(usual.as_bytes()).is_ok(),
+            "the usual order is read in one pass"
+        );
+        let method_first = read(usual);
+        let params_first = read(
+            r#"{"params":{"historyLength":2,"id":"t"},"id":"a","method":"GetTask","jsonrpc":"2.0"}"#,
+        );
+        assert!(method_first.is_ok());
+        assert_eq!(method_first, params_first);
+        let no_params = read(r#"{"jsonrpc":"2.0","id":3,"method":"GetExtendedAgentCard"}"#);
+        let null_params =
+            read(r#"{"jsonrpc":"2.0","id":3,"method":"GetExtendedAgentCard","params":null}"#);
+        assert!(no_params.is_ok());
+        assert_eq!(no_params, null_params);
+    }
+
+    #[test]
+    fn a_malformed_envelope_is_told_apart_from_bad_params() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":5}}"#,
+                json_id(1),
+                -32602,
+            ),
+            (
+                r#"{"id":1,"method":"GetTask","params":{"id":5},"jsonrpc":"2.0"}"#,
+                json_id(1),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[]}"#,
+                json_id(1),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"Nope","params":{}}"#,
+                json_id(1),
+                -32601,
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
+                json_id(1),
+                -32600,
+            ),
+            (
+                r#"{"id":1,"method":"GetTask","params":{"id":"t"}}"#,
+                json_id(1),
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":[1],"method":"GetTask","params":{"id":"t"}}"#,
+                Value::Null,
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
+                Value::Null,
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}"#,
+                Value::Null,
+                -32700,
+            ),
+        ];
+        for (body, id, code) in cases {
+            assert_eq!(read(body), Err((id, code)), "{body}");
+        }
+    }
+
+    fn json_id(id: i64) -> Value {
+        Value::from(id)
+    }
 }

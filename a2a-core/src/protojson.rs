@@ -49,7 +49,55 @@ pub fn decode_bytes(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
 
 /// Formats a timestamp as ProtoJSON emits it: UTC, `Z`, milliseconds.
 pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
-    ts.to_rfc3339_opts(SecondsFormat::Millis, true)
+    // Every task carries timestamps, so the usual shape skips chrono's general
+    // formatter (several times the cost); years outside 0..=9999 and leap
+    // seconds take the general path.
+    let millis = ts.timestamp_millis();
+    let days = millis.div_euclid(86_400_000);
+    let of_day = millis.rem_euclid(86_400_000);
+    let (year, month, day) = civil_from_days(days);
+    if !(0..=9999).contains(&year) || ts.timestamp_subsec_millis() > 999 {
+        return ts.to_rfc3339_opts(SecondsFormat::Millis, true);
+    }
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut value: i64| {
+        for slot in text[at..at + width].iter_mut().rev() {
+            // One decimal digit of a non-negative number: the cast cannot truncate.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let digit = value.rem_euclid(10) as u8;
+            *slot = b'0' + digit;
+            value /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, month);
+    put(8, 2, day);
+    put(11, 2, of_day / 3_600_000);
+    put(14, 2, of_day / 60_000 % 60);
+    put(17, 2, of_day / 1000 % 60);
+    put(20, 3, of_day % 1000);
+    // Only ASCII digits and separators were written.
+    std::str::from_utf8(&text).unwrap_or_default().to_owned()
+}
+
+/// The proleptic Gregorian (year, month, day) of a day count from 1970-01-01
+/// (the well-known era-based conversion: 400-year eras of 146,097 days).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// Parses an RFC 3339 timestamp of any sub-second precision into UTC.
@@ -299,6 +347,28 @@ pub struct UnknownEnumValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        // The fast formatter writes exactly what chrono's RFC 3339 formatter does.
+        #[test]
+        fn timestamps_format_as_chrono_does(
+            millis in -100_000_000_000_000_i64..300_000_000_000_000,
+            leap in proptest::bool::weighted(0.05),
+        ) {
+            let ts = DateTime::from_timestamp_millis(millis).unwrap();
+            let ts = if leap {
+                // A leap second: chrono keeps it as a nanosecond count past 1e9.
+                use chrono::Timelike as _;
+                ts.with_nanosecond(1_000_000_000 + ts.nanosecond() % 1_000_000_000).unwrap_or(ts)
+            } else {
+                ts
+            };
+            proptest::prop_assert_eq!(
+                format_timestamp(&ts),
+                ts.to_rfc3339_opts(SecondsFormat::Millis, true)
+            );
+        }
+    }
 
     #[test]
     fn bytes_accept_every_base64_alphabet() {

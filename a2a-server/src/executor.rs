@@ -42,6 +42,11 @@ pub trait AgentExecutor: Send + Sync + 'static {
     /// Called when a client cancels the task, before the server marks it
     /// `CANCELED`; the running `execute` sees `ctx.cancellation` fire. Return an
     /// error (such as `TaskNotCancelable`) to refuse. The default accepts.
+    ///
+    /// `ctx` holds the task as it stands (`stored_task`; absent only if the
+    /// agent has not written anything yet), its latest user message, and the
+    /// cancel call's own context and metadata, whether or not an execution is
+    /// running.
     async fn cancel(&self, ctx: RequestContext) -> Result<(), A2aError> {
         let _ = ctx;
         Ok(())
@@ -51,13 +56,14 @@ pub trait AgentExecutor: Send + Sync + 'static {
 /// What the agent gets to work with.
 #[derive(Debug, Clone)]
 pub struct RequestContext {
-    /// The incoming message (for `cancel`, the message that started the task, if known).
+    /// The incoming message (for `cancel`, the task's latest user message).
     pub message: Message,
     /// The id of the task this execution works on (already assigned for new tasks).
     pub task_id: String,
     /// The conversation id.
     pub context_id: String,
-    /// The stored task, for follow-ups to an existing task.
+    /// The stored task, for follow-ups to an existing task (for `cancel`, the
+    /// task as it stands).
     pub stored_task: Option<Task>,
     /// The tasks named in `message.referenceTaskIds` that the caller can see.
     pub referenced_tasks: Vec<Task>,
@@ -72,6 +78,33 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
+    /// What an agent's cancel hook sees: the task as it stands (its latest user
+    /// message as the message) and the cancel call's own context and metadata.
+    pub(crate) fn for_cancel(
+        task: Task,
+        call: CallContext,
+        metadata: Option<Metadata>,
+        cancellation: CancellationToken,
+    ) -> RequestContext {
+        RequestContext {
+            message: task
+                .history
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::User)
+                .cloned()
+                .unwrap_or_default(),
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            stored_task: Some(task),
+            referenced_tasks: Vec::new(),
+            configuration: None,
+            metadata,
+            call,
+            cancellation,
+        }
+    }
+
     /// Whether this message continues an existing task.
     pub fn is_follow_up(&self) -> bool {
         self.stored_task.is_some()

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_core::{
-    A2aError, ErrorKind, Message, Part, Role, StreamResponse, Task, TaskState, TaskStatus,
-    TaskStatusUpdateEvent,
+    A2aError, ErrorKind, Message, Metadata, Part, Role, StreamResponse, Task, TaskState,
+    TaskStatus, TaskStatusUpdateEvent,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -16,7 +16,7 @@ use super::apply::{apply, bind_ids};
 use super::hub::Update;
 use super::{Control, Shared};
 use crate::store::{StoreError, Version};
-use crate::{Caller, RequestContext};
+use crate::{CallContext, Caller, RequestContext};
 
 /// The agent's `execute` future, with panics caught.
 pub(super) type Producer = std::pin::Pin<
@@ -41,10 +41,10 @@ pub(super) struct Actor {
     pub(super) task_id: String,
     pub(super) context_id: String,
     pub(super) caller: Caller,
-    /// The request as the agent got it (the user's message; the cancel hook's argument).
-    pub(super) ctx: RequestContext,
     /// The task as stored, once it exists (shared with a blocking caller once settled).
     pub(super) task: Option<(Arc<Task>, Version)>,
+    /// The user's message, until it opens the new task's history.
+    pub(super) message: Option<Message>,
     pub(super) replied: bool,
     pub(super) token: CancellationToken,
     pub(super) progress: super::progress::Reporter,
@@ -75,8 +75,8 @@ impl Actor {
             tokio::select! {
                 biased;
                 Some(command) = control.recv() => {
-                    let Control::Cancel { reply } = command;
-                    let (result, flow) = self.cancel().await;
+                    let Control::Cancel { reply, call, metadata } = command;
+                    let (result, flow) = self.cancel(*call, metadata).await;
                     let _ = reply.send(result);
                     if flow == Flow::Done { break; }
                 }
@@ -163,7 +163,33 @@ impl Actor {
         }
     }
 
-    async fn cancel(&mut self) -> (Result<(), A2aError>, Flow) {
+    /// What the cancel hook sees: as for a task with no execution running, the
+    /// task as it stands and the cancel call's own context.
+    fn cancel_context(&self, call: CallContext, metadata: Option<Metadata>) -> RequestContext {
+        match &self.task {
+            Some((task, _)) => {
+                RequestContext::for_cancel((**task).clone(), call, metadata, self.token.clone())
+            }
+            // The agent has not written anything yet: there is no task to show.
+            None => RequestContext {
+                message: self.message.clone().unwrap_or_default(),
+                task_id: self.task_id.clone(),
+                context_id: self.context_id.clone(),
+                stored_task: None,
+                referenced_tasks: Vec::new(),
+                configuration: None,
+                metadata,
+                call,
+                cancellation: self.token.clone(),
+            },
+        }
+    }
+
+    async fn cancel(
+        &mut self,
+        call: CallContext,
+        metadata: Option<Metadata>,
+    ) -> (Result<(), A2aError>, Flow) {
         if let Some((task, _)) = &self.task {
             match task.status.state {
                 TaskState::Canceled => return (Ok(()), Flow::Done),
@@ -179,7 +205,8 @@ impl Actor {
         if self.replied {
             return (Err(A2aError::task_not_found(&self.task_id)), Flow::Done);
         }
-        let hook = self.shared.executor.cancel(self.ctx.clone());
+        let hook_ctx = self.cancel_context(call, metadata.clone());
+        let hook = self.shared.executor.cancel(hook_ctx);
         match tokio::time::timeout(self.shared.config.cancel_grace, hook).await {
             Ok(Err(err)) => return (Err(err), Flow::Continue),
             Ok(Ok(())) => {}
@@ -188,11 +215,12 @@ impl Actor {
             }
         }
         self.token.cancel();
-        let update = TaskStatusUpdateEvent::new(
+        let mut update = TaskStatusUpdateEvent::new(
             self.task_id.clone(),
             self.context_id.clone(),
             TaskState::Canceled,
         );
+        update.metadata = metadata;
         match self.persist_event(update.into()).await {
             Ok(_) => (Ok(()), Flow::Done),
             Err(err) => (Err(err), Flow::Done),
@@ -311,7 +339,7 @@ impl Actor {
 
     /// The task as first stored: the agent's own snapshot, or a new SUBMITTED
     /// task; the user's message opens its history.
-    fn initial_task(&self, event: &StreamResponse) -> Task {
+    fn initial_task(&mut self, event: &StreamResponse) -> Task {
         let mut task = match event {
             StreamResponse::Task(task) => task.clone(),
             // Stamped by the caller, once the status it keeps is known.
@@ -328,30 +356,53 @@ impl Actor {
         if task.status.state == TaskState::Unspecified {
             task.status.state = TaskState::Submitted;
         }
-        if !task
-            .history
-            .iter()
-            .any(|m| m.message_id == self.ctx.message.message_id)
-        {
-            let mut message = self.ctx.message.clone();
-            message.task_id.clone_from(&self.task_id);
-            message.context_id.clone_from(&self.context_id);
-            task.history.insert(0, message);
+        if let Some(mut message) = self.message.take() {
+            if !task
+                .history
+                .iter()
+                .any(|m| m.message_id == message.message_id)
+            {
+                message.task_id.clone_from(&self.task_id);
+                message.context_id.clone_from(&self.context_id);
+                task.history.insert(0, message);
+            }
         }
         task
+    }
+
+    /// Takes the user's message back from a task that was never stored.
+    fn keep_message(&mut self, history: Vec<Message>) {
+        if self.message.is_none() {
+            self.message = history.into_iter().find(|m| m.role == Role::User);
+        }
+    }
+
+    /// Stores a new task. If that fails, the user's message is kept for the
+    /// next attempt (recording the failure), so the task never loses it.
+    async fn store_new(
+        &mut self,
+        task: &mut Task,
+        cause: &StreamResponse,
+    ) -> Result<Version, A2aError> {
+        match self.shared.store.create(&self.caller, task, cause).await {
+            Ok(version) => Ok(version),
+            Err(err) => {
+                self.keep_message(std::mem::take(&mut task.history));
+                Err(err.into())
+            }
+        }
     }
 
     /// Creates the task with its first event already applied: nobody watches
     /// it yet, so nobody can miss the SUBMITTED snapshot, and it takes one write.
     async fn create_with(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
         let mut task = self.initial_task(&event);
-        apply(&mut task, &event)?;
+        if let Err(err) = apply(&mut task, &event) {
+            self.keep_message(task.history);
+            return Err(err);
+        }
         stamp(&mut task);
-        let version = self
-            .shared
-            .store
-            .create(&self.caller, &task, &event)
-            .await?;
+        let version = self.store_new(&mut task, &event).await?;
         let state = task.status.state;
         self.task = Some((Arc::new(task), version));
         self.publish(event, version, state).await;
@@ -368,7 +419,7 @@ impl Actor {
     async fn create(&mut self, event: &StreamResponse, watched: bool) -> Result<(), A2aError> {
         let mut task = self.initial_task(event);
         stamp(&mut task);
-        let version = self.shared.store.create(&self.caller, &task, event).await?;
+        let version = self.store_new(&mut task, event).await?;
         let state = task.status.state;
         let snapshot = watched.then(|| StreamResponse::Task(task.clone()));
         self.task = Some((Arc::new(task), version));

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use a2a_core::{A2aError, StreamResponse, TaskState};
+use a2a_core::{A2aError, Metadata, StreamResponse, TaskState};
 use futures::FutureExt as _;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -22,7 +22,7 @@ use self::actor::{Actor, CancelReply};
 pub(crate) use self::hub::{Hubs, StreamKind, Subscription, Update, subscriber_stream};
 use crate::push::PushDispatcher;
 use crate::store::{StoredTask, TaskStore, Version};
-use crate::{AgentExecutor, Caller, EventQueue, RequestContext};
+use crate::{AgentExecutor, CallContext, Caller, EventQueue, RequestContext};
 
 /// Limits and timeouts of the execution pipeline.
 #[derive(Debug, Clone)]
@@ -132,7 +132,12 @@ impl Drop for Inline {
 }
 
 pub(crate) enum Control {
-    Cancel { reply: CancelReply },
+    /// Cancel the task on behalf of `call` (which the agent's cancel hook sees).
+    Cancel {
+        reply: CancelReply,
+        call: Box<CallContext>,
+        metadata: Option<Metadata>,
+    },
 }
 
 /// What the actors share with the manager.
@@ -310,25 +315,29 @@ impl Executions {
         };
         let (progress_tx, progress) = progress::channel();
         let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
-        let queue = EventQueue::new(event_tx, task_id.clone(), start.ctx.context_id.clone());
         let ctx = start.ctx;
+        let context_id = ctx.context_id.clone();
+        let queue = EventQueue::new(event_tx, task_id.clone(), context_id.clone());
+        let token = ctx.cancellation.clone();
+        // A new task's history opens with the user's message; a follow-up's
+        // stored task already holds it.
+        let message = start.stored.is_none().then(|| ctx.message.clone());
         let executor = self.shared.executor.clone();
-        let agent_ctx = ctx.clone();
-        let agent = async move { executor.execute(agent_ctx, queue).await };
+        let agent = async move { executor.execute(ctx, queue).await };
         let producer: actor::Producer =
             Box::pin(std::panic::AssertUnwindSafe(agent).catch_unwind());
 
         let actor = Actor {
             shared: self.shared.clone(),
             task_id,
-            context_id: ctx.context_id.clone(),
+            context_id,
             caller: start.caller,
             task: start.stored.map(|s| (Arc::new(s.task), s.version)),
+            message,
             replied: false,
-            token: ctx.cancellation.clone(),
+            token,
             progress: progress_tx,
             slot: Some(slot),
-            ctx,
         };
         let execution = self
             .tracker
@@ -349,26 +358,30 @@ impl Executions {
         })
     }
 
-    /// Asks a running execution to cancel its task. `None`: no execution was running.
+    /// Asks a running execution to cancel its task on behalf of `call`.
+    /// `None`: no execution was running.
     pub(crate) async fn cancel(
         &self,
-        caller: &Caller,
+        call: &CallContext,
         task_id: &str,
+        metadata: Option<Metadata>,
     ) -> Option<Result<(), A2aError>> {
+        let caller = call.caller();
         let control = {
             let live = self.lock_live();
             let entry = live.get(task_id)?;
-            if entry.caller != *caller {
+            if entry.caller != caller {
                 return Some(Err(A2aError::task_not_found(task_id)));
             }
             entry.control.clone()
         };
         let (reply_tx, reply_rx) = oneshot::channel();
-        if control
-            .send(Control::Cancel { reply: reply_tx })
-            .await
-            .is_err()
-        {
+        let command = Control::Cancel {
+            reply: reply_tx,
+            call: Box::new(call.clone()),
+            metadata,
+        };
+        if control.send(command).await.is_err() {
             return None;
         }
         // A dropped reply means the execution ended first; the caller re-reads the store.

@@ -74,7 +74,11 @@ impl DefaultRequestHandler {
         }
         // A running execution cancels through its own pipeline, so cancel and
         // completion are decided in one place, in order.
-        if let Some(result) = self.executions.cancel(&caller, &request.id).await {
+        if let Some(result) = self
+            .executions
+            .cancel(ctx, &request.id, request.metadata.clone())
+            .await
+        {
             let task = self.store.get(&caller, &request.id).await?.task;
             return match result {
                 Ok(()) => Ok(task),
@@ -84,24 +88,12 @@ impl DefaultRequestHandler {
         }
         // No execution is running (the task waits for input, or its execution
         // just ended): cancel the stored task with an optimistic write.
-        let hook_ctx = RequestContext {
-            message: stored
-                .task
-                .history
-                .iter()
-                .rev()
-                .find(|m| m.role == a2a_core::Role::User)
-                .cloned()
-                .unwrap_or_default(),
-            task_id: stored.task.id.clone(),
-            context_id: stored.task.context_id.clone(),
-            stored_task: Some(stored.task.clone()),
-            referenced_tasks: Vec::new(),
-            configuration: None,
-            metadata: request.metadata.clone(),
-            call: ctx.clone(),
-            cancellation: CancellationToken::new(),
-        };
+        let hook_ctx = RequestContext::for_cancel(
+            stored.task.clone(),
+            ctx.clone(),
+            request.metadata.clone(),
+            CancellationToken::new(),
+        );
         self.executions.shared().executor.cancel(hook_ctx).await?;
         for _attempt in 0..CANCEL_ATTEMPTS {
             let stored = self.store.get(&caller, &request.id).await?;

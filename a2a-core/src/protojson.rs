@@ -438,11 +438,29 @@ fn decode_error(err: serde_path_to_error::Error<serde_json::Error>) -> DecodeErr
 /// The common, valid case takes the plain (fast) path; only a failure is parsed
 /// a second time with path tracking, to say where it went wrong.
 pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
-    if let Ok(value) = serde_json::from_slice(bytes) {
-        return Ok(value);
+    decode_seed(bytes, std::marker::PhantomData::<T>)
+}
+
+/// [`decode`] for a value that `seed` reads (such as a request whose type
+/// depends on its method).
+pub fn decode_seed<'de, S>(bytes: &'de [u8], seed: S) -> Result<S::Value, DecodeError>
+where
+    S: serde::de::DeserializeSeed<'de> + Clone,
+{
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    if let Ok(value) = seed.clone().deserialize(&mut deserializer) {
+        if deserializer.end().is_ok() {
+            return Ok(value);
+        }
     }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
+    let mut track = serde_path_to_error::Track::new();
+    let value = seed
+        .deserialize(serde_path_to_error::Deserializer::new(
+            &mut deserializer,
+            &mut track,
+        ))
+        .map_err(|err| decode_error(serde_path_to_error::Error::new(track.path(), err)))?;
     deserializer.end().map_err(|err| DecodeError {
         path: String::new(),
         message: err.to_string(),

@@ -66,23 +66,28 @@ async fn cancel_and_check(
     text: &str,
     state: TaskState,
 ) {
-    // The hook sees the task once the agent has written its state.
-    let expected_state = loop {
-        let stored = handler
-            .get_task(
-                &call(Method::GetTask),
-                a2a_core::GetTaskRequest {
-                    id: task.id.clone(),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
-        if stored.status.state == state {
-            break state;
+    // Cancel once the agent has written its state, so the hook can show it.
+    let written = async {
+        loop {
+            let stored = handler
+                .get_task(
+                    &call(Method::GetTask),
+                    a2a_core::GetTaskRequest {
+                        id: task.id.clone(),
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap();
+            if stored.status.state == state {
+                break;
+            }
+            tokio::task::yield_now().await;
         }
-        tokio::task::yield_now().await;
     };
+    tokio::time::timeout(std::time::Duration::from_secs(10), written)
+        .await
+        .expect("the agent wrote its state");
     let mut metadata = Metadata::new();
     metadata.insert("reason".into(), "user asked".into());
     let canceled = handler
@@ -112,7 +117,7 @@ async fn cancel_and_check(
     );
     assert_eq!(hook.message.text(), text, "the task's latest user message");
     let stored = hook.stored_task.expect("the task as it stands");
-    assert_eq!(stored.status.state, expected_state);
+    assert_eq!(stored.status.state, state);
 }
 
 #[tokio::test]

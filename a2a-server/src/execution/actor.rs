@@ -166,22 +166,23 @@ impl Actor {
     /// What the cancel hook sees: as for a task with no execution running, the
     /// task as it stands and the cancel call's own context.
     fn cancel_context(&self, call: CallContext, metadata: Option<Metadata>) -> RequestContext {
+        let token = self.token.clone();
         match &self.task {
-            Some((task, _)) => {
-                RequestContext::for_cancel((**task).clone(), call, metadata, self.token.clone())
+            Some((task, _)) => RequestContext::for_cancel((**task).clone(), call, metadata, token),
+            // The agent has not written anything yet: there is no task to show,
+            // only the user's message.
+            None => {
+                let unwritten = Task {
+                    id: self.task_id.clone(),
+                    context_id: self.context_id.clone(),
+                    history: self.message.iter().cloned().collect(),
+                    ..Task::default()
+                };
+                RequestContext {
+                    stored_task: None,
+                    ..RequestContext::for_cancel(unwritten, call, metadata, token)
+                }
             }
-            // The agent has not written anything yet: there is no task to show.
-            None => RequestContext {
-                message: self.message.clone().unwrap_or_default(),
-                task_id: self.task_id.clone(),
-                context_id: self.context_id.clone(),
-                stored_task: None,
-                referenced_tasks: Vec::new(),
-                configuration: None,
-                metadata,
-                call,
-                cancellation: self.token.clone(),
-            },
         }
     }
 

@@ -1,6 +1,6 @@
 //! The JSON-RPC 2.0 binding, with SSE for the streaming methods.
 
-use a2a_core::protojson::decode;
+use a2a_core::protojson::decode_seed;
 use a2a_core::{A2aError, JsonRpcResponse, Method, StreamResponse};
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -29,22 +29,7 @@ fn success<T: serde::Serialize>(id: Value, result: &T) -> Vec<u8> {
 
 /// Decodes the params of `method` straight from their JSON text into a call.
 fn decode_call(method: Method, params: &str) -> Result<Call, A2aError> {
-    fn p<T: serde::de::DeserializeOwned>(params: &str) -> Result<T, A2aError> {
-        Ok(decode(params.as_bytes())?)
-    }
-    Ok(match method {
-        Method::SendMessage => Call::SendMessage(p(params)?),
-        Method::SendStreamingMessage => Call::SendStreamingMessage(p(params)?),
-        Method::GetTask => Call::GetTask(p(params)?),
-        Method::ListTasks => Call::ListTasks(p(params)?),
-        Method::CancelTask => Call::CancelTask(p(params)?),
-        Method::SubscribeToTask => Call::SubscribeToTask(p(params)?),
-        Method::CreateTaskPushNotificationConfig => Call::CreatePushConfig(p(params)?),
-        Method::GetTaskPushNotificationConfig => Call::GetPushConfig(p(params)?),
-        Method::ListTaskPushNotificationConfigs => Call::ListPushConfigs(p(params)?),
-        Method::DeleteTaskPushNotificationConfig => Call::DeletePushConfig(p(params)?),
-        Method::GetExtendedAgentCard => Call::GetExtendedAgentCard(p(params)?),
-    })
+    Ok(decode_seed(params.as_bytes(), ParamsOf(method))?)
 }
 
 /// A well-formed request read in one pass: when `method` comes before
@@ -66,6 +51,7 @@ impl<'de> serde::Deserialize<'de> for Direct {
 struct DirectVisitor;
 
 /// Reads `params` as the request type of `method`.
+#[derive(Clone, Copy)]
 struct ParamsOf(Method);
 
 impl<'de> serde::de::DeserializeSeed<'de> for ParamsOf {

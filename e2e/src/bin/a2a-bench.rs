@@ -161,9 +161,13 @@ async fn bare_handler(body: Bytes) -> axum::response::Response {
         ..Task::default()
     };
     let response = JsonRpcResponse::success(request.id, SendMessageResponse::Task(task));
-    let mut http = axum::response::Response::new(axum::body::Body::from(
-        serde_json::to_vec(&response).unwrap_or_default(),
-    ));
+    // Sized up front, as the SDK does, so the comparison measures the SDK's
+    // machinery rather than buffer growth.
+    let mut json = Vec::with_capacity(1024);
+    if serde_json::to_writer(&mut json, &response).is_err() {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    }
+    let mut http = axum::response::Response::new(axum::body::Body::from(json));
     http.headers_mut().insert(
         axum::http::header::CONTENT_TYPE,
         axum::http::HeaderValue::from_static("application/json"),

@@ -168,7 +168,8 @@ pub(crate) struct Executions {
 
 /// Everything needed to start an execution.
 pub(crate) struct Start {
-    pub(crate) ctx: RequestContext,
+    /// Boxed: it is large, and moves through several calls before the agent gets it.
+    pub(crate) ctx: Box<RequestContext>,
     pub(crate) caller: Caller,
     pub(crate) stored: Option<StoredTask>,
 }
@@ -323,7 +324,7 @@ impl Executions {
         // stored task already holds it.
         let message = start.stored.is_none().then(|| ctx.message.clone());
         let executor = self.shared.executor.clone();
-        let agent = async move { executor.execute(ctx, queue).await };
+        let agent = async move { executor.execute(*ctx, queue).await };
         let producer: actor::Producer =
             Box::pin(std::panic::AssertUnwindSafe(agent).catch_unwind());
 

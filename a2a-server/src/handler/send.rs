@@ -97,7 +97,7 @@ impl DefaultRequestHandler {
             config.tenant.clone_from(&ctx.tenant);
             push_config_id = Some(push.configs().save(config).await?.id);
         }
-        let ctx = RequestContext {
+        let ctx = Box::new(RequestContext {
             message,
             task_id,
             context_id,
@@ -107,7 +107,7 @@ impl DefaultRequestHandler {
             metadata,
             call: ctx.clone(),
             cancellation: CancellationToken::new(),
-        };
+        });
         Ok(Prepared {
             start: Start {
                 ctx,

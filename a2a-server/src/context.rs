@@ -1,8 +1,15 @@
 //! Who is calling and with which service parameters: the `CallContext` every
 //! operation receives.
 
-use a2a_core::{EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER, Method, split_list};
+use a2a_core::{Method, split_list};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
+
+/// [`VERSION_HEADER`](a2a_core::VERSION_HEADER) as a header name.
+const VERSION_NAME: HeaderName = HeaderName::from_static("a2a-version");
+/// [`EXTENSIONS_HEADER`](a2a_core::EXTENSIONS_HEADER) as a header name.
+const EXTENSIONS_NAME: HeaderName = HeaderName::from_static("a2a-extensions");
+/// [`LEGACY_EXTENSIONS_HEADER`](a2a_core::LEGACY_EXTENSIONS_HEADER) as a header name.
+const LEGACY_EXTENSIONS_NAME: HeaderName = HeaderName::from_static("x-a2a-extensions");
 
 /// The authenticated (or anonymous) user behind a call.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
@@ -78,6 +85,17 @@ impl ServiceParams {
 
     /// Every value of `key`.
     pub fn get_all(&self, key: &str) -> impl Iterator<Item = &str> {
+        self.values_of(key)
+    }
+
+    /// The protocol version the caller asked for (`A2A-Version`).
+    pub(crate) fn version(&self) -> Option<&str> {
+        self.values_of(&VERSION_NAME).next()
+    }
+
+    /// Every value of a header; a ready [`HeaderName`] skips parsing the name
+    /// on every request.
+    fn values_of<K: axum::http::header::AsHeaderName>(&self, key: K) -> impl Iterator<Item = &str> {
         self.values
             .get_all(key)
             .into_iter()
@@ -94,8 +112,8 @@ impl ServiceParams {
     /// The extension URIs requested through `A2A-Extensions` (or its 0.3 name).
     pub fn requested_extensions(&self) -> Vec<String> {
         let mut uris: Vec<String> = self
-            .get_all(EXTENSIONS_HEADER)
-            .chain(self.get_all(LEGACY_EXTENSIONS_HEADER))
+            .values_of(&EXTENSIONS_NAME)
+            .chain(self.values_of(&LEGACY_EXTENSIONS_NAME))
             .flat_map(split_list)
             .map(str::to_owned)
             .collect();
@@ -156,6 +174,17 @@ impl CallContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ready_header_names_match_the_protocol_constants() {
+        for (name, constant) in [
+            (&VERSION_NAME, a2a_core::VERSION_HEADER),
+            (&EXTENSIONS_NAME, a2a_core::EXTENSIONS_HEADER),
+            (&LEGACY_EXTENSIONS_NAME, a2a_core::LEGACY_EXTENSIONS_HEADER),
+        ] {
+            assert_eq!(*name, HeaderName::from_bytes(constant.as_bytes()).unwrap());
+        }
+    }
 
     #[test]
     fn params_are_case_insensitive_and_extensions_merge_both_headers() {

@@ -273,7 +273,7 @@ impl A2aService {
 
     /// Checks the requested protocol version.
     pub fn check_version(&self, ctx: &CallContext) -> Result<(), A2aError> {
-        match ctx.service_params.get(VERSION_HEADER).map(str::trim) {
+        match ctx.service_params.version().map(str::trim) {
             Some(v) if !v.is_empty() && is_supported_version(v) => Ok(()),
             Some(v) if !v.is_empty() => Err(A2aError::new(
                 ErrorKind::VersionNotSupported,

@@ -17,7 +17,7 @@ use crate::{CallContext, ServiceParams};
 /// parameter) become service parameters.
 pub(crate) fn call_context(method: Method, headers: HeaderMap, query: Option<&str>) -> CallContext {
     let mut params = ServiceParams::from_headers(headers);
-    if params.get(VERSION_HEADER).is_none() {
+    if params.version().is_none() {
         let version = query
             .into_iter()
             .flat_map(|q| url::form_urlencoded::parse(q.as_bytes()))

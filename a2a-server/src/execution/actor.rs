@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::apply::{apply, bind_ids};
 use super::hub::Update;
 use super::{Control, Shared};
-use crate::store::{StoreError, Version};
+use crate::store::{Cause, StoreError, Version};
 use crate::{CallContext, Caller, RequestContext};
 
 /// The agent's `execute` future, with panics caught.
@@ -284,7 +284,7 @@ impl Actor {
     /// Creates the task on first use, applies the event, stores it, publishes it.
     async fn persist_event(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
         if self.task.is_none() {
-            let watched = super::is_watched(&self.shared, &self.task_id).await;
+            let watched = super::is_watched(&self.shared, &self.caller, &self.task_id).await;
             if !watched && !matches!(event, StreamResponse::Task(_)) {
                 return self.create_with(event).await;
             }
@@ -304,7 +304,7 @@ impl Actor {
             match self
                 .shared
                 .store
-                .update(&self.caller, task, expected, &event)
+                .update(&self.caller, task, expected, &Cause::event(&event))
                 .await
             {
                 Ok(new_version) => {
@@ -385,7 +385,12 @@ impl Actor {
         task: &mut Task,
         cause: &StreamResponse,
     ) -> Result<Version, A2aError> {
-        match self.shared.store.create(&self.caller, task, cause).await {
+        match self
+            .shared
+            .store
+            .create(&self.caller, task, &Cause::event(cause))
+            .await
+        {
             Ok(version) => Ok(version),
             Err(err) => {
                 self.keep_message(std::mem::take(&mut task.history));
@@ -439,7 +444,15 @@ impl Actor {
         let settled = (state.is_terminal() || state.is_interrupted())
             .then(|| self.task.as_ref().map(|(task, _)| task.clone()))
             .flatten();
-        super::publish(&self.shared, &self.task_id, event, version, state).await;
+        super::publish(
+            &self.shared,
+            &self.caller,
+            &self.task_id,
+            event,
+            version,
+            state,
+        )
+        .await;
         if ends {
             self.slot.take();
         }

@@ -413,12 +413,13 @@ impl Executions {
     /// Publishes a persisted event written outside an execution (an offline cancel).
     pub(crate) async fn publish(
         &self,
+        caller: &Caller,
         task_id: &str,
         event: StreamResponse,
         version: Version,
         state: TaskState,
     ) {
-        publish(&self.shared, task_id, event, version, state).await;
+        publish(&self.shared, caller, task_id, event, version, state).await;
     }
 
     /// A stream of `receiver`'s events; `done` ends it when the execution ends.
@@ -443,15 +444,15 @@ impl Executions {
 
 /// Whether an event of `task_id` has anyone to go to (subscribers or webhooks),
 /// so events nobody receives are never built.
-pub(crate) async fn is_watched(shared: &Shared, task_id: &str) -> bool {
-    shared.hubs.is_watched(task_id) || has_webhooks(shared, task_id).await
+pub(crate) async fn is_watched(shared: &Shared, caller: &Caller, task_id: &str) -> bool {
+    shared.hubs.is_watched(task_id) || has_webhooks(shared, caller, task_id).await
 }
 
-async fn has_webhooks(shared: &Shared, task_id: &str) -> bool {
+async fn has_webhooks(shared: &Shared, caller: &Caller, task_id: &str) -> bool {
     match &shared.push {
         Some(push) => push
             .configs()
-            .list(task_id)
+            .list(caller, task_id)
             .await
             .is_ok_and(|c| !c.is_empty()),
         None => false,
@@ -461,13 +462,14 @@ async fn has_webhooks(shared: &Shared, task_id: &str) -> bool {
 /// Hands a persisted event to push delivery and to the task's subscribers.
 pub(crate) async fn publish(
     shared: &Shared,
+    caller: &Caller,
     task_id: &str,
     event: StreamResponse,
     version: Version,
     state: TaskState,
 ) {
     let push = match &shared.push {
-        Some(push) if has_webhooks(shared, task_id).await => Some(push),
+        Some(push) if has_webhooks(shared, caller, task_id).await => Some(push),
         _ => None,
     };
     let subscribers = shared.hubs.sender(task_id);
@@ -477,7 +479,7 @@ pub(crate) async fn publish(
     }
     let event = Arc::new(event);
     if let Some(push) = push {
-        push.dispatch(task_id, event.clone());
+        push.dispatch(caller, task_id, event.clone());
     }
     if let Some(subscribers) = subscribers {
         // No receivers is fine: nobody is watching this task right now.

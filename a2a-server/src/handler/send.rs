@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::{DefaultRequestHandler, EventStream, validate};
 use crate::execution::{Drive, Progress, Start, Started, StreamKind};
 use crate::push::validate_config;
-use crate::store::StoredTask;
+use crate::store::{Cause, StoredTask};
 use crate::{CallContext, RequestContext};
 
 /// What a blocking SendMessage answers with.
@@ -95,7 +95,7 @@ impl DefaultRequestHandler {
         if let (Some(mut config), Some(push)) = (push_config, &self.push) {
             config.task_id.clone_from(&task_id);
             config.tenant.clone_from(&ctx.tenant);
-            push_config_id = Some(push.configs().save(config).await?.id);
+            push_config_id = Some(push.configs().save(&caller, config).await?.id);
         }
         let ctx = Box::new(RequestContext {
             message,
@@ -124,9 +124,16 @@ impl DefaultRequestHandler {
     /// Starts a prepared execution; if it cannot start, forgets its inline webhook.
     async fn start(&self, prepared: Prepared, drive: Drive) -> Result<Started, A2aError> {
         let task_id = prepared.start.ctx.task_id.clone();
+        // Only a start with an inline webhook may need the owner afterwards.
+        let owner = prepared
+            .push_config_id
+            .as_ref()
+            .map(|_| prepared.start.caller.clone());
         let result = self.executions.start(prepared.start, drive);
-        if let (Err(_), Some(id), Some(push)) = (&result, &prepared.push_config_id, &self.push) {
-            let _ = push.configs().delete(&task_id, id).await;
+        if let (Err(_), Some(id), Some(push), Some(owner)) =
+            (&result, &prepared.push_config_id, &self.push, &owner)
+        {
+            let _ = push.configs().delete(owner, &task_id, id).await;
         }
         result
     }
@@ -190,7 +197,7 @@ impl DefaultRequestHandler {
             let cause = StreamResponse::Message(recorded);
             stored.version = self
                 .store
-                .update(&caller, &stored.task, stored.version, &cause)
+                .update(&caller, &stored.task, stored.version, &Cause::event(&cause))
                 .await?;
         }
         Ok(stored)

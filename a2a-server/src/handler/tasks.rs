@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::{DefaultRequestHandler, EventStream, validate};
 use crate::execution::StreamKind;
 use crate::execution::apply::apply;
-use crate::store::StoreError;
+use crate::store::{Cause, StoreError};
 use crate::{CallContext, RequestContext};
 
 /// Page size of ListTasks when the client sets none.
@@ -111,12 +111,12 @@ impl DefaultRequestHandler {
             apply(&mut task, &event)?;
             match self
                 .store
-                .update(&caller, &task, stored.version, &event)
+                .update(&caller, &task, stored.version, &Cause::event(&event))
                 .await
             {
                 Ok(version) => {
                     self.executions
-                        .publish(&task.id, event, version, TaskState::Canceled)
+                        .publish(&caller, &task.id, event, version, TaskState::Canceled)
                         .await;
                     return Ok(task);
                 }

@@ -7,6 +7,8 @@ pub mod listing;
 mod memory;
 mod push;
 mod task;
+#[cfg(feature = "store-suite")]
+pub mod testing;
 
 pub use self::job::{
     ABANDONED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState, JobStore, NewJob,

@@ -7,10 +7,11 @@ use std::time::Duration;
 use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_grpc::router;
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
-use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
+use a2a_server::{A2aService, DefaultRequestHandler, HandlerBuilder, RequestHandler};
+use a2a_store_sql::{PostgresStore, PushKey, SqliteOptions, SqliteStore};
 use anyhow::Context as _;
 
-use crate::{BuiltinAgent, ServeArgs};
+use crate::{BuiltinAgent, ServeArgs, StoreChoice};
 
 fn card(addr: SocketAddr) -> AgentCard {
     AgentCard::new(
@@ -38,16 +39,24 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
+    let push_key = args
+        .push_key_file
+        .as_deref()
+        .map(PushKey::from_file)
+        .transpose()?;
+    let (state, with_state) = open_state(&args, push_key).await?;
     let listener = bind(SocketAddr::new(args.host, args.port), DEFAULT_BACKLOG)
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
     let addr = listener.local_addr()?;
     let card = card(addr);
-    let handler = Arc::new(DefaultRequestHandler::builder(BuiltinAgent, card.clone()).build());
+    let builder = DefaultRequestHandler::builder(BuiltinAgent, card.clone());
+    let handler = Arc::new(with_state(builder).build());
     let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
     let app = router(service, HttpConfig::default());
 
     println!("A2A server listening on http://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
     println!("Agent card: http://{addr}{}", a2a_core::AGENT_CARD_PATH);
+    println!("State: {state}");
     println!("Press Ctrl-C to stop.");
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
@@ -58,4 +67,56 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .shutdown(Duration::from_secs(args.shutdown_grace))
         .await;
     Ok(())
+}
+
+/// Puts the chosen stores into a handler builder.
+type WithState = Box<dyn FnOnce(HandlerBuilder) -> HandlerBuilder>;
+
+/// Opens the store `args` chose; returns a description of it for the banner.
+async fn open_state(
+    args: &ServeArgs,
+    push_key: Option<PushKey>,
+) -> anyhow::Result<(String, WithState)> {
+    match &args.store {
+        StoreChoice::Memory => Ok((
+            "in memory (lost on exit)".to_owned(),
+            Box::new(|builder| builder),
+        )),
+        StoreChoice::Sqlite => {
+            let mut options = SqliteOptions::new(&args.data_dir);
+            if let Some(key) = push_key {
+                options = options.push_key(key);
+            }
+            let store = SqliteStore::open_with(options)
+                .await
+                .with_context(|| format!("cannot open the state in {}", args.data_dir.display()))?;
+            let description = format!("SQLite in {}", args.data_dir.display());
+            Ok((
+                description,
+                Box::new(move |builder| with_stores(builder, store)),
+            ))
+        }
+        StoreChoice::Postgres(url) => {
+            let store = PostgresStore::connect(url, push_key)
+                .await
+                .context("cannot open the state in PostgreSQL")?;
+            Ok((
+                "PostgreSQL".to_owned(),
+                Box::new(move |builder| with_stores(builder, store)),
+            ))
+        }
+    }
+}
+
+fn with_stores<S>(builder: HandlerBuilder, store: S) -> HandlerBuilder
+where
+    S: a2a_server::store::TaskStore
+        + a2a_server::store::PushConfigStore
+        + a2a_server::store::JobStore
+        + Clone,
+{
+    builder
+        .task_store(store.clone())
+        .push_config_store(store.clone())
+        .job_store(store)
 }

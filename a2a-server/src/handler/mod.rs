@@ -24,7 +24,9 @@ use crate::execution::{ExecutionConfig, Executions, Hubs, Shared};
 use crate::push::{
     AddressPolicy, HttpPushSender, HttpPushSenderConfig, PushDispatcher, PushSender,
 };
-use crate::store::{InMemoryPushConfigStore, InMemoryTaskStore, PushConfigStore, TaskStore};
+use crate::store::{
+    InMemoryPushConfigStore, InMemoryTaskStore, JobStore, PushConfigStore, TaskStore,
+};
 use crate::{AgentExecutor, CallContext};
 
 /// A stream of events answering a streaming operation.
@@ -127,6 +129,9 @@ pub struct HandlerBuilder {
     extended_card: Option<AgentCard>,
     store: Option<Arc<dyn TaskStore>>,
     push_store: Option<Arc<dyn PushConfigStore>>,
+    /// Durable records of executions; not used yet (durable executions build on it).
+    #[allow(dead_code)]
+    job_store: Option<Arc<dyn JobStore>>,
     push_sender: Option<Arc<dyn PushSender>>,
     push_policy: AddressPolicy,
     config: ExecutionConfig,
@@ -152,6 +157,13 @@ impl HandlerBuilder {
     #[must_use]
     pub fn push_config_store(mut self, store: impl PushConfigStore) -> Self {
         self.push_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Records executions durably in `store`, so work survives a restart.
+    #[must_use]
+    pub fn job_store(mut self, store: impl JobStore) -> Self {
+        self.job_store = Some(Arc::new(store));
         self
     }
 
@@ -233,6 +245,7 @@ impl DefaultRequestHandler {
             extended_card: None,
             store: None,
             push_store: None,
+            job_store: None,
             push_sender: None,
             push_policy: AddressPolicy::public_only(),
             config: ExecutionConfig::default(),

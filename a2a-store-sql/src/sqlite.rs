@@ -44,7 +44,7 @@ pub struct SqliteOptions {
     pub full_sync: bool,
     /// How long a write waits for another connection's write before failing.
     pub busy_timeout: Duration,
-    /// The most connections the pool opens.
+    /// The most connections that read at once (writes have one of their own).
     pub max_connections: u32,
 }
 
@@ -76,10 +76,16 @@ impl SqliteOptions {
 }
 
 /// Tasks, push configs and jobs in a SQLite database. Cheap to clone; clones
-/// share the pool and the directory lock.
+/// share the pools and the directory lock.
+///
+/// SQLite lets one transaction write at a time. Writes go through a pool of
+/// one connection, so writers queue in order inside the process instead of
+/// polling the file lock with SQLite's busy handler (which sleeps in steps of
+/// up to 100 ms); reads run on their own pool beside the writer (WAL).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    writer: SqlitePool,
     push_key: Option<PushKey>,
     /// Held for the store's life: the OS releases it when the last clone
     /// goes, or when the process dies.
@@ -129,28 +135,42 @@ impl SqliteStore {
             })
             .busy_timeout(options.busy_timeout)
             .foreign_keys(true);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(connect.clone())
+            .await?;
+        apply_migrations!(MIGRATOR, &writer)?;
+        check_push_key!(&writer, options.push_key.as_ref());
         let pool = SqlitePoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .connect_with(connect)
             .await?;
-        apply_migrations!(MIGRATOR, &pool)?;
-        check_push_key!(&pool, options.push_key.as_ref());
         Ok(SqliteStore {
             pool,
+            writer,
             push_key: options.push_key,
             _lock: Arc::new(lock),
         })
     }
 
-    /// The connection pool (for operator tools that read the database).
+    /// The pool that reads (for operator tools that query the database).
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
 
-    /// Closes the pool, waiting for connections in use; the directory lock
+    /// Closes the pools, waiting for connections in use; the directory lock
     /// goes with the last clone.
     pub async fn close(&self) {
+        self.writer.close().await;
         self.pool.close().await;
+    }
+
+    fn reader(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    fn writer(&self) -> &SqlitePool {
+        &self.writer
     }
 }
 

@@ -88,8 +88,8 @@ pub struct SqliteStore {
     writer: SqlitePool,
     push_key: Option<PushKey>,
     /// Held for the store's life: the OS releases it when the last clone
-    /// goes, or when the process dies.
-    _lock: Arc<File>,
+    /// goes, or when the process dies. (None: opened read-only.)
+    _lock: Option<Arc<File>>,
 }
 
 impl SqliteStore {
@@ -149,7 +149,62 @@ impl SqliteStore {
             pool,
             writer,
             push_key: options.push_key,
-            _lock: Arc::new(lock),
+            _lock: Some(Arc::new(lock)),
+        })
+    }
+
+    /// Opens the database in `data_dir` for reading only, beside a server that
+    /// may be running on it (for operator tools): takes no lock and migrates
+    /// nothing, so the schema must be exactly this program's. Every write
+    /// through this store fails.
+    pub async fn open_read_only(
+        data_dir: impl AsRef<Path>,
+        push_key: Option<PushKey>,
+    ) -> Result<Self, OpenError> {
+        let path = data_dir.as_ref().join(DATABASE_FILE);
+        if !path.exists() {
+            return Err(OpenError::Io {
+                context: format!("opening {}", path.display()),
+                source: std::io::ErrorKind::NotFound.into(),
+            });
+        }
+        let connect = SqliteConnectOptions::new()
+            .filename(&path)
+            .read_only(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(2)
+            .connect_with(connect)
+            .await?;
+        let applied: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
+                .fetch_all(&pool)
+                .await?;
+        if let Some(version) = applied.iter().find(|v| !MIGRATOR.version_exists(**v)) {
+            return Err(OpenError::SchemaTooNew { version: *version });
+        }
+        if MIGRATOR.iter().any(|m| !applied.contains(&m.version)) {
+            return Err(OpenError::Migration(
+                "the database is older than this program; open it once read-write (start the server on it) to migrate it".into(),
+            ));
+        }
+        if let Some(key) = &push_key {
+            let check: Option<String> =
+                sqlx::query_scalar("SELECT value FROM a2a_meta WHERE name = $1")
+                    .bind(crate::common::KEY_CHECK_NAME)
+                    .fetch_optional(&pool)
+                    .await?;
+            if check
+                .is_some_and(|check| key.open(&check).as_deref() != Some(crate::crypt::KEY_CHECK))
+            {
+                return Err(OpenError::WrongKey);
+            }
+        }
+        Ok(SqliteStore {
+            writer: pool.clone(),
+            pool,
+            push_key,
+            _lock: None,
         })
     }
 

@@ -154,8 +154,16 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
 /// Implements `TaskStore`, `PushConfigStore` and `JobStore` for `$store` (a
 /// struct with `push_key: Option<PushKey>`, and methods `reader()` and
 /// `writer()` giving the pools that read and write).
+///
+/// `$create` and `$update` are the backend's single statements that write a
+/// task and append its event atomically. `$create` binds task id, owner
+/// tenant, owner user, context id, state, status ms, task JSON, checkpoint
+/// turn, checkpoint state, event JSON; `$update` binds context id, state,
+/// status ms, task JSON, checkpoint turn, checkpoint state, task id, owner
+/// tenant, owner user, expected version, event JSON. Each affects no row when
+/// the task exists (create) or is missing, foreign or of another version (update).
 macro_rules! sql_stores {
-    ($store:ty, $db:ty) => {
+    ($store:ty, $db:ty, create: $create:expr, update: $update:expr) => {
         const _: () = {
             use a2a_core::{ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig};
             use a2a_server::Caller;
@@ -232,35 +240,24 @@ macro_rules! sql_stores {
                     let json = task_json(task)?;
                     let event = event_json(cause.event)?;
                     let (turn, state) = checkpoint_columns(cause.checkpoint)?;
-                    let mut tx = self.writer().begin().await.map_err(backend)?;
-                    let seq: Option<i64> = sqlx::query_scalar(
-                        "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
-                         status_ms, version, task, checkpoint_turn, checkpoint_state) \
-                         VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9) \
-                         ON CONFLICT (task_id) DO NOTHING RETURNING seq",
-                    )
-                    .bind(&task.id)
-                    .bind(&caller.tenant)
-                    .bind(&caller.user)
-                    .bind(&task.context_id)
-                    .bind(task.status.state.number())
-                    .bind(status_timestamp_ms(task))
-                    .bind(json)
-                    .bind(turn)
-                    .bind(state)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                    let Some(seq) = seq else {
-                        return Err(StoreError::AlreadyExists(task.id.clone()));
-                    };
-                    sqlx::query("INSERT INTO task_events (task_seq, version, event) VALUES ($1, 1, $2)")
-                        .bind(seq)
+                    // One statement writes the task and appends its event ($create).
+                    let written = sqlx::query($create)
+                        .bind(&task.id)
+                        .bind(&caller.tenant)
+                        .bind(&caller.user)
+                        .bind(&task.context_id)
+                        .bind(task.status.state.number())
+                        .bind(status_timestamp_ms(task))
+                        .bind(json)
+                        .bind(turn)
+                        .bind(state)
                         .bind(event)
-                        .execute(&mut *tx)
+                        .execute(self.writer())
                         .await
                         .map_err(backend)?;
-                    tx.commit().await.map_err(backend)?;
+                    if written.rows_affected() == 0 {
+                        return Err(StoreError::AlreadyExists(task.id.clone()));
+                    }
                     Ok(1)
                 }
 
@@ -275,31 +272,25 @@ macro_rules! sql_stores {
                     let event = event_json(cause.event)?;
                     let (turn, state) = checkpoint_columns(cause.checkpoint)?;
                     let expected_i64 = to_i64(expected, "version")?;
-                    let mut tx = self.writer().begin().await.map_err(backend)?;
-                    // The version check and the write are one statement: a concurrent
-                    // writer of the same version finds it changed.
-                    let written = sqlx::query(
-                        "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
-                         version = version + 1, task = $4, \
-                         checkpoint_turn = COALESCE($5, checkpoint_turn), \
-                         checkpoint_state = COALESCE($6, checkpoint_state) \
-                         WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 \
-                         AND version = $10 RETURNING seq, version",
-                    )
-                    .bind(&task.context_id)
-                    .bind(task.status.state.number())
-                    .bind(status_timestamp_ms(task))
-                    .bind(json)
-                    .bind(turn)
-                    .bind(state)
-                    .bind(&task.id)
-                    .bind(&caller.tenant)
-                    .bind(&caller.user)
-                    .bind(expected_i64)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                    let Some(row) = written else {
+                    // One statement checks the version, writes the task and appends
+                    // its event ($update): a concurrent writer of the same version
+                    // finds it changed.
+                    let written = sqlx::query($update)
+                        .bind(&task.context_id)
+                        .bind(task.status.state.number())
+                        .bind(status_timestamp_ms(task))
+                        .bind(json)
+                        .bind(turn)
+                        .bind(state)
+                        .bind(&task.id)
+                        .bind(&caller.tenant)
+                        .bind(&caller.user)
+                        .bind(expected_i64)
+                        .bind(event)
+                        .execute(self.writer())
+                        .await
+                        .map_err(backend)?;
+                    if written.rows_affected() == 0 {
                         let found: Option<i64> = sqlx::query_scalar(
                             "SELECT version FROM tasks \
                              WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",
@@ -307,7 +298,7 @@ macro_rules! sql_stores {
                         .bind(&task.id)
                         .bind(&caller.tenant)
                         .bind(&caller.user)
-                        .fetch_optional(&mut *tx)
+                        .fetch_optional(self.writer())
                         .await
                         .map_err(backend)?;
                         return Err(match found {
@@ -318,18 +309,8 @@ macro_rules! sql_stores {
                             },
                             None => StoreError::NotFound(task.id.clone()),
                         });
-                    };
-                    let seq: i64 = row.try_get(0).map_err(backend)?;
-                    let version: i64 = row.try_get(1).map_err(backend)?;
-                    sqlx::query("INSERT INTO task_events (task_seq, version, event) VALUES ($1, $2, $3)")
-                        .bind(seq)
-                        .bind(version)
-                        .bind(event)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(backend)?;
-                    tx.commit().await.map_err(backend)?;
-                    to_u64(version, "version")
+                    }
+                    Ok(expected + 1)
                 }
 
                 async fn get(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, StoreError> {

@@ -61,4 +61,20 @@ impl PostgresStore {
     }
 }
 
-sql_stores!(PostgresStore, sqlx::Postgres);
+// A write is one statement: the task row, then its event through a
+// data-modifying CTE (one round trip, atomic on its own).
+sql_stores!(
+    PostgresStore,
+    sqlx::Postgres,
+    create: "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, \
+             state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
+             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9) ON CONFLICT (task_id) DO NOTHING \
+             RETURNING seq) \
+             INSERT INTO task_events (task_seq, version, event) SELECT seq, 1, $10 FROM created",
+    update: "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+             version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+             checkpoint_state = COALESCE($6, checkpoint_state) \
+             WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 \
+             RETURNING seq, version) \
+             INSERT INTO task_events (task_seq, version, event) SELECT seq, version, $11 FROM updated"
+);

@@ -84,6 +84,15 @@ async fn state_survives_reopening_and_a_second_server_is_refused() {
         (task, 1, Some(checkpoint))
     );
     assert_eq!(reopened.events(&alice(), "t1").await.unwrap().len(), 1);
+    let left: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE pending_event IS NOT NULL")
+            .fetch_one(reopened.pool())
+            .await
+            .unwrap();
+    assert_eq!(
+        left, 0,
+        "an event moved to the log leaves no copy in the task row"
+    );
 }
 
 #[tokio::test]

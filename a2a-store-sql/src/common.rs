@@ -16,6 +16,36 @@ pub(crate) const JOB_COLUMNS: &str = "task_id, owner_tenant, owner_user, state, 
 /// The meta row that recognises the push-credentials key.
 pub(crate) const KEY_CHECK_NAME: &str = "push_key_check";
 
+/// A value bound to a task write (owned: the write may wait in a queue).
+#[derive(Debug)]
+pub(crate) enum Bind {
+    Text(String),
+    I32(i32),
+    I64(i64),
+    OptI64(Option<i64>),
+    OptBytes(Option<Vec<u8>>),
+}
+
+/// Binds `binds` to `query` in order.
+macro_rules! bind_all {
+    ($query:expr, $binds:expr) => {{
+        use $crate::common::Bind;
+        let mut query = $query;
+        for bind in $binds {
+            query = match bind {
+                Bind::Text(v) => query.bind(v),
+                Bind::I32(v) => query.bind(v),
+                Bind::I64(v) => query.bind(v),
+                Bind::OptI64(v) => query.bind(v),
+                Bind::OptBytes(v) => query.bind(v),
+            };
+        }
+        query
+    }};
+}
+
+pub(crate) use bind_all;
+
 pub(crate) fn backend(err: sqlx::Error) -> StoreError {
     StoreError::Backend(err.to_string())
 }
@@ -57,10 +87,13 @@ pub(crate) fn parse_event(json: &str) -> Result<StreamResponse, StoreError> {
 /// A checkpoint's columns (both `None` without one).
 pub(crate) fn checkpoint_columns(
     checkpoint: Option<&Checkpoint>,
-) -> Result<(Option<i64>, Option<&[u8]>), StoreError> {
+) -> Result<(Bind, Bind), StoreError> {
     match checkpoint {
-        Some(c) => Ok((Some(to_i64(c.turn, "checkpoint turn")?), Some(&c.state))),
-        None => Ok((None, None)),
+        Some(c) => Ok((
+            Bind::OptI64(Some(to_i64(c.turn, "checkpoint turn")?)),
+            Bind::OptBytes(Some(c.state.clone())),
+        )),
+        None => Ok((Bind::OptI64(None), Bind::OptBytes(None))),
     }
 }
 
@@ -152,8 +185,9 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
 }
 
 /// Implements `TaskStore`, `PushConfigStore` and `JobStore` for `$store` (a
-/// struct with `push_key: Option<PushKey>`, and methods `reader()` and
-/// `writer()` giving the pools that read and write).
+/// struct with `push_key: Option<PushKey>`, methods `reader()` and `writer()`
+/// giving the pools that read and write, and `write_task(sql, binds)` that
+/// runs a task write and returns the rows it changed).
 ///
 /// `$create` and `$update` are the backend's single statements that write a
 /// task and append its event atomically. `$create` binds task id, owner
@@ -178,7 +212,7 @@ macro_rules! sql_stores {
             use sqlx::{QueryBuilder, Row as _};
 
             use $crate::common::{
-                JOB_COLUMNS, JobRow, backend, checkpoint_columns, checkpoint_from, config_json,
+                Bind, JOB_COLUMNS, JobRow, backend, checkpoint_columns, checkpoint_from, config_json,
                 event_json, job_from_row, micros, parse_config, parse_event, parse_task,
                 task_json, to_i64, to_u64,
             };
@@ -241,21 +275,24 @@ macro_rules! sql_stores {
                     let event = event_json(cause.event)?;
                     let (turn, state) = checkpoint_columns(cause.checkpoint)?;
                     // One statement writes the task and appends its event ($create).
-                    let written = sqlx::query($create)
-                        .bind(&task.id)
-                        .bind(&caller.tenant)
-                        .bind(&caller.user)
-                        .bind(&task.context_id)
-                        .bind(task.status.state.number())
-                        .bind(status_timestamp_ms(task))
-                        .bind(json)
-                        .bind(turn)
-                        .bind(state)
-                        .bind(event)
-                        .execute(self.writer())
-                        .await
-                        .map_err(backend)?;
-                    if written.rows_affected() == 0 {
+                    let written = self
+                        .write_task(
+                            $create,
+                            vec![
+                                Bind::Text(task.id.clone()),
+                                Bind::Text(caller.tenant.clone()),
+                                Bind::Text(caller.user.clone()),
+                                Bind::Text(task.context_id.clone()),
+                                Bind::I32(task.status.state.number()),
+                                Bind::I64(status_timestamp_ms(task)),
+                                Bind::Text(json),
+                                turn,
+                                state,
+                                Bind::Text(event),
+                            ],
+                        )
+                        .await?;
+                    if written == 0 {
                         return Err(StoreError::AlreadyExists(task.id.clone()));
                     }
                     Ok(1)
@@ -275,22 +312,25 @@ macro_rules! sql_stores {
                     // One statement checks the version, writes the task and appends
                     // its event ($update): a concurrent writer of the same version
                     // finds it changed.
-                    let written = sqlx::query($update)
-                        .bind(&task.context_id)
-                        .bind(task.status.state.number())
-                        .bind(status_timestamp_ms(task))
-                        .bind(json)
-                        .bind(turn)
-                        .bind(state)
-                        .bind(&task.id)
-                        .bind(&caller.tenant)
-                        .bind(&caller.user)
-                        .bind(expected_i64)
-                        .bind(event)
-                        .execute(self.writer())
-                        .await
-                        .map_err(backend)?;
-                    if written.rows_affected() == 0 {
+                    let written = self
+                        .write_task(
+                            $update,
+                            vec![
+                                Bind::Text(task.context_id.clone()),
+                                Bind::I32(task.status.state.number()),
+                                Bind::I64(status_timestamp_ms(task)),
+                                Bind::Text(json),
+                                turn,
+                                state,
+                                Bind::Text(task.id.clone()),
+                                Bind::Text(caller.tenant.clone()),
+                                Bind::Text(caller.user.clone()),
+                                Bind::I64(expected_i64),
+                                Bind::Text(event),
+                            ],
+                        )
+                        .await?;
+                    if written == 0 {
                         let found: Option<i64> = sqlx::query_scalar(
                             "SELECT version FROM tasks \
                              WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",

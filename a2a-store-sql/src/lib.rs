@@ -26,6 +26,8 @@ mod crypt;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+mod writer;
 
 pub use self::crypt::{KeyError, PushKey};
 #[cfg(feature = "postgres")]

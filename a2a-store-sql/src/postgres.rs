@@ -3,7 +3,9 @@
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-use crate::common::{apply_migrations, check_push_key, sql_stores};
+use a2a_server::store::StoreError;
+
+use crate::common::{Bind, apply_migrations, backend, bind_all, check_push_key, sql_stores};
 use crate::{OpenError, PushKey};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -58,6 +60,15 @@ impl PostgresStore {
 
     fn writer(&self) -> &PgPool {
         &self.pool
+    }
+
+    /// Runs a task write; returns how many rows it changed.
+    async fn write_task(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
+        let written = bind_all!(sqlx::query(sql), binds)
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(written.rows_affected())
     }
 }
 

@@ -21,7 +21,10 @@ use fs4::fs_std::FileExt as _;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::common::{apply_migrations, check_push_key, sql_stores};
+use a2a_server::store::StoreError;
+
+use crate::common::{Bind, apply_migrations, backend, bind_all, check_push_key, sql_stores};
+use crate::writer::TaskWriter;
 use crate::{OpenError, PushKey};
 
 /// The database file's name in the data directory.
@@ -81,11 +84,14 @@ impl SqliteOptions {
 /// SQLite lets one transaction write at a time. Writes go through a pool of
 /// one connection, so writers queue in order inside the process instead of
 /// polling the file lock with SQLite's busy handler (which sleeps in steps of
-/// up to 100 ms); reads run on their own pool beside the writer (WAL).
+/// up to 100 ms), and task writes that wait together are committed together;
+/// reads run on their own pool beside the writer (WAL).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: SqlitePool,
+    /// Task writes, committed in groups (None: opened read-only).
+    task_writer: Option<TaskWriter>,
     push_key: Option<PushKey>,
     /// Held for the store's life: the OS releases it when the last clone
     /// goes, or when the process dies. (None: opened read-only.)
@@ -150,6 +156,7 @@ impl SqliteStore {
             .await?;
         Ok(SqliteStore {
             pool,
+            task_writer: Some(TaskWriter::start(writer.clone())),
             writer,
             push_key: options.push_key,
             _lock: Some(Arc::new(lock)),
@@ -204,6 +211,7 @@ impl SqliteStore {
             }
         }
         Ok(SqliteStore {
+            task_writer: None,
             writer: pool.clone(),
             pool,
             push_key,
@@ -229,6 +237,20 @@ impl SqliteStore {
 
     fn writer(&self) -> &SqlitePool {
         &self.writer
+    }
+
+    /// Runs a task write (in the next group commit); returns how many rows it changed.
+    async fn write_task(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
+        match &self.task_writer {
+            Some(writer) => writer.write(sql, binds).await,
+            None => {
+                let written = bind_all!(sqlx::query(sql), binds)
+                    .execute(&self.writer)
+                    .await
+                    .map_err(backend)?;
+                Ok(written.rows_affected())
+            }
+        }
     }
 }
 

@@ -186,8 +186,10 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
 
 /// Implements `TaskStore`, `PushConfigStore` and `JobStore` for `$store` (a
 /// struct with `push_key: Option<PushKey>`, methods `reader()` and `writer()`
-/// giving the pools that read and write, and `write_task(sql, binds)` that
-/// runs a task write and returns the rows it changed).
+/// giving the pools that read and write, `write_task(sql, binds)` that runs a
+/// task write and returns the rows it changed, and `push_config_saving(task_id)`
+/// and `may_have_push_configs(task_id)`, which may skip listing a task that
+/// surely has no push configs).
 ///
 /// `$create` and `$update` are the backend's single statements that write a
 /// task and append its event atomically. `$create` binds task id, owner
@@ -476,6 +478,7 @@ macro_rules! sql_stores {
                         config.id = a2a_core::new_id();
                     }
                     let json = config_json(self.push_key.as_ref(), &config)?;
+                    self.push_config_saving(&config.task_id);
                     sqlx::query(
                         "INSERT INTO push_configs (owner_tenant, owner_user, task_id, config_id, config) \
                          VALUES ($1, $2, $3, $4, $5) \
@@ -519,6 +522,9 @@ macro_rules! sql_stores {
                     caller: &Caller,
                     task_id: &str,
                 ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+                    if !self.may_have_push_configs(task_id) {
+                        return Ok(Vec::new());
+                    }
                     let rows: Vec<String> = sqlx::query_scalar(
                         "SELECT config FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
                          AND task_id = $3 ORDER BY seq",

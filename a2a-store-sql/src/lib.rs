@@ -27,6 +27,8 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
+mod webhooks;
+#[cfg(feature = "sqlite")]
 mod writer;
 
 pub use self::crypt::{KeyError, PushKey};

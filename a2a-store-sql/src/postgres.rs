@@ -62,6 +62,13 @@ impl PostgresStore {
         &self.pool
     }
 
+    /// Other servers may share the database: every listing asks it.
+    fn push_config_saving(&self, _task_id: &str) {}
+
+    fn may_have_push_configs(&self, _task_id: &str) -> bool {
+        true
+    }
+
     /// Runs a task write; returns how many rows it changed.
     async fn write_task(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
         let written = bind_all!(sqlx::query(sql), binds)

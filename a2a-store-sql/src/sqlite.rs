@@ -24,6 +24,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use a2a_server::store::StoreError;
 
 use crate::common::{Bind, apply_migrations, backend, bind_all, check_push_key, sql_stores};
+use crate::webhooks::WebhookTasks;
 use crate::writer::TaskWriter;
 use crate::{OpenError, PushKey};
 
@@ -92,6 +93,8 @@ pub struct SqliteStore {
     writer: SqlitePool,
     /// Task writes, committed in groups (None: opened read-only).
     task_writer: Option<TaskWriter>,
+    /// Tasks with push configs (None: opened read-only, so others may add some).
+    webhooks: Option<Arc<WebhookTasks>>,
     push_key: Option<PushKey>,
     /// Held for the store's life: the OS releases it when the last clone
     /// goes, or when the process dies. (None: opened read-only.)
@@ -154,8 +157,13 @@ impl SqliteStore {
             .test_before_acquire(false)
             .connect_with(connect)
             .await?;
+        let webhook_tasks: Vec<String> =
+            sqlx::query_scalar("SELECT DISTINCT task_id FROM push_configs")
+                .fetch_all(&pool)
+                .await?;
         Ok(SqliteStore {
             pool,
+            webhooks: Some(Arc::new(WebhookTasks::new(webhook_tasks))),
             task_writer: Some(TaskWriter::start(writer.clone())),
             writer,
             push_key: options.push_key,
@@ -212,6 +220,7 @@ impl SqliteStore {
         }
         Ok(SqliteStore {
             task_writer: None,
+            webhooks: None,
             writer: pool.clone(),
             pool,
             push_key,
@@ -237,6 +246,18 @@ impl SqliteStore {
 
     fn writer(&self) -> &SqlitePool {
         &self.writer
+    }
+
+    fn push_config_saving(&self, task_id: &str) {
+        if let Some(webhooks) = &self.webhooks {
+            webhooks.insert(task_id);
+        }
+    }
+
+    fn may_have_push_configs(&self, task_id: &str) -> bool {
+        self.webhooks
+            .as_ref()
+            .is_none_or(|webhooks| webhooks.may_have(task_id))
     }
 
     /// Runs a task write (in the next group commit); returns how many rows it changed.

@@ -195,3 +195,62 @@ fn sqlite_state_survives_a_restart_and_a_data_dir_serves_one_server() {
         "{got}"
     );
 }
+
+#[test]
+fn a_server_killed_mid_flight_loses_no_acknowledged_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap().to_owned();
+    let server = serve_with(&["--data-dir", &data_dir]);
+    let url = server.url.clone();
+
+    // Clients keep sending; each reports the tasks the server acknowledged as done.
+    let (acknowledged, done) = std::sync::mpsc::channel::<String>();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let (url, acknowledged, stop) = (url.clone(), acknowledged.clone(), stop.clone());
+            std::thread::spawn(move || {
+                // A server that stopped answering ends the client (and so the test).
+                let mut failures = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && failures < 50 {
+                    let out = a2a(&["send", &url, "one two three four five six", "--json"]);
+                    let Ok(reply) = serde_json::from_slice::<serde_json::Value>(&out.stdout) else {
+                        failures += 1;
+                        continue;
+                    };
+                    failures = 0;
+                    if reply["task"]["status"]["state"] == "TASK_STATE_COMPLETED" {
+                        let id = reply["task"]["id"].as_str().unwrap().to_owned();
+                        if acknowledged.send(id).is_err() {
+                            return;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    drop(acknowledged);
+    let mut ids: Vec<String> = done.iter().take(20).collect();
+    assert_eq!(ids.len(), 20, "the server stopped acknowledging tasks");
+    // Killed outright while the clients are still sending.
+    drop(server);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for client in clients {
+        client.join().unwrap();
+    }
+    ids.extend(done.try_iter());
+
+    let server = serve_with(&["--data-dir", &data_dir]);
+    for id in &ids {
+        let task = json(&["get", &server.url, id]);
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_COMPLETED",
+            "acknowledged task {id} after the kill: {task}"
+        );
+    }
+    let listed = json(&["list", &server.url]);
+    assert!(
+        listed["totalSize"].as_u64().unwrap() >= ids.len() as u64,
+        "{listed}"
+    );
+}

@@ -25,7 +25,8 @@ impl PostgresStore {
         PostgresStore::connect_with(options, push_key).await
     }
 
-    /// Connects with `options` (for a search path, TLS, a pool of your own size, …).
+    /// Connects with `options` (for a search path, TLS, …); [`PostgresStore::from_pool`]
+    /// takes a pool of your own size.
     pub async fn connect_with(
         options: PgConnectOptions,
         push_key: Option<PushKey>,

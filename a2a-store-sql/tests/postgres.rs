@@ -23,6 +23,15 @@ fn url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
+/// The server's address for messages: the URL without its user and password.
+fn shown_url() -> String {
+    let url = url();
+    match url.rsplit_once('@') {
+        Some((_, host)) => format!("postgres://…@{host}"),
+        None => url,
+    }
+}
+
 /// Runs `test` on a store in a fresh schema, then drops the schema (also
 /// when the test fails).
 async fn in_fresh_schema<F, Fut>(key: Option<PushKey>, test: F)
@@ -34,12 +43,12 @@ where
     let mut admin = match PgConnection::connect_with(&base).await {
         Ok(admin) => admin,
         Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("PostgreSQL at {} is unreachable in CI: {err}", url())
+            panic!("PostgreSQL at {} is unreachable in CI: {err}", shown_url())
         }
         Err(err) => {
             eprintln!(
                 "NOTICE: skipping a PostgreSQL test: {} is unreachable ({err}); set A2A_TEST_POSTGRES_URL",
-                url()
+                shown_url()
             );
             return;
         }

@@ -3,7 +3,9 @@
 
 mod actor;
 pub(crate) mod apply;
+mod cancel;
 pub(crate) mod hub;
+mod persist;
 mod progress;
 pub(crate) use self::progress::Progress;
 
@@ -14,11 +16,12 @@ use std::time::Duration;
 
 use a2a_core::{A2aError, Metadata, StreamResponse, TaskState};
 use futures::FutureExt as _;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use self::actor::{Actor, CancelReply};
+use self::actor::Actor;
+use self::cancel::CancelReply;
 pub(crate) use self::hub::{Hubs, StreamKind, Subscription, Update, subscriber_stream};
 use crate::push::PushDispatcher;
 use crate::store::{StoredTask, TaskStore, Version};
@@ -50,7 +53,7 @@ impl Default for ExecutionConfig {
             max_concurrent_per_caller: None,
             subscriber_buffer: 64,
             agent_buffer: 64,
-            cancel_grace: actor::DEFAULT_CANCEL_GRACE,
+            cancel_grace: cancel::DEFAULT_CANCEL_GRACE,
         }
     }
 }
@@ -212,10 +215,6 @@ impl Executions {
         })
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
-
     fn lock_live(&self) -> MutexGuard<'_, HashMap<String, Live>> {
         self.live
             .lock()
@@ -333,7 +332,7 @@ impl Executions {
             task_id,
             context_id,
             caller: start.caller,
-            task: start.stored.map(|s| (Arc::new(s.task), s.version)),
+            task: start.stored.map(persist::Current::from),
             message,
             replied: false,
             token,
@@ -359,36 +358,6 @@ impl Executions {
         })
     }
 
-    /// Asks a running execution to cancel its task on behalf of `call`.
-    /// `None`: no execution was running.
-    pub(crate) async fn cancel(
-        &self,
-        call: &CallContext,
-        task_id: &str,
-        metadata: Option<Metadata>,
-    ) -> Option<Result<(), A2aError>> {
-        let caller = call.caller();
-        let control = {
-            let live = self.lock_live();
-            let entry = live.get(task_id)?;
-            if entry.caller != caller {
-                return Some(Err(A2aError::task_not_found(task_id)));
-            }
-            entry.control.clone()
-        };
-        let (reply_tx, reply_rx) = oneshot::channel();
-        let command = Control::Cancel {
-            reply: reply_tx,
-            call: Box::new(call.clone()),
-            metadata,
-        };
-        if control.send(command).await.is_err() {
-            return None;
-        }
-        // A dropped reply means the execution ended first; the caller re-reads the store.
-        reply_rx.await.ok()
-    }
-
     /// Stops accepting executions and waits up to `deadline` for running ones;
     /// those still running then are failed.
     pub(crate) async fn shutdown(&self, deadline: Duration) {
@@ -408,17 +377,6 @@ impl Executions {
     /// starting an execution, so nothing falls in between).
     pub(crate) fn subscribe(&self, task_id: &str) -> Subscription {
         self.shared.hubs.subscribe(task_id)
-    }
-
-    /// Publishes a persisted event written outside an execution (an offline cancel).
-    pub(crate) async fn publish(
-        &self,
-        task_id: &str,
-        event: StreamResponse,
-        version: Version,
-        state: TaskState,
-    ) {
-        publish(&self.shared, task_id, event, version, state).await;
     }
 
     /// A stream of `receiver`'s events; `done` ends it when the execution ends.

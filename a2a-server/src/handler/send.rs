@@ -26,9 +26,7 @@ impl Outcome {
         if let Some(reply) = seen.reply.take() {
             return Some(Outcome::Reply(reply));
         }
-        let settled = seen
-            .state
-            .is_some_and(|s| s.is_terminal() || s.is_interrupted());
+        let settled = seen.state.is_some_and(a2a_core::TaskState::is_settled);
         (settled || (any_state && seen.state.is_some())).then(|| Outcome::Task(seen.settled.take()))
     }
 }
@@ -176,16 +174,7 @@ impl DefaultRequestHandler {
             .any(|m| m.message_id == recorded.message_id && m.parts == recorded.parts);
         if !is_retry {
             // The agent's question (its status message) came before this answer.
-            if let Some(question) = stored.task.status.message.clone() {
-                if !stored
-                    .task
-                    .history
-                    .iter()
-                    .any(|m| m.message_id == question.message_id)
-                {
-                    stored.task.history.push(question);
-                }
-            }
+            stored.task.archive_status_message();
             stored.task.history.push(recorded.clone());
             let cause = StreamResponse::Message(recorded);
             stored.version = self

@@ -1,13 +1,12 @@
 //! `a2a serve`.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_grpc::router;
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
-use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
+use a2a_server::{A2aService, DefaultRequestHandler};
 use anyhow::Context as _;
 
 use crate::{BuiltinAgent, ServeArgs};
@@ -42,9 +41,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
     let addr = listener.local_addr()?;
     let card = card(addr);
-    let handler = Arc::new(DefaultRequestHandler::builder(BuiltinAgent, card.clone()).build());
-    let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
-    let app = router(service, HttpConfig::default());
+    let handler = DefaultRequestHandler::builder(BuiltinAgent, card).build();
+    let service = A2aService::new(handler);
+    let app = router(service.clone(), HttpConfig::default());
 
     println!("A2A server listening on http://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
     println!("Agent card: http://{addr}{}", a2a_core::AGENT_CARD_PATH);
@@ -54,7 +53,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
-    handler
+    service
         .shutdown(Duration::from_secs(args.shutdown_grace))
         .await;
     Ok(())

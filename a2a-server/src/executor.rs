@@ -54,7 +54,12 @@ pub trait AgentExecutor: Send + Sync + 'static {
 }
 
 /// What the agent gets to work with.
+///
+/// The server builds it for every execution; [`RequestContext::new`] builds one
+/// for calling an agent directly (in tests, say). More fields will come, so it
+/// cannot be built field by field outside this crate.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RequestContext {
     /// The incoming message (for `cancel`, the task's latest user message).
     pub message: Message,
@@ -78,6 +83,39 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
+    /// A context for `message` on behalf of `call`: a new task in the
+    /// message's context (or a new context), with nothing stored yet.
+    pub fn new(message: Message, call: CallContext) -> RequestContext {
+        let task_id = match message.task_id.is_empty() {
+            true => a2a_core::new_id(),
+            false => message.task_id.clone(),
+        };
+        let context_id = match message.context_id.is_empty() {
+            true => a2a_core::new_id(),
+            false => message.context_id.clone(),
+        };
+        RequestContext {
+            message,
+            task_id,
+            context_id,
+            stored_task: None,
+            referenced_tasks: Vec::new(),
+            configuration: None,
+            metadata: None,
+            call,
+            cancellation: CancellationToken::new(),
+        }
+    }
+
+    /// The same context continuing `task` (a follow-up), with its ids.
+    #[must_use]
+    pub fn with_stored_task(mut self, task: Task) -> RequestContext {
+        self.task_id.clone_from(&task.id);
+        self.context_id.clone_from(&task.context_id);
+        self.stored_task = Some(task);
+        self
+    }
+
     /// What an agent's cancel hook sees: the task as it stands (its latest user
     /// message as the message) and the cancel call's own context and metadata.
     pub(crate) fn for_cancel(

@@ -235,16 +235,21 @@ impl std::fmt::Debug for A2aService {
 }
 
 impl A2aService {
-    /// A service over `handler`, described by `card`.
-    pub fn new(handler: impl RequestHandler, card: AgentCard) -> Self {
-        A2aService::from_arc(Arc::new(handler), card)
+    /// A service over `handler`, serving the handler's card.
+    pub fn new(handler: impl RequestHandler) -> Self {
+        A2aService::from_shared(Arc::new(handler))
     }
 
-    /// A service over a shared handler.
-    pub fn from_arc(handler: Arc<dyn RequestHandler>, card: AgentCard) -> Self {
+    /// A service over a handler the caller keeps a handle on as well.
+    pub fn from_arc<H: RequestHandler>(handler: Arc<H>) -> Self {
+        A2aService::from_shared(handler)
+    }
+
+    /// A service over a type-erased shared handler.
+    pub fn from_shared(handler: Arc<dyn RequestHandler>) -> Self {
         A2aService {
+            card: Arc::new(handler.card().clone()),
             handler,
-            card: Arc::new(card),
             interceptors: Arc::from(Vec::new()),
             version_policy: VersionPolicy::default(),
         }
@@ -269,6 +274,12 @@ impl A2aService {
     /// The public agent card.
     pub fn card(&self) -> &AgentCard {
         &self.card
+    }
+
+    /// Winds the handler down: no new work, running work gets `grace` (see
+    /// [`RequestHandler::shutdown`]). Call it after the server stops accepting.
+    pub async fn shutdown(&self, grace: std::time::Duration) {
+        self.handler.shutdown(grace).await;
     }
 
     /// Checks the requested protocol version.

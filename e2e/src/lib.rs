@@ -11,7 +11,7 @@ use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_grpc::router;
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
 use a2a_server::push::{AddressPolicy, IpNetwork};
-use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
+use a2a_server::{A2aService, DefaultRequestHandler};
 
 pub use self::tck_agent::TckAgent;
 pub use self::test_agent::ScriptedAgent;
@@ -70,11 +70,8 @@ pub async fn start_service<A: a2a_server::AgentExecutor>(
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)), DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let card = card_for(addr);
-    let handler = Arc::new(configure(DefaultRequestHandler::builder(agent, card.clone())).build());
-    let service = wrap(A2aService::from_arc(
-        handler.clone() as Arc<dyn RequestHandler>,
-        card,
-    ));
+    let handler = Arc::new(configure(DefaultRequestHandler::builder(agent, card)).build());
+    let service = wrap(A2aService::from_arc(handler.clone()));
     let app = router(service, http);
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -102,12 +99,12 @@ pub async fn start_tck_sut(addr: SocketAddr) -> std::io::Result<RunningSut> {
         AgentSkill::new("tck-extended", "Extended", "Only in the extended card").with_tags(["tck"]),
     );
     let handler = Arc::new(
-        DefaultRequestHandler::builder(TckAgent, card.clone())
+        DefaultRequestHandler::builder(TckAgent, card)
             .extended_card(extended)
             .push_address_policy(loopback_policy())
             .build(),
     );
-    let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
+    let service = A2aService::from_arc(handler.clone());
     let app = router(service, HttpConfig::default());
     tokio::spawn(async move {
         if let Err(err) = axum::serve(listener, app).await {

@@ -27,8 +27,10 @@ use crate::push::PushDispatcher;
 use crate::store::{StoredTask, TaskStore, Version};
 use crate::{AgentExecutor, CallContext, Caller, EventQueue, RequestContext};
 
-/// Limits and timeouts of the execution pipeline.
+/// Limits and timeouts of the execution pipeline. Start from
+/// `ExecutionConfig::default()` and set the fields you need (more will come).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ExecutionConfig {
     /// Fail a task whose agent writes no event for this long (off by default).
     pub inactivity_timeout: Option<Duration>,

@@ -35,6 +35,15 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse, A2aError
 /// starts come back as `Err`, not inside the stream.
 #[async_trait]
 pub trait RequestHandler: Send + Sync + 'static {
+    /// The public agent card, served by every binding at the well-known path.
+    fn card(&self) -> &AgentCard;
+
+    /// Stops taking new work and winds down what runs within `grace`. The
+    /// default has nothing to wind down.
+    async fn shutdown(&self, grace: Duration) {
+        let _ = grace;
+    }
+
     /// `SendMessage`.
     async fn send_message(
         &self,
@@ -239,20 +248,9 @@ impl DefaultRequestHandler {
         }
     }
 
-    /// The public agent card.
-    pub fn card(&self) -> &AgentCard {
-        &self.card
-    }
-
     /// The task store.
     pub fn task_store(&self) -> &Arc<dyn TaskStore> {
         &self.store
-    }
-
-    /// Stops accepting new executions and waits up to `deadline` for running
-    /// ones to finish; those still running then are failed.
-    pub async fn shutdown(&self, deadline: Duration) {
-        self.executions.shutdown(deadline).await;
     }
 
     fn require_streaming(&self) -> Result<(), A2aError> {
@@ -274,6 +272,14 @@ impl DefaultRequestHandler {
 
 #[async_trait]
 impl RequestHandler for DefaultRequestHandler {
+    fn card(&self) -> &AgentCard {
+        &self.card
+    }
+
+    async fn shutdown(&self, grace: Duration) {
+        self.executions.shutdown(grace).await;
+    }
+
     async fn send_message(
         &self,
         ctx: &CallContext,

@@ -31,6 +31,24 @@ fn card(addr: SocketAddr) -> AgentCard {
     .with_push_notifications(true)
 }
 
+/// Ctrl-C, or SIGTERM (how service managers stop a process).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            println!("Shutting down.");
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    println!("Shutting down.");
+}
+
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -48,13 +66,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     println!("A2A server listening on http://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
     println!("Agent card: http://{addr}{}", a2a_core::AGENT_CARD_PATH);
     println!("Press Ctrl-C to stop.");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
-    service
-        .shutdown(Duration::from_secs(args.shutdown_grace))
-        .await;
+    let grace = Duration::from_secs(args.shutdown_grace);
+    a2a_server::http::serve_until(listener, app, service, stop_signal(), grace).await?;
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! agent (`tck-sut`) and interop with other SDKs.
 
 mod tck_agent;
+// One scripted agent for handler tests and whole-system tests alike.
+#[path = "../../a2a-server/tests/support/scripted_agent.rs"]
 mod test_agent;
 
 use std::net::SocketAddr;

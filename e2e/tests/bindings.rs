@@ -1,5 +1,5 @@
 //! What every binding must do alike: authentication sets the caller, version
-//! negotiation, required extensions. (Dropped streams: see `races.rs`.)
+//! negotiation, required extensions. Dropped streams.
 
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
@@ -7,9 +7,10 @@
 mod support;
 
 use a2a_client::CallOptions;
-use a2a_core::{ErrorKind, GetTaskRequest};
+use a2a_core::{ErrorKind, GetTaskRequest, TaskState};
 use a2a_server::http::HttpConfig;
 use a2a_server::{A2aService, Authenticator, User};
+use futures::StreamExt;
 use support::*;
 
 /// Bearer tokens `alice-token` and `bob-token`; anything else is refused.
@@ -162,4 +163,37 @@ async fn required_extensions_are_enforced_and_activated_ones_echoed() {
         .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["a2a-extensions"], "urn:example:required");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_disconnect_does_not_cancel_the_agent() {
+    let server = server().await;
+    for binding in BINDINGS {
+        let client = client(&server, binding);
+        let mut stream = client
+            .send_streaming_message(request("slow 300"), None)
+            .await
+            .unwrap();
+        let first = stream.next().await.unwrap().unwrap();
+        drop(stream);
+        // The agent was still working when the stream went away ...
+        let now = client
+            .get_task(
+                GetTaskRequest {
+                    id: first.task_id().into(),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        assert!(
+            now.status.state.is_active(),
+            "{binding}: {}",
+            now.status.state
+        );
+        // ... and finishes untouched: dropping a stream is not a cancel.
+        let done = wait_for_state(&client, first.task_id(), TaskState::Completed).await;
+        assert_eq!(status_text(&done), "done");
+    }
 }

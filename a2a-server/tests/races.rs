@@ -1,5 +1,6 @@
-//! Concurrency: cancel vs completion, several and stalled subscribers, late
-//! subscribers, client disconnects, the watchdog, limits and shutdown.
+//! Concurrency on the handler: cancel vs completion, several and stalled
+//! subscribers, late subscribers, callers that leave, the watchdog, limits and
+//! shutdown. (Client disconnects over each binding: e2e's `bindings.rs`.)
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
 
@@ -14,7 +15,6 @@ use a2a_core::{
 use a2a_server::{
     CallContext, DefaultRequestHandler, EventStream, ExecutionConfig, RequestHandler, ServiceParams,
 };
-use e2e::ScriptedAgent;
 use futures::StreamExt;
 use support::*;
 
@@ -242,39 +242,6 @@ async fn a_subscriber_joining_mid_stream_gets_a_snapshot_then_the_rest() {
         Some(TaskState::Completed)
     );
     drop(live);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_disconnect_does_not_cancel_the_agent() {
-    let server = server().await;
-    for binding in BINDINGS {
-        let client = client(&server, binding);
-        let mut stream = client
-            .send_streaming_message(request("slow 300"), None)
-            .await
-            .unwrap();
-        let first = stream.next().await.unwrap().unwrap();
-        drop(stream);
-        // The agent was still working when the stream went away ...
-        let now = client
-            .get_task(
-                GetTaskRequest {
-                    id: first.task_id().into(),
-                    ..Default::default()
-                },
-                None,
-            )
-            .await
-            .unwrap();
-        assert!(
-            now.status.state.is_active(),
-            "{binding}: {}",
-            now.status.state
-        );
-        // ... and finishes untouched: dropping a stream is not a cancel.
-        let done = wait_for_state(&client, first.task_id(), TaskState::Completed).await;
-        assert_eq!(status_text(&done), "done");
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,9 +14,11 @@ use tokio_util::sync::CancellationToken;
 use super::apply::{apply, bind_ids};
 use super::cancel::{cancelable, canceled_event, run_cancel_hook};
 use super::hub::Update;
+use super::jobs;
 use super::persist::{Current, Persisted, persist};
 use super::{Control, Shared};
-use crate::store::Version;
+use crate::executor::Emitted;
+use crate::store::{Cause, Checkpoint, Version};
 use crate::{CallContext, Caller, RequestContext};
 
 /// The agent's `execute` future, with panics caught.
@@ -51,6 +53,11 @@ pub(super) struct Actor {
     pub(super) progress: super::progress::Reporter,
     /// Held while the execution runs; released as soon as the task settles.
     pub(super) slot: Option<super::Slot>,
+    /// Whether this execution's job record is still open (RUNNING), and so
+    /// must be finished, or left pending at shutdown.
+    pub(super) job_open: bool,
+    /// Set when a write carrying the agent's checkpoint was stored.
+    pub(super) checkpoint_written: bool,
 }
 
 impl Actor {
@@ -58,7 +65,7 @@ impl Actor {
     /// event over needs no cross-task wakeup) and processes its events.
     pub(super) async fn run(
         mut self,
-        mut events: mpsc::Receiver<StreamResponse>,
+        mut events: mpsc::Receiver<Emitted>,
         mut control: mpsc::Receiver<Control>,
         producer: Producer,
     ) {
@@ -100,15 +107,21 @@ impl Actor {
                     break;
                 }
                 () = shutdown.cancelled() => {
-                    self.fail("The server shut down before the task finished.").await;
+                    if self.job_open {
+                        // Durable: the next start resumes it.
+                        self.leave_pending().await;
+                    } else {
+                        self.fail("The server shut down before the task finished.").await;
+                    }
                     break;
                 }
             }
         }
-        // The task is settled: release the execution slot, tell the agent to
-        // stop, and give it a moment to return on its own before dropping it.
+        // The task is settled: end the job, release the execution slot, tell
+        // the agent to stop, and give it a moment to return on its own before
+        // dropping it.
         drop(events);
-        self.slot.take();
+        self.end_turn().await;
         self.token.cancel();
         if let Some(producer) = producer {
             let _ = tokio::time::timeout(self.shared.config.cancel_grace, producer).await;
@@ -116,7 +129,7 @@ impl Actor {
     }
 
     /// Drains what the agent wrote before returning, then settles the task.
-    async fn finish(&mut self, events: &mut mpsc::Receiver<StreamResponse>, outcome: Outcome) {
+    async fn finish(&mut self, events: &mut mpsc::Receiver<Emitted>, outcome: Outcome) {
         while let Ok(event) = events.try_recv() {
             if self.handle(event).await == Flow::Done {
                 return;
@@ -156,7 +169,7 @@ impl Actor {
             TaskState::Failed,
         );
         update.status.message = Some(self.agent_text(text));
-        if let Err(err) = self.persist_event(update.into()).await {
+        if let Err(err) = self.persist_event(update.into(), None).await {
             tracing::error!(task_id = %self.task_id, error = %err, "could not record the task's failure");
         }
     }
@@ -207,11 +220,46 @@ impl Actor {
         }
         self.token.cancel();
         let event = canceled_event(&self.task_id, &self.context_id, metadata);
-        (self.persist_event(event).await.map(drop), Flow::Done)
+        (self.persist_event(event, None).await.map(drop), Flow::Done)
+    }
+
+    /// Handles one item from the agent: an event, perhaps with its turn's
+    /// checkpoint (whose writer hears whether it was stored).
+    async fn handle(&mut self, emitted: Emitted) -> Flow {
+        let Emitted { event, checkpoint } = emitted;
+        let Some(checkpoint) = checkpoint else {
+            return self.handle_event(event, None).await;
+        };
+        let (checkpoint, stored) = *checkpoint;
+        let (flow, outcome) = match event {
+            StreamResponse::Message(_) => {
+                let err = A2aError::new(
+                    ErrorKind::InvalidAgentResponse,
+                    "a checkpoint goes with a task event, not a message reply",
+                );
+                (self.reject(err.clone()).await, Err(err))
+            }
+            event => {
+                let flow = self.handle_event(event, Some(&checkpoint)).await;
+                match std::mem::take(&mut self.checkpoint_written) {
+                    true => (flow, Ok(())),
+                    false => (
+                        flow,
+                        Err(A2aError::internal("the checkpoint was not stored")),
+                    ),
+                }
+            }
+        };
+        let _ = stored.send(outcome);
+        flow
     }
 
     /// Handles one event from the agent.
-    async fn handle(&mut self, mut event: StreamResponse) -> Flow {
+    async fn handle_event(
+        &mut self,
+        mut event: StreamResponse,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Flow {
         if let Err(err) = bind_ids(&mut event, &self.task_id, &self.context_id) {
             return self.reject(err).await;
         }
@@ -227,7 +275,7 @@ impl Actor {
                     self.shared.hubs.publish(&self.task_id, update);
                 }
                 // As in `publish`: subscribers, then the slot, then the caller.
-                self.slot.take();
+                self.end_turn().await;
                 self.progress.report(|p| p.reply = Some(message.clone()));
                 return Flow::Done;
             }
@@ -240,7 +288,7 @@ impl Actor {
                 ))
                 .await;
         }
-        match self.persist_event(event).await {
+        match self.persist_event(event, checkpoint).await {
             Ok(state) if state.ends_turn() => Flow::Done,
             Ok(_) => Flow::Continue,
             Err(err) => self.reject(err).await,
@@ -261,31 +309,46 @@ impl Actor {
 
     /// Applies an event to the task (creating it on first use), stores it, and
     /// publishes it. Returns the task's state afterwards.
-    async fn persist_event(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
+    async fn persist_event(
+        &mut self,
+        event: StreamResponse,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<TaskState, A2aError> {
         if self.task.is_none() {
-            return self.create(event).await;
+            return self.create(event, checkpoint).await;
         }
-        self.update(event).await
+        self.update(event, checkpoint).await
     }
 
     /// Applies an event to the stored task, stores it, and publishes it.
-    async fn update(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
+    async fn update(
+        &mut self,
+        event: StreamResponse,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<TaskState, A2aError> {
         let Some(current) = self.task.as_mut() else {
             return Err(A2aError::internal("the task was never stored"));
         };
         // Another writer may have ended the task (a cancel from another node);
         // then that is the outcome, and this event is moot.
+        let cause = Cause {
+            event: &event,
+            checkpoint,
+        };
         let persisted = persist(
             self.shared.store.as_ref(),
             &self.caller,
             current,
-            &event,
+            &cause,
             |task| Ok(!task.status.state.is_terminal()),
         )
         .await?;
         let state = current.task.status.state;
         let (published, version) = match persisted {
-            Persisted::Written(version) => (event, version),
+            Persisted::Written(version) => {
+                self.checkpoint_written = checkpoint.is_some();
+                (event, version)
+            }
             Persisted::Moot => (
                 StreamResponse::Task((*current.task).clone()),
                 current.version,
@@ -301,7 +364,11 @@ impl Actor {
     /// one can miss its SUBMITTED snapshot, and it takes one write. A watched
     /// task is stored as SUBMITTED and that snapshot published first, as the
     /// protocol wants a stream to start with the task; then the event follows.
-    async fn create(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
+    async fn create(
+        &mut self,
+        event: StreamResponse,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<TaskState, A2aError> {
         let snapshot = matches!(event, StreamResponse::Task(_));
         let watched = super::is_watched(&self.shared, &self.task_id).await;
         let apply_first = !watched && !snapshot;
@@ -313,7 +380,12 @@ impl Actor {
             }
         }
         stamp(&mut task);
-        let version = match self.shared.store.create(&self.caller, &task, &event).await {
+        let cause = Cause {
+            event: &event,
+            // Stored with the event only if the event is in this write.
+            checkpoint: checkpoint.filter(|_| apply_first),
+        };
+        let version = match self.shared.store.create(&self.caller, &task, &cause).await {
             Ok(version) => version,
             Err(err) => {
                 // Kept for the write that records the failure, so the task
@@ -329,6 +401,7 @@ impl Actor {
             version,
         });
         if apply_first {
+            self.checkpoint_written = checkpoint.is_some();
             self.publish(event, version, state).await;
             return Ok(state);
         }
@@ -339,7 +412,7 @@ impl Actor {
         if snapshot {
             return Ok(state);
         }
-        self.update(event).await
+        self.update(event, checkpoint).await
     }
 
     /// The task as first stored: the agent's own snapshot, or a new SUBMITTED
@@ -398,7 +471,7 @@ impl Actor {
             .flatten();
         super::publish(&self.shared, &self.task_id, event, version, state).await;
         if state.ends_turn() {
-            self.slot.take();
+            self.end_turn().await;
         }
         self.progress.report(|p| {
             p.state = Some(state);
@@ -410,6 +483,58 @@ impl Actor {
 }
 
 /// Gives a status without a time the current one.
+impl Actor {
+    /// Ends the turn: finishes the job (before the slot is freed, so a
+    /// follow-up that finds the task idle can record its own), then frees the
+    /// execution slot. Runs once; later calls do nothing.
+    async fn end_turn(&mut self) {
+        if self.job_open {
+            self.job_open = false;
+            if let Some(jobs) = &self.shared.jobs {
+                let task = self.task.as_ref().map(|c| &*c.task);
+                let state = task.map_or(TaskState::Completed, |t| match t.status.state {
+                    // Ended without settling: only a failure to record the
+                    // failure gets here.
+                    s if s.is_settled() => s,
+                    _ => TaskState::Failed,
+                });
+                let reason = jobs::failure_reason(task);
+                let at = self.shared.clock.now();
+                if let Err(err) = jobs
+                    .finish(
+                        &self.task_id,
+                        jobs::finished_state(state),
+                        reason.as_deref(),
+                        at,
+                    )
+                    .await
+                {
+                    // Left RUNNING: the next start finds the task ended and
+                    // finishes the job then.
+                    tracing::error!(task_id = %self.task_id, error = %err, "could not finish the job");
+                }
+            }
+        }
+        self.slot.take();
+    }
+
+    /// Stops at shutdown without failing the task: its job goes back to
+    /// PENDING and the next start resumes it.
+    async fn leave_pending(&mut self) {
+        if !self.job_open {
+            return;
+        }
+        self.job_open = false;
+        if let Some(jobs) = &self.shared.jobs {
+            if let Err(err) = jobs.release(&self.task_id, self.shared.clock.now()).await {
+                // Still RUNNING with an old heartbeat: recovery resumes it or,
+                // past the stale limit, abandons it.
+                tracing::error!(task_id = %self.task_id, error = %err, "could not leave the job pending");
+            }
+        }
+    }
+}
+
 fn stamp(task: &mut Task) {
     if task.status.timestamp.is_none() {
         task.status.timestamp = Some(a2a_core::now());

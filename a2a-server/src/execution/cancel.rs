@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::persist::{Current, Persisted, persist};
 use super::{Control, Executions, Shared};
+use crate::store::Cause;
 use crate::{CallContext, RequestContext};
 
 /// A cancel request's answer channel.
@@ -87,9 +88,20 @@ impl Executions {
         run_cancel_hook(&self.shared, hook_ctx).await?;
         let mut current = Current::from(stored);
         let event = canceled_event(task_id, &current.task.context_id, metadata);
-        match persist(store, &caller, &mut current, &event, cancelable).await? {
+        match persist(
+            store,
+            &caller,
+            &mut current,
+            &Cause::event(&event),
+            cancelable,
+        )
+        .await?
+        {
             Persisted::Written(version) => {
                 super::publish(&self.shared, task_id, event, version, TaskState::Canceled).await;
+                // An execution that started meanwhile (a job resumed after a
+                // restart) sees the task canceled and stops.
+                let _ = self.cancel_live(call, task_id, None).await;
             }
             Persisted::Moot => {}
         }

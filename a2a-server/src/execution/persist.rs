@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use a2a_core::{A2aError, StreamResponse, Task};
+use a2a_core::{A2aError, Task};
 
 use super::apply::apply;
 use crate::Caller;
-use crate::store::{StoreError, StoredTask, TaskStore, Version};
+use crate::store::{Cause, StoreError, StoredTask, TaskStore, Version};
 
 /// Attempts of an optimistic write before giving up: each conflict means
 /// another writer got in between, which a handful of retries outlasts.
@@ -41,7 +41,8 @@ pub(crate) enum Persisted {
     Moot,
 }
 
-/// Applies `event` to `current` and stores it.
+/// Applies the cause's event to `current` and stores it (with the cause's
+/// checkpoint, if any).
 ///
 /// The first attempt works on `current` as it is; after a conflict the task is
 /// re-read and `still_applies` decides whether to try again (`Ok(false)`: the
@@ -51,18 +52,18 @@ pub(crate) async fn persist(
     store: &dyn TaskStore,
     caller: &Caller,
     current: &mut Current,
-    event: &StreamResponse,
+    cause: &Cause<'_>,
     still_applies: impl Fn(&Task) -> Result<bool, A2aError>,
 ) -> Result<Persisted, A2aError> {
     for _attempt in 0..WRITE_ATTEMPTS {
         let expected = current.version;
         // Applied in place: the task is shared with nobody while it is open.
         let task = Arc::make_mut(&mut current.task);
-        if let Err(err) = apply(task, event) {
+        if let Err(err) = apply(task, cause.event) {
             reload(store, caller, current).await;
             return Err(err);
         }
-        match store.update(caller, task, expected, event).await {
+        match store.update(caller, task, expected, cause).await {
             Ok(version) => {
                 current.version = version;
                 return Ok(Persisted::Written(version));
@@ -96,7 +97,7 @@ async fn reload(store: &dyn TaskStore, caller: &Caller, current: &mut Current) {
 mod tests {
     use super::*;
     use crate::store::InMemoryTaskStore;
-    use a2a_core::{TaskState, TaskStatusUpdateEvent};
+    use a2a_core::{StreamResponse, TaskState, TaskStatusUpdateEvent};
 
     fn status(state: TaskState) -> StreamResponse {
         TaskStatusUpdateEvent::new("t", "c", state).into()
@@ -105,7 +106,7 @@ mod tests {
     async fn stored(store: &InMemoryTaskStore, caller: &Caller) -> Current {
         let task = Task::new("t", "c", TaskState::Submitted);
         store
-            .create(caller, &task, &status(TaskState::Submitted))
+            .create(caller, &task, &Cause::event(&status(TaskState::Submitted)))
             .await
             .unwrap();
         store.get(caller, "t").await.unwrap().into()
@@ -122,7 +123,7 @@ mod tests {
             &store,
             &caller,
             &mut other,
-            &status(TaskState::Working),
+            &Cause::event(&status(TaskState::Working)),
             |_| Ok(true),
         )
         .await
@@ -132,7 +133,7 @@ mod tests {
             &store,
             &caller,
             &mut stale.clone(),
-            &status(TaskState::Completed),
+            &Cause::event(&status(TaskState::Completed)),
             |_| Ok(true),
         )
         .await
@@ -143,7 +144,7 @@ mod tests {
             &store,
             &caller,
             &mut stale,
-            &status(TaskState::Canceled),
+            &Cause::event(&status(TaskState::Canceled)),
             |t| Ok(!t.status.state.is_terminal()),
         )
         .await
@@ -160,9 +161,11 @@ mod tests {
         let mut current = stored(&store, &caller).await;
         let bad = status(TaskState::Unspecified);
         assert!(
-            persist(&store, &caller, &mut current, &bad, |_| Ok(true))
-                .await
-                .is_err()
+            persist(&store, &caller, &mut current, &Cause::event(&bad), |_| Ok(
+                true
+            ))
+            .await
+            .is_err()
         );
         assert_eq!(*current.task, store.get(&caller, "t").await.unwrap().task);
     }

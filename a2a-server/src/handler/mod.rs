@@ -20,11 +20,14 @@ use async_trait::async_trait;
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
+use crate::execution::jobs::{Clock, JobConfig};
 use crate::execution::{ExecutionConfig, Executions, Hubs, Shared};
 use crate::push::{
     AddressPolicy, HttpPushSender, HttpPushSenderConfig, PushDispatcher, PushSender,
 };
-use crate::store::{InMemoryPushConfigStore, InMemoryTaskStore, PushConfigStore, TaskStore};
+use crate::store::{
+    InMemoryPushConfigStore, InMemoryTaskStore, JobStore, PushConfigStore, TaskStore,
+};
 use crate::{AgentExecutor, CallContext};
 
 /// A stream of events answering a streaming operation.
@@ -119,6 +122,8 @@ pub struct DefaultRequestHandler {
     push_policy: AddressPolicy,
     executions: Arc<Executions>,
     follow_up_wait: Duration,
+    /// Fires when the recovery pass has run (at once without a job store).
+    recovered: CancellationToken,
 }
 
 impl std::fmt::Debug for DefaultRequestHandler {
@@ -139,6 +144,8 @@ pub struct HandlerBuilder {
     push_sender: Option<Arc<dyn PushSender>>,
     push_policy: AddressPolicy,
     config: ExecutionConfig,
+    jobs: Option<Arc<dyn JobStore>>,
+    job_config: JobConfig,
 }
 
 impl std::fmt::Debug for HandlerBuilder {
@@ -192,7 +199,30 @@ impl HandlerBuilder {
         self
     }
 
+    /// Makes executions durable: each is recorded in `store` before the
+    /// client learns its task id, heartbeats while it runs, and is resumed
+    /// (or, past the stale limit, abandoned) when the server starts again.
+    /// Use it with a durable task store; the task store and the job store
+    /// should be one database.
+    #[must_use]
+    pub fn job_store(mut self, store: impl JobStore) -> Self {
+        self.jobs = Some(Arc::new(store));
+        self
+    }
+
+    /// Heartbeats, stale limit, recovery and retention of durable executions.
+    #[must_use]
+    pub fn job_config(mut self, config: JobConfig) -> Self {
+        self.job_config = config;
+        self
+    }
+
     /// Builds the handler. Push notifications are on when the card declares them.
+    ///
+    /// With a job store, the node's maintenance (the recovery pass, then
+    /// heartbeats and retention) starts on the current tokio runtime; build
+    /// the handler inside one. [`DefaultRequestHandler::recovered`] tells
+    /// when recovery has run.
     pub fn build(self) -> DefaultRequestHandler {
         let store = self
             .store
@@ -220,7 +250,27 @@ impl HandlerBuilder {
             hubs: Arc::new(Hubs::new(self.config.subscriber_buffer)),
             config: self.config,
             shutdown: CancellationToken::new(),
+            jobs: self.jobs,
+            job_config: self.job_config,
+            clock: Clock::new(),
+            stopping: CancellationToken::new(),
         });
+        let recovered = CancellationToken::new();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(crate::execution::jobs::maintain(
+                    executions.clone(),
+                    recovered.clone(),
+                ));
+            }
+            Err(_) if executions.is_durable() => {
+                tracing::error!(
+                    "handler built outside a tokio runtime: no recovery, heartbeats or retention"
+                );
+                recovered.cancel();
+            }
+            Err(_) => recovered.cancel(),
+        }
         DefaultRequestHandler {
             card: self.card,
             extended_card: self.extended_card,
@@ -229,6 +279,7 @@ impl HandlerBuilder {
             push_policy: self.push_policy,
             executions,
             follow_up_wait: Duration::from_secs(2),
+            recovered,
         }
     }
 }
@@ -245,7 +296,21 @@ impl DefaultRequestHandler {
             push_sender: None,
             push_policy: AddressPolicy::public_only(),
             config: ExecutionConfig::default(),
+            jobs: None,
+            job_config: JobConfig::default(),
         }
+    }
+
+    /// Resolves once the recovery pass after start has run: stale jobs are
+    /// abandoned and the others are being resumed (they may still run).
+    pub async fn recovered(&self) {
+        self.recovered.cancelled().await;
+    }
+
+    /// Deletes finished jobs (and their tasks) older than the retention
+    /// period now, instead of at the next sweep. Returns how many.
+    pub async fn prune(&self) -> Result<u64, A2aError> {
+        crate::execution::jobs::prune(&self.executions).await
     }
 
     /// The task store.

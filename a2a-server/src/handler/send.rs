@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::{DefaultRequestHandler, EventStream, validate};
 use crate::execution::{Drive, Progress, Start, Started, StreamKind};
 use crate::push::validate_config;
-use crate::store::StoredTask;
+use crate::store::{Cause, StoredTask};
 use crate::{CallContext, RequestContext};
 
 /// What a blocking SendMessage answers with.
@@ -105,12 +105,15 @@ impl DefaultRequestHandler {
             metadata,
             call: ctx.clone(),
             cancellation: CancellationToken::new(),
+            resumed: false,
+            checkpoint: None,
         });
         Ok(Prepared {
             start: Start {
                 ctx,
                 caller,
                 stored: existing.clone(),
+                resumed: false,
             },
             existing,
             history_length,
@@ -122,7 +125,7 @@ impl DefaultRequestHandler {
     /// Starts a prepared execution; if it cannot start, forgets its inline webhook.
     async fn start(&self, prepared: Prepared, drive: Drive) -> Result<Started, A2aError> {
         let task_id = prepared.start.ctx.task_id.clone();
-        let result = self.executions.start(prepared.start, drive);
+        let result = self.executions.start(prepared.start, drive).await;
         if let (Err(_), Some(id), Some(push)) = (&result, &prepared.push_config_id, &self.push) {
             let _ = push.configs().delete(&task_id, id).await;
         }
@@ -179,7 +182,7 @@ impl DefaultRequestHandler {
             let cause = StreamResponse::Message(recorded);
             stored.version = self
                 .store
-                .update(&caller, &stored.task, stored.version, &cause)
+                .update(&caller, &stored.task, stored.version, &Cause::event(&cause))
                 .await?;
         }
         Ok(stored)

@@ -16,13 +16,13 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use a2a_core::{ListTasksRequest, ListTasksResponse, StreamResponse, Task, TaskState};
+use a2a_core::{ListTasksRequest, ListTasksResponse, Task, TaskState};
 use async_trait::async_trait;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::compact;
-use super::task::{StoreError, StoredTask, TaskStore, Version};
+use super::task::{Cause, Checkpoint, StoreError, StoredTask, TaskStore, Version};
 use crate::Caller;
 
 const SHARDS: usize = 16;
@@ -44,6 +44,7 @@ struct Record {
     timestamp_ms: i64,
     state: TaskState,
     context_id: Box<str>,
+    checkpoint: Option<Box<Checkpoint>>,
 }
 
 #[derive(Debug, Default)]
@@ -168,7 +169,7 @@ impl TaskStore for InMemoryTaskStore {
         &self,
         caller: &Caller,
         task: &Task,
-        _cause: &StreamResponse,
+        cause: &Cause<'_>,
     ) -> Result<Version, StoreError> {
         let encoded = encode(task)?;
         let owner_hash = self.hash(caller);
@@ -194,6 +195,7 @@ impl TaskStore for InMemoryTaskStore {
             timestamp_ms: timestamp_ms(task),
             state: task.status.state,
             context_id: task.context_id.as_str().into(),
+            checkpoint: cause.checkpoint.cloned().map(Box::new),
         };
         shard
             .index
@@ -207,7 +209,7 @@ impl TaskStore for InMemoryTaskStore {
         caller: &Caller,
         task: &Task,
         expected: Version,
-        _cause: &StreamResponse,
+        cause: &Cause<'_>,
     ) -> Result<Version, StoreError> {
         let encoded = encode(task)?;
         let owner_hash = self.hash(caller);
@@ -244,27 +246,51 @@ impl TaskStore for InMemoryTaskStore {
         record.version += 1;
         record.timestamp_ms = new_ts;
         record.state = task.status.state;
+        if let Some(checkpoint) = cause.checkpoint {
+            record.checkpoint = Some(Box::new(checkpoint.clone()));
+        }
         Ok(record.version)
     }
 
     async fn get(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, StoreError> {
-        let (encoded, version) = {
+        let (encoded, version, checkpoint) = {
             let id_hash = self.id_hash(task_id);
             let shard = self.shard(id_hash);
             let record = shard
                 .find(id_hash, task_id)
                 .and_then(|key| shard.tasks.get(&key));
             match record {
-                Some(record) if *record.owner == *caller => {
-                    (record.encoded.clone(), record.version)
-                }
+                Some(record) if *record.owner == *caller => (
+                    record.encoded.clone(),
+                    record.version,
+                    record.checkpoint.as_deref().cloned(),
+                ),
                 _ => return Err(StoreError::NotFound(task_id.to_owned())),
             }
         };
         Ok(StoredTask {
             task: decode(&encoded)?,
             version,
+            checkpoint,
         })
+    }
+
+    async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
+        let owner_hash = self.hash(caller);
+        let id_hash = self.id_hash(task_id);
+        let mut shard = self.shard(id_hash);
+        let Some(key) = shard.find(id_hash, task_id) else {
+            return Ok(());
+        };
+        if shard.tasks.get(&key).is_some_and(|r| *r.owner == *caller) {
+            if let Some(record) = shard.tasks.remove(&key) {
+                let (_, sequence) = key;
+                shard
+                    .index
+                    .remove(&(owner_hash, Reverse(record.timestamp_ms), sequence, id_hash));
+            }
+        }
+        Ok(())
     }
 
     async fn list(
@@ -374,8 +400,11 @@ mod tests {
         task
     }
 
-    fn cause() -> StreamResponse {
-        StreamResponse::Message(Message::user_text("x"))
+    static EVENT: std::sync::LazyLock<a2a_core::StreamResponse> =
+        std::sync::LazyLock::new(|| a2a_core::StreamResponse::Message(Message::user_text("x")));
+
+    fn cause() -> Cause<'static> {
+        Cause::event(&EVENT)
     }
 
     proptest::proptest! {

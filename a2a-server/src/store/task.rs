@@ -15,6 +15,36 @@ pub struct StoredTask {
     pub task: Task,
     /// The version of this snapshot.
     pub version: Version,
+    /// The agent's last turn checkpoint.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// An agent's turn checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The turn.
+    pub turn: u64,
+    /// Opaque state.
+    pub state: Vec<u8>,
+}
+
+/// What a write records besides the task.
+#[derive(Debug, Clone, Copy)]
+pub struct Cause<'a> {
+    /// The event.
+    pub event: &'a StreamResponse,
+    /// The checkpoint.
+    pub checkpoint: Option<&'a Checkpoint>,
+}
+
+impl<'a> Cause<'a> {
+    /// Just an event.
+    pub fn event(event: &'a StreamResponse) -> Self {
+        Cause {
+            event,
+            checkpoint: None,
+        }
+    }
 }
 
 /// Why a store write failed.
@@ -73,7 +103,7 @@ pub trait TaskStore: Send + Sync + 'static {
         &self,
         caller: &Caller,
         task: &Task,
-        cause: &StreamResponse,
+        cause: &Cause<'_>,
     ) -> Result<Version, StoreError>;
 
     /// Replaces a task if its stored version is `expected`; returns the new version.
@@ -82,8 +112,11 @@ pub trait TaskStore: Send + Sync + 'static {
         caller: &Caller,
         task: &Task,
         expected: Version,
-        cause: &StreamResponse,
+        cause: &Cause<'_>,
     ) -> Result<Version, StoreError>;
+
+    /// Deletes a task.
+    async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError>;
 
     /// Reads a task.
     async fn get(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, StoreError>;

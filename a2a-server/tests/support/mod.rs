@@ -9,6 +9,7 @@ use a2a_core::{
     AgentCard, AgentSkill, Message, SendMessageConfiguration, SendMessageRequest, Task, binding,
 };
 
+#[allow(unused_imports)]
 pub use self::scripted_agent::ScriptedAgent;
 
 /// The scripted agent's card, as the whole-system tests serve it.

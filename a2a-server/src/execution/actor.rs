@@ -370,7 +370,7 @@ impl Actor {
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
         let snapshot = matches!(event, StreamResponse::Task(_));
-        let watched = super::is_watched(&self.shared, &self.task_id).await;
+        let watched = super::is_watched(&self.shared, &self.caller, &self.task_id).await;
         let apply_first = !watched && !snapshot;
         let mut task = self.initial_task(&event);
         if apply_first {
@@ -469,7 +469,15 @@ impl Actor {
             .is_settled()
             .then(|| self.task.as_ref().map(|current| current.task.clone()))
             .flatten();
-        super::publish(&self.shared, &self.task_id, event, version, state).await;
+        super::publish(
+            &self.shared,
+            &self.caller,
+            &self.task_id,
+            event,
+            version,
+            state,
+        )
+        .await;
         if state.ends_turn() {
             self.end_turn().await;
         }

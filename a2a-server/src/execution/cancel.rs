@@ -98,7 +98,8 @@ impl Executions {
         .await?
         {
             Persisted::Written(version) => {
-                super::publish(&self.shared, task_id, event, version, TaskState::Canceled).await;
+                let state = TaskState::Canceled;
+                super::publish(&self.shared, &caller, task_id, event, version, state).await;
                 // An execution that started meanwhile (a job resumed after a
                 // restart) sees the task canceled and stops.
                 let _ = self.cancel_live(call, task_id, None).await;

@@ -178,6 +178,7 @@ pub(crate) fn failure_reason(task: Option<&Task>) -> Option<String> {
 pub(crate) async fn maintain(executions: Arc<Executions>, recovered: CancellationToken) {
     let shared = executions.shared.clone();
     let Some(jobs) = shared.jobs.clone() else {
+        shared.recovery_marked.cancel();
         recovered.cancel();
         return;
     };
@@ -186,7 +187,12 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
         Ok((abandoned, pending)) => {
             tracing::info!(abandoned, pending, "recovery pass done")
         }
-        Err(err) => tracing::error!(error = %err, "recovery pass failed"),
+        Err(err) => {
+            // New work is still taken; what the dead process left waits for
+            // the next start.
+            shared.recovery_marked.cancel();
+            tracing::error!(error = %err, "recovery pass failed");
+        }
     }
     recovered.cancel();
     let mut heartbeat = tokio::time::interval(config.heartbeat_interval);
@@ -219,12 +225,9 @@ async fn recover(executions: &Arc<Executions>) -> Result<(usize, usize), A2aErro
     };
     let config = &shared.job_config;
     let recovered = jobs
-        .recover(
-            &config.node,
-            shared.clock.ago(config.stale_after),
-            shared.clock.now(),
-        )
+        .recover(shared.clock.ago(config.stale_after), shared.clock.now())
         .await?;
+    shared.recovery_marked.cancel();
     let abandoned = recovered.abandoned.len();
     for job in recovered.abandoned {
         if let Err(err) = abandon(executions, &job).await {
@@ -447,7 +450,7 @@ pub(crate) async fn prune(executions: &Executions) -> Result<u64, A2aError> {
             // next sweep finds again.
             shared.store.delete(&job.owner, &job.task_id).await?;
             if let Some(push) = &shared.push {
-                push.configs().delete_all(&job.task_id).await?;
+                push.configs().delete_all(&job.owner, &job.task_id).await?;
             }
             jobs.remove(&job.task_id).await?;
             removed += 1;

@@ -208,6 +208,10 @@ pub(crate) struct Shared {
     pub(crate) clock: jobs::Clock,
     /// Fires when shutdown begins: the maintenance loop stops.
     pub(crate) stopping: CancellationToken,
+    /// Fires once recovery has sorted the jobs a previous process left: new
+    /// executions are recorded only after it, so recovery never takes this
+    /// process's own running jobs for a dead one's.
+    pub(crate) recovery_marked: CancellationToken,
 }
 
 struct Live {
@@ -317,6 +321,11 @@ impl Executions {
         self.shared.jobs.is_some()
     }
 
+    /// Takes new executions without a recovery pass (none can run).
+    pub(crate) fn mark_recovered(&self) {
+        self.shared.recovery_marked.cancel();
+    }
+
     /// Whether shutdown has begun.
     pub(crate) fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Acquire)
@@ -389,6 +398,7 @@ impl Executions {
         };
         let job_open = self.shared.jobs.is_some();
         if let (Some(jobs), false) = (&self.shared.jobs, start.resumed) {
+            self.shared.recovery_marked.cancelled().await;
             let request = jobs::JobRequest::of(&start.ctx)?;
             let job = NewJob {
                 task_id: &task_id,
@@ -513,15 +523,15 @@ impl Executions {
 
 /// Whether an event of `task_id` has anyone to go to (subscribers or webhooks),
 /// so events nobody receives are never built.
-pub(crate) async fn is_watched(shared: &Shared, task_id: &str) -> bool {
-    shared.hubs.is_watched(task_id) || has_webhooks(shared, task_id).await
+pub(crate) async fn is_watched(shared: &Shared, caller: &Caller, task_id: &str) -> bool {
+    shared.hubs.is_watched(task_id) || has_webhooks(shared, caller, task_id).await
 }
 
-async fn has_webhooks(shared: &Shared, task_id: &str) -> bool {
+async fn has_webhooks(shared: &Shared, caller: &Caller, task_id: &str) -> bool {
     match &shared.push {
         Some(push) => push
             .configs()
-            .list(task_id)
+            .list(caller, task_id)
             .await
             .is_ok_and(|c| !c.is_empty()),
         None => false,
@@ -531,13 +541,14 @@ async fn has_webhooks(shared: &Shared, task_id: &str) -> bool {
 /// Hands a persisted event to push delivery and to the task's subscribers.
 pub(crate) async fn publish(
     shared: &Shared,
+    caller: &Caller,
     task_id: &str,
     event: StreamResponse,
     version: Version,
     state: TaskState,
 ) {
     let push = match &shared.push {
-        Some(push) if has_webhooks(shared, task_id).await => Some(push),
+        Some(push) if has_webhooks(shared, caller, task_id).await => Some(push),
         _ => None,
     };
     let subscribers = shared.hubs.sender(task_id);
@@ -547,7 +558,7 @@ pub(crate) async fn publish(
     }
     let event = Arc::new(event);
     if let Some(push) = push {
-        push.dispatch(task_id, event.clone());
+        push.dispatch(caller, task_id, event.clone());
     }
     if let Some(subscribers) = subscribers {
         // No receivers is fine: nobody is watching this task right now.

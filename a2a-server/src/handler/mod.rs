@@ -254,6 +254,7 @@ impl HandlerBuilder {
             job_config: self.job_config,
             clock: Clock::new(),
             stopping: CancellationToken::new(),
+            recovery_marked: CancellationToken::new(),
         });
         let recovered = CancellationToken::new();
         match tokio::runtime::Handle::try_current() {
@@ -263,13 +264,15 @@ impl HandlerBuilder {
                     recovered.clone(),
                 ));
             }
-            Err(_) if executions.is_durable() => {
-                tracing::error!(
-                    "handler built outside a tokio runtime: no recovery, heartbeats or retention"
-                );
+            Err(_) => {
+                if executions.is_durable() {
+                    tracing::error!(
+                        "handler built outside a tokio runtime: no recovery, heartbeats or retention"
+                    );
+                }
+                executions.mark_recovered();
                 recovered.cancel();
             }
-            Err(_) => recovered.cancel(),
         }
         DefaultRequestHandler {
             card: self.card,

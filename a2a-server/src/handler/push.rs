@@ -33,7 +33,7 @@ impl DefaultRequestHandler {
         let push = self.owned_task(ctx, &config.task_id).await?;
         validate_config(&config, &self.push_policy)?;
         config.tenant.clone_from(&ctx.tenant);
-        Ok(push.configs().save(config).await?)
+        Ok(push.configs().save(&ctx.caller(), config).await?)
     }
 
     pub(super) async fn get_push_config(
@@ -43,7 +43,7 @@ impl DefaultRequestHandler {
     ) -> Result<TaskPushNotificationConfig, A2aError> {
         let push = self.owned_task(ctx, &request.task_id).await?;
         push.configs()
-            .get(&request.task_id, &request.id)
+            .get(&ctx.caller(), &request.task_id, &request.id)
             .await?
             .ok_or_else(|| {
                 A2aError::new(
@@ -63,7 +63,7 @@ impl DefaultRequestHandler {
         request: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
         let push = self.owned_task(ctx, &request.task_id).await?;
-        let configs = push.configs().list(&request.task_id).await?;
+        let configs = push.configs().list(&ctx.caller(), &request.task_id).await?;
         if request.page_size < 0 {
             return Err(A2aError::invalid_params("pageSize must not be negative"));
         }
@@ -100,6 +100,9 @@ impl DefaultRequestHandler {
         request: DeleteTaskPushNotificationConfigRequest,
     ) -> Result<(), A2aError> {
         let push = self.owned_task(ctx, &request.task_id).await?;
-        Ok(push.configs().delete(&request.task_id, &request.id).await?)
+        Ok(push
+            .configs()
+            .delete(&ctx.caller(), &request.task_id, &request.id)
+            .await?)
     }
 }

@@ -93,7 +93,7 @@ impl DefaultRequestHandler {
         if let (Some(mut config), Some(push)) = (push_config, &self.push) {
             config.task_id.clone_from(&task_id);
             config.tenant.clone_from(&ctx.tenant);
-            push_config_id = Some(push.configs().save(config).await?.id);
+            push_config_id = Some(push.configs().save(&caller, config).await?.id);
         }
         let ctx = Box::new(RequestContext {
             message,
@@ -125,9 +125,16 @@ impl DefaultRequestHandler {
     /// Starts a prepared execution; if it cannot start, forgets its inline webhook.
     async fn start(&self, prepared: Prepared, drive: Drive) -> Result<Started, A2aError> {
         let task_id = prepared.start.ctx.task_id.clone();
+        // Only a start with an inline webhook may need the owner afterwards.
+        let owner = prepared
+            .push_config_id
+            .as_ref()
+            .map(|_| prepared.start.caller.clone());
         let result = self.executions.start(prepared.start, drive).await;
-        if let (Err(_), Some(id), Some(push)) = (&result, &prepared.push_config_id, &self.push) {
-            let _ = push.configs().delete(&task_id, id).await;
+        if let (Err(_), Some(id), Some(push), Some(owner)) =
+            (&result, &prepared.push_config_id, &self.push, &owner)
+        {
+            let _ = push.configs().delete(owner, &task_id, id).await;
         }
         result
     }

@@ -15,6 +15,7 @@ pub use self::sender::{
     HttpPushSender, HttpPushSenderConfig, PushError, PushSender, check_webhook_url, validate_config,
 };
 pub use self::ssrf::{AddressPolicy, IpNetwork};
+use crate::Caller;
 use crate::store::PushConfigStore;
 
 /// Events queued per task before new ones are dropped (a webhook that far behind is not keeping up).
@@ -52,7 +53,7 @@ impl PushDispatcher {
     }
 
     /// Queues `event` for delivery to the task's webhooks. Never waits.
-    pub(crate) fn dispatch(&self, task_id: &str, event: Arc<StreamResponse>) {
+    pub(crate) fn dispatch(&self, caller: &Caller, task_id: &str, event: Arc<StreamResponse>) {
         let mut queues = self
             .queues
             .lock()
@@ -68,10 +69,16 @@ impl PushDispatcher {
         queues.insert(task_id.to_owned(), tx);
         let worker = self.clone();
         let task_id = task_id.to_owned();
-        tokio::spawn(async move { worker.run(task_id, rx).await });
+        let caller = caller.clone();
+        tokio::spawn(async move { worker.run(caller, task_id, rx).await });
     }
 
-    async fn run(self, task_id: String, mut rx: mpsc::Receiver<Arc<StreamResponse>>) {
+    async fn run(
+        self,
+        caller: Caller,
+        task_id: String,
+        mut rx: mpsc::Receiver<Arc<StreamResponse>>,
+    ) {
         loop {
             let event = match tokio::time::timeout(IDLE, rx.recv()).await {
                 Ok(Some(event)) => event,
@@ -89,7 +96,7 @@ impl PushDispatcher {
                     continue;
                 }
             };
-            let configs = match self.configs.list(&task_id).await {
+            let configs = match self.configs.list(&caller, &task_id).await {
                 Ok(configs) => configs,
                 Err(err) => {
                     tracing::warn!(task_id, error = %err, "could not read push configs");

@@ -1,7 +1,12 @@
-//! `JobStore`: durable records of executions (scratch; replaced by the store suite work).
+//! `JobStore`: durable records of executions (jobs), one per task, so work
+//! accepted before a crash or a restart is found and resumed or failed.
+//!
+//! Every time comes from the caller, never from the store's own clock, so the
+//! execution layer decides what "now" is (and tests can run on a paused clock).
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -9,98 +14,224 @@ use chrono::{DateTime, Utc};
 use super::task::StoreError;
 use crate::Caller;
 
-/// Where an execution stands.
+/// Where a job is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JobState {
-    /// Accepted, not running.
+    /// Accepted and not running: waits to be claimed by a node.
     Pending,
-    /// Running on a node.
+    /// Running on its node, which keeps its heartbeat fresh.
     Running,
-    /// Ended.
+    /// Ended normally.
     Completed,
-    /// Ended with a failure.
+    /// Ended by an error.
     Failed,
-    /// Its node died too long ago.
+    /// Given up: its node stopped without finishing it.
     Abandoned,
 }
 
 impl JobState {
-    /// Completed, failed or abandoned.
+    /// Every state, in life order.
+    pub const ALL: [JobState; 5] = [
+        JobState::Pending,
+        JobState::Running,
+        JobState::Completed,
+        JobState::Failed,
+        JobState::Abandoned,
+    ];
+
+    /// Whether the job has ended (completed, failed or abandoned).
     pub fn is_finished(self) -> bool {
         matches!(
             self,
             JobState::Completed | JobState::Failed | JobState::Abandoned
         )
     }
+
+    /// The state's name as stored and shown: `PENDING`, `RUNNING`, ….
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Pending => "PENDING",
+            JobState::Running => "RUNNING",
+            JobState::Completed => "COMPLETED",
+            JobState::Failed => "FAILED",
+            JobState::Abandoned => "ABANDONED",
+        }
+    }
 }
 
-/// A job record.
-#[derive(Debug, Clone, PartialEq)]
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for JobState {
+    type Err = StoreError;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        JobState::ALL
+            .into_iter()
+            .find(|state| state.as_str().eq_ignore_ascii_case(name))
+            .ok_or_else(|| StoreError::Invalid(format!("unknown job state {name:?}")))
+    }
+}
+
+/// A durable record of one execution of an agent on a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Job {
-    /// Task.
+    /// The task the job runs (the key: one job per task).
     pub task_id: String,
-    /// Owner.
+    /// Who asked for it.
     pub owner: Caller,
-    /// State.
+    /// Where it is in its life.
     pub state: JobState,
-    /// Node.
+    /// The process that runs or last ran it.
     pub node: String,
-    /// Heartbeat.
+    /// When its node last said it was alive.
     pub heartbeat: DateTime<Utc>,
-    /// Starts.
+    /// How many times it was started (1 when recorded).
     pub attempts: u32,
-    /// Request JSON.
+    /// The request to run, as JSON owned by the execution layer.
     pub request: String,
-    /// Reason.
+    /// Why it ended, when it did not complete.
     pub reason: Option<String>,
-    /// Created.
+    /// When it was recorded.
     pub created_at: DateTime<Utc>,
-    /// Updated.
+    /// When its state last changed.
     pub updated_at: DateTime<Utc>,
 }
 
-/// A new job.
+impl Job {
+    /// A job freshly recorded from `new`: RUNNING, first attempt.
+    pub fn recorded(new: &NewJob<'_>) -> Self {
+        Job {
+            task_id: new.task_id.to_owned(),
+            owner: new.owner.clone(),
+            state: JobState::Running,
+            node: new.node.to_owned(),
+            heartbeat: new.at,
+            attempts: 1,
+            request: new.request.to_owned(),
+            reason: None,
+            created_at: new.at,
+            updated_at: new.at,
+        }
+    }
+
+    /// Where this job is in an operator listing (for [`JobFilter::after`]).
+    pub fn cursor(&self) -> JobCursor {
+        JobCursor {
+            updated_at: self.updated_at,
+            task_id: self.task_id.clone(),
+        }
+    }
+}
+
+/// A new execution to record.
 #[derive(Debug, Clone, Copy)]
 pub struct NewJob<'a> {
-    /// Task.
+    /// The task it runs.
     pub task_id: &'a str,
-    /// Owner.
+    /// Who asked for it.
     pub owner: &'a Caller,
-    /// Node.
+    /// The process that runs it.
     pub node: &'a str,
-    /// Request JSON.
+    /// The request to run, as JSON owned by the execution layer.
     pub request: &'a str,
     /// Now.
     pub at: DateTime<Utc>,
 }
 
-/// Recovery outcome.
-#[derive(Debug, Clone, Default)]
+/// What a recovery pass found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Recovered {
-    /// Abandoned now.
+    /// Jobs whose node stopped long ago, now ABANDONED (their tasks are to be failed).
     pub abandoned: Vec<Job>,
-    /// Pending now.
+    /// Every PENDING job, oldest first: to be claimed and resumed.
     pub pending: Vec<Job>,
 }
 
-/// Listing filter.
-#[derive(Debug, Clone, Default)]
-pub struct JobFilter {
-    /// State.
-    pub state: Option<JobState>,
-    /// Most.
-    pub limit: usize,
+/// A position in an operator listing: the last job of the previous page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobCursor {
+    /// That job's `updated_at`.
+    pub updated_at: DateTime<Utc>,
+    /// That job's task id.
+    pub task_id: String,
 }
 
-/// Job persistence.
+impl JobCursor {
+    /// Whether a job with these keys comes after the cursor in listing order
+    /// (newest update first, then task id descending).
+    pub fn precedes(&self, updated_at: DateTime<Utc>, task_id: &str) -> bool {
+        updated_at < self.updated_at || (updated_at == self.updated_at && task_id < &*self.task_id)
+    }
+}
+
+/// Which jobs an operator listing shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JobFilter {
+    /// Only jobs in this state.
+    pub state: Option<JobState>,
+    /// At most this many.
+    pub limit: usize,
+    /// Only jobs after this one (the next page).
+    pub after: Option<JobCursor>,
+}
+
+impl JobFilter {
+    /// The newest `limit` jobs in any state.
+    pub fn new(limit: usize) -> Self {
+        JobFilter {
+            state: None,
+            limit,
+            after: None,
+        }
+    }
+
+    /// Only jobs in `state`.
+    #[must_use]
+    pub fn state(mut self, state: JobState) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// The page after `cursor`.
+    #[must_use]
+    pub fn after(mut self, cursor: JobCursor) -> Self {
+        self.after = Some(cursor);
+        self
+    }
+
+    /// Whether `job` passes the filter (not the limit).
+    pub fn matches(&self, job: &Job) -> bool {
+        self.state.is_none_or(|s| s == job.state)
+            && self
+                .after
+                .as_ref()
+                .is_none_or(|c| c.precedes(job.updated_at, &job.task_id))
+    }
+}
+
+/// The reason recovery gives an abandoned job.
+pub const ABANDONED_REASON: &str =
+    "the process running this task stopped and did not come back in time";
+
+/// Durable records of executions; the execution layer is its only writer.
 #[async_trait]
 pub trait JobStore: Send + Sync + 'static {
-    /// Records a RUNNING job.
+    /// Records an execution as RUNNING on its node. Replaces a finished job of
+    /// the same task (a follow-up turn); an unfinished one is
+    /// [`StoreError::AlreadyExists`].
     async fn record(&self, job: &NewJob<'_>) -> Result<(), StoreError>;
-    /// Heartbeat.
+
+    /// Refreshes the heartbeat of every RUNNING job of `node` at once. Returns how many.
     async fn heartbeat(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError>;
-    /// Finish.
+
+    /// Ends a job: `state` is Completed, Failed or Abandoned (anything else is
+    /// [`StoreError::Invalid`]); a missing job is [`StoreError::NotFound`].
     async fn finish(
         &self,
         task_id: &str,
@@ -108,88 +239,118 @@ pub trait JobStore: Send + Sync + 'static {
         reason: Option<&str>,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
-    /// Recover.
+
+    /// Recovery after a restart: RUNNING jobs whose heartbeat is older than
+    /// `stale_before` become ABANDONED (with [`ABANDONED_REASON`]); the other
+    /// RUNNING jobs become PENDING. Returns the abandoned jobs and every
+    /// PENDING job afterwards (also those a clean shutdown left), oldest first.
     async fn recover(
         &self,
-        node: &str,
         stale_before: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> Result<Recovered, StoreError>;
-    /// Claim.
+
+    /// PENDING becomes RUNNING on `node`, one more attempt, heartbeat `at`.
+    /// Returns false (and changes nothing) when the job was not pending; two
+    /// nodes claiming at once cannot both win.
     async fn claim(&self, task_id: &str, node: &str, at: DateTime<Utc>)
     -> Result<bool, StoreError>;
-    /// Release.
+
+    /// RUNNING becomes PENDING (a graceful shutdown leaves the work resumable);
+    /// any other job is left as it is.
     async fn release(&self, task_id: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
-    /// Get.
+
+    /// One job.
     async fn get(&self, task_id: &str) -> Result<Option<Job>, StoreError>;
-    /// List.
+
+    /// Operator listing: newest update first (ties by task id, descending),
+    /// paged by [`JobFilter::after`].
     async fn list(&self, filter: &JobFilter) -> Result<Vec<Job>, StoreError>;
-    /// Finished before.
+
+    /// Finished jobs last updated before `cutoff`, oldest first, at most `limit`
+    /// (for retention).
     async fn finished_before(
         &self,
         cutoff: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<Job>, StoreError>;
-    /// Remove.
+
+    /// Deletes a job (idempotent).
     async fn remove(&self, task_id: &str) -> Result<(), StoreError>;
 }
 
-/// In memory.
-#[derive(Debug, Clone, Default)]
+const SHARDS: usize = 16;
+
+/// A job store in process memory (jobs do not outlive the process, so it only
+/// serves tests and throwaway servers). Cheap to clone; clones share the data.
+#[derive(Debug, Clone)]
 pub struct InMemoryJobStore {
-    jobs: Arc<Mutex<BTreeMap<String, Job>>>,
+    shards: Arc<[Mutex<HashMap<String, Job>>]>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl Default for InMemoryJobStore {
+    fn default() -> Self {
+        InMemoryJobStore {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            hasher: foldhash::fast::RandomState::default(),
+        }
+    }
 }
 
 impl InMemoryJobStore {
-    /// Empty.
+    /// An empty store.
     pub fn new() -> Self {
-        Self::default()
+        InMemoryJobStore::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Job>> {
-        self.jobs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn shard(&self, task_id: &str) -> MutexGuard<'_, HashMap<String, Job>> {
+        let index = usize::try_from(self.hasher.hash_one(task_id) % SHARDS as u64).unwrap_or(0);
+        lock(&self.shards[index])
     }
+
+    /// Every job passing `keep`, from all shards.
+    fn collect(&self, mut keep: impl FnMut(&Job) -> bool) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for shard in self.shards.iter() {
+            jobs.extend(lock(shard).values().filter(|job| keep(job)).cloned());
+        }
+        jobs
+    }
+}
+
+/// Job records are always left whole, so a poisoned lock is still consistent.
+fn lock(shard: &Mutex<HashMap<String, Job>>) -> MutexGuard<'_, HashMap<String, Job>> {
+    shard
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[async_trait]
 impl JobStore for InMemoryJobStore {
     async fn record(&self, job: &NewJob<'_>) -> Result<(), StoreError> {
-        let mut jobs = self.lock();
-        if jobs
+        let mut shard = self.shard(job.task_id);
+        if shard
             .get(job.task_id)
-            .is_some_and(|j| !j.state.is_finished())
+            .is_some_and(|existing| !existing.state.is_finished())
         {
             return Err(StoreError::AlreadyExists(job.task_id.to_owned()));
         }
-        jobs.insert(
-            job.task_id.to_owned(),
-            Job {
-                task_id: job.task_id.to_owned(),
-                owner: job.owner.clone(),
-                state: JobState::Running,
-                node: job.node.to_owned(),
-                heartbeat: job.at,
-                attempts: 1,
-                request: job.request.to_owned(),
-                reason: None,
-                created_at: job.at,
-                updated_at: job.at,
-            },
-        );
+        shard.insert(job.task_id.to_owned(), Job::recorded(job));
         Ok(())
     }
 
     async fn heartbeat(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
-        let mut n = 0;
-        for job in self.lock().values_mut() {
-            if job.state == JobState::Running && job.node == node {
-                job.heartbeat = at;
-                n += 1;
+        let mut count = 0;
+        for shard in self.shards.iter() {
+            for job in lock(shard).values_mut() {
+                if job.state == JobState::Running && job.node == node {
+                    job.heartbeat = at;
+                    count += 1;
+                }
             }
         }
-        Ok(n)
+        Ok(count)
     }
 
     async fn finish(
@@ -199,40 +360,51 @@ impl JobStore for InMemoryJobStore {
         reason: Option<&str>,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        if let Some(job) = self.lock().get_mut(task_id) {
-            job.state = state;
-            job.reason = reason.map(str::to_owned);
-            job.updated_at = at;
+        if !state.is_finished() {
+            return Err(StoreError::Invalid(format!(
+                "a job cannot finish as {state}"
+            )));
         }
+        let mut shard = self.shard(task_id);
+        let job = shard
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        job.state = state;
+        job.reason = reason.map(str::to_owned);
+        job.updated_at = at;
         Ok(())
     }
 
     async fn recover(
         &self,
-        node: &str,
         stale_before: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> Result<Recovered, StoreError> {
-        let mut out = Recovered::default();
-        let mut jobs = self.lock();
-        for job in jobs.values_mut() {
-            if job.state == JobState::Running && job.node != node {
-                job.updated_at = at;
-                if job.heartbeat < stale_before {
-                    job.state = JobState::Abandoned;
-                    out.abandoned.push(job.clone());
-                } else {
-                    job.state = JobState::Pending;
+        let mut recovered = Recovered::default();
+        for shard in self.shards.iter() {
+            for job in lock(shard).values_mut() {
+                match job.state {
+                    JobState::Running if job.heartbeat < stale_before => {
+                        job.state = JobState::Abandoned;
+                        job.reason = Some(ABANDONED_REASON.to_owned());
+                        job.updated_at = at;
+                        recovered.abandoned.push(job.clone());
+                    }
+                    JobState::Running | JobState::Pending => {
+                        if job.state == JobState::Running {
+                            job.state = JobState::Pending;
+                            job.updated_at = at;
+                        }
+                        recovered.pending.push(job.clone());
+                    }
+                    _ => {}
                 }
             }
         }
-        out.pending = jobs
-            .values()
-            .filter(|j| j.state == JobState::Pending)
-            .cloned()
-            .collect();
-        out.pending.sort_by_key(|j| j.created_at);
-        Ok(out)
+        recovered
+            .pending
+            .sort_by(|a, b| (a.created_at, &a.task_id).cmp(&(b.created_at, &b.task_id)));
+        Ok(recovered)
     }
 
     async fn claim(
@@ -241,12 +413,13 @@ impl JobStore for InMemoryJobStore {
         node: &str,
         at: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        match self.lock().get_mut(task_id) {
+        let mut shard = self.shard(task_id);
+        match shard.get_mut(task_id) {
             Some(job) if job.state == JobState::Pending => {
                 job.state = JobState::Running;
-                job.node = node.to_owned();
+                node.clone_into(&mut job.node);
+                job.attempts = job.attempts.saturating_add(1);
                 job.heartbeat = at;
-                job.attempts += 1;
                 job.updated_at = at;
                 Ok(true)
             }
@@ -255,7 +428,8 @@ impl JobStore for InMemoryJobStore {
     }
 
     async fn release(&self, task_id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
-        if let Some(job) = self.lock().get_mut(task_id) {
+        let mut shard = self.shard(task_id);
+        if let Some(job) = shard.get_mut(task_id) {
             if job.state == JobState::Running {
                 job.state = JobState::Pending;
                 job.updated_at = at;
@@ -265,17 +439,14 @@ impl JobStore for InMemoryJobStore {
     }
 
     async fn get(&self, task_id: &str) -> Result<Option<Job>, StoreError> {
-        Ok(self.lock().get(task_id).cloned())
+        Ok(self.shard(task_id).get(task_id).cloned())
     }
 
     async fn list(&self, filter: &JobFilter) -> Result<Vec<Job>, StoreError> {
-        Ok(self
-            .lock()
-            .values()
-            .filter(|j| filter.state.is_none_or(|s| j.state == s))
-            .take(filter.limit.max(1))
-            .cloned()
-            .collect())
+        let mut jobs = self.collect(|job| filter.matches(job));
+        jobs.sort_by(|a, b| (b.updated_at, &b.task_id).cmp(&(a.updated_at, &a.task_id)));
+        jobs.truncate(filter.limit);
+        Ok(jobs)
     }
 
     async fn finished_before(
@@ -283,17 +454,14 @@ impl JobStore for InMemoryJobStore {
         cutoff: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<Job>, StoreError> {
-        Ok(self
-            .lock()
-            .values()
-            .filter(|j| j.state.is_finished() && j.updated_at < cutoff)
-            .take(limit)
-            .cloned()
-            .collect())
+        let mut jobs = self.collect(|job| job.state.is_finished() && job.updated_at < cutoff);
+        jobs.sort_by(|a, b| (a.updated_at, &a.task_id).cmp(&(b.updated_at, &b.task_id)));
+        jobs.truncate(limit);
+        Ok(jobs)
     }
 
     async fn remove(&self, task_id: &str) -> Result<(), StoreError> {
-        self.lock().remove(task_id);
+        self.shard(task_id).remove(task_id);
         Ok(())
     }
 }

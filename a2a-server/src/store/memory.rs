@@ -18,10 +18,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_core::{ListTasksRequest, ListTasksResponse, Task, TaskState};
 use async_trait::async_trait;
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::compact;
+use super::listing::{ListPosition, TaskQuery, status_timestamp_ms};
 use super::task::{Cause, Checkpoint, StoreError, StoredTask, TaskStore, Version};
 use crate::Caller;
 
@@ -44,6 +43,7 @@ struct Record {
     timestamp_ms: i64,
     state: TaskState,
     context_id: Box<str>,
+    /// Boxed: most tasks have none, and then it costs one pointer.
     checkpoint: Option<Box<Checkpoint>>,
 }
 
@@ -114,10 +114,6 @@ fn decode(bytes: &[u8]) -> Result<Task, StoreError> {
         .map_err(|e| StoreError::Backend(format!("reading task: {e}")))?;
     compact::restore_ids(&mut task);
     Ok(task)
-}
-
-fn timestamp_ms(task: &Task) -> i64 {
-    task.status.timestamp.map_or(0, |ts| ts.timestamp_millis())
 }
 
 impl InMemoryTaskStore {
@@ -192,10 +188,10 @@ impl TaskStore for InMemoryTaskStore {
             owner,
             encoded,
             version: 1,
-            timestamp_ms: timestamp_ms(task),
+            timestamp_ms: status_timestamp_ms(task),
             state: task.status.state,
             context_id: task.context_id.as_str().into(),
-            checkpoint: cause.checkpoint.cloned().map(Box::new),
+            checkpoint: cause.checkpoint.map(|c| Box::new(c.clone())),
         };
         shard
             .index
@@ -232,7 +228,7 @@ impl TaskStore for InMemoryTaskStore {
                 found: record.version,
             });
         }
-        let new_ts = timestamp_ms(task);
+        let new_ts = status_timestamp_ms(task);
         if new_ts != record.timestamp_ms {
             let (_, sequence) = key;
             let old_key = (owner_hash, Reverse(record.timestamp_ms), sequence, id_hash);
@@ -268,29 +264,7 @@ impl TaskStore for InMemoryTaskStore {
                 _ => return Err(StoreError::NotFound(task_id.to_owned())),
             }
         };
-        Ok(StoredTask {
-            task: decode(&encoded)?,
-            version,
-            checkpoint,
-        })
-    }
-
-    async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
-        let owner_hash = self.hash(caller);
-        let id_hash = self.id_hash(task_id);
-        let mut shard = self.shard(id_hash);
-        let Some(key) = shard.find(id_hash, task_id) else {
-            return Ok(());
-        };
-        if shard.tasks.get(&key).is_some_and(|r| *r.owner == *caller) {
-            if let Some(record) = shard.tasks.remove(&key) {
-                let (_, sequence) = key;
-                shard
-                    .index
-                    .remove(&(owner_hash, Reverse(record.timestamp_ms), sequence, id_hash));
-            }
-        }
-        Ok(())
+        Ok(StoredTask::new(decode(&encoded)?, version, checkpoint))
     }
 
     async fn list(
@@ -298,16 +272,11 @@ impl TaskStore for InMemoryTaskStore {
         caller: &Caller,
         request: &ListTasksRequest,
     ) -> Result<ListTasksResponse, StoreError> {
-        let page_size = usize::try_from(request.page_size.unwrap_or(50).max(1)).unwrap_or(50);
-        let cursor = parse_page_token(&request.page_token)?;
-        let after_ms = request
-            .status_timestamp_after
-            .map(|ts| ts.timestamp_millis());
+        let query = TaskQuery::from_request(request)?;
         let owner_hash = self.hash(caller);
 
-        // Matching tasks of every shard, in list order (newest first, then
-        // creation order), with where to find them.
-        let mut matches: Vec<(Reverse<i64>, u64, usize, u64)> = Vec::new();
+        // Matching tasks of every shard, in list order, with where to find them.
+        let mut matches: Vec<(ListPosition, usize, u64)> = Vec::new();
         for (shard_index, shard) in self.shards.iter().enumerate() {
             let shard = lock(shard);
             let range = shard
@@ -318,33 +287,24 @@ impl TaskStore for InMemoryTaskStore {
                 let Some(record) = shard.tasks.get(&(id_hash, sequence)) else {
                     continue;
                 };
-                let matched = *record.owner == *caller
-                    && (request.context_id.is_empty() || *record.context_id == *request.context_id)
-                    && (request.status == TaskState::Unspecified || record.state == request.status)
-                    && after_ms.is_none_or(|after| ts.0 >= after);
-                if matched {
-                    matches.push((ts, sequence, shard_index, id_hash));
+                if *record.owner == *caller && query.matches(&record.context_id, record.state, ts.0)
+                {
+                    matches.push((ListPosition::new(ts.0, sequence), shard_index, id_hash));
                 }
             }
         }
         matches.sort_unstable();
         let total_size = i32::try_from(matches.len()).unwrap_or(i32::MAX);
-        let start = match cursor {
-            Some((ts, sequence)) => {
-                matches.partition_point(|(t, s, ..)| t.0 > ts || (t.0 == ts && *s <= sequence))
-            }
-            None => 0,
-        };
-        let page = &matches[start.min(matches.len())..];
-        let page = &page[..page.len().min(page_size)];
-        let next_page_token = match page.last() {
-            Some((ts, sequence, ..)) if start + page.len() < matches.len() => {
-                make_page_token(ts.0, *sequence)
-            }
-            _ => String::new(),
-        };
+        let start = matches.partition_point(|(position, ..)| !query.is_past_cursor(position));
+        let page = &matches[start..];
+        let page = &page[..page.len().min(query.page_size)];
+        let next_page_token = TaskQuery::next_page_token(
+            page.last().map(|(position, ..)| position),
+            start + page.len() < matches.len(),
+        );
         let mut tasks = Vec::with_capacity(page.len());
-        for &(_, sequence, shard_index, id_hash) in page {
+        for &(position, shard_index, id_hash) in page {
+            let sequence = position.sequence;
             let encoded = {
                 let shard = lock(&self.shards[shard_index]);
                 // A task that vanished between the scan and the read is skipped.
@@ -358,34 +318,36 @@ impl TaskStore for InMemoryTaskStore {
         Ok(ListTasksResponse {
             tasks,
             next_page_token,
-            page_size: i32::try_from(page_size).unwrap_or(50),
+            page_size: query.page_size_i32(),
             total_size,
         })
     }
-}
 
-fn make_page_token(timestamp_ms: i64, sequence: u64) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{timestamp_ms}|{sequence}"))
-}
-
-fn parse_page_token(token: &str) -> Result<Option<(i64, u64)>, StoreError> {
-    if token.is_empty() {
-        return Ok(None);
+    async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
+        let owner_hash = self.hash(caller);
+        let id_hash = self.id_hash(task_id);
+        let mut shard = self.shard(id_hash);
+        let Some(key) = shard.find(id_hash, task_id) else {
+            return Ok(());
+        };
+        let owned = shard
+            .tasks
+            .get(&key)
+            .is_some_and(|record| *record.owner == *caller);
+        if let Some(record) = owned.then(|| shard.tasks.remove(&key)).flatten() {
+            let (_, sequence) = key;
+            shard
+                .index
+                .remove(&(owner_hash, Reverse(record.timestamp_ms), sequence, id_hash));
+        }
+        Ok(())
     }
-    let invalid = || StoreError::Invalid(format!("invalid pageToken {token:?}"));
-    let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|_| invalid())?;
-    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
-    let (ts, sequence) = text.split_once('|').ok_or_else(invalid)?;
-    Ok(Some((
-        ts.parse().map_err(|_| invalid())?,
-        sequence.parse().map_err(|_| invalid())?,
-    )))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a_core::{Message, TaskState};
+    use a2a_core::{Message, StreamResponse, TaskState};
 
     fn caller(user: &str) -> Caller {
         Caller {
@@ -400,11 +362,8 @@ mod tests {
         task
     }
 
-    static EVENT: std::sync::LazyLock<a2a_core::StreamResponse> =
-        std::sync::LazyLock::new(|| a2a_core::StreamResponse::Message(Message::user_text("x")));
-
-    fn cause() -> Cause<'static> {
-        Cause::event(&EVENT)
+    fn event() -> StreamResponse {
+        StreamResponse::Message(Message::user_text("x"))
     }
 
     proptest::proptest! {
@@ -420,49 +379,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn versions_and_conflicts() {
-        let store = InMemoryTaskStore::new();
-        let alice = caller("alice");
-        assert_eq!(
-            store
-                .create(&alice, &task_at("t", 1, TaskState::Submitted), &cause())
-                .await
-                .unwrap(),
-            1
-        );
-        assert!(matches!(
-            store
-                .create(&alice, &task_at("t", 1, TaskState::Submitted), &cause())
-                .await,
-            Err(StoreError::AlreadyExists(_))
-        ));
-        assert_eq!(
-            store
-                .update(&alice, &task_at("t", 2, TaskState::Working), 1, &cause())
-                .await
-                .unwrap(),
-            2
-        );
-        let err = store
-            .update(&alice, &task_at("t", 3, TaskState::Completed), 1, &cause())
-            .await
-            .unwrap_err();
-        assert!(matches!(
-            err,
-            StoreError::Conflict {
-                expected: 1,
-                found: 2,
-                ..
-            }
-        ));
-        let stored = store.get(&alice, "t").await.unwrap();
-        assert_eq!(
-            (stored.version, stored.task.state()),
-            (2, TaskState::Working)
-        );
-    }
-
-    #[tokio::test]
     async fn ids_that_hash_alike_stay_apart() {
         let store = InMemoryTaskStore {
             colliding: true,
@@ -472,18 +388,31 @@ mod tests {
         for (i, id) in ["a", "b", "c"].into_iter().enumerate() {
             let ms = 10 + i64::try_from(i).unwrap();
             store
-                .create(&alice, &task_at(id, ms, TaskState::Submitted), &cause())
+                .create(
+                    &alice,
+                    &task_at(id, ms, TaskState::Submitted),
+                    &Cause::event(&event()),
+                )
                 .await
                 .unwrap();
         }
         assert!(matches!(
             store
-                .create(&alice, &task_at("b", 1, TaskState::Submitted), &cause())
+                .create(
+                    &alice,
+                    &task_at("b", 1, TaskState::Submitted),
+                    &Cause::event(&event())
+                )
                 .await,
             Err(StoreError::AlreadyExists(_))
         ));
         store
-            .update(&alice, &task_at("b", 20, TaskState::Working), 1, &cause())
+            .update(
+                &alice,
+                &task_at("b", 20, TaskState::Working),
+                1,
+                &Cause::event(&event()),
+            )
             .await
             .unwrap();
         for (id, version, state) in [
@@ -507,94 +436,5 @@ mod tests {
             .unwrap();
         let ids: Vec<&str> = listed.tasks.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["b", "c", "a"]);
-    }
-
-    #[tokio::test]
-    async fn other_callers_see_not_found() {
-        let store = InMemoryTaskStore::new();
-        store
-            .create(
-                &caller("alice"),
-                &task_at("t", 1, TaskState::Submitted),
-                &cause(),
-            )
-            .await
-            .unwrap();
-        let bob = caller("bob");
-        assert!(matches!(
-            store.get(&bob, "t").await,
-            Err(StoreError::NotFound(_))
-        ));
-        let err = store
-            .update(&bob, &task_at("t", 2, TaskState::Working), 1, &cause())
-            .await
-            .unwrap_err();
-        assert!(matches!(err, StoreError::NotFound(_)));
-        let other_tenant = Caller {
-            tenant: "x".into(),
-            user: "alice".into(),
-        };
-        assert!(store.get(&other_tenant, "t").await.is_err());
-        let listed = store
-            .list(&bob, &ListTasksRequest::default())
-            .await
-            .unwrap();
-        assert_eq!(listed.total_size, 0);
-    }
-
-    #[tokio::test]
-    async fn list_pages_newest_first_with_filters() {
-        let store = InMemoryTaskStore::new();
-        let alice = caller("alice");
-        for i in 0..25 {
-            let state = if i % 2 == 0 {
-                TaskState::Completed
-            } else {
-                TaskState::Working
-            };
-            store
-                .create(
-                    &alice,
-                    &task_at(&format!("t{i:02}"), 1000 + i, state),
-                    &cause(),
-                )
-                .await
-                .unwrap();
-        }
-        let mut request = ListTasksRequest {
-            page_size: Some(10),
-            ..Default::default()
-        };
-        let mut seen = Vec::new();
-        loop {
-            let page = store.list(&alice, &request).await.unwrap();
-            assert_eq!(page.total_size, 25);
-            seen.extend(page.tasks.iter().map(|t| t.id.clone()));
-            if page.next_page_token.is_empty() {
-                break;
-            }
-            request.page_token = page.next_page_token;
-        }
-        let expected: Vec<String> = (0..25).rev().map(|i| format!("t{i:02}")).collect();
-        assert_eq!(seen, expected);
-
-        let completed = ListTasksRequest {
-            status: TaskState::Completed,
-            ..Default::default()
-        };
-        assert_eq!(store.list(&alice, &completed).await.unwrap().total_size, 13);
-        let recent = ListTasksRequest {
-            status_timestamp_after: chrono::DateTime::from_timestamp_millis(1020),
-            ..Default::default()
-        };
-        assert_eq!(store.list(&alice, &recent).await.unwrap().total_size, 5);
-        let bad = ListTasksRequest {
-            page_token: "%%".into(),
-            ..Default::default()
-        };
-        assert!(matches!(
-            store.list(&alice, &bad).await,
-            Err(StoreError::Invalid(_))
-        ));
     }
 }

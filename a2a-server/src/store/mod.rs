@@ -1,12 +1,19 @@
-//! Storage of tasks and push configs: traits and in-memory implementations.
+//! Storage of tasks, push configs and jobs: traits, the rules every backend
+//! shares, and in-memory implementations.
 
 mod compact;
 mod job;
+pub mod listing;
 mod memory;
 mod push;
 mod task;
+#[cfg(feature = "store-suite")]
+pub mod testing;
 
-pub use self::job::{InMemoryJobStore, Job, JobFilter, JobState, JobStore, NewJob, Recovered};
+pub use self::job::{
+    ABANDONED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState, JobStore, NewJob,
+    Recovered,
+};
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};
-pub use self::task::{Cause, Checkpoint, StoreError, StoredTask, TaskStore, Version};
+pub use self::task::{Cause, Checkpoint, StoreError, StoredEvent, StoredTask, TaskStore, Version};

@@ -1,42 +1,59 @@
-//! `PushConfigStore`: webhook configurations per task.
+//! `PushConfigStore`: webhook configurations per task, scoped to the caller.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_core::TaskPushNotificationConfig;
 use async_trait::async_trait;
 
 use super::task::StoreError;
+use crate::Caller;
 
-/// Persistence of push-notification configs, keyed by task id and config id.
+/// Persistence of push-notification configs, keyed by owner, task id and config id.
 ///
-/// Ownership is checked by the handler through the task store before any call
-/// here, so this trait is keyed by task only.
+/// Scoped like the task store: every call takes the [`Caller`], and another
+/// caller's configs are invisible (`get` answers `None`, `list` nothing, and
+/// `delete` changes nothing).
 #[async_trait]
 pub trait PushConfigStore: Send + Sync + 'static {
     /// Saves (inserts or replaces) a config; an empty `id` gets a fresh one. Returns the stored config.
     async fn save(
         &self,
+        caller: &Caller,
         config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, StoreError>;
     /// One config.
     async fn get(
         &self,
+        caller: &Caller,
         task_id: &str,
         config_id: &str,
     ) -> Result<Option<TaskPushNotificationConfig>, StoreError>;
     /// All configs of a task, in creation order.
-    async fn list(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError>;
+    async fn list(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError>;
     /// Deletes a config; deleting a missing one succeeds (idempotent).
-    async fn delete(&self, task_id: &str, config_id: &str) -> Result<(), StoreError>;
+    async fn delete(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+        config_id: &str,
+    ) -> Result<(), StoreError>;
     /// Deletes every config of a task.
-    async fn delete_all(&self, task_id: &str) -> Result<(), StoreError>;
+    async fn delete_all(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError>;
 }
+
+/// The configs of one task id: its owner's, and in the rare case that another
+/// caller used the same id, theirs apart.
+type Configs = HashMap<String, Vec<(Caller, Vec<TaskPushNotificationConfig>)>>;
 
 /// A push-config store in process memory. Cheap to clone; clones share the data.
 #[derive(Debug, Clone, Default)]
 pub struct InMemoryPushConfigStore {
-    configs: Arc<Mutex<BTreeMap<String, Vec<TaskPushNotificationConfig>>>>,
+    configs: Arc<Mutex<Configs>>,
 }
 
 impl InMemoryPushConfigStore {
@@ -45,26 +62,47 @@ impl InMemoryPushConfigStore {
         InMemoryPushConfigStore::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Vec<TaskPushNotificationConfig>>> {
+    fn lock(&self) -> MutexGuard<'_, Configs> {
         self.configs
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
+fn owned<'a>(
+    configs: &'a Configs,
+    caller: &Caller,
+    task_id: &str,
+) -> Option<&'a Vec<TaskPushNotificationConfig>> {
+    configs
+        .get(task_id)?
+        .iter()
+        .find(|(owner, _)| owner == caller)
+        .map(|(_, list)| list)
+}
+
 #[async_trait]
 impl PushConfigStore for InMemoryPushConfigStore {
     async fn save(
         &self,
+        caller: &Caller,
         mut config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, StoreError> {
         if config.id.is_empty() {
             config.id = a2a_core::new_id();
         }
         let mut configs = self.lock();
-        let list = configs.entry(config.task_id.clone()).or_default();
+        let owners = configs.entry(config.task_id.clone()).or_default();
+        let index = match owners.iter().position(|(owner, _)| owner == caller) {
+            Some(index) => index,
+            None => {
+                owners.push((caller.clone(), Vec::new()));
+                owners.len() - 1
+            }
+        };
+        let list = &mut owners[index].1;
         match list.iter_mut().find(|c| c.id == config.id) {
-            Some(existing) => *existing = config.clone(),
+            Some(existing) => existing.clone_from(&config),
             None => list.push(config.clone()),
         }
         Ok(config)
@@ -72,56 +110,53 @@ impl PushConfigStore for InMemoryPushConfigStore {
 
     async fn get(
         &self,
+        caller: &Caller,
         task_id: &str,
         config_id: &str,
     ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
-        Ok(self
-            .lock()
-            .get(task_id)
+        Ok(owned(&self.lock(), caller, task_id)
             .and_then(|list| list.iter().find(|c| c.id == config_id).cloned()))
     }
 
-    async fn list(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
-        Ok(self.lock().get(task_id).cloned().unwrap_or_default())
+    async fn list(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        Ok(owned(&self.lock(), caller, task_id)
+            .cloned()
+            .unwrap_or_default())
     }
 
-    async fn delete(&self, task_id: &str, config_id: &str) -> Result<(), StoreError> {
+    async fn delete(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+        config_id: &str,
+    ) -> Result<(), StoreError> {
         let mut configs = self.lock();
-        if let Some(list) = configs.get_mut(task_id) {
-            list.retain(|c| c.id != config_id);
-            if list.is_empty() {
+        if let Some(owners) = configs.get_mut(task_id) {
+            for (owner, list) in owners.iter_mut() {
+                if owner == caller {
+                    list.retain(|c| c.id != config_id);
+                }
+            }
+            owners.retain(|(_, list)| !list.is_empty());
+            if owners.is_empty() {
                 configs.remove(task_id);
             }
         }
         Ok(())
     }
 
-    async fn delete_all(&self, task_id: &str) -> Result<(), StoreError> {
-        self.lock().remove(task_id);
+    async fn delete_all(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
+        let mut configs = self.lock();
+        if let Some(owners) = configs.get_mut(task_id) {
+            owners.retain(|(owner, _)| owner != caller);
+            if owners.is_empty() {
+                configs.remove(task_id);
+            }
+        }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn crud_is_idempotent_and_assigns_ids() {
-        let store = InMemoryPushConfigStore::new();
-        let saved = store
-            .save(TaskPushNotificationConfig::new("t", "https://h/1"))
-            .await
-            .unwrap();
-        assert!(!saved.id.is_empty());
-        let mut replaced = saved.clone();
-        replaced.url = "https://h/2".into();
-        store.save(replaced).await.unwrap();
-        let list = store.list("t").await.unwrap();
-        assert_eq!(list.len(), 1);
-        assert_eq!(list[0].url, "https://h/2");
-        store.delete("t", &saved.id).await.unwrap();
-        store.delete("t", &saved.id).await.unwrap();
-        assert!(store.get("t", &saved.id).await.unwrap().is_none());
     }
 }

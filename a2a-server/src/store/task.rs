@@ -8,52 +8,94 @@ use crate::Caller;
 /// A task version: starts at 1 and grows by one with every write.
 pub type Version = u64;
 
-/// A task as stored, with its version.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredTask {
-    /// The task.
-    pub task: Task,
-    /// The version of this snapshot.
-    pub version: Version,
-    /// The agent's last turn checkpoint.
-    pub checkpoint: Option<Checkpoint>,
-}
-
-/// An agent's turn checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An agent's turn checkpoint: how far a multi-turn execution got, and the
+/// small opaque state it needs to go on from there.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Checkpoint {
-    /// The turn.
+    /// The last completed turn.
     pub turn: u64,
-    /// Opaque state.
+    /// The agent's own state after that turn (opaque to the store).
     pub state: Vec<u8>,
 }
 
-/// What a write records besides the task.
+impl Checkpoint {
+    /// A checkpoint after `turn` with `state`.
+    pub fn new(turn: u64, state: impl Into<Vec<u8>>) -> Self {
+        Checkpoint {
+            turn,
+            state: state.into(),
+        }
+    }
+}
+
+/// Why a task is written: the event that changed it, and optionally the
+/// checkpoint of the turn that event completes (stored atomically with it).
 #[derive(Debug, Clone, Copy)]
 pub struct Cause<'a> {
-    /// The event.
+    /// The event that produced this version of the task.
     pub event: &'a StreamResponse,
-    /// The checkpoint.
+    /// The checkpoint to store with the task; `None` keeps the previous one.
     pub checkpoint: Option<&'a Checkpoint>,
 }
 
 impl<'a> Cause<'a> {
-    /// Just an event.
+    /// A write caused by `event`, keeping the task's checkpoint as it is.
     pub fn event(event: &'a StreamResponse) -> Self {
         Cause {
             event,
             checkpoint: None,
         }
     }
+
+    /// The same write, storing `checkpoint` with it.
+    #[must_use]
+    pub fn with_checkpoint(self, checkpoint: &'a Checkpoint) -> Self {
+        Cause {
+            checkpoint: Some(checkpoint),
+            ..self
+        }
+    }
 }
 
-/// Why a store write failed.
+/// A task as stored, with its version and last checkpoint.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct StoredTask {
+    /// The task.
+    pub task: Task,
+    /// The version of this snapshot.
+    pub version: Version,
+    /// The last checkpoint written with the task, if any.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+impl StoredTask {
+    /// A stored task at `version`, with its checkpoint.
+    pub fn new(task: Task, version: Version, checkpoint: Option<Checkpoint>) -> Self {
+        StoredTask {
+            task,
+            version,
+            checkpoint,
+        }
+    }
+}
+
+/// One entry of a task's event log: the event that produced `version`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    /// The task version the event produced.
+    pub version: Version,
+    /// The event.
+    pub event: StreamResponse,
+}
+
+/// Why a store call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The task does not exist, or belongs to another caller.
+    /// The task (or job) does not exist, or belongs to another caller.
     #[error("task {0} not found")]
     NotFound(String),
-    /// A task with this id exists already.
+    /// A task (or unfinished job) with this id exists already.
     #[error("task {0} already exists")]
     AlreadyExists(String),
     /// The stored version is not the one the write expected (optimistic concurrency).
@@ -71,6 +113,9 @@ pub enum StoreError {
     /// The request is invalid (for example a malformed page token).
     #[error("{0}")]
     Invalid(String),
+    /// This store does not offer the operation (for example an event log).
+    #[error("this store does not support {0}")]
+    Unsupported(&'static str),
     /// The backend failed.
     #[error("task store failure: {0}")]
     Backend(String),
@@ -81,6 +126,9 @@ impl From<StoreError> for A2aError {
         match err {
             StoreError::NotFound(id) => A2aError::task_not_found(&id),
             StoreError::Invalid(message) => A2aError::invalid_params(message),
+            StoreError::Unsupported(what) => {
+                A2aError::unsupported_operation(format!("this server does not support {what}"))
+            }
             // Internal details stay in the logs; the caller gets a generic message.
             other => {
                 tracing::error!(error = %other, "task store failure");
@@ -93,9 +141,9 @@ impl From<StoreError> for A2aError {
 /// Persistence of tasks, scoped to their owner, with optimistic versions.
 ///
 /// Every call takes the [`Caller`]; a task owned by someone else answers
-/// [`StoreError::NotFound`] exactly as a missing one does. Writes carry the event
-/// that caused them so a database backend can append it to an event log in the
-/// same transaction.
+/// [`StoreError::NotFound`] exactly as a missing one does. Writes carry their
+/// [`Cause`], so a database backend appends the event to the task's log and
+/// stores the checkpoint in the same transaction as the task.
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task owned by `caller`; returns version 1.
@@ -115,13 +163,11 @@ pub trait TaskStore: Send + Sync + 'static {
         cause: &Cause<'_>,
     ) -> Result<Version, StoreError>;
 
-    /// Deletes a task.
-    async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError>;
-
     /// Reads a task.
     async fn get(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, StoreError>;
 
-    /// Lists the caller's tasks, filtered, newest status first, one page at a time.
+    /// Lists the caller's tasks, filtered, newest status first, one page at a time,
+    /// following the rules of [`super::listing`].
     ///
     /// `request.page_size` is already validated and defaulted by the handler;
     /// history and artifact shaping is the handler's job too.
@@ -130,4 +176,16 @@ pub trait TaskStore: Send + Sync + 'static {
         caller: &Caller,
         request: &ListTasksRequest,
     ) -> Result<ListTasksResponse, StoreError>;
+
+    /// Deletes a task with its checkpoint and event log; deleting a missing
+    /// task (or another caller's) succeeds and changes nothing.
+    async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError>;
+
+    /// The task's events in write order, each with the version it produced.
+    ///
+    /// Stores that keep no event log answer [`StoreError::Unsupported`].
+    async fn events(&self, caller: &Caller, task_id: &str) -> Result<Vec<StoredEvent>, StoreError> {
+        let _ = (caller, task_id);
+        Err(StoreError::Unsupported("a task event log"))
+    }
 }

@@ -107,25 +107,44 @@ pub async fn collect(stream: EventStream) -> Vec<StreamResponse> {
     .expect("stream should end")
 }
 
-/// Polls GetTask until `state` (or fails after a generous bound).
+/// Waits for the task to reach `state`, following its events (bounded by a
+/// generous timeout so a hang fails the test).
 pub async fn wait_for_state(client: &Client, id: &str, state: TaskState) -> Task {
-    for _ in 0..400 {
-        let task = client
-            .get_task(
-                GetTaskRequest {
-                    id: id.into(),
-                    ..Default::default()
-                },
-                None,
-            )
-            .await
-            .expect("get task");
-        if task.status.state == state {
-            return task;
+    let get = || async {
+        let request = GetTaskRequest {
+            id: id.into(),
+            ..Default::default()
+        };
+        client.get_task(request, None).await.expect("get task")
+    };
+    let wait = async {
+        loop {
+            let task = get().await;
+            if task.status.state == state {
+                return task;
+            }
+            assert!(
+                !task.status.state.is_terminal(),
+                "task {id} ended {} instead of reaching {state}",
+                task.status.state
+            );
+            let request = a2a_core::SubscribeToTaskRequest {
+                id: id.into(),
+                ..Default::default()
+            };
+            // Subscribing fails only if the task ended in between; then re-read.
+            if let Ok(mut events) = client.subscribe_to_task(request, None).await {
+                while let Some(Ok(event)) = events.next().await {
+                    if event.state() == Some(state) {
+                        break;
+                    }
+                }
+            }
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("task {id} never reached {state}");
+    };
+    tokio::time::timeout(Duration::from_secs(20), wait)
+        .await
+        .unwrap_or_else(|_| panic!("task {id} never reached {state}"))
 }
 
 /// Runs an async test body once per binding (JSON-RPC, HTTP+JSON, gRPC).

@@ -71,10 +71,6 @@ fn default_node() -> String {
     format!("{host}-{}-{suffix}", std::process::id())
 }
 
-/// Rows deleted by one retention batch: small, so traffic never waits long
-/// for the store.
-const RETENTION_BATCH: usize = 256;
-
 /// Wall-clock time that follows tokio's clock, so heartbeats, the stale limit
 /// and retention can be tested on a paused clock.
 #[derive(Debug, Clone, Copy)]
@@ -432,29 +428,13 @@ fn start_again(start: &Start) -> Start {
 }
 
 /// Deletes finished jobs older than the retention period, with their tasks
-/// and push configs, a small batch at a time.
+/// and push configs.
 pub(crate) async fn prune(executions: &Executions) -> Result<u64, A2aError> {
     let shared = &executions.shared;
     let Some(jobs) = &shared.jobs else {
         return Ok(0);
     };
     let cutoff = shared.clock.ago(shared.job_config.retention);
-    let mut removed = 0;
-    loop {
-        let batch = jobs.finished_before(cutoff, RETENTION_BATCH).await?;
-        if batch.is_empty() {
-            return Ok(removed);
-        }
-        for job in &batch {
-            // The task first: a crash in between leaves the job, which the
-            // next sweep finds again.
-            shared.store.delete(&job.owner, &job.task_id).await?;
-            if let Some(push) = &shared.push {
-                push.configs().delete_all(&job.owner, &job.task_id).await?;
-            }
-            jobs.remove(&job.task_id).await?;
-            removed += 1;
-        }
-        tokio::task::yield_now().await;
-    }
+    let push = shared.push.as_ref().map(|p| p.configs().as_ref());
+    Ok(crate::store::prune_finished(jobs.as_ref(), shared.store.as_ref(), push, cutoff).await?)
 }

@@ -1,0 +1,808 @@
+//! What both SQL backends share: conversions between rows and store types,
+//! and (as a macro, since the SQL is the same text on both) the store
+//! implementations themselves.
+
+use a2a_core::{StreamResponse, Task, TaskPushNotificationConfig};
+use a2a_server::Caller;
+use a2a_server::store::{Checkpoint, Job, JobState, NewJob, StoreError};
+use chrono::{DateTime, Utc};
+
+use crate::crypt::{self, PushKey};
+
+/// The columns of a job, in the order [`job_from_parts`] takes them.
+pub(crate) const JOB_COLUMNS: &str = "task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
+     attempts, request, reason, created_us, updated_us";
+
+/// The meta row that recognises the push-credentials key.
+pub(crate) const KEY_CHECK_NAME: &str = "push_key_check";
+
+pub(crate) fn backend(err: sqlx::Error) -> StoreError {
+    StoreError::Backend(err.to_string())
+}
+
+pub(crate) fn to_i64(value: u64, what: &str) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError::Invalid(format!("{what} {value} is too large")))
+}
+
+pub(crate) fn to_u64(value: i64, what: &str) -> Result<u64, StoreError> {
+    u64::try_from(value)
+        .map_err(|_| StoreError::Backend(format!("stored {what} {value} is negative")))
+}
+
+pub(crate) fn micros(at: DateTime<Utc>) -> i64 {
+    at.timestamp_micros()
+}
+
+pub(crate) fn from_micros(us: i64) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::from_timestamp_micros(us)
+        .ok_or_else(|| StoreError::Backend(format!("stored time {us} is out of range")))
+}
+
+pub(crate) fn task_json(task: &Task) -> Result<String, StoreError> {
+    serde_json::to_string(task).map_err(|e| StoreError::Backend(format!("serializing task: {e}")))
+}
+
+pub(crate) fn parse_task(json: &str) -> Result<Task, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::Backend(format!("reading task: {e}")))
+}
+
+pub(crate) fn event_json(event: &StreamResponse) -> Result<String, StoreError> {
+    serde_json::to_string(event).map_err(|e| StoreError::Backend(format!("serializing event: {e}")))
+}
+
+pub(crate) fn parse_event(json: &str) -> Result<StreamResponse, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::Backend(format!("reading event: {e}")))
+}
+
+/// A checkpoint's columns (both `None` without one).
+pub(crate) fn checkpoint_columns(
+    checkpoint: Option<&Checkpoint>,
+) -> Result<(Option<i64>, Option<&[u8]>), StoreError> {
+    match checkpoint {
+        Some(c) => Ok((Some(to_i64(c.turn, "checkpoint turn")?), Some(&c.state))),
+        None => Ok((None, None)),
+    }
+}
+
+pub(crate) fn checkpoint_from(
+    turn: Option<i64>,
+    state: Option<Vec<u8>>,
+) -> Result<Option<Checkpoint>, StoreError> {
+    match turn {
+        Some(turn) => Ok(Some(Checkpoint::new(
+            to_u64(turn, "checkpoint turn")?,
+            state.unwrap_or_default(),
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// A push config as stored: JSON, its credentials sealed under `key`.
+pub(crate) fn config_json(
+    key: Option<&PushKey>,
+    config: &TaskPushNotificationConfig,
+) -> Result<String, StoreError> {
+    let json = |config: &TaskPushNotificationConfig| {
+        serde_json::to_string(config)
+            .map_err(|e| StoreError::Backend(format!("serializing push config: {e}")))
+    };
+    match &config.authentication {
+        Some(auth) if key.is_some() && !auth.credentials.is_empty() => {
+            let mut sealed = config.clone();
+            if let Some(auth) = &mut sealed.authentication {
+                auth.credentials = crypt::seal(key, &auth.credentials)?;
+            }
+            json(&sealed)
+        }
+        _ => json(config),
+    }
+}
+
+pub(crate) fn parse_config(
+    key: Option<&PushKey>,
+    json: &str,
+) -> Result<TaskPushNotificationConfig, StoreError> {
+    let mut config: TaskPushNotificationConfig = serde_json::from_str(json)
+        .map_err(|e| StoreError::Backend(format!("reading push config: {e}")))?;
+    if let Some(auth) = &mut config.authentication {
+        auth.credentials = crypt::unseal(key, &auth.credentials)?;
+    }
+    Ok(config)
+}
+
+/// The columns of a job row ([`JOB_COLUMNS`]).
+pub(crate) struct JobRow {
+    pub(crate) task_id: String,
+    pub(crate) owner_tenant: String,
+    pub(crate) owner_user: String,
+    pub(crate) state: String,
+    pub(crate) node: String,
+    pub(crate) heartbeat_us: i64,
+    pub(crate) attempts: i64,
+    pub(crate) request: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) created_us: i64,
+    pub(crate) updated_us: i64,
+}
+
+pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
+    let owner = Caller {
+        tenant: row.owner_tenant,
+        user: row.owner_user,
+    };
+    let created_at = from_micros(row.created_us)?;
+    let mut job = Job::recorded(&NewJob {
+        task_id: &row.task_id,
+        owner: &owner,
+        node: &row.node,
+        request: &row.request,
+        at: created_at,
+    });
+    job.state = row
+        .state
+        .parse::<JobState>()
+        .map_err(|_| StoreError::Backend(format!("stored job state {:?} is unknown", row.state)))?;
+    job.heartbeat = from_micros(row.heartbeat_us)?;
+    job.attempts = u32::try_from(row.attempts).map_err(|_| {
+        StoreError::Backend(format!("stored attempts {} out of range", row.attempts))
+    })?;
+    job.reason = row.reason;
+    job.updated_at = from_micros(row.updated_us)?;
+    Ok(job)
+}
+
+/// Implements `TaskStore`, `PushConfigStore` and `JobStore` for `$store` (a
+/// struct with `pool: sqlx::Pool<$db>` and `push_key: Option<PushKey>`).
+macro_rules! sql_stores {
+    ($store:ty, $db:ty) => {
+        const _: () = {
+            use a2a_core::{ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig};
+            use a2a_server::Caller;
+            use a2a_server::store::listing::{ListPosition, TaskQuery, status_timestamp_ms};
+            use a2a_server::store::{
+                ABANDONED_REASON, Cause, Job, JobFilter, JobState, JobStore, NewJob,
+                PushConfigStore, Recovered, StoreError, StoredEvent, StoredTask, TaskStore,
+                Version,
+            };
+            use async_trait::async_trait;
+            use chrono::{DateTime, Utc};
+            use sqlx::{QueryBuilder, Row as _};
+
+            use $crate::common::{
+                JOB_COLUMNS, JobRow, backend, checkpoint_columns, checkpoint_from, config_json,
+                event_json, job_from_row, micros, parse_config, parse_event, parse_task,
+                task_json, to_i64, to_u64,
+            };
+
+            type Row = <$db as sqlx::Database>::Row;
+
+            fn read_job(row: &Row) -> Result<Job, StoreError> {
+                let column = |e: sqlx::Error| backend(e);
+                job_from_row(JobRow {
+                    task_id: row.try_get(0).map_err(column)?,
+                    owner_tenant: row.try_get(1).map_err(column)?,
+                    owner_user: row.try_get(2).map_err(column)?,
+                    state: row.try_get(3).map_err(column)?,
+                    node: row.try_get(4).map_err(column)?,
+                    heartbeat_us: row.try_get(5).map_err(column)?,
+                    attempts: row.try_get(6).map_err(column)?,
+                    request: row.try_get(7).map_err(column)?,
+                    reason: row.try_get(8).map_err(column)?,
+                    created_us: row.try_get(9).map_err(column)?,
+                    updated_us: row.try_get(10).map_err(column)?,
+                })
+            }
+
+            fn read_jobs(rows: &[Row]) -> Result<Vec<Job>, StoreError> {
+                rows.iter().map(read_job).collect()
+            }
+
+            /// `SELECT {select} FROM tasks` with the caller's scope and the query's filters.
+            fn filtered<'a>(
+                select: &str,
+                caller: &'a Caller,
+                query: &TaskQuery<'a>,
+            ) -> QueryBuilder<'a, $db> {
+                let mut sql = QueryBuilder::new(format!("SELECT {select} FROM tasks"));
+                sql.push(" WHERE owner_tenant = ")
+                    .push_bind(caller.tenant.as_str())
+                    .push(" AND owner_user = ")
+                    .push_bind(caller.user.as_str());
+                if let Some(context_id) = query.context_id {
+                    sql.push(" AND context_id = ").push_bind(context_id);
+                }
+                if let Some(state) = query.state {
+                    sql.push(" AND state = ").push_bind(state.number());
+                }
+                if let Some(from) = query.timestamp_from_ms {
+                    sql.push(" AND status_ms >= ").push_bind(from);
+                }
+                sql
+            }
+
+            #[async_trait]
+            impl TaskStore for $store {
+                async fn create(
+                    &self,
+                    caller: &Caller,
+                    task: &Task,
+                    cause: &Cause<'_>,
+                ) -> Result<Version, StoreError> {
+                    let json = task_json(task)?;
+                    let event = event_json(cause.event)?;
+                    let (turn, state) = checkpoint_columns(cause.checkpoint)?;
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let seq: Option<i64> = sqlx::query_scalar(
+                        "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+                         status_ms, version, task, checkpoint_turn, checkpoint_state) \
+                         VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9) \
+                         ON CONFLICT (task_id) DO NOTHING RETURNING seq",
+                    )
+                    .bind(&task.id)
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .bind(&task.context_id)
+                    .bind(task.status.state.number())
+                    .bind(status_timestamp_ms(task))
+                    .bind(json)
+                    .bind(turn)
+                    .bind(state)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    let Some(seq) = seq else {
+                        return Err(StoreError::AlreadyExists(task.id.clone()));
+                    };
+                    sqlx::query("INSERT INTO task_events (task_seq, version, event) VALUES ($1, 1, $2)")
+                        .bind(seq)
+                        .bind(event)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    tx.commit().await.map_err(backend)?;
+                    Ok(1)
+                }
+
+                async fn update(
+                    &self,
+                    caller: &Caller,
+                    task: &Task,
+                    expected: Version,
+                    cause: &Cause<'_>,
+                ) -> Result<Version, StoreError> {
+                    let json = task_json(task)?;
+                    let event = event_json(cause.event)?;
+                    let (turn, state) = checkpoint_columns(cause.checkpoint)?;
+                    let expected_i64 = to_i64(expected, "version")?;
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    // The version check and the write are one statement: a concurrent
+                    // writer of the same version finds it changed.
+                    let written = sqlx::query(
+                        "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+                         version = version + 1, task = $4, \
+                         checkpoint_turn = COALESCE($5, checkpoint_turn), \
+                         checkpoint_state = COALESCE($6, checkpoint_state) \
+                         WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 \
+                         AND version = $10 RETURNING seq, version",
+                    )
+                    .bind(&task.context_id)
+                    .bind(task.status.state.number())
+                    .bind(status_timestamp_ms(task))
+                    .bind(json)
+                    .bind(turn)
+                    .bind(state)
+                    .bind(&task.id)
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .bind(expected_i64)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    let Some(row) = written else {
+                        let found: Option<i64> = sqlx::query_scalar(
+                            "SELECT version FROM tasks \
+                             WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",
+                        )
+                        .bind(&task.id)
+                        .bind(&caller.tenant)
+                        .bind(&caller.user)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                        return Err(match found {
+                            Some(found) => StoreError::Conflict {
+                                task_id: task.id.clone(),
+                                expected,
+                                found: to_u64(found, "version")?,
+                            },
+                            None => StoreError::NotFound(task.id.clone()),
+                        });
+                    };
+                    let seq: i64 = row.try_get(0).map_err(backend)?;
+                    let version: i64 = row.try_get(1).map_err(backend)?;
+                    sqlx::query("INSERT INTO task_events (task_seq, version, event) VALUES ($1, $2, $3)")
+                        .bind(seq)
+                        .bind(version)
+                        .bind(event)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    tx.commit().await.map_err(backend)?;
+                    to_u64(version, "version")
+                }
+
+                async fn get(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, StoreError> {
+                    let row = sqlx::query(
+                        "SELECT task, version, checkpoint_turn, checkpoint_state FROM tasks \
+                         WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",
+                    )
+                    .bind(task_id)
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+                    let json: String = row.try_get(0).map_err(backend)?;
+                    let version: i64 = row.try_get(1).map_err(backend)?;
+                    let checkpoint = checkpoint_from(
+                        row.try_get(2).map_err(backend)?,
+                        row.try_get(3).map_err(backend)?,
+                    )?;
+                    Ok(StoredTask::new(
+                        parse_task(&json)?,
+                        to_u64(version, "version")?,
+                        checkpoint,
+                    ))
+                }
+
+                async fn list(
+                    &self,
+                    caller: &Caller,
+                    request: &ListTasksRequest,
+                ) -> Result<ListTasksResponse, StoreError> {
+                    let query = TaskQuery::from_request(request)?;
+                    let total: i64 = filtered("COUNT(*)", caller, &query)
+                        .build_query_scalar()
+                        .fetch_one(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    let mut page = filtered("seq, status_ms, task", caller, &query);
+                    if let Some(after) = query.after {
+                        let seq = to_i64(after.sequence, "page token")?;
+                        page.push(" AND (status_ms < ")
+                            .push_bind(after.timestamp_ms)
+                            .push(" OR (status_ms = ")
+                            .push_bind(after.timestamp_ms)
+                            .push(" AND seq > ")
+                            .push_bind(seq)
+                            .push("))");
+                    }
+                    // One more than a page tells whether another page follows.
+                    page.push(" ORDER BY status_ms DESC, seq ASC LIMIT ")
+                        .push_bind(to_i64(query.page_size as u64 + 1, "page size")?);
+                    let rows = page.build().fetch_all(&self.pool).await.map_err(backend)?;
+                    let more = rows.len() > query.page_size;
+                    let mut tasks = Vec::with_capacity(rows.len().min(query.page_size));
+                    let mut last = None;
+                    for row in rows.iter().take(query.page_size) {
+                        let seq: i64 = row.try_get(0).map_err(backend)?;
+                        let status_ms: i64 = row.try_get(1).map_err(backend)?;
+                        let json: String = row.try_get(2).map_err(backend)?;
+                        tasks.push(parse_task(&json)?);
+                        last = Some(ListPosition::new(status_ms, to_u64(seq, "sequence")?));
+                    }
+                    Ok(ListTasksResponse {
+                        tasks,
+                        next_page_token: TaskQuery::next_page_token(last.as_ref(), more),
+                        page_size: query.page_size_i32(),
+                        total_size: i32::try_from(total).unwrap_or(i32::MAX),
+                    })
+                }
+
+                async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
+                    // Its events go with it (ON DELETE CASCADE).
+                    sqlx::query(
+                        "DELETE FROM tasks WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",
+                    )
+                    .bind(task_id)
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(())
+                }
+
+                async fn events(
+                    &self,
+                    caller: &Caller,
+                    task_id: &str,
+                ) -> Result<Vec<StoredEvent>, StoreError> {
+                    let rows = sqlx::query(
+                        "SELECT e.version, e.event FROM task_events e JOIN tasks t ON t.seq = e.task_seq \
+                         WHERE t.task_id = $1 AND t.owner_tenant = $2 AND t.owner_user = $3 \
+                         ORDER BY e.version",
+                    )
+                    .bind(task_id)
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    rows.iter()
+                        .map(|row| {
+                            let version: i64 = row.try_get(0).map_err(backend)?;
+                            let json: String = row.try_get(1).map_err(backend)?;
+                            Ok(StoredEvent {
+                                version: to_u64(version, "version")?,
+                                event: parse_event(&json)?,
+                            })
+                        })
+                        .collect()
+                }
+            }
+
+            #[async_trait]
+            impl PushConfigStore for $store {
+                async fn save(
+                    &self,
+                    caller: &Caller,
+                    mut config: TaskPushNotificationConfig,
+                ) -> Result<TaskPushNotificationConfig, StoreError> {
+                    if config.id.is_empty() {
+                        config.id = a2a_core::new_id();
+                    }
+                    let json = config_json(self.push_key.as_ref(), &config)?;
+                    sqlx::query(
+                        "INSERT INTO push_configs (owner_tenant, owner_user, task_id, config_id, config) \
+                         VALUES ($1, $2, $3, $4, $5) \
+                         ON CONFLICT (owner_tenant, owner_user, task_id, config_id) \
+                         DO UPDATE SET config = excluded.config",
+                    )
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .bind(&config.task_id)
+                    .bind(&config.id)
+                    .bind(json)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(config)
+                }
+
+                async fn get(
+                    &self,
+                    caller: &Caller,
+                    task_id: &str,
+                    config_id: &str,
+                ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+                    let json: Option<String> = sqlx::query_scalar(
+                        "SELECT config FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
+                         AND task_id = $3 AND config_id = $4",
+                    )
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .bind(task_id)
+                    .bind(config_id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    json.map(|json| parse_config(self.push_key.as_ref(), &json))
+                        .transpose()
+                }
+
+                async fn list(
+                    &self,
+                    caller: &Caller,
+                    task_id: &str,
+                ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+                    let rows: Vec<String> = sqlx::query_scalar(
+                        "SELECT config FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
+                         AND task_id = $3 ORDER BY seq",
+                    )
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .bind(task_id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    rows.iter()
+                        .map(|json| parse_config(self.push_key.as_ref(), json))
+                        .collect()
+                }
+
+                async fn delete(
+                    &self,
+                    caller: &Caller,
+                    task_id: &str,
+                    config_id: &str,
+                ) -> Result<(), StoreError> {
+                    sqlx::query(
+                        "DELETE FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
+                         AND task_id = $3 AND config_id = $4",
+                    )
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .bind(task_id)
+                    .bind(config_id)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(())
+                }
+
+                async fn delete_all(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
+                    sqlx::query(
+                        "DELETE FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
+                         AND task_id = $3",
+                    )
+                    .bind(&caller.tenant)
+                    .bind(&caller.user)
+                    .bind(task_id)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(())
+                }
+            }
+
+            #[async_trait]
+            impl JobStore for $store {
+                async fn record(&self, job: &NewJob<'_>) -> Result<(), StoreError> {
+                    let at = micros(job.at);
+                    // Inserts, or replaces a finished job; an unfinished one stays
+                    // and the statement writes nothing.
+                    let written = sqlx::query(
+                        "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
+                         attempts, request, reason, created_us, updated_us) \
+                         VALUES ($1, $2, $3, 'RUNNING', $4, $5, 1, $6, NULL, $5, $5) \
+                         ON CONFLICT (task_id) DO UPDATE SET owner_tenant = excluded.owner_tenant, \
+                         owner_user = excluded.owner_user, state = excluded.state, node = excluded.node, \
+                         heartbeat_us = excluded.heartbeat_us, attempts = 1, request = excluded.request, \
+                         reason = NULL, created_us = excluded.created_us, updated_us = excluded.updated_us \
+                         WHERE jobs.state IN ('COMPLETED', 'FAILED', 'ABANDONED')",
+                    )
+                    .bind(job.task_id)
+                    .bind(&job.owner.tenant)
+                    .bind(&job.owner.user)
+                    .bind(job.node)
+                    .bind(at)
+                    .bind(job.request)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    if written.rows_affected() == 0 {
+                        return Err(StoreError::AlreadyExists(job.task_id.to_owned()));
+                    }
+                    Ok(())
+                }
+
+                async fn heartbeat(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
+                    let written = sqlx::query(
+                        "UPDATE jobs SET heartbeat_us = $1 WHERE state = 'RUNNING' AND node = $2",
+                    )
+                    .bind(micros(at))
+                    .bind(node)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(written.rows_affected())
+                }
+
+                async fn finish(
+                    &self,
+                    task_id: &str,
+                    state: JobState,
+                    reason: Option<&str>,
+                    at: DateTime<Utc>,
+                ) -> Result<(), StoreError> {
+                    if !state.is_finished() {
+                        return Err(StoreError::Invalid(format!("a job cannot finish as {state}")));
+                    }
+                    let written = sqlx::query(
+                        "UPDATE jobs SET state = $1, reason = $2, updated_us = $3 WHERE task_id = $4",
+                    )
+                    .bind(state.as_str())
+                    .bind(reason)
+                    .bind(micros(at))
+                    .bind(task_id)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    if written.rows_affected() == 0 {
+                        return Err(StoreError::NotFound(task_id.to_owned()));
+                    }
+                    Ok(())
+                }
+
+                async fn recover(
+                    &self,
+                    stale_before: DateTime<Utc>,
+                    at: DateTime<Utc>,
+                ) -> Result<Recovered, StoreError> {
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let abandoned = sqlx::query(&format!(
+                        "UPDATE jobs SET state = 'ABANDONED', reason = $1, updated_us = $2 \
+                         WHERE state = 'RUNNING' AND heartbeat_us < $3 RETURNING {JOB_COLUMNS}"
+                    ))
+                    .bind(ABANDONED_REASON)
+                    .bind(micros(at))
+                    .bind(micros(stale_before))
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    sqlx::query("UPDATE jobs SET state = 'PENDING', updated_us = $1 WHERE state = 'RUNNING'")
+                        .bind(micros(at))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    let pending = sqlx::query(&format!(
+                        "SELECT {JOB_COLUMNS} FROM jobs WHERE state = 'PENDING' \
+                         ORDER BY created_us, task_id"
+                    ))
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    tx.commit().await.map_err(backend)?;
+                    let mut abandoned = read_jobs(&abandoned)?;
+                    abandoned.sort_by(|a, b| {
+                        (a.created_at, &a.task_id).cmp(&(b.created_at, &b.task_id))
+                    });
+                    Ok(Recovered {
+                        abandoned,
+                        pending: read_jobs(&pending)?,
+                    })
+                }
+
+                async fn claim(
+                    &self,
+                    task_id: &str,
+                    node: &str,
+                    at: DateTime<Utc>,
+                ) -> Result<bool, StoreError> {
+                    let written = sqlx::query(
+                        "UPDATE jobs SET state = 'RUNNING', node = $1, attempts = attempts + 1, \
+                         heartbeat_us = $2, updated_us = $2 WHERE task_id = $3 AND state = 'PENDING'",
+                    )
+                    .bind(node)
+                    .bind(micros(at))
+                    .bind(task_id)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(written.rows_affected() == 1)
+                }
+
+                async fn release(&self, task_id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+                    sqlx::query(
+                        "UPDATE jobs SET state = 'PENDING', updated_us = $1 \
+                         WHERE task_id = $2 AND state = 'RUNNING'",
+                    )
+                    .bind(micros(at))
+                    .bind(task_id)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(())
+                }
+
+                async fn get(&self, task_id: &str) -> Result<Option<Job>, StoreError> {
+                    let row = sqlx::query(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE task_id = $1"))
+                        .bind(task_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    row.as_ref().map(read_job).transpose()
+                }
+
+                async fn list(&self, filter: &JobFilter) -> Result<Vec<Job>, StoreError> {
+                    let mut sql =
+                        QueryBuilder::<$db>::new(format!("SELECT {JOB_COLUMNS} FROM jobs WHERE 1 = 1"));
+                    if let Some(state) = filter.state {
+                        sql.push(" AND state = ").push_bind(state.as_str());
+                    }
+                    if let Some(after) = &filter.after {
+                        let updated = micros(after.updated_at);
+                        sql.push(" AND (updated_us < ")
+                            .push_bind(updated)
+                            .push(" OR (updated_us = ")
+                            .push_bind(updated)
+                            .push(" AND task_id < ")
+                            .push_bind(after.task_id.as_str())
+                            .push("))");
+                    }
+                    sql.push(" ORDER BY updated_us DESC, task_id DESC LIMIT ")
+                        .push_bind(i64::try_from(filter.limit).unwrap_or(i64::MAX));
+                    let rows = sql.build().fetch_all(&self.pool).await.map_err(backend)?;
+                    read_jobs(&rows)
+                }
+
+                async fn finished_before(
+                    &self,
+                    cutoff: DateTime<Utc>,
+                    limit: usize,
+                ) -> Result<Vec<Job>, StoreError> {
+                    let rows = sqlx::query(&format!(
+                        "SELECT {JOB_COLUMNS} FROM jobs \
+                         WHERE state IN ('COMPLETED', 'FAILED', 'ABANDONED') AND updated_us < $1 \
+                         ORDER BY updated_us, task_id LIMIT $2"
+                    ))
+                    .bind(micros(cutoff))
+                    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    read_jobs(&rows)
+                }
+
+                async fn remove(&self, task_id: &str) -> Result<(), StoreError> {
+                    sqlx::query("DELETE FROM jobs WHERE task_id = $1")
+                        .bind(task_id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    Ok(())
+                }
+            }
+        };
+    };
+}
+
+pub(crate) use sql_stores;
+
+/// Checks the push-credentials key against the one the database knows (the
+/// first keyed open records it).
+macro_rules! check_push_key {
+    ($pool:expr, $key:expr) => {{
+        use $crate::OpenError;
+        use $crate::common::KEY_CHECK_NAME;
+        use $crate::crypt::{KEY_CHECK, is_sealed};
+        let pool = $pool;
+        let key: Option<&$crate::PushKey> = $key;
+        let stored: Option<String> =
+            sqlx::query_scalar("SELECT value FROM a2a_meta WHERE name = $1")
+                .bind(KEY_CHECK_NAME)
+                .fetch_optional(pool)
+                .await?;
+        match (key, stored) {
+            (Some(key), Some(check)) => {
+                if key.open(&check).as_deref() != Some(KEY_CHECK) {
+                    return Err(OpenError::WrongKey);
+                }
+            }
+            (Some(key), None) => {
+                let check = key
+                    .seal(KEY_CHECK)
+                    .map_err(|e| OpenError::Migration(e.to_string()))?;
+                sqlx::query(
+                    "INSERT INTO a2a_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+                )
+                .bind(KEY_CHECK_NAME)
+                .bind(check)
+                .execute(pool)
+                .await?;
+            }
+            (None, Some(check)) if is_sealed(&check) => return Err(OpenError::KeyRequired),
+            (None, _) => {}
+        }
+    }};
+}
+
+pub(crate) use check_push_key;
+
+/// Applies the embedded migrations, refusing a schema newer than the code.
+macro_rules! apply_migrations {
+    ($migrator:expr, $pool:expr) => {{
+        use sqlx::migrate::MigrateError;
+        match $migrator.run($pool).await {
+            Ok(()) => Ok(()),
+            Err(MigrateError::VersionMissing(version)) => {
+                Err($crate::OpenError::SchemaTooNew { version })
+            }
+            Err(err) => Err($crate::OpenError::Migration(err.to_string())),
+        }
+    }};
+}
+
+pub(crate) use apply_migrations;

@@ -1,0 +1,124 @@
+//! `PostgresStore` against a real server: the shared suites, each test in a
+//! schema of its own (so they run in parallel and leave nothing behind).
+//!
+//! The server is `A2A_TEST_POSTGRES_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/test`). When it cannot be reached the
+//! tests fail if `CI=true`, and are skipped with a notice otherwise.
+#![cfg(feature = "postgres")]
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+use std::future::Future;
+
+use a2a_core::{AuthenticationInfo, TaskPushNotificationConfig};
+use a2a_server::Caller;
+use a2a_server::store::PushConfigStore;
+use a2a_server::store::testing::{job_store_suite, push_config_store_suite, task_store_suite};
+use a2a_store_sql::{OpenError, PostgresStore, PushKey};
+use sqlx::Connection as _;
+use sqlx::postgres::{PgConnectOptions, PgConnection};
+
+fn url() -> String {
+    std::env::var("A2A_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// Runs `test` on a store in a fresh schema, then drops the schema (also
+/// when the test fails).
+async fn in_fresh_schema<F, Fut>(key: Option<PushKey>, test: F)
+where
+    F: FnOnce(PostgresStore, PgConnectOptions) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let base: PgConnectOptions = url().parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
+    let mut admin = match PgConnection::connect_with(&base).await {
+        Ok(admin) => admin,
+        Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("PostgreSQL at {} is unreachable in CI: {err}", url())
+        }
+        Err(err) => {
+            eprintln!(
+                "NOTICE: skipping a PostgreSQL test: {} is unreachable ({err}); set A2A_TEST_POSTGRES_URL",
+                url()
+            );
+            return;
+        }
+    };
+    let schema = format!("a2a_test_{}", a2a_core::new_id().replace('-', ""));
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let options = base.options([("search_path", schema.as_str())]);
+    let outcome = match PostgresStore::connect_with(options.clone(), key).await {
+        Ok(store) => {
+            let pool = store.clone();
+            let outcome = tokio::spawn(test(store, options)).await;
+            pool.close().await;
+            outcome
+        }
+        Err(err) => {
+            let _ = sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+                .execute(&mut admin)
+                .await;
+            panic!("opening a store in {schema}: {err}");
+        }
+    };
+    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    if let Err(err) = outcome {
+        std::panic::resume_unwind(err.into_panic());
+    }
+}
+
+#[tokio::test]
+async fn task_store_conforms() {
+    in_fresh_schema(None, |store, _| async move {
+        task_store_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn push_config_store_conforms() {
+    in_fresh_schema(None, |store, _| async move {
+        push_config_store_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn job_store_conforms() {
+    in_fresh_schema(None, |store, _| async move {
+        job_store_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn credentials_are_encrypted_at_rest_and_a_wrong_key_is_refused() {
+    let key = PushKey::from_bytes(&[5; 32]);
+    in_fresh_schema(Some(key.clone()), |store, options| async move {
+        push_config_store_suite(&store).await;
+        let caller = Caller::default();
+        let mut config = TaskPushNotificationConfig::new("t1", "https://hook.example");
+        config.authentication = Some(AuthenticationInfo {
+            scheme: "Bearer".into(),
+            credentials: "top-secret-token".into(),
+        });
+        store.save(&caller, config).await.unwrap();
+        let raw: Vec<String> = sqlx::query_scalar("SELECT config FROM push_configs")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        assert!(raw.iter().all(|c| !c.contains("top-secret-token")));
+        let wrong =
+            PostgresStore::connect_with(options.clone(), Some(PushKey::from_bytes(&[6; 32])));
+        assert!(matches!(wrong.await, Err(OpenError::WrongKey)));
+        let keyless = PostgresStore::connect_with(options, None);
+        assert!(matches!(keyless.await, Err(OpenError::KeyRequired)));
+    })
+    .await;
+}

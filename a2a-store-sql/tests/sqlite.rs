@@ -1,0 +1,157 @@
+//! `SqliteStore`: the shared suites, and what only a file database has
+//! (directory lock, schema versions, credentials at rest, reopening).
+#![cfg(feature = "sqlite")]
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+use a2a_core::{AuthenticationInfo, StreamResponse, Task, TaskPushNotificationConfig, TaskState};
+use a2a_server::Caller;
+use a2a_server::store::testing::{job_store_suite, push_config_store_suite, task_store_suite};
+use a2a_server::store::{Cause, Checkpoint, PushConfigStore, TaskStore};
+use a2a_store_sql::{OpenError, PushKey, SqliteOptions, SqliteStore};
+
+async fn fresh() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    (dir, store)
+}
+
+#[tokio::test]
+async fn task_store_conforms() {
+    let (_dir, store) = fresh().await;
+    task_store_suite(&store).await;
+}
+
+#[tokio::test]
+async fn push_config_store_conforms() {
+    let (_dir, store) = fresh().await;
+    push_config_store_suite(&store).await;
+}
+
+#[tokio::test]
+async fn job_store_conforms() {
+    let (_dir, store) = fresh().await;
+    job_store_suite(&store).await;
+}
+
+#[tokio::test]
+async fn push_config_store_conforms_with_encrypted_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions::new(dir.path()).push_key(PushKey::from_bytes(&[3; 32]));
+    push_config_store_suite(&SqliteStore::open_with(options).await.unwrap()).await;
+}
+
+fn alice() -> Caller {
+    Caller {
+        tenant: String::new(),
+        user: "alice".into(),
+    }
+}
+
+#[tokio::test]
+async fn state_survives_reopening_and_a_second_server_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    let task = Task::new("t1", "c1", TaskState::Working);
+    let checkpoint = Checkpoint::new(2, b"state".to_vec());
+    let event = StreamResponse::Task(task.clone());
+    store
+        .create(
+            &alice(),
+            &task,
+            &Cause::event(&event).with_checkpoint(&checkpoint),
+        )
+        .await
+        .unwrap();
+
+    let second = SqliteStore::open(dir.path()).await;
+    match second {
+        Err(err @ OpenError::Locked { .. }) => {
+            assert!(
+                err.to_string().contains("in use by another process"),
+                "{err}"
+            );
+        }
+        other => panic!("a second open must be refused, got {other:?}"),
+    }
+
+    store.close().await;
+    drop(store);
+    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    let stored = TaskStore::get(&reopened, &alice(), "t1").await.unwrap();
+    assert_eq!(
+        (stored.task, stored.version, stored.checkpoint),
+        (task, 1, Some(checkpoint))
+    );
+    assert_eq!(reopened.events(&alice(), "t1").await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_release_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (99990101000000, 'from the future', 1, x'00', 0)",
+    )
+    .execute(store.pool())
+    .await
+    .unwrap();
+    store.close().await;
+    drop(store);
+    match SqliteStore::open(dir.path()).await {
+        Err(err @ OpenError::SchemaTooNew { version }) => {
+            assert_eq!(version, 99990101000000);
+            assert!(err.to_string().contains("newer than this program"), "{err}");
+        }
+        other => panic!("a newer schema must be refused, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn credentials_are_encrypted_at_rest_and_a_wrong_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = PushKey::from_bytes(&[9; 32]);
+    let store = SqliteStore::open_with(SqliteOptions::new(dir.path()).push_key(key.clone()))
+        .await
+        .unwrap();
+    let mut config = TaskPushNotificationConfig::new("t1", "https://hook.example");
+    config.authentication = Some(AuthenticationInfo {
+        scheme: "Bearer".into(),
+        credentials: "top-secret-token".into(),
+    });
+    let saved = store.save(&alice(), config).await.unwrap();
+    let raw: String = sqlx::query_scalar("SELECT config FROM push_configs")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert!(!raw.contains("top-secret-token"), "stored in clear: {raw}");
+    assert_eq!(
+        PushConfigStore::get(&store, &alice(), "t1", &saved.id)
+            .await
+            .unwrap(),
+        Some(saved.clone())
+    );
+    store.close().await;
+    drop(store);
+
+    let wrong = SqliteOptions::new(dir.path()).push_key(PushKey::from_bytes(&[1; 32]));
+    assert!(matches!(
+        SqliteStore::open_with(wrong).await,
+        Err(OpenError::WrongKey)
+    ));
+    assert!(matches!(
+        SqliteStore::open(dir.path()).await,
+        Err(OpenError::KeyRequired)
+    ));
+    let reopened = SqliteStore::open_with(SqliteOptions::new(dir.path()).push_key(key))
+        .await
+        .unwrap();
+    assert_eq!(
+        PushConfigStore::list(&reopened, &alice(), "t1")
+            .await
+            .unwrap(),
+        [saved],
+        "the right key reads the credentials back"
+    );
+}

@@ -22,12 +22,14 @@
 
 mod common;
 mod crypt;
+mod location;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use self::crypt::{KeyError, PushKey};
+pub use self::location::{DurableStore, StoreLocation, UnknownStore};
 #[cfg(feature = "postgres")]
 pub use self::postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
@@ -74,6 +76,9 @@ pub enum OpenError {
         /// The error.
         source: std::io::Error,
     },
+    /// This build has no support for the store named (a cargo feature is off).
+    #[error("this build cannot open {0} stores")]
+    Unsupported(String),
     /// The database could not be reached or read.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),

@@ -1,6 +1,7 @@
 //! Whole-system tests of the A2A SDK over real sockets, the conformance test
 //! agent (`tck-sut`) and interop with other SDKs.
 
+mod durable_agent;
 mod tck_agent;
 // One scripted agent for handler tests and whole-system tests alike.
 #[path = "../../a2a-server/tests/support/scripted_agent.rs"]
@@ -15,6 +16,7 @@ use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
 use a2a_server::push::{AddressPolicy, IpNetwork};
 use a2a_server::{A2aService, DefaultRequestHandler};
 
+pub use self::durable_agent::TurnAgent;
 pub use self::tck_agent::TckAgent;
 pub use self::test_agent::ScriptedAgent;
 

@@ -165,3 +165,46 @@ macro_rules! per_binding {
         }
     };
 }
+
+/// The PostgreSQL server the tests use (`A2A_TEST_POSTGRES_URL`, default the
+/// local one).
+pub fn postgres_url() -> String {
+    std::env::var("A2A_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// A fresh database for one test (`<name>_<random>`), as a URL; `None` (with a
+/// notice) when no server is reachable, except in CI (`CI=true`), where that
+/// fails the test.
+pub async fn postgres_database(name: &str) -> Option<String> {
+    use sqlx::Connection as _;
+    let base = postgres_url();
+    let mut admin = match sqlx::PgConnection::connect(&base).await {
+        Ok(admin) => admin,
+        Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("PostgreSQL at {base} is unreachable in CI: {err}")
+        }
+        Err(err) => {
+            eprintln!("NOTICE: skipping a PostgreSQL test: {base} is unreachable ({err})");
+            return None;
+        }
+    };
+    let database = format!("{name}_{}", a2a_core::new_id().replace('-', ""));
+    sqlx::query(&format!("CREATE DATABASE {database}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let (server, _) = base.rsplit_once('/').unwrap();
+    Some(format!("{server}/{database}"))
+}
+
+/// Drops a database made by [`postgres_database`] (its connections first).
+pub async fn drop_postgres_database(url: &str) {
+    use sqlx::Connection as _;
+    let (_, database) = url.rsplit_once('/').unwrap();
+    let mut admin = sqlx::PgConnection::connect(&postgres_url()).await.unwrap();
+    sqlx::query(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+}

@@ -46,6 +46,42 @@ pub struct ServeArgs {
     /// Seconds running tasks get to finish on shutdown.
     #[arg(long, default_value_t = 10)]
     pub shutdown_grace: u64,
+    /// Where the state is kept: `sqlite` (a file in --data-dir), `memory`
+    /// (lost on exit), or a `postgres://…` URL.
+    #[arg(long, env = "A2A_STORE", default_value = "sqlite", value_parser = StoreChoice::parse)]
+    pub store: StoreChoice,
+    /// The data directory of the SQLite store (one server at a time).
+    #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a")]
+    pub data_dir: std::path::PathBuf,
+    /// A file holding the 32-byte key that encrypts push-notification
+    /// credentials at rest (raw, 64 hex digits or base64).
+    #[arg(long, env = "A2A_PUSH_KEY_FILE")]
+    pub push_key_file: Option<std::path::PathBuf>,
+}
+
+/// Where `a2a serve` keeps its state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// A SQLite file in the data directory.
+    Sqlite,
+    /// Process memory: lost on exit.
+    Memory,
+    /// A PostgreSQL database at this URL.
+    Postgres(String),
+}
+
+impl StoreChoice {
+    /// Reads `sqlite`, `memory` or a `postgres://` URL.
+    pub fn parse(value: &str) -> Result<Self, String> {
+        match value {
+            "sqlite" => Ok(StoreChoice::Sqlite),
+            "memory" => Ok(StoreChoice::Memory),
+            url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Ok(StoreChoice::Postgres(url.to_owned()))
+            }
+            _ => Err("expected sqlite, memory or a postgres:// URL".to_owned()),
+        }
+    }
 }
 
 /// Which agent to talk to, and how.

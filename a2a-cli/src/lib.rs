@@ -10,7 +10,8 @@ mod serve;
 
 pub use self::agent::BuiltinAgent;
 pub use self::cli::{
-    Cli, Command, GetArgs, ListArgs, PushCommand, SendArgs, ServeArgs, Target, TaskArgs,
+    Cli, Command, GetArgs, ListArgs, PushCommand, SendArgs, ServeArgs, StoreChoice, Target,
+    TaskArgs,
 };
 
 /// Runs a parsed command line.

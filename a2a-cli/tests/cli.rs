@@ -5,10 +5,13 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 struct Server {
     child: Child,
     url: String,
+    /// Kept open: the server's later banner lines must not meet a closed pipe.
+    _stdout: BufReader<std::process::ChildStdout>,
 }
 
 impl Drop for Server {
@@ -18,23 +21,32 @@ impl Drop for Server {
     }
 }
 
+/// A throwaway server (state in memory).
 fn serve() -> Server {
+    serve_with(&["--store", "memory"])
+}
+
+fn serve_with(extra: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
         .args(["serve", "--port", "0"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut first).unwrap();
     let url = first
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .unwrap()
         .to_owned();
-    Server { child, url }
+    Server {
+        child,
+        url,
+        _stdout: stdout,
+    }
 }
 
 fn a2a(args: &[&str]) -> Output {
@@ -133,5 +145,53 @@ fn every_command_against_a_live_server() {
             .lines()
             .count(),
         1
+    );
+}
+
+#[test]
+fn sqlite_state_survives_a_restart_and_a_data_dir_serves_one_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
+    let server = serve_with(&["--data-dir", data_dir]);
+    let task = json(&["send", &server.url, "?"]);
+    let id = task["task"]["id"].as_str().unwrap().to_owned();
+
+    // A second server on the same data directory stops at once, saying why.
+    let mut second = Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["serve", "--port", "0", "--data-dir", data_dir])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = second.kill();
+            panic!("a second server on the same data directory kept running");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success());
+    assert!(
+        stderr.contains("in use by another process"),
+        "unclear refusal: {stderr}"
+    );
+
+    // Killed outright, the server's state is still there for the next one.
+    drop(server);
+    let server = serve_with(&["--data-dir", data_dir]);
+    let got = json(&["get", &server.url, &id]);
+    assert_eq!(got["id"], id.as_str());
+    assert_eq!(got["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert!(
+        got["history"]
+            .as_array()
+            .is_some_and(|h| h.iter().any(|m| m["parts"][0]["text"] == "?")),
+        "{got}"
     );
 }

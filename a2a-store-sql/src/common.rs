@@ -152,7 +152,8 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
 }
 
 /// Implements `TaskStore`, `PushConfigStore` and `JobStore` for `$store` (a
-/// struct with `pool: sqlx::Pool<$db>` and `push_key: Option<PushKey>`).
+/// struct with `push_key: Option<PushKey>`, and methods `reader()` and
+/// `writer()` giving the pools that read and write).
 macro_rules! sql_stores {
     ($store:ty, $db:ty) => {
         const _: () = {
@@ -231,7 +232,7 @@ macro_rules! sql_stores {
                     let json = task_json(task)?;
                     let event = event_json(cause.event)?;
                     let (turn, state) = checkpoint_columns(cause.checkpoint)?;
-                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let mut tx = self.writer().begin().await.map_err(backend)?;
                     let seq: Option<i64> = sqlx::query_scalar(
                         "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
                          status_ms, version, task, checkpoint_turn, checkpoint_state) \
@@ -274,7 +275,7 @@ macro_rules! sql_stores {
                     let event = event_json(cause.event)?;
                     let (turn, state) = checkpoint_columns(cause.checkpoint)?;
                     let expected_i64 = to_i64(expected, "version")?;
-                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let mut tx = self.writer().begin().await.map_err(backend)?;
                     // The version check and the write are one statement: a concurrent
                     // writer of the same version finds it changed.
                     let written = sqlx::query(
@@ -339,7 +340,7 @@ macro_rules! sql_stores {
                     .bind(task_id)
                     .bind(&caller.tenant)
                     .bind(&caller.user)
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(self.reader())
                     .await
                     .map_err(backend)?
                     .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
@@ -364,7 +365,7 @@ macro_rules! sql_stores {
                     let query = TaskQuery::from_request(request)?;
                     let total: i64 = filtered("COUNT(*)", caller, &query)
                         .build_query_scalar()
-                        .fetch_one(&self.pool)
+                        .fetch_one(self.reader())
                         .await
                         .map_err(backend)?;
                     let mut page = filtered("seq, status_ms, task", caller, &query);
@@ -381,7 +382,7 @@ macro_rules! sql_stores {
                     // One more than a page tells whether another page follows.
                     page.push(" ORDER BY status_ms DESC, seq ASC LIMIT ")
                         .push_bind(to_i64(query.page_size as u64 + 1, "page size")?);
-                    let rows = page.build().fetch_all(&self.pool).await.map_err(backend)?;
+                    let rows = page.build().fetch_all(self.reader()).await.map_err(backend)?;
                     let more = rows.len() > query.page_size;
                     let mut tasks = Vec::with_capacity(rows.len().min(query.page_size));
                     let mut last = None;
@@ -408,7 +409,7 @@ macro_rules! sql_stores {
                     .bind(task_id)
                     .bind(&caller.tenant)
                     .bind(&caller.user)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     Ok(())
@@ -427,7 +428,7 @@ macro_rules! sql_stores {
                     .bind(task_id)
                     .bind(&caller.tenant)
                     .bind(&caller.user)
-                    .fetch_all(&self.pool)
+                    .fetch_all(self.reader())
                     .await
                     .map_err(backend)?;
                     rows.iter()
@@ -465,7 +466,7 @@ macro_rules! sql_stores {
                     .bind(&config.task_id)
                     .bind(&config.id)
                     .bind(json)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     Ok(config)
@@ -485,7 +486,7 @@ macro_rules! sql_stores {
                     .bind(&caller.user)
                     .bind(task_id)
                     .bind(config_id)
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(self.reader())
                     .await
                     .map_err(backend)?;
                     json.map(|json| parse_config(self.push_key.as_ref(), &json))
@@ -504,7 +505,7 @@ macro_rules! sql_stores {
                     .bind(&caller.tenant)
                     .bind(&caller.user)
                     .bind(task_id)
-                    .fetch_all(&self.pool)
+                    .fetch_all(self.reader())
                     .await
                     .map_err(backend)?;
                     rows.iter()
@@ -526,7 +527,7 @@ macro_rules! sql_stores {
                     .bind(&caller.user)
                     .bind(task_id)
                     .bind(config_id)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     Ok(())
@@ -540,7 +541,7 @@ macro_rules! sql_stores {
                     .bind(&caller.tenant)
                     .bind(&caller.user)
                     .bind(task_id)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     Ok(())
@@ -569,7 +570,7 @@ macro_rules! sql_stores {
                     .bind(job.node)
                     .bind(at)
                     .bind(job.request)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     if written.rows_affected() == 0 {
@@ -584,7 +585,7 @@ macro_rules! sql_stores {
                     )
                     .bind(micros(at))
                     .bind(node)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     Ok(written.rows_affected())
@@ -607,7 +608,7 @@ macro_rules! sql_stores {
                     .bind(reason)
                     .bind(micros(at))
                     .bind(task_id)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     if written.rows_affected() == 0 {
@@ -621,7 +622,7 @@ macro_rules! sql_stores {
                     stale_before: DateTime<Utc>,
                     at: DateTime<Utc>,
                 ) -> Result<Recovered, StoreError> {
-                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let mut tx = self.writer().begin().await.map_err(backend)?;
                     let abandoned = sqlx::query(&format!(
                         "UPDATE jobs SET state = 'ABANDONED', reason = $1, updated_us = $2 \
                          WHERE state = 'RUNNING' AND heartbeat_us < $3 RETURNING {JOB_COLUMNS}"
@@ -668,7 +669,7 @@ macro_rules! sql_stores {
                     .bind(node)
                     .bind(micros(at))
                     .bind(task_id)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     Ok(written.rows_affected() == 1)
@@ -681,7 +682,7 @@ macro_rules! sql_stores {
                     )
                     .bind(micros(at))
                     .bind(task_id)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await
                     .map_err(backend)?;
                     Ok(())
@@ -690,7 +691,7 @@ macro_rules! sql_stores {
                 async fn get(&self, task_id: &str) -> Result<Option<Job>, StoreError> {
                     let row = sqlx::query(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE task_id = $1"))
                         .bind(task_id)
-                        .fetch_optional(&self.pool)
+                        .fetch_optional(self.reader())
                         .await
                         .map_err(backend)?;
                     row.as_ref().map(read_job).transpose()
@@ -714,7 +715,7 @@ macro_rules! sql_stores {
                     }
                     sql.push(" ORDER BY updated_us DESC, task_id DESC LIMIT ")
                         .push_bind(i64::try_from(filter.limit).unwrap_or(i64::MAX));
-                    let rows = sql.build().fetch_all(&self.pool).await.map_err(backend)?;
+                    let rows = sql.build().fetch_all(self.reader()).await.map_err(backend)?;
                     read_jobs(&rows)
                 }
 
@@ -730,7 +731,7 @@ macro_rules! sql_stores {
                     ))
                     .bind(micros(cutoff))
                     .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-                    .fetch_all(&self.pool)
+                    .fetch_all(self.reader())
                     .await
                     .map_err(backend)?;
                     read_jobs(&rows)
@@ -739,7 +740,7 @@ macro_rules! sql_stores {
                 async fn remove(&self, task_id: &str) -> Result<(), StoreError> {
                     sqlx::query("DELETE FROM jobs WHERE task_id = $1")
                         .bind(task_id)
-                        .execute(&self.pool)
+                        .execute(self.writer())
                         .await
                         .map_err(backend)?;
                     Ok(())

@@ -41,7 +41,7 @@ pub use self::sqlite::{DATABASE_FILE, LOCK_FILE, SqliteOptions, SqliteStore};
 pub enum OpenError {
     /// Another process holds the data directory (a server is running on it).
     #[error(
-        "the data directory {path} is in use by another process (is a server already running on it?)"
+        "the data directory is in use by another process ({path} is locked); is a server already running on it?"
     )]
     Locked {
         /// The lock file.

@@ -44,7 +44,7 @@ pub struct SqliteOptions {
     pub full_sync: bool,
     /// How long a write waits for another connection's write before failing.
     pub busy_timeout: Duration,
-    /// The most connections the pool opens.
+    /// The most connections that read at once (writes have one of their own).
     pub max_connections: u32,
 }
 
@@ -76,14 +76,20 @@ impl SqliteOptions {
 }
 
 /// Tasks, push configs and jobs in a SQLite database. Cheap to clone; clones
-/// share the pool and the directory lock.
+/// share the pools and the directory lock.
+///
+/// SQLite lets one transaction write at a time. Writes go through a pool of
+/// one connection, so writers queue in order inside the process instead of
+/// polling the file lock with SQLite's busy handler (which sleeps in steps of
+/// up to 100 ms); reads run on their own pool beside the writer (WAL).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    writer: SqlitePool,
     push_key: Option<PushKey>,
     /// Held for the store's life: the OS releases it when the last clone
-    /// goes, or when the process dies.
-    _lock: Arc<File>,
+    /// goes, or when the process dies. (None: opened read-only.)
+    _lock: Option<Arc<File>>,
 }
 
 impl SqliteStore {
@@ -129,28 +135,97 @@ impl SqliteStore {
             })
             .busy_timeout(options.busy_timeout)
             .foreign_keys(true);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(connect.clone())
+            .await?;
+        apply_migrations!(MIGRATOR, &writer)?;
+        check_push_key!(&writer, options.push_key.as_ref());
         let pool = SqlitePoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .connect_with(connect)
             .await?;
-        apply_migrations!(MIGRATOR, &pool)?;
-        check_push_key!(&pool, options.push_key.as_ref());
         Ok(SqliteStore {
             pool,
+            writer,
             push_key: options.push_key,
-            _lock: Arc::new(lock),
+            _lock: Some(Arc::new(lock)),
         })
     }
 
-    /// The connection pool (for operator tools that read the database).
+    /// Opens the database in `data_dir` for reading only, beside a server that
+    /// may be running on it (for operator tools): takes no lock and migrates
+    /// nothing, so the schema must be exactly this program's. Every write
+    /// through this store fails.
+    pub async fn open_read_only(
+        data_dir: impl AsRef<Path>,
+        push_key: Option<PushKey>,
+    ) -> Result<Self, OpenError> {
+        let path = data_dir.as_ref().join(DATABASE_FILE);
+        if !path.exists() {
+            return Err(OpenError::Io {
+                context: format!("opening {}", path.display()),
+                source: std::io::ErrorKind::NotFound.into(),
+            });
+        }
+        let connect = SqliteConnectOptions::new()
+            .filename(&path)
+            .read_only(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(2)
+            .connect_with(connect)
+            .await?;
+        let applied: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
+                .fetch_all(&pool)
+                .await?;
+        if let Some(version) = applied.iter().find(|v| !MIGRATOR.version_exists(**v)) {
+            return Err(OpenError::SchemaTooNew { version: *version });
+        }
+        if MIGRATOR.iter().any(|m| !applied.contains(&m.version)) {
+            return Err(OpenError::Migration(
+                "the database is older than this program; open it once read-write (start the server on it) to migrate it".into(),
+            ));
+        }
+        if let Some(key) = &push_key {
+            let check: Option<String> =
+                sqlx::query_scalar("SELECT value FROM a2a_meta WHERE name = $1")
+                    .bind(crate::common::KEY_CHECK_NAME)
+                    .fetch_optional(&pool)
+                    .await?;
+            if check
+                .is_some_and(|check| key.open(&check).as_deref() != Some(crate::crypt::KEY_CHECK))
+            {
+                return Err(OpenError::WrongKey);
+            }
+        }
+        Ok(SqliteStore {
+            writer: pool.clone(),
+            pool,
+            push_key,
+            _lock: None,
+        })
+    }
+
+    /// The pool that reads (for operator tools that query the database).
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
 
-    /// Closes the pool, waiting for connections in use; the directory lock
+    /// Closes the pools, waiting for connections in use; the directory lock
     /// goes with the last clone.
     pub async fn close(&self) {
+        self.writer.close().await;
         self.pool.close().await;
+    }
+
+    fn reader(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    fn writer(&self) -> &SqlitePool {
+        &self.writer
     }
 }
 

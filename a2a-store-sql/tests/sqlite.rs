@@ -155,3 +155,28 @@ async fn credentials_are_encrypted_at_rest_and_a_wrong_key_is_refused() {
         "the right key reads the credentials back"
     );
 }
+
+#[tokio::test]
+async fn a_read_only_store_reads_beside_the_server_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = SqliteStore::open(dir.path()).await.unwrap();
+    let task = Task::new("t1", "c1", TaskState::Working);
+    let event = StreamResponse::Task(task.clone());
+    server
+        .create(&alice(), &task, &Cause::event(&event))
+        .await
+        .unwrap();
+
+    let reader = SqliteStore::open_read_only(dir.path(), None).await.unwrap();
+    let stored = TaskStore::get(&reader, &alice(), "t1").await.unwrap();
+    assert_eq!(stored.task, task);
+    let other = Task::new("t2", "c1", TaskState::Working);
+    assert!(
+        reader
+            .create(&alice(), &other, &Cause::event(&event))
+            .await
+            .is_err(),
+        "a read-only store must not write"
+    );
+    assert!(TaskStore::get(&server, &alice(), "t2").await.is_err());
+}

@@ -60,6 +60,7 @@ fn status_event(task: &Task) -> StreamResponse {
 /// Runs every [`TaskStore`] rule against `store`.
 pub async fn task_store_suite<S: TaskStore>(store: &S) {
     versions_and_conflicts(store).await;
+    concurrent_writers_of_one_version(store).await;
     tasks_are_scoped_to_their_caller(store).await;
     tasks_read_back_as_written(store).await;
     list_filters(store).await;
@@ -130,6 +131,35 @@ async fn versions_and_conflicts<S: TaskStore>(store: &S) {
         store.get(&alice, &missing.id).await,
         Err(StoreError::NotFound(_))
     ));
+}
+
+async fn concurrent_writers_of_one_version<S: TaskStore>(store: &S) {
+    let alice = caller_in(&fresh_tenant(), "alice");
+    let id = a2a_core::new_id();
+    let task = task_at(&id, "ctx", Some(1), TaskState::Submitted);
+    store
+        .create(&alice, &task, &Cause::event(&status_event(&task)))
+        .await
+        .unwrap();
+    let writers = (0..8).map(|i| {
+        let mut task = task.clone();
+        task.status.timestamp = Some(at_ms(10 + i));
+        let alice = &alice;
+        async move {
+            let event = status_event(&task);
+            store.update(alice, &task, 1, &Cause::event(&event)).await
+        }
+    });
+    let results = futures::future::join_all(writers).await;
+    let won = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(won, 1, "exactly one writer of version 1 wins: {results:?}");
+    assert!(
+        results
+            .iter()
+            .all(|r| matches!(r, Ok(2) | Err(StoreError::Conflict { found: 2, .. }))),
+        "the others see a Conflict: {results:?}"
+    );
+    assert_eq!(store.get(&alice, &id).await.unwrap().version, 2);
 }
 
 async fn tasks_are_scoped_to_their_caller<S: TaskStore>(store: &S) {
@@ -861,6 +891,25 @@ pub async fn job_store_suite<S: JobStore>(store: &S) {
         "a running job cannot be claimed"
     );
     assert!(!store.claim("j4", "node-d", secs(11)).await.unwrap());
+    store.release("j2", secs(11)).await.unwrap();
+    let claims =
+        ["node-x", "node-y", "node-z", "node-c"].map(|node| store.claim("j2", node, secs(12)));
+    let won: Vec<bool> = futures::future::join_all(claims)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        won.iter().filter(|w| **w).count(),
+        1,
+        "exactly one of concurrent claims wins: {won:?}"
+    );
+    let winner = ["node-x", "node-y", "node-z", "node-c"][won.iter().position(|w| *w).unwrap()];
+    let reclaimed = store.get("j2").await.unwrap().unwrap();
+    assert_eq!((reclaimed.node.as_str(), reclaimed.attempts), (winner, 3));
+    // Back where the rest of the suite expects it: running on node-c with heartbeat 10.
+    store.release("j2", secs(12)).await.unwrap();
+    assert!(store.claim("j2", "node-c", secs(10)).await.unwrap());
     assert!(!store.claim("nope", "node-d", secs(11)).await.unwrap());
     assert_eq!(store.get("j2").await.unwrap().unwrap().node, "node-c");
 

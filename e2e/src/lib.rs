@@ -94,6 +94,14 @@ pub struct RunningSut {
 
 /// Starts the conformance test agent on `addr` (port 0 picks a free one) in the background.
 pub async fn start_tck_sut(addr: SocketAddr) -> std::io::Result<RunningSut> {
+    start_tck_sut_on(addr, None).await
+}
+
+/// [`start_tck_sut`] keeping its state in `store` (memory when `None`).
+pub async fn start_tck_sut_on(
+    addr: SocketAddr,
+    store: Option<a2a_store_sql::DurableStore>,
+) -> std::io::Result<RunningSut> {
     let listener = bind(addr, DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let card = tck_card(addr);
@@ -102,12 +110,13 @@ pub async fn start_tck_sut(addr: SocketAddr) -> std::io::Result<RunningSut> {
     extended.skills.push(
         AgentSkill::new("tck-extended", "Extended", "Only in the extended card").with_tags(["tck"]),
     );
-    let handler = Arc::new(
-        DefaultRequestHandler::builder(TckAgent, card)
-            .extended_card(extended)
-            .push_address_policy(loopback_policy())
-            .build(),
-    );
+    let mut builder = DefaultRequestHandler::builder(TckAgent, card)
+        .extended_card(extended)
+        .push_address_policy(loopback_policy());
+    if let Some(store) = store {
+        builder = store.install(builder);
+    }
+    let handler = Arc::new(builder.build());
     let service = A2aService::from_arc(handler.clone());
     let app = router(service, HttpConfig::default());
     tokio::spawn(async move {

@@ -92,6 +92,21 @@ impl StoreLocation {
     }
 }
 
+impl StoreLocation {
+    /// Opens the store here to look at it beside a running server: SQLite
+    /// read-only and without the directory lock (writes fail), PostgreSQL as
+    /// usual. `None` for memory, which no other process can see.
+    pub async fn open_to_read(&self) -> Result<Option<DurableStore>, OpenError> {
+        match self {
+            #[cfg(feature = "sqlite")]
+            StoreLocation::Sqlite(dir) => Ok(Some(DurableStore::Sqlite(
+                crate::SqliteStore::open_read_only(dir, None).await?,
+            ))),
+            other => other.open(None).await,
+        }
+    }
+}
+
 impl DurableStore {
     /// Keeps the handler's tasks, push configs and jobs in this store
     /// (executions become durable jobs).

@@ -395,3 +395,55 @@ impl A2aService {
         })
     }
 }
+
+/// Reads a request object as the request type of `method`: the one table of
+/// the eleven operations' request types, for every JSON binding.
+#[derive(Clone, Copy)]
+pub(crate) struct RequestOf(pub(crate) Method);
+
+impl<'de> serde::de::DeserializeSeed<'de> for RequestOf {
+    type Value = Request;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Request, D::Error> {
+        // Params must be an object; a struct would also accept an array.
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RequestOf {
+    type Value = Request;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a params object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Request, A::Error> {
+        use serde::Deserialize;
+        let d = serde::de::value::MapAccessDeserializer::new(map);
+        Ok(match self.0 {
+            Method::SendMessage => Request::SendMessage(Deserialize::deserialize(d)?),
+            Method::SendStreamingMessage => {
+                Request::SendStreamingMessage(Deserialize::deserialize(d)?)
+            }
+            Method::GetTask => Request::GetTask(Deserialize::deserialize(d)?),
+            Method::ListTasks => Request::ListTasks(Deserialize::deserialize(d)?),
+            Method::CancelTask => Request::CancelTask(Deserialize::deserialize(d)?),
+            Method::SubscribeToTask => Request::SubscribeToTask(Deserialize::deserialize(d)?),
+            Method::CreateTaskPushNotificationConfig => {
+                Request::CreatePushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::GetTaskPushNotificationConfig => {
+                Request::GetPushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::ListTaskPushNotificationConfigs => {
+                Request::ListPushConfigs(Deserialize::deserialize(d)?)
+            }
+            Method::DeleteTaskPushNotificationConfig => {
+                Request::DeletePushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::GetExtendedAgentCard => {
+                Request::GetExtendedAgentCard(Deserialize::deserialize(d)?)
+            }
+        })
+    }
+}

@@ -13,7 +13,7 @@ use super::common::{
     call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
     unsupported_content_type, with_extensions,
 };
-use crate::service::{Request as Call, Response as Answer};
+use crate::service::{Request as Call, RequestOf, Response as Answer};
 
 const JSON: &str = "application/json";
 
@@ -29,7 +29,7 @@ fn success<T: serde::Serialize>(id: Value, result: &T) -> Vec<u8> {
 
 /// Decodes the params of `method` straight from their JSON text into a call.
 fn decode_call(method: Method, params: &str) -> Result<Call, A2aError> {
-    Ok(decode_seed(params.as_bytes(), ParamsOf(method))?)
+    Ok(decode_seed(params.as_bytes(), RequestOf(method))?)
 }
 
 /// A well-formed request read in one pass: when `method` comes before
@@ -49,57 +49,6 @@ impl<'de> serde::Deserialize<'de> for Direct {
 }
 
 struct DirectVisitor;
-
-/// Reads `params` as the request type of `method`.
-#[derive(Clone, Copy)]
-struct ParamsOf(Method);
-
-impl<'de> serde::de::DeserializeSeed<'de> for ParamsOf {
-    type Value = Call;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Call, D::Error> {
-        // Params must be an object; a struct would also accept an array.
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for ParamsOf {
-    type Value = Call;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a params object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Call, A::Error> {
-        use serde::Deserialize;
-        let d = serde::de::value::MapAccessDeserializer::new(map);
-        Ok(match self.0 {
-            Method::SendMessage => Call::SendMessage(Deserialize::deserialize(d)?),
-            Method::SendStreamingMessage => {
-                Call::SendStreamingMessage(Deserialize::deserialize(d)?)
-            }
-            Method::GetTask => Call::GetTask(Deserialize::deserialize(d)?),
-            Method::ListTasks => Call::ListTasks(Deserialize::deserialize(d)?),
-            Method::CancelTask => Call::CancelTask(Deserialize::deserialize(d)?),
-            Method::SubscribeToTask => Call::SubscribeToTask(Deserialize::deserialize(d)?),
-            Method::CreateTaskPushNotificationConfig => {
-                Call::CreatePushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::GetTaskPushNotificationConfig => {
-                Call::GetPushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::ListTaskPushNotificationConfigs => {
-                Call::ListPushConfigs(Deserialize::deserialize(d)?)
-            }
-            Method::DeleteTaskPushNotificationConfig => {
-                Call::DeletePushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::GetExtendedAgentCard => {
-                Call::GetExtendedAgentCard(Deserialize::deserialize(d)?)
-            }
-        })
-    }
-}
 
 impl<'de> serde::de::Visitor<'de> for DirectVisitor {
     type Value = Direct;
@@ -129,7 +78,7 @@ impl<'de> serde::de::Visitor<'de> for DirectVisitor {
                         Some(Method::from_name(&name).ok_or_else(|| A::Error::custom("method"))?);
                 }
                 "params" if call.is_none() => match method {
-                    Some(method) => call = Some(map.next_value_seed(ParamsOf(method))?),
+                    Some(method) => call = Some(map.next_value_seed(RequestOf(method))?),
                     None => return Err(A::Error::custom("params before method")),
                 },
                 "jsonrpc" | "id" | "method" | "params" => {

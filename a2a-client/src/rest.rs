@@ -1,14 +1,7 @@
 //! The HTTP+JSON (REST) transport (SSE for streams).
 
 use a2a_core::rest::{Carrier, RestRoute, to_query};
-use a2a_core::{
-    A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    HttpErrorBody, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, Method, SendMessageRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
-};
-use async_trait::async_trait;
+use a2a_core::{A2aError, HttpErrorBody, Method, StreamResponse};
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Method as Verb, StatusCode};
@@ -17,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::http::{HttpSettings, default_client, headers, retry_after, sse_events};
-use crate::{CallOptions, ClientError, EventStream, Transport};
+use crate::{CallOptions, ClientError, EventStream};
 
 /// A request placed on the binding: verb, URL, query and body.
 type Placed = (Verb, String, Vec<(String, String)>, Option<Vec<u8>>);
@@ -76,15 +69,36 @@ impl RestTransport {
         })
     }
 
+    /// A streaming call of `method`.
+    async fn stream<T: Serialize>(
+        &self,
+        method: Method,
+        request: &T,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        let (verb, url, _, body) = self.place(method, request)?;
+        match self.open_stream(verb, url.clone(), body, options).await {
+            // SubscribeToTask: the spec text says POST, the proto GET; servers
+            // differ, so the other is tried on 405.
+            Err(err)
+                if method == Method::SubscribeToTask
+                    && err.status() == Some(StatusCode::METHOD_NOT_ALLOWED.as_u16()) =>
+            {
+                self.open_stream(Verb::GET, url, None, options).await
+            }
+            other => other,
+        }
+    }
+
     /// A unary call of `method`.
-    async fn invoke<T: Serialize, R: DeserializeOwned>(
+    async fn call<T: Serialize, R: DeserializeOwned>(
         &self,
         method: Method,
         request: &T,
         options: &CallOptions,
     ) -> Result<R, ClientError> {
         let (verb, url, query, body) = self.place(method, request)?;
-        self.call(verb, url, query, body, options).await
+        self.exchange(verb, url, query, body, options).await
     }
 
     async fn send(
@@ -125,7 +139,7 @@ impl RestTransport {
         }
     }
 
-    async fn call<R: DeserializeOwned>(
+    async fn exchange<R: DeserializeOwned>(
         &self,
         verb: Verb,
         url: String,
@@ -144,7 +158,7 @@ impl RestTransport {
             .map_err(|e| ClientError::decode(format!("invalid response body: {e}")))
     }
 
-    async fn stream(
+    async fn open_stream(
         &self,
         verb: Verb,
         url: String,
@@ -196,109 +210,4 @@ async fn error_from(response: reqwest::Response) -> ClientError {
     error.with_retry_after(wait)
 }
 
-#[async_trait]
-impl Transport for RestTransport {
-    async fn send_message(
-        &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<SendMessageResponse, ClientError> {
-        self.invoke(Method::SendMessage, &request, options).await
-    }
-
-    async fn send_streaming_message(
-        &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        let (verb, url, _, body) = self.place(Method::SendStreamingMessage, &request)?;
-        self.stream(verb, url, body, options).await
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        self.invoke(Method::GetTask, &request, options).await
-    }
-
-    async fn list_tasks(
-        &self,
-        request: ListTasksRequest,
-        options: &CallOptions,
-    ) -> Result<ListTasksResponse, ClientError> {
-        self.invoke(Method::ListTasks, &request, options).await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        self.invoke(Method::CancelTask, &request, options).await
-    }
-
-    async fn subscribe_to_task(
-        &self,
-        request: SubscribeToTaskRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        let (verb, url, _, body) = self.place(Method::SubscribeToTask, &request)?;
-        // The spec text says POST, the proto GET; servers differ, so try the other on 405.
-        match self.stream(verb, url.clone(), body, options).await {
-            Err(err) if err.status() == Some(StatusCode::METHOD_NOT_ALLOWED.as_u16()) => {
-                self.stream(Verb::GET, url, None, options).await
-            }
-            other => other,
-        }
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: TaskPushNotificationConfig,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.invoke(Method::CreateTaskPushNotificationConfig, &request, options)
-            .await
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        request: GetTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.invoke(Method::GetTaskPushNotificationConfig, &request, options)
-            .await
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        request: ListTaskPushNotificationConfigsRequest,
-        options: &CallOptions,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        self.invoke(Method::ListTaskPushNotificationConfigs, &request, options)
-            .await
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        request: DeleteTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<(), ClientError> {
-        let (verb, url, query, body) =
-            self.place(Method::DeleteTaskPushNotificationConfig, &request)?;
-        self.send(verb, url, query, body, options, false)
-            .await
-            .map(drop)
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        request: GetExtendedAgentCardRequest,
-        options: &CallOptions,
-    ) -> Result<AgentCard, ClientError> {
-        self.invoke(Method::GetExtendedAgentCard, &request, options)
-            .await
-    }
-}
+crate::transport::json_transport!(RestTransport);

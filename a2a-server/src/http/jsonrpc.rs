@@ -13,7 +13,7 @@ use super::common::{
     call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
     unsupported_content_type, with_extensions,
 };
-use crate::service::{Request as Call, RequestOf, Response as Answer};
+use crate::service::{self, RequestOf};
 
 const JSON: &str = "application/json";
 
@@ -28,7 +28,7 @@ fn success<T: serde::Serialize>(id: Value, result: &T) -> Vec<u8> {
 }
 
 /// Decodes the params of `method` straight from their JSON text into a call.
-fn decode_call(method: Method, params: &str) -> Result<Call, A2aError> {
+fn decode_call(method: Method, params: &str) -> Result<service::Request, A2aError> {
     Ok(decode_seed(params.as_bytes(), RequestOf(method))?)
 }
 
@@ -39,7 +39,7 @@ fn decode_call(method: Method, params: &str) -> Result<Call, A2aError> {
 /// [`envelope`], which says exactly what is wrong.
 struct Direct {
     id: Value,
-    call: Call,
+    call: service::Request,
 }
 
 impl<'de> serde::Deserialize<'de> for Direct {
@@ -164,7 +164,7 @@ fn envelope(body: &[u8]) -> Result<(Value, Method, &str), (Value, A2aError)> {
 }
 
 /// The request's id and call, or the id (if known) and what is wrong.
-fn read_call(body: &[u8]) -> Result<(Value, Call), (Value, A2aError)> {
+fn read_call(body: &[u8]) -> Result<(Value, service::Request), (Value, A2aError)> {
     if let Ok(Direct { id, call }) = serde_json::from_slice::<Direct>(body) {
         return Ok((id, call));
     }
@@ -200,14 +200,14 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Err(err) => return with_extensions(error_response(id, &err), &ctx),
     };
     let body = match answer {
-        Answer::SendMessage(r) => success(id, &r),
-        Answer::Task(t) => success(id, &t),
-        Answer::ListTasks(r) => success(id, &r),
-        Answer::PushConfig(c) => success(id, &c),
-        Answer::PushConfigs(c) => success(id, &c),
-        Answer::Empty => success(id, &serde_json::json!({})),
-        Answer::AgentCard(card) => success(id, &card),
-        Answer::Stream(events) => {
+        service::Response::SendMessage(r) => success(id, &r),
+        service::Response::Task(t) => success(id, &t),
+        service::Response::ListTasks(r) => success(id, &r),
+        service::Response::PushConfig(c) => success(id, &c),
+        service::Response::PushConfigs(c) => success(id, &c),
+        service::Response::Empty => success(id, &serde_json::json!({})),
+        service::Response::AgentCard(card) => success(id, &card),
+        service::Response::Stream(events) => {
             let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
                 Ok(event) => success(id.clone(), &event),
                 Err(err) => to_json(&JsonRpcResponse::<()>::failure(

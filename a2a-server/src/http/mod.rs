@@ -18,8 +18,10 @@ use tower_http::cors::CorsLayer;
 use self::card::CardDocument;
 use crate::service::A2aService;
 
-/// Settings of the HTTP bindings.
+/// Settings of the HTTP bindings. Start from `HttpConfig::default()` and set
+/// the fields you need (more will come).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpConfig {
     /// Path of the JSON-RPC endpoint (also served with a trailing slash).
     pub jsonrpc_path: String,

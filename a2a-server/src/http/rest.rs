@@ -19,7 +19,7 @@ use super::common::{
     call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
     unsupported_content_type, with_extensions,
 };
-use crate::service::{Request as Call, RequestOf, Response as Answer};
+use crate::service::{self, RequestOf};
 
 /// A request no operation answers: the HTTP status to use, and why.
 type Unrouted = (u16, A2aError);
@@ -75,7 +75,7 @@ fn build_call(
     matched: &RestMatch,
     query: Map<String, Value>,
     body: Option<Value>,
-) -> Result<Call, A2aError> {
+) -> Result<service::Request, A2aError> {
     let mut object = match matched.route.carrier {
         Carrier::Query => query,
         Carrier::Body => match body {
@@ -148,14 +148,14 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Err(err) => return with_extensions(error_response(&err, media_type), &ctx),
     };
     let body = match answer {
-        Answer::SendMessage(r) => to_json(&r),
-        Answer::Task(t) => to_json(&t),
-        Answer::ListTasks(r) => to_json(&r),
-        Answer::PushConfig(c) => to_json(&c),
-        Answer::PushConfigs(c) => to_json(&c),
-        Answer::Empty => b"{}".to_vec(),
-        Answer::AgentCard(card) => to_json(&card),
-        Answer::Stream(events) => {
+        service::Response::SendMessage(r) => to_json(&r),
+        service::Response::Task(t) => to_json(&t),
+        service::Response::ListTasks(r) => to_json(&r),
+        service::Response::PushConfig(c) => to_json(&c),
+        service::Response::PushConfigs(c) => to_json(&c),
+        service::Response::Empty => b"{}".to_vec(),
+        service::Response::AgentCard(card) => to_json(&card),
+        service::Response::Stream(events) => {
             let frames = events.map(|item: Result<StreamResponse, A2aError>| match item {
                 Ok(event) => to_json(&event),
                 Err(err) => to_json(&err.to_http_body()),

@@ -11,14 +11,12 @@ use std::time::Duration;
 
 use a2a_core::{
     A2aError, AgentCard, Artifact, CancelTaskRequest, GetTaskRequest, Method, SendMessageResponse,
-    Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent,
+    Task, TaskArtifactUpdateEvent, TaskState,
 };
-use a2a_server::store::{
-    Cause, Checkpoint, InMemoryJobStore, InMemoryTaskStore, JobState, JobStore, NewJob, TaskStore,
-};
+use a2a_server::store::{Checkpoint, InMemoryJobStore, InMemoryTaskStore, JobState, JobStore};
 use a2a_server::{
-    AgentExecutor, CallContext, Caller, DefaultRequestHandler, EventQueue, JobConfig,
-    RequestContext, RequestHandler, ServiceParams,
+    AgentExecutor, CallContext, DefaultRequestHandler, EventQueue, JobConfig, RequestContext,
+    RequestHandler, ServiceParams,
 };
 use support::*;
 use tokio::sync::Notify;
@@ -273,53 +271,46 @@ async fn cancel_reaches_work_left_pending() {
     );
 }
 
-/// A job recorded by a process whose last heartbeat was `age` ago.
-async fn left_running(stores: &Stores, id: &str, age: chrono::Duration) {
-    let at = chrono::Utc::now() - age;
-    let task = Task::new(id, "ctx", TaskState::Working);
-    let event = TaskStatusUpdateEvent::new(id, "ctx", TaskState::Working).into();
-    stores
-        .tasks
-        .create(&Caller::default(), &task, &Cause::event(&event))
-        .await
-        .unwrap();
-    let request = r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"go"}]},"contextId":"ctx"}"#;
-    let job = NewJob {
-        task_id: id,
-        owner: &Caller::default(),
-        node: "dead-node",
-        request,
-        at,
-    };
-    stores.jobs.record(&job).await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn past_the_stale_limit_work_is_abandoned_with_its_reason() {
     let stores = Stores::new();
-    left_running(&stores, "stale", chrono::Duration::hours(2)).await;
-    left_running(&stores, "fresh", chrono::Duration::minutes(5)).await;
+    // A process that stopped heartbeating, as a dead one does, with a job
+    // running since long ago and one started a minute ago.
+    let silent = Turns::default();
+    *silent.hold.lock().unwrap() = true;
+    let dead = stores.handler(silent.clone(), |c| {
+        c.heartbeat_interval = Duration::from_secs(1000 * 3600);
+    });
+    let stale = start(&dead).await;
+    silent.reached_hold.notified().await;
+    tokio::time::sleep(Duration::from_secs(2 * 3600)).await;
+    let fresh = start(&dead).await;
+    silent.reached_hold.notified().await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+
+    // The next process, with the default stale limit of one hour.
     let agent = Turns::default();
     let handler = stores.handler(agent.clone(), |_| {});
     handler.recovered().await;
 
-    let stale = get(&handler, "stale").await;
-    assert_eq!(stale.status.state, TaskState::Failed);
+    let abandoned = get(&handler, &stale.id).await;
+    assert_eq!(abandoned.status.state, TaskState::Failed);
     assert!(
-        status_text(&stale).contains("abandoned"),
+        status_text(&abandoned).contains("abandoned"),
         "{}",
-        status_text(&stale)
+        status_text(&abandoned)
     );
     assert_eq!(
-        stale.metadata.as_ref().and_then(|m| m.get("jobState")),
+        abandoned.metadata.as_ref().and_then(|m| m.get("jobState")),
         Some(&serde_json::Value::from("ABANDONED"))
     );
-    let job = stores.jobs.get("stale").await.unwrap().unwrap();
+    let job = stores.jobs.get(&stale.id).await.unwrap().unwrap();
     assert_eq!(job.state, JobState::Abandoned);
     assert!(job.reason.unwrap().contains("abandoned"));
 
-    let fresh = until_terminal(&handler, "fresh").await;
-    assert_eq!(fresh.status.state, TaskState::Completed);
+    let resumed = until_terminal(&handler, &fresh.id).await;
+    assert_eq!(resumed.status.state, TaskState::Completed);
+    assert_eq!(*agent.resumed_at.lock().unwrap(), [Some(1)]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -367,4 +358,60 @@ async fn finished_work_is_deleted_after_the_retention_period() {
         )
         .await;
     assert!(gone.is_err(), "the task went with its job");
+}
+
+/// Waits for the job of `id` to finish.
+async fn finished_job(stores: &Stores, id: &str) -> a2a_server::store::Job {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let job = stores.jobs.get(id).await.unwrap().unwrap();
+            if job.state.is_finished() {
+                return job;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the job finishes")
+}
+
+async fn cancel(handler: &DefaultRequestHandler, id: &str) -> Task {
+    let request = CancelTaskRequest {
+        id: id.into(),
+        ..Default::default()
+    };
+    handler.cancel_task(&ctx(), request).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_reaches_running_and_resumed_work() {
+    let stores = Stores::new();
+    let agent = Turns::default();
+    *agent.hold.lock().unwrap() = true;
+    let handler = stores.handler(agent.clone(), |_| {});
+
+    let running = start(&handler).await;
+    agent.reached_hold.notified().await;
+    assert_eq!(
+        cancel(&handler, &running.id).await.status.state,
+        TaskState::Canceled
+    );
+    assert_eq!(
+        finished_job(&stores, &running.id).await.state,
+        JobState::Completed
+    );
+
+    let later = start(&handler).await;
+    agent.reached_hold.notified().await;
+    handler.shutdown(Duration::ZERO).await;
+    let restarted = stores.handler(agent.clone(), |_| {});
+    // The resumed execution reaches the same hold after its checkpoint.
+    agent.reached_hold.notified().await;
+    assert_eq!(
+        cancel(&restarted, &later.id).await.status.state,
+        TaskState::Canceled
+    );
+    let job = finished_job(&stores, &later.id).await;
+    assert_eq!((job.state, job.attempts), (JobState::Completed, 2));
+    assert_eq!(*agent.resumed_at.lock().unwrap(), [None, None, Some(1)]);
 }

@@ -72,29 +72,40 @@ fn default_node() -> String {
 }
 
 /// Wall-clock time that follows tokio's clock, so heartbeats, the stale limit
-/// and retention can be tested on a paused clock.
+/// and retention can be tested on a paused clock. Every clock of a process
+/// shares one anchor, so two handlers in one test agree on the time.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Clock {
     base_utc: DateTime<Utc>,
     base: tokio::time::Instant,
 }
 
+static ANCHOR: std::sync::OnceLock<(DateTime<Utc>, std::time::Instant)> =
+    std::sync::OnceLock::new();
+
 impl Clock {
     pub(crate) fn new() -> Self {
+        let (base_utc, base) = *ANCHOR.get_or_init(|| (Utc::now(), std::time::Instant::now()));
         Clock {
-            base_utc: Utc::now(),
-            base: tokio::time::Instant::now(),
+            base_utc,
+            base: tokio::time::Instant::from_std(base),
         }
     }
 
     pub(crate) fn now(&self) -> DateTime<Utc> {
         let elapsed = tokio::time::Instant::now().saturating_duration_since(self.base);
-        self.base_utc + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX)
+        chrono::Duration::from_std(elapsed)
+            .ok()
+            .and_then(|elapsed| self.base_utc.checked_add_signed(elapsed))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 
-    /// The time `age` before now.
+    /// The time `age` before now (the dawn of time for an age past it).
     pub(crate) fn ago(&self, age: Duration) -> DateTime<Utc> {
-        self.now() - chrono::Duration::from_std(age).unwrap_or(chrono::Duration::MAX)
+        chrono::Duration::from_std(age)
+            .ok()
+            .and_then(|age| self.now().checked_sub_signed(age))
+            .unwrap_or(DateTime::<Utc>::MIN_UTC)
     }
 }
 

@@ -3,6 +3,8 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 
+use a2a_store_sql::StoreLocation;
+
 /// `a2a`: serve and call A2A agents.
 #[derive(Debug, clap::Parser)]
 #[command(name = "a2a", version, about)]
@@ -32,6 +34,9 @@ pub enum Command {
     /// Manage a task's push-notification webhooks.
     #[command(subcommand)]
     Push(PushCommand),
+    /// See and manage a server's durable executions.
+    #[command(subcommand)]
+    Jobs(JobsCommand),
 }
 
 /// Arguments of `a2a serve`.
@@ -43,45 +48,97 @@ pub struct ServeArgs {
     /// Port to listen on (0 picks a free one).
     #[arg(long, short, default_value_t = 9999)]
     pub port: u16,
-    /// Seconds running tasks get to finish on shutdown.
+    /// Seconds running tasks get to finish on shutdown (the rest is resumed
+    /// at the next start).
     #[arg(long, default_value_t = 10)]
     pub shutdown_grace: u64,
-    /// Where the state is kept: `sqlite` (a file in --data-dir), `memory`
-    /// (lost on exit), or a `postgres://…` URL.
-    #[arg(long, env = "A2A_STORE", default_value = "sqlite", value_parser = StoreChoice::parse)]
-    pub store: StoreChoice,
-    /// The data directory of the SQLite store (one server at a time).
-    #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a")]
-    pub data_dir: std::path::PathBuf,
+    /// Where the state is kept.
+    #[command(flatten)]
+    pub state: StateArgs,
     /// A file holding the 32-byte key that encrypts push-notification
     /// credentials at rest (raw, 64 hex digits or base64).
     #[arg(long, env = "A2A_PUSH_KEY_FILE")]
     pub push_key_file: Option<std::path::PathBuf>,
 }
 
-/// Where `a2a serve` keeps its state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreChoice {
-    /// A SQLite file in the data directory.
-    Sqlite,
-    /// Process memory: lost on exit.
-    Memory,
-    /// A PostgreSQL database at this URL.
-    Postgres(String),
+/// Where a server's state is: `--store` and `--data-dir`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StateArgs {
+    /// Where the state is kept: `sqlite` (a file in --data-dir), `memory`
+    /// (lost on exit), or a `postgres://…` URL.
+    #[arg(long, env = "A2A_STORE", default_value = "sqlite")]
+    pub store: String,
+    /// The data directory of the SQLite store (one server at a time).
+    #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a")]
+    pub data_dir: PathBuf,
 }
 
-impl StoreChoice {
-    /// Reads `sqlite`, `memory` or a `postgres://` URL.
-    pub fn parse(value: &str) -> Result<Self, String> {
-        match value {
-            "sqlite" => Ok(StoreChoice::Sqlite),
-            "memory" => Ok(StoreChoice::Memory),
-            url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                Ok(StoreChoice::Postgres(url.to_owned()))
-            }
-            _ => Err("expected sqlite, memory or a postgres:// URL".to_owned()),
-        }
+impl StateArgs {
+    /// The store these arguments name.
+    pub fn location(&self) -> anyhow::Result<StoreLocation> {
+        Ok(match self.store.as_str() {
+            "sqlite" => StoreLocation::Sqlite(self.data_dir.clone()),
+            other => other.parse()?,
+        })
     }
+}
+
+/// `a2a jobs`: the durable executions of a server.
+#[derive(Debug, clap::Subcommand)]
+pub enum JobsCommand {
+    /// List jobs, newest first, straight from the server's store.
+    List(JobsListArgs),
+    /// Show one job and its task, straight from the server's store.
+    Show(JobShowArgs),
+    /// Cancel a job's task through the running server (A2A CancelTask).
+    Cancel(TaskArgs),
+    /// Delete finished jobs and their tasks older than an age (stop the
+    /// server first when its state is in SQLite; it also prunes on its own).
+    Prune(JobsPruneArgs),
+}
+
+/// Arguments of `a2a jobs list`.
+#[derive(Debug, clap::Args)]
+pub struct JobsListArgs {
+    /// The server's store.
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// Only jobs in this state: pending, running, completed, failed, abandoned.
+    #[arg(long)]
+    pub state_filter: Option<String>,
+    /// At most this many.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// Print JSON (for scripts) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `a2a jobs show`.
+#[derive(Debug, clap::Args)]
+pub struct JobShowArgs {
+    /// The server's store.
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// The job's task id.
+    pub task_id: String,
+    /// Print JSON (for scripts) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `a2a jobs prune`.
+#[derive(Debug, clap::Args)]
+pub struct JobsPruneArgs {
+    /// The server's store.
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// Delete jobs finished longer ago than this many days.
+    #[arg(long, default_value_t = 7)]
+    pub older_than_days: u64,
+    /// Print JSON (for scripts) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Which agent to talk to, and how.

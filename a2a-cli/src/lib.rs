@@ -5,13 +5,14 @@ mod agent;
 mod cli;
 mod commands;
 mod connect;
+mod jobs;
 mod output;
 mod serve;
 
 pub use self::agent::BuiltinAgent;
 pub use self::cli::{
-    Cli, Command, GetArgs, ListArgs, PushCommand, SendArgs, ServeArgs, StoreChoice, Target,
-    TaskArgs,
+    Cli, Command, GetArgs, JobShowArgs, JobsCommand, JobsListArgs, JobsPruneArgs, ListArgs,
+    PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
 };
 
 /// Runs a parsed command line.
@@ -25,5 +26,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Cancel(args) => commands::cancel(args).await,
         Command::Subscribe(args) => commands::subscribe(args).await,
         Command::Push(command) => commands::push(command).await,
+        Command::Jobs(command) => jobs::run(command).await,
     }
 }

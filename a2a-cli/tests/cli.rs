@@ -197,6 +197,118 @@ fn sqlite_state_survives_a_restart_and_a_data_dir_serves_one_server() {
 }
 
 #[test]
+fn jobs_are_listed_shown_canceled_and_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
+    let server = serve_with(&["--data-dir", data_dir]);
+    let url = server.url.clone();
+    let waiting = json(&["send", &url, "?"]);
+    let id = waiting["task"]["id"].as_str().unwrap().to_owned();
+    ok(&["send", &url, "hello jobs"]);
+
+    // Read beside the running server.
+    let jobs = json(&["jobs", "list", "--data-dir", data_dir]);
+    let jobs = jobs.as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    assert!(jobs.iter().all(|j| j["state"] == "COMPLETED"), "{jobs:?}");
+    let shown = ok(&["jobs", "show", "--data-dir", data_dir, &id]);
+    assert!(
+        shown.contains(&id) && shown.contains("INPUT_REQUIRED"),
+        "{shown}"
+    );
+    let filtered = json(&[
+        "jobs",
+        "list",
+        "--data-dir",
+        data_dir,
+        "--state-filter",
+        "failed",
+    ]);
+    assert_eq!(filtered.as_array().unwrap().len(), 0);
+    let bad = a2a(&[
+        "jobs",
+        "list",
+        "--data-dir",
+        data_dir,
+        "--state-filter",
+        "sleepy",
+    ]);
+    assert!(!bad.status.success());
+
+    // Cancel goes through the server.
+    let canceled = ok(&["jobs", "cancel", &url, &id]);
+    assert!(canceled.contains("CANCELED"), "{canceled}");
+
+    // Pruning writes: refused while the server holds the data directory.
+    let busy = a2a(&[
+        "jobs",
+        "prune",
+        "--data-dir",
+        data_dir,
+        "--older-than-days",
+        "0",
+    ]);
+    assert!(!busy.status.success());
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("in use"));
+    drop(server);
+    let pruned = json(&[
+        "jobs",
+        "prune",
+        "--data-dir",
+        data_dir,
+        "--older-than-days",
+        "0",
+    ]);
+    assert_eq!(pruned["removed"], 2);
+    let left = json(&["jobs", "list", "--data-dir", data_dir]);
+    assert_eq!(left.as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn serve_exits_within_its_grace_period_with_a_subscriber_attached() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
+    let mut server = serve_with(&["--data-dir", data_dir, "--shutdown-grace", "1"]);
+    let waiting = json(&["send", &server.url, "?"]);
+    let id = waiting["task"]["id"].as_str().unwrap().to_owned();
+    // A subscription to a waiting task stays open until the server goes.
+    let mut subscriber = Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["subscribe", &server.url, &id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(subscriber.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains(&id), "{first}");
+
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a2a serve did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    let _ = subscriber.kill();
+    let _ = subscriber.wait();
+}
+
+#[test]
 fn a_server_killed_mid_flight_loses_no_acknowledged_task() {
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().to_str().unwrap().to_owned();

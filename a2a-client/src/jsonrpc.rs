@@ -2,15 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use a2a_core::{
-    A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    JsonRpcRequest, JsonRpcResponse, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Method,
-    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
-    TaskPushNotificationConfig,
-};
-use async_trait::async_trait;
+use a2a_core::{A2aError, JsonRpcRequest, JsonRpcResponse, Method, StreamResponse};
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Serialize;
@@ -18,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::http::{HttpSettings, default_client, headers, retry_after, sse_events};
-use crate::{CallOptions, ClientError, EventStream, Transport};
+use crate::{CallOptions, ClientError, EventStream};
 
 /// Talks JSON-RPC 2.0 to one endpoint URL.
 #[derive(Debug)]
@@ -169,101 +161,4 @@ async fn decode_unary(response: reqwest::Response) -> Result<Value, ClientError>
         .unwrap_or_else(|| Value::Object(Default::default())))
 }
 
-#[async_trait]
-impl Transport for JsonRpcTransport {
-    async fn send_message(
-        &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<SendMessageResponse, ClientError> {
-        self.call(Method::SendMessage, &request, options).await
-    }
-
-    async fn send_streaming_message(
-        &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        self.stream(Method::SendStreamingMessage, &request, options)
-            .await
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        self.call(Method::GetTask, &request, options).await
-    }
-
-    async fn list_tasks(
-        &self,
-        request: ListTasksRequest,
-        options: &CallOptions,
-    ) -> Result<ListTasksResponse, ClientError> {
-        self.call(Method::ListTasks, &request, options).await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        self.call(Method::CancelTask, &request, options).await
-    }
-
-    async fn subscribe_to_task(
-        &self,
-        request: SubscribeToTaskRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        self.stream(Method::SubscribeToTask, &request, options)
-            .await
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: TaskPushNotificationConfig,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.call(Method::CreateTaskPushNotificationConfig, &request, options)
-            .await
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        request: GetTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.call(Method::GetTaskPushNotificationConfig, &request, options)
-            .await
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        request: ListTaskPushNotificationConfigsRequest,
-        options: &CallOptions,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        self.call(Method::ListTaskPushNotificationConfigs, &request, options)
-            .await
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        request: DeleteTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<(), ClientError> {
-        self.call_value(Method::DeleteTaskPushNotificationConfig, &request, options)
-            .await
-            .map(drop)
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        request: GetExtendedAgentCardRequest,
-        options: &CallOptions,
-    ) -> Result<AgentCard, ClientError> {
-        self.call(Method::GetExtendedAgentCard, &request, options)
-            .await
-    }
-}
+crate::transport::json_transport!(JsonRpcTransport);

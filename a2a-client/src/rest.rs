@@ -1,30 +1,19 @@
 //! The HTTP+JSON (REST) transport (SSE for streams).
 
-use a2a_core::{
-    A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    HttpErrorBody, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskState,
-};
-use async_trait::async_trait;
+use a2a_core::rest::{Carrier, RestRoute, to_query};
+use a2a_core::{A2aError, HttpErrorBody, Method, StreamResponse};
 use futures::StreamExt;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Method as Verb, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::http::{HttpSettings, default_client, headers, retry_after, sse_events};
-use crate::{CallOptions, ClientError, EventStream, Transport};
+use crate::{CallOptions, ClientError, EventStream};
 
-/// Characters escaped in a path segment (RFC 3986 unreserved ones stay).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+/// A request placed on the binding: verb, URL, query and body.
+type Placed = (Verb, String, Vec<(String, String)>, Option<Vec<u8>>);
 
 const ACCEPT_JSON: &str = "application/json, application/a2a+json";
 
@@ -34,31 +23,6 @@ pub struct RestTransport {
     http: reqwest::Client,
     base: String,
     settings: HttpSettings,
-}
-
-fn segment(value: &str) -> String {
-    utf8_percent_encode(value, SEGMENT).to_string()
-}
-
-/// Query string pairs; empty values are left out.
-#[derive(Default)]
-struct Query(Vec<(&'static str, String)>);
-
-impl Query {
-    fn add(mut self, key: &'static str, value: impl ToString) -> Self {
-        let value = value.to_string();
-        if !value.is_empty() {
-            self.0.push((key, value));
-        }
-        self
-    }
-
-    fn add_opt<T: ToString>(self, key: &'static str, value: Option<T>) -> Self {
-        match value {
-            Some(v) => self.add(key, v),
-            None => self,
-        }
-    }
 }
 
 impl RestTransport {
@@ -83,19 +47,65 @@ impl RestTransport {
         self
     }
 
-    fn url(&self, tenant: &str, path: &str) -> String {
-        if tenant.is_empty() {
-            format!("{}{path}", self.base)
-        } else {
-            format!("{}/{}{path}", self.base, segment(tenant))
+    /// The URL, query and body of `request` for `method`, from the shared
+    /// route table: the path's fields come out of the request's ProtoJSON
+    /// object, the rest travels as the route says.
+    fn place<T: Serialize>(&self, method: Method, request: &T) -> Result<Placed, ClientError> {
+        let route = RestRoute::of(method);
+        let mut fields = match serde_json::to_value(request) {
+            Ok(Value::Object(fields)) => fields,
+            Ok(_) => Map::new(),
+            Err(e) => return Err(ClientError::decode(format!("encoding request: {e}"))),
+        };
+        let path = route
+            .take_path(&mut fields)
+            .map_err(|e| ClientError::from(A2aError::invalid_params(e.to_string())))?;
+        let url = format!("{}{path}", self.base);
+        let verb = Verb::from_bytes(route.verb.as_bytes()).unwrap_or(Verb::POST);
+        Ok(match route.carrier {
+            Carrier::Query => (verb, url, to_query(fields), None),
+            // Always a JSON object: some servers refuse an empty body or `null`.
+            Carrier::Body => (verb, url, Vec::new(), json(&Value::Object(fields))?),
+        })
+    }
+
+    /// A streaming call of `method`.
+    async fn stream<T: Serialize>(
+        &self,
+        method: Method,
+        request: &T,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        let (verb, url, _, body) = self.place(method, request)?;
+        match self.open_stream(verb, url.clone(), body, options).await {
+            // SubscribeToTask: the spec text says POST, the proto GET; servers
+            // differ, so the other is tried on 405.
+            Err(err)
+                if method == Method::SubscribeToTask
+                    && err.status() == Some(StatusCode::METHOD_NOT_ALLOWED.as_u16()) =>
+            {
+                self.open_stream(Verb::GET, url, None, options).await
+            }
+            other => other,
         }
+    }
+
+    /// A unary call of `method`.
+    async fn call<T: Serialize, R: DeserializeOwned>(
+        &self,
+        method: Method,
+        request: &T,
+        options: &CallOptions,
+    ) -> Result<R, ClientError> {
+        let (verb, url, query, body) = self.place(method, request)?;
+        self.exchange(verb, url, query, body, options).await
     }
 
     async fn send(
         &self,
         verb: Verb,
         url: String,
-        query: Query,
+        query: Vec<(String, String)>,
         body: Option<Vec<u8>>,
         options: &CallOptions,
         streaming: bool,
@@ -112,7 +122,9 @@ impl RestTransport {
                     ACCEPT_JSON
                 },
             )
-            .query(&query.0);
+            .query(&query)
+            // The call's own (an API key the auth interceptor put there, say).
+            .query(&options.query);
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
         }
@@ -127,11 +139,11 @@ impl RestTransport {
         }
     }
 
-    async fn call<R: DeserializeOwned>(
+    async fn exchange<R: DeserializeOwned>(
         &self,
         verb: Verb,
         url: String,
-        query: Query,
+        query: Vec<(String, String)>,
         body: Option<Vec<u8>>,
         options: &CallOptions,
     ) -> Result<R, ClientError> {
@@ -146,7 +158,7 @@ impl RestTransport {
             .map_err(|e| ClientError::decode(format!("invalid response body: {e}")))
     }
 
-    async fn stream(
+    async fn open_stream(
         &self,
         verb: Verb,
         url: String,
@@ -154,7 +166,7 @@ impl RestTransport {
         options: &CallOptions,
     ) -> Result<EventStream, ClientError> {
         let response = self
-            .send(verb, url, Query::default(), body, options, true)
+            .send(verb, url, Vec::new(), body, options, true)
             .await?;
         let idle = options.idle_timeout.unwrap_or(self.settings.idle_timeout);
         let events = sse_events(response, idle, self.settings.max_event_size).map(|data| {
@@ -198,185 +210,4 @@ async fn error_from(response: reqwest::Response) -> ClientError {
     error.with_retry_after(wait)
 }
 
-#[async_trait]
-impl Transport for RestTransport {
-    async fn send_message(
-        &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<SendMessageResponse, ClientError> {
-        let url = self.url(&request.tenant, "/message:send");
-        self.call(Verb::POST, url, Query::default(), json(&request)?, options)
-            .await
-    }
-
-    async fn send_streaming_message(
-        &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        let url = self.url(&request.tenant, "/message:stream");
-        self.stream(Verb::POST, url, json(&request)?, options).await
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        let url = self.url(&request.tenant, &format!("/tasks/{}", segment(&request.id)));
-        let query = Query::default().add_opt("historyLength", request.history_length);
-        self.call(Verb::GET, url, query, None, options).await
-    }
-
-    async fn list_tasks(
-        &self,
-        request: ListTasksRequest,
-        options: &CallOptions,
-    ) -> Result<ListTasksResponse, ClientError> {
-        let url = self.url(&request.tenant, "/tasks");
-        let status = (request.status != TaskState::Unspecified).then_some(request.status);
-        let query = Query::default()
-            .add("contextId", &request.context_id)
-            .add_opt("status", status)
-            .add_opt("pageSize", request.page_size)
-            .add("pageToken", &request.page_token)
-            .add_opt("historyLength", request.history_length)
-            .add_opt(
-                "statusTimestampAfter",
-                request
-                    .status_timestamp_after
-                    .map(|t| a2a_core::protojson::format_timestamp(&t)),
-            )
-            .add_opt("includeArtifacts", request.include_artifacts);
-        self.call(Verb::GET, url, query, None, options).await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        let url = self.url(
-            &request.tenant,
-            &format!("/tasks/{}:cancel", segment(&request.id)),
-        );
-        // Always a JSON object body: some servers reject an empty body or `null`.
-        let body = serde_json::json!({ "metadata": request.metadata });
-        let body = if request.metadata.is_some() {
-            json(&body)?
-        } else {
-            Some(b"{}".to_vec())
-        };
-        self.call(Verb::POST, url, Query::default(), body, options)
-            .await
-    }
-
-    async fn subscribe_to_task(
-        &self,
-        request: SubscribeToTaskRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        let url = self.url(
-            &request.tenant,
-            &format!("/tasks/{}:subscribe", segment(&request.id)),
-        );
-        // The spec text says POST, the proto GET; servers differ, so try the other on 405.
-        match self
-            .stream(Verb::POST, url.clone(), Some(b"{}".to_vec()), options)
-            .await
-        {
-            Err(err) if err.status() == Some(StatusCode::METHOD_NOT_ALLOWED.as_u16()) => {
-                self.stream(Verb::GET, url, None, options).await
-            }
-            other => other,
-        }
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: TaskPushNotificationConfig,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let url = self.url(
-            &request.tenant,
-            &format!(
-                "/tasks/{}/pushNotificationConfigs",
-                segment(&request.task_id)
-            ),
-        );
-        self.call(Verb::POST, url, Query::default(), json(&request)?, options)
-            .await
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        request: GetTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let path = format!(
-            "/tasks/{}/pushNotificationConfigs/{}",
-            segment(&request.task_id),
-            segment(&request.id)
-        );
-        self.call(
-            Verb::GET,
-            self.url(&request.tenant, &path),
-            Query::default(),
-            None,
-            options,
-        )
-        .await
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        request: ListTaskPushNotificationConfigsRequest,
-        options: &CallOptions,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        let url = self.url(
-            &request.tenant,
-            &format!(
-                "/tasks/{}/pushNotificationConfigs",
-                segment(&request.task_id)
-            ),
-        );
-        let page_size = (request.page_size > 0).then_some(request.page_size);
-        let query = Query::default()
-            .add_opt("pageSize", page_size)
-            .add("pageToken", &request.page_token);
-        self.call(Verb::GET, url, query, None, options).await
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        request: DeleteTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<(), ClientError> {
-        let path = format!(
-            "/tasks/{}/pushNotificationConfigs/{}",
-            segment(&request.task_id),
-            segment(&request.id)
-        );
-        self.send(
-            Verb::DELETE,
-            self.url(&request.tenant, &path),
-            Query::default(),
-            None,
-            options,
-            false,
-        )
-        .await
-        .map(drop)
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        request: GetExtendedAgentCardRequest,
-        options: &CallOptions,
-    ) -> Result<AgentCard, ClientError> {
-        let url = self.url(&request.tenant, "/extendedAgentCard");
-        self.call(Verb::GET, url, Query::default(), None, options)
-            .await
-    }
-}
+crate::transport::json_transport!(RestTransport);

@@ -136,3 +136,132 @@ pub trait Transport: Send + Sync + 'static {
         options: &CallOptions,
     ) -> Result<AgentCard, ClientError>;
 }
+
+/// Implements [`Transport`] for a JSON binding from two methods of its own:
+/// `call(Method, &request, options)` for unary operations (its response read
+/// as the operation's type) and `stream(Method, &request, options)` for the
+/// streaming ones. The eleven operations are listed here once.
+macro_rules! json_transport {
+    ($transport:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::Transport for $transport {
+            async fn send_message(
+                &self,
+                request: a2a_core::SendMessageRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<a2a_core::SendMessageResponse, $crate::ClientError> {
+                self.call(a2a_core::Method::SendMessage, &request, options)
+                    .await
+            }
+
+            async fn send_streaming_message(
+                &self,
+                request: a2a_core::SendMessageRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<$crate::EventStream, $crate::ClientError> {
+                self.stream(a2a_core::Method::SendStreamingMessage, &request, options)
+                    .await
+            }
+
+            async fn get_task(
+                &self,
+                request: a2a_core::GetTaskRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<a2a_core::Task, $crate::ClientError> {
+                self.call(a2a_core::Method::GetTask, &request, options)
+                    .await
+            }
+
+            async fn list_tasks(
+                &self,
+                request: a2a_core::ListTasksRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<a2a_core::ListTasksResponse, $crate::ClientError> {
+                self.call(a2a_core::Method::ListTasks, &request, options)
+                    .await
+            }
+
+            async fn cancel_task(
+                &self,
+                request: a2a_core::CancelTaskRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<a2a_core::Task, $crate::ClientError> {
+                self.call(a2a_core::Method::CancelTask, &request, options)
+                    .await
+            }
+
+            async fn subscribe_to_task(
+                &self,
+                request: a2a_core::SubscribeToTaskRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<$crate::EventStream, $crate::ClientError> {
+                self.stream(a2a_core::Method::SubscribeToTask, &request, options)
+                    .await
+            }
+
+            async fn create_task_push_notification_config(
+                &self,
+                request: a2a_core::TaskPushNotificationConfig,
+                options: &$crate::CallOptions,
+            ) -> Result<a2a_core::TaskPushNotificationConfig, $crate::ClientError> {
+                self.call(
+                    a2a_core::Method::CreateTaskPushNotificationConfig,
+                    &request,
+                    options,
+                )
+                .await
+            }
+
+            async fn get_task_push_notification_config(
+                &self,
+                request: a2a_core::GetTaskPushNotificationConfigRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<a2a_core::TaskPushNotificationConfig, $crate::ClientError> {
+                self.call(
+                    a2a_core::Method::GetTaskPushNotificationConfig,
+                    &request,
+                    options,
+                )
+                .await
+            }
+
+            async fn list_task_push_notification_configs(
+                &self,
+                request: a2a_core::ListTaskPushNotificationConfigsRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<a2a_core::ListTaskPushNotificationConfigsResponse, $crate::ClientError>
+            {
+                self.call(
+                    a2a_core::Method::ListTaskPushNotificationConfigs,
+                    &request,
+                    options,
+                )
+                .await
+            }
+
+            async fn delete_task_push_notification_config(
+                &self,
+                request: a2a_core::DeleteTaskPushNotificationConfigRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<(), $crate::ClientError> {
+                self.call::<_, serde::de::IgnoredAny>(
+                    a2a_core::Method::DeleteTaskPushNotificationConfig,
+                    &request,
+                    options,
+                )
+                .await
+                .map(drop)
+            }
+
+            async fn get_extended_agent_card(
+                &self,
+                request: a2a_core::GetExtendedAgentCardRequest,
+                options: &$crate::CallOptions,
+            ) -> Result<a2a_core::AgentCard, $crate::ClientError> {
+                self.call(a2a_core::Method::GetExtendedAgentCard, &request, options)
+                    .await
+            }
+        }
+    };
+}
+pub(crate) use json_transport;

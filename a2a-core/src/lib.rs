@@ -30,6 +30,7 @@ mod part;
 pub mod protojson;
 mod push;
 mod request;
+pub mod rest;
 mod security;
 mod service_params;
 mod task;

@@ -59,6 +59,18 @@ impl TaskState {
         matches!(self, TaskState::InputRequired | TaskState::AuthRequired)
     }
 
+    /// Terminal or input-required: the agent's turn is over and its execution
+    /// ends (auth-required does not end it: the agent goes on once the
+    /// credentials arrive out of band).
+    pub const fn ends_turn(self) -> bool {
+        self.is_terminal() || matches!(self, TaskState::InputRequired)
+    }
+
+    /// Terminal or interrupted: a caller waiting for the task gets its answer.
+    pub const fn is_settled(self) -> bool {
+        self.is_terminal() || self.is_interrupted()
+    }
+
     /// Submitted or working.
     pub const fn is_active(self) -> bool {
         matches!(self, TaskState::Submitted | TaskState::Working)
@@ -151,6 +163,21 @@ impl Task {
         self.status.state
     }
 
+    /// Records the current status message in the history, unless it is there
+    /// already. Done before the status is replaced (or answered), so the
+    /// conversation keeps the agent's words in order.
+    pub fn archive_status_message(&mut self) {
+        if let Some(message) = &self.status.message {
+            if !self
+                .history
+                .iter()
+                .any(|m| m.message_id == message.message_id)
+            {
+                self.history.push(message.clone());
+            }
+        }
+    }
+
     /// Keeps only the `n` most recent history messages (`historyLength` semantics).
     ///
     /// `None` keeps everything, `Some(0)` drops all history.
@@ -241,8 +268,25 @@ mod tests {
         assert!(!TaskState::InputRequired.is_terminal());
         assert!(TaskState::AuthRequired.is_interrupted());
         assert!(TaskState::Working.is_active());
+        assert!(TaskState::InputRequired.ends_turn() && TaskState::Canceled.ends_turn());
+        assert!(!TaskState::AuthRequired.ends_turn() && !TaskState::Working.ends_turn());
+        assert!(TaskState::AuthRequired.is_settled() && TaskState::Failed.is_settled());
+        assert!(!TaskState::Submitted.is_settled());
         assert_eq!(TaskState::AuthRequired.number(), 8);
         assert_eq!("7".parse::<TaskState>().unwrap(), TaskState::Rejected);
+    }
+
+    #[test]
+    fn status_message_is_archived_once() {
+        let mut task = Task::new("t", "c", TaskState::InputRequired);
+        let question = Message::agent_text("which city?");
+        task.history.push(question.clone());
+        task.status.message = Some(question);
+        task.archive_status_message();
+        assert_eq!(task.history.len(), 1);
+        task.status.message = Some(Message::agent_text("done"));
+        task.archive_status_message();
+        assert_eq!(task.history.len(), 2);
     }
 
     #[test]

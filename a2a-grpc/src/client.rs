@@ -83,6 +83,16 @@ impl GrpcTransport {
         options: &CallOptions,
         unary: bool,
     ) -> Result<tonic::Request<T>, ClientError> {
+        // gRPC has no query string. A credential meant for one (an API key the
+        // card declares `in: query`) would be dropped without a word; refuse.
+        if let Some((name, _)) = options.query.first() {
+            return Err(ClientError::new(
+                ClientErrorKind::Unsupported,
+                format!(
+                    "query parameter {name:?} cannot travel over gRPC (an API key declared in the query?); use JSON-RPC or HTTP+JSON, or a key in a header"
+                ),
+            ));
+        }
         let mut request = tonic::Request::new(message);
         for (name, value) in options.service_params() {
             let key =

@@ -138,6 +138,9 @@ pub struct CallContext {
     pub user: User,
     /// Headers or metadata of the call.
     pub service_params: ServiceParams,
+    /// The URL's query parameters (HTTP bindings; empty over gRPC), for
+    /// credentials a card declares in the query.
+    pub query_params: Vec<(String, String)>,
     /// Extension URIs the client asked to activate.
     pub requested_extensions: Vec<String>,
     /// Extension URIs the server activated (echoed in `A2A-Extensions`).
@@ -153,6 +156,7 @@ impl CallContext {
             user: User::anonymous(),
             requested_extensions: service_params.requested_extensions(),
             service_params,
+            query_params: Vec::new(),
             activated_extensions: Vec::new(),
         }
     }
@@ -163,6 +167,14 @@ impl CallContext {
             tenant: self.tenant.clone(),
             user: self.user.name.clone(),
         }
+    }
+
+    /// The first value of query parameter `name`.
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.query_params
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
     }
 
     /// Whether the client requested extension `uri`.

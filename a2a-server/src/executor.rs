@@ -6,10 +6,11 @@ use a2a_core::{
     Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 use async_trait::async_trait;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::CallContext;
+use crate::store::Checkpoint;
 
 /// An agent: turns an incoming message into events.
 ///
@@ -53,8 +54,17 @@ pub trait AgentExecutor: Send + Sync + 'static {
     }
 }
 
+fn ended() -> A2aError {
+    A2aError::unsupported_operation("the execution has ended; no more events are accepted")
+}
+
 /// What the agent gets to work with.
+///
+/// The server builds it for every execution; [`RequestContext::new`] builds one
+/// for calling an agent directly (in tests, say). More fields will come, so it
+/// cannot be built field by field outside this crate.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RequestContext {
     /// The incoming message (for `cancel`, the task's latest user message).
     pub message: Message,
@@ -75,9 +85,51 @@ pub struct RequestContext {
     pub call: CallContext,
     /// Fires when the task is canceled, times out or the server shuts down.
     pub cancellation: CancellationToken,
+    /// Whether this execution resumes one that a server restart interrupted
+    /// (the agent should pick up where [`checkpoint`](Self::checkpoint) says).
+    pub resumed: bool,
+    /// On a resumed execution, the last turn checkpoint the agent stored with
+    /// [`EventQueue::send_checkpointed`]: the turns up to it are done, and their
+    /// side effects must not be repeated. `None`: start from the beginning.
+    pub checkpoint: Option<Checkpoint>,
 }
 
 impl RequestContext {
+    /// A context for `message` on behalf of `call`: a new task in the
+    /// message's context (or a new context), with nothing stored yet.
+    pub fn new(message: Message, call: CallContext) -> RequestContext {
+        let task_id = match message.task_id.is_empty() {
+            true => a2a_core::new_id(),
+            false => message.task_id.clone(),
+        };
+        let context_id = match message.context_id.is_empty() {
+            true => a2a_core::new_id(),
+            false => message.context_id.clone(),
+        };
+        RequestContext {
+            message,
+            task_id,
+            context_id,
+            stored_task: None,
+            referenced_tasks: Vec::new(),
+            configuration: None,
+            metadata: None,
+            call,
+            cancellation: CancellationToken::new(),
+            resumed: false,
+            checkpoint: None,
+        }
+    }
+
+    /// The same context continuing `task` (a follow-up), with its ids.
+    #[must_use]
+    pub fn with_stored_task(mut self, task: Task) -> RequestContext {
+        self.task_id.clone_from(&task.id);
+        self.context_id.clone_from(&task.context_id);
+        self.stored_task = Some(task);
+        self
+    }
+
     /// What an agent's cancel hook sees: the task as it stands (its latest user
     /// message as the message) and the cancel call's own context and metadata.
     pub(crate) fn for_cancel(
@@ -102,6 +154,8 @@ impl RequestContext {
             metadata,
             call,
             cancellation,
+            resumed: false,
+            checkpoint: None,
         }
     }
 
@@ -111,22 +165,29 @@ impl RequestContext {
     }
 }
 
+/// One item from the agent to its execution.
+#[derive(Debug)]
+pub(crate) struct Emitted {
+    pub(crate) event: StreamResponse,
+    /// The turn checkpoint stored with this event, and who waits for it.
+    pub(crate) checkpoint: Option<Box<(Checkpoint, CheckpointStored)>>,
+}
+
+/// Tells an agent whether its checkpoint was stored.
+pub(crate) type CheckpointStored = oneshot::Sender<Result<(), A2aError>>;
+
 /// Where an agent writes its events. Cheap to clone.
 ///
 /// The helpers fill in task and context ids and timestamps.
 #[derive(Debug, Clone)]
 pub struct EventQueue {
-    sender: mpsc::Sender<StreamResponse>,
+    sender: mpsc::Sender<Emitted>,
     task_id: String,
     context_id: String,
 }
 
 impl EventQueue {
-    pub(crate) fn new(
-        sender: mpsc::Sender<StreamResponse>,
-        task_id: String,
-        context_id: String,
-    ) -> Self {
+    pub(crate) fn new(sender: mpsc::Sender<Emitted>, task_id: String, context_id: String) -> Self {
         EventQueue {
             sender,
             task_id,
@@ -146,9 +207,34 @@ impl EventQueue {
 
     /// Writes a raw event. Fails once the execution has ended (task final or canceled).
     pub async fn send(&self, event: impl Into<StreamResponse>) -> Result<(), A2aError> {
-        self.sender.send(event.into()).await.map_err(|_| {
-            A2aError::unsupported_operation("the execution has ended; no more events are accepted")
-        })
+        let emitted = Emitted {
+            event: event.into(),
+            checkpoint: None,
+        };
+        self.sender.send(emitted).await.map_err(|_| ended())
+    }
+
+    /// Writes the event that completes a turn together with the turn's
+    /// checkpoint, and waits until both are stored, in one write. After a
+    /// restart the execution is resumed with this checkpoint in
+    /// [`RequestContext::checkpoint`], so a turn whose `send_checkpointed`
+    /// returned `Ok` is never run again. (Without a durable store there is no
+    /// restart to survive; the call still waits for the write.)
+    ///
+    /// The event must be a task event (status, artifact or task), not a
+    /// message reply.
+    pub async fn send_checkpointed(
+        &self,
+        event: impl Into<StreamResponse>,
+        checkpoint: Checkpoint,
+    ) -> Result<(), A2aError> {
+        let (stored, outcome) = oneshot::channel();
+        let emitted = Emitted {
+            event: event.into(),
+            checkpoint: Some(Box::new((checkpoint, stored))),
+        };
+        self.sender.send(emitted).await.map_err(|_| ended())?;
+        outcome.await.map_err(|_| ended())?
     }
 
     /// An agent message bound to this task and context.

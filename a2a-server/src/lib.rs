@@ -30,6 +30,7 @@ pub mod store;
 
 pub use self::context::{CallContext, Caller, InvalidParam, ServiceParams, User};
 pub use self::execution::ExecutionConfig;
+pub use self::execution::jobs::JobConfig;
 pub use self::executor::{AgentExecutor, EventQueue, RequestContext};
 pub use self::handler::{DefaultRequestHandler, EventStream, HandlerBuilder, RequestHandler};
 pub use self::service::{

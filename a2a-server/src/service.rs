@@ -235,16 +235,21 @@ impl std::fmt::Debug for A2aService {
 }
 
 impl A2aService {
-    /// A service over `handler`, described by `card`.
-    pub fn new(handler: impl RequestHandler, card: AgentCard) -> Self {
-        A2aService::from_arc(Arc::new(handler), card)
+    /// A service over `handler`, serving the handler's card.
+    pub fn new(handler: impl RequestHandler) -> Self {
+        A2aService::from_shared(Arc::new(handler))
     }
 
-    /// A service over a shared handler.
-    pub fn from_arc(handler: Arc<dyn RequestHandler>, card: AgentCard) -> Self {
+    /// A service over a handler the caller keeps a handle on as well.
+    pub fn from_arc<H: RequestHandler>(handler: Arc<H>) -> Self {
+        A2aService::from_shared(handler)
+    }
+
+    /// A service over a type-erased shared handler.
+    pub fn from_shared(handler: Arc<dyn RequestHandler>) -> Self {
         A2aService {
+            card: Arc::new(handler.card().clone()),
             handler,
-            card: Arc::new(card),
             interceptors: Arc::from(Vec::new()),
             version_policy: VersionPolicy::default(),
         }
@@ -269,6 +274,12 @@ impl A2aService {
     /// The public agent card.
     pub fn card(&self) -> &AgentCard {
         &self.card
+    }
+
+    /// Winds the handler down: no new work, running work gets `grace` (see
+    /// [`RequestHandler::shutdown`]). Call it after the server stops accepting.
+    pub async fn shutdown(&self, grace: std::time::Duration) {
+        self.handler.shutdown(grace).await;
     }
 
     /// Checks the requested protocol version.
@@ -380,6 +391,58 @@ impl A2aService {
             }
             Request::GetExtendedAgentCard(r) => {
                 Response::AgentCard(Box::new(h.get_extended_agent_card(ctx, r).await?))
+            }
+        })
+    }
+}
+
+/// Reads a request object as the request type of `method`: the one table of
+/// the eleven operations' request types, for every JSON binding.
+#[derive(Clone, Copy)]
+pub(crate) struct RequestOf(pub(crate) Method);
+
+impl<'de> serde::de::DeserializeSeed<'de> for RequestOf {
+    type Value = Request;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Request, D::Error> {
+        // Params must be an object; a struct would also accept an array.
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RequestOf {
+    type Value = Request;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a params object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Request, A::Error> {
+        use serde::Deserialize;
+        let d = serde::de::value::MapAccessDeserializer::new(map);
+        Ok(match self.0 {
+            Method::SendMessage => Request::SendMessage(Deserialize::deserialize(d)?),
+            Method::SendStreamingMessage => {
+                Request::SendStreamingMessage(Deserialize::deserialize(d)?)
+            }
+            Method::GetTask => Request::GetTask(Deserialize::deserialize(d)?),
+            Method::ListTasks => Request::ListTasks(Deserialize::deserialize(d)?),
+            Method::CancelTask => Request::CancelTask(Deserialize::deserialize(d)?),
+            Method::SubscribeToTask => Request::SubscribeToTask(Deserialize::deserialize(d)?),
+            Method::CreateTaskPushNotificationConfig => {
+                Request::CreatePushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::GetTaskPushNotificationConfig => {
+                Request::GetPushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::ListTaskPushNotificationConfigs => {
+                Request::ListPushConfigs(Deserialize::deserialize(d)?)
+            }
+            Method::DeleteTaskPushNotificationConfig => {
+                Request::DeletePushConfig(Deserialize::deserialize(d)?)
+            }
+            Method::GetExtendedAgentCard => {
+                Request::GetExtendedAgentCard(Deserialize::deserialize(d)?)
             }
         })
     }

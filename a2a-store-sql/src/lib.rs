@@ -22,6 +22,7 @@
 
 mod common;
 mod crypt;
+mod location;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
@@ -32,6 +33,7 @@ mod webhooks;
 mod writer;
 
 pub use self::crypt::{KeyError, PushKey};
+pub use self::location::{DurableStore, StoreLocation, UnknownStore};
 #[cfg(feature = "postgres")]
 pub use self::postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
@@ -78,6 +80,9 @@ pub enum OpenError {
         /// The error.
         source: std::io::Error,
     },
+    /// This build has no support for the store named (a cargo feature is off).
+    #[error("this build cannot open {0} stores")]
+    Unsupported(String),
     /// The database could not be reached or read.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),

@@ -1,7 +1,10 @@
 //! Whole-system tests of the A2A SDK over real sockets, the conformance test
 //! agent (`tck-sut`) and interop with other SDKs.
 
+mod durable_agent;
 mod tck_agent;
+// One scripted agent for handler tests and whole-system tests alike.
+#[path = "../../a2a-server/tests/support/scripted_agent.rs"]
 mod test_agent;
 
 use std::net::SocketAddr;
@@ -11,8 +14,9 @@ use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_grpc::router;
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
 use a2a_server::push::{AddressPolicy, IpNetwork};
-use a2a_server::{A2aService, DefaultRequestHandler, RequestHandler};
+use a2a_server::{A2aService, DefaultRequestHandler};
 
+pub use self::durable_agent::TurnAgent;
 pub use self::tck_agent::TckAgent;
 pub use self::test_agent::ScriptedAgent;
 
@@ -70,11 +74,8 @@ pub async fn start_service<A: a2a_server::AgentExecutor>(
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)), DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let card = card_for(addr);
-    let handler = Arc::new(configure(DefaultRequestHandler::builder(agent, card.clone())).build());
-    let service = wrap(A2aService::from_arc(
-        handler.clone() as Arc<dyn RequestHandler>,
-        card,
-    ));
+    let handler = Arc::new(configure(DefaultRequestHandler::builder(agent, card)).build());
+    let service = wrap(A2aService::from_arc(handler.clone()));
     let app = router(service, http);
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -93,6 +94,14 @@ pub struct RunningSut {
 
 /// Starts the conformance test agent on `addr` (port 0 picks a free one) in the background.
 pub async fn start_tck_sut(addr: SocketAddr) -> std::io::Result<RunningSut> {
+    start_tck_sut_on(addr, None).await
+}
+
+/// [`start_tck_sut`] keeping its state in `store` (memory when `None`).
+pub async fn start_tck_sut_on(
+    addr: SocketAddr,
+    store: Option<a2a_store_sql::DurableStore>,
+) -> std::io::Result<RunningSut> {
     let listener = bind(addr, DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let card = tck_card(addr);
@@ -101,13 +110,14 @@ pub async fn start_tck_sut(addr: SocketAddr) -> std::io::Result<RunningSut> {
     extended.skills.push(
         AgentSkill::new("tck-extended", "Extended", "Only in the extended card").with_tags(["tck"]),
     );
-    let handler = Arc::new(
-        DefaultRequestHandler::builder(TckAgent, card.clone())
-            .extended_card(extended)
-            .push_address_policy(loopback_policy())
-            .build(),
-    );
-    let service = A2aService::from_arc(handler.clone() as Arc<dyn RequestHandler>, card);
+    let mut builder = DefaultRequestHandler::builder(TckAgent, card)
+        .extended_card(extended)
+        .push_address_policy(loopback_policy());
+    if let Some(store) = store {
+        builder = store.install(builder);
+    }
+    let handler = Arc::new(builder.build());
+    let service = A2aService::from_arc(handler.clone());
     let app = router(service, HttpConfig::default());
     tokio::spawn(async move {
         if let Err(err) = axum::serve(listener, app).await {

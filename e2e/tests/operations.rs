@@ -392,11 +392,42 @@ async fn push_config_crud(binding: &str) {
 }
 
 /// A webhook receiver on loopback that records what it gets.
-async fn webhook() -> (
-    String,
-    Arc<Mutex<Vec<(axum::http::HeaderMap, serde_json::Value)>>>,
-) {
-    let received = Arc::new(Mutex::new(Vec::new()));
+type Delivery = (axum::http::HeaderMap, serde_json::Value);
+
+/// What a test webhook received, and a signal for each arrival.
+#[derive(Default)]
+struct Received {
+    deliveries: Mutex<Vec<Delivery>>,
+    arrived: tokio::sync::Notify,
+}
+
+impl Received {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Delivery>> {
+        self.deliveries.lock().unwrap()
+    }
+
+    /// Waits (up to 20 s) until what arrived satisfies `done`.
+    async fn wait_for(&self, done: impl Fn(&[Delivery]) -> bool) -> bool {
+        let wait = async {
+            loop {
+                let arrival = self.arrived.notified();
+                tokio::pin!(arrival);
+                // Registered before looking, so an arrival in between is not missed.
+                arrival.as_mut().enable();
+                if done(&self.lock()) {
+                    return;
+                }
+                arrival.await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(20), wait)
+            .await
+            .is_ok()
+    }
+}
+
+async fn webhook() -> (String, Arc<Received>) {
+    let received = Arc::new(Received::default());
     let sink = received.clone();
     let app = axum::Router::new().route(
         "/hook",
@@ -405,7 +436,8 @@ async fn webhook() -> (
                 let sink = sink.clone();
                 async move {
                     let value = serde_json::from_slice(&body).unwrap_or_default();
-                    sink.lock().unwrap().push((headers, value));
+                    sink.lock().push((headers, value));
+                    sink.arrived.notify_waiters();
                     "ok"
                 }
             },
@@ -436,20 +468,15 @@ async fn push_delivery(binding: &str) {
     });
     let task = send_task(&client, request).await;
     assert_eq!(task.status.state, TaskState::Completed);
-    let mut seen_final = false;
-    for _ in 0..200 {
-        seen_final = received
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|(_, body)| body["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED");
-        if seen_final {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
+    let seen_final = received
+        .wait_for(|deliveries| {
+            deliveries
+                .iter()
+                .any(|(_, body)| body["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED")
+        })
+        .await;
     assert!(seen_final, "the webhook got the completion");
-    let received = received.lock().unwrap();
+    let received = received.lock();
     // Task snapshot, working, two chunks, completed: every event, in order.
     let kinds: Vec<&str> = received
         .iter()

@@ -2,20 +2,23 @@
 //! applies, persists and only then publishes them.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use a2a_core::{
     A2aError, ErrorKind, Message, Metadata, Part, Role, StreamResponse, Task, TaskState,
     TaskStatus, TaskStatusUpdateEvent,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::apply::{apply, bind_ids};
+use super::cancel::{cancelable, canceled_event, run_cancel_hook};
 use super::hub::Update;
+use super::jobs;
+use super::persist::{Current, Persisted, persist};
 use super::{Control, Shared};
-use crate::store::{Cause, StoreError, Version};
+use crate::executor::Emitted;
+use crate::store::{Cause, Checkpoint, Version};
 use crate::{CallContext, Caller, RequestContext};
 
 /// The agent's `execute` future, with panics caught.
@@ -41,8 +44,8 @@ pub(super) struct Actor {
     pub(super) task_id: String,
     pub(super) context_id: String,
     pub(super) caller: Caller,
-    /// The task as stored, once it exists (shared with a blocking caller once settled).
-    pub(super) task: Option<(Arc<Task>, Version)>,
+    /// The task as stored, once it exists.
+    pub(super) task: Option<Current>,
     /// The user's message, until it opens the new task's history.
     pub(super) message: Option<Message>,
     pub(super) replied: bool,
@@ -50,6 +53,11 @@ pub(super) struct Actor {
     pub(super) progress: super::progress::Reporter,
     /// Held while the execution runs; released as soon as the task settles.
     pub(super) slot: Option<super::Slot>,
+    /// Whether this execution's job record is still open (RUNNING), and so
+    /// must be finished, or left pending at shutdown.
+    pub(super) job_open: bool,
+    /// Set when a write carrying the agent's checkpoint was stored.
+    pub(super) checkpoint_written: bool,
 }
 
 impl Actor {
@@ -57,7 +65,7 @@ impl Actor {
     /// event over needs no cross-task wakeup) and processes its events.
     pub(super) async fn run(
         mut self,
-        mut events: mpsc::Receiver<StreamResponse>,
+        mut events: mpsc::Receiver<Emitted>,
         mut control: mpsc::Receiver<Control>,
         producer: Producer,
     ) {
@@ -99,15 +107,21 @@ impl Actor {
                     break;
                 }
                 () = shutdown.cancelled() => {
-                    self.fail("The server shut down before the task finished.").await;
+                    if self.job_open {
+                        // Durable: the next start resumes it.
+                        self.leave_pending().await;
+                    } else {
+                        self.fail("The server shut down before the task finished.").await;
+                    }
                     break;
                 }
             }
         }
-        // The task is settled: release the execution slot, tell the agent to
-        // stop, and give it a moment to return on its own before dropping it.
+        // The task is settled: end the job, release the execution slot, tell
+        // the agent to stop, and give it a moment to return on its own before
+        // dropping it.
         drop(events);
-        self.slot.take();
+        self.end_turn().await;
         self.token.cancel();
         if let Some(producer) = producer {
             let _ = tokio::time::timeout(self.shared.config.cancel_grace, producer).await;
@@ -115,7 +129,7 @@ impl Actor {
     }
 
     /// Drains what the agent wrote before returning, then settles the task.
-    async fn finish(&mut self, events: &mut mpsc::Receiver<StreamResponse>, outcome: Outcome) {
+    async fn finish(&mut self, events: &mut mpsc::Receiver<Emitted>, outcome: Outcome) {
         while let Ok(event) = events.try_recv() {
             if self.handle(event).await == Flow::Done {
                 return;
@@ -124,10 +138,7 @@ impl Actor {
         if self.replied {
             return;
         }
-        let open = self.task.as_ref().is_none_or(|(task, _)| {
-            !task.status.state.is_terminal() && !task.status.state.is_interrupted()
-        });
-        if !open {
+        if self.state().is_settled() {
             return;
         }
         let text = match outcome {
@@ -158,7 +169,7 @@ impl Actor {
             TaskState::Failed,
         );
         update.status.message = Some(self.agent_text(text));
-        if let Err(err) = self.persist_event(update.into()).await {
+        if let Err(err) = self.persist_event(update.into(), None).await {
             tracing::error!(task_id = %self.task_id, error = %err, "could not record the task's failure");
         }
     }
@@ -168,7 +179,9 @@ impl Actor {
     fn cancel_context(&self, call: CallContext, metadata: Option<Metadata>) -> RequestContext {
         let token = self.token.clone();
         match &self.task {
-            Some((task, _)) => RequestContext::for_cancel((**task).clone(), call, metadata, token),
+            Some(current) => {
+                RequestContext::for_cancel((*current.task).clone(), call, metadata, token)
+            }
             // The agent has not written anything yet: there is no task to show,
             // only the user's message.
             None => {
@@ -191,45 +204,62 @@ impl Actor {
         call: CallContext,
         metadata: Option<Metadata>,
     ) -> (Result<(), A2aError>, Flow) {
-        if let Some((task, _)) = &self.task {
-            match task.status.state {
-                TaskState::Canceled => return (Ok(()), Flow::Done),
-                state if state.is_terminal() => {
-                    return (
-                        Err(A2aError::task_not_cancelable(&self.task_id, state)),
-                        Flow::Done,
-                    );
-                }
-                _ => {}
+        if let Some(current) = &self.task {
+            match cancelable(&current.task) {
+                Ok(true) => {}
+                Ok(false) => return (Ok(()), Flow::Done),
+                Err(err) => return (Err(err), Flow::Done),
             }
         }
         if self.replied {
             return (Err(A2aError::task_not_found(&self.task_id)), Flow::Done);
         }
         let hook_ctx = self.cancel_context(call, metadata.clone());
-        let hook = self.shared.executor.cancel(hook_ctx);
-        match tokio::time::timeout(self.shared.config.cancel_grace, hook).await {
-            Ok(Err(err)) => return (Err(err), Flow::Continue),
-            Ok(Ok(())) => {}
-            Err(_) => {
-                tracing::warn!(task_id = %self.task_id, "agent cancel hook timed out; canceling anyway")
-            }
+        if let Err(err) = run_cancel_hook(&self.shared, hook_ctx).await {
+            return (Err(err), Flow::Continue);
         }
         self.token.cancel();
-        let mut update = TaskStatusUpdateEvent::new(
-            self.task_id.clone(),
-            self.context_id.clone(),
-            TaskState::Canceled,
-        );
-        update.metadata = metadata;
-        match self.persist_event(update.into()).await {
-            Ok(_) => (Ok(()), Flow::Done),
-            Err(err) => (Err(err), Flow::Done),
-        }
+        let event = canceled_event(&self.task_id, &self.context_id, metadata);
+        (self.persist_event(event, None).await.map(drop), Flow::Done)
+    }
+
+    /// Handles one item from the agent: an event, perhaps with its turn's
+    /// checkpoint (whose writer hears whether it was stored).
+    async fn handle(&mut self, emitted: Emitted) -> Flow {
+        let Emitted { event, checkpoint } = emitted;
+        let Some(checkpoint) = checkpoint else {
+            return self.handle_event(event, None).await;
+        };
+        let (checkpoint, stored) = *checkpoint;
+        let (flow, outcome) = match event {
+            StreamResponse::Message(_) => {
+                let err = A2aError::new(
+                    ErrorKind::InvalidAgentResponse,
+                    "a checkpoint goes with a task event, not a message reply",
+                );
+                (self.reject(err.clone()).await, Err(err))
+            }
+            event => {
+                let flow = self.handle_event(event, Some(&checkpoint)).await;
+                match std::mem::take(&mut self.checkpoint_written) {
+                    true => (flow, Ok(())),
+                    false => (
+                        flow,
+                        Err(A2aError::internal("the checkpoint was not stored")),
+                    ),
+                }
+            }
+        };
+        let _ = stored.send(outcome);
+        flow
     }
 
     /// Handles one event from the agent.
-    async fn handle(&mut self, mut event: StreamResponse) -> Flow {
+    async fn handle_event(
+        &mut self,
+        mut event: StreamResponse,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Flow {
         if let Err(err) = bind_ids(&mut event, &self.task_id, &self.context_id) {
             return self.reject(err).await;
         }
@@ -245,7 +275,7 @@ impl Actor {
                     self.shared.hubs.publish(&self.task_id, update);
                 }
                 // As in `publish`: subscribers, then the slot, then the caller.
-                self.slot.take();
+                self.end_turn().await;
                 self.progress.report(|p| p.reply = Some(message.clone()));
                 return Flow::Done;
             }
@@ -258,8 +288,8 @@ impl Actor {
                 ))
                 .await;
         }
-        match self.persist_event(event).await {
-            Ok(state) if state.is_terminal() || state == TaskState::InputRequired => Flow::Done,
+        match self.persist_event(event, checkpoint).await {
+            Ok(state) if state.ends_turn() => Flow::Done,
             Ok(_) => Flow::Continue,
             Err(err) => self.reject(err).await,
         }
@@ -271,71 +301,118 @@ impl Actor {
         if self.replied {
             return Flow::Done;
         }
-        let terminal = self
-            .task
-            .as_ref()
-            .is_some_and(|(t, _)| t.status.state.is_terminal());
-        if !terminal {
+        if !self.state().is_terminal() {
             self.fail("The agent produced an invalid response.").await;
         }
         Flow::Done
     }
 
-    /// Creates the task on first use, applies the event, stores it, publishes it.
-    async fn persist_event(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
+    /// Applies an event to the task (creating it on first use), stores it, and
+    /// publishes it. Returns the task's state afterwards.
+    async fn persist_event(
+        &mut self,
+        event: StreamResponse,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<TaskState, A2aError> {
         if self.task.is_none() {
-            let watched = super::is_watched(&self.shared, &self.caller, &self.task_id).await;
-            if !watched && !matches!(event, StreamResponse::Task(_)) {
-                return self.create_with(event).await;
+            return self.create(event, checkpoint).await;
+        }
+        self.update(event, checkpoint).await
+    }
+
+    /// Applies an event to the stored task, stores it, and publishes it.
+    async fn update(
+        &mut self,
+        event: StreamResponse,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<TaskState, A2aError> {
+        let Some(current) = self.task.as_mut() else {
+            return Err(A2aError::internal("the task was never stored"));
+        };
+        // Another writer may have ended the task (a cancel from another node);
+        // then that is the outcome, and this event is moot.
+        let cause = Cause {
+            event: &event,
+            checkpoint,
+        };
+        let persisted = persist(
+            self.shared.store.as_ref(),
+            &self.caller,
+            current,
+            &cause,
+            |task| Ok(!task.status.state.is_terminal()),
+        )
+        .await?;
+        let state = current.task.status.state;
+        let (published, version) = match persisted {
+            Persisted::Written(version) => {
+                self.checkpoint_written = checkpoint.is_some();
+                (event, version)
             }
-            self.create(&event, watched).await?;
-            if let StreamResponse::Task(_) = event {
-                return Ok(self.state());
+            Persisted::Moot => (
+                StreamResponse::Task((*current.task).clone()),
+                current.version,
+            ),
+        };
+        self.publish(published, version, state).await;
+        Ok(state)
+    }
+
+    /// Stores the task the first time the agent writes something for it.
+    ///
+    /// A task nobody watches yet is stored with the event already applied: no
+    /// one can miss its SUBMITTED snapshot, and it takes one write. A watched
+    /// task is stored as SUBMITTED and that snapshot published first, as the
+    /// protocol wants a stream to start with the task; then the event follows.
+    async fn create(
+        &mut self,
+        event: StreamResponse,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<TaskState, A2aError> {
+        let snapshot = matches!(event, StreamResponse::Task(_));
+        let watched = super::is_watched(&self.shared, &self.caller, &self.task_id).await;
+        let apply_first = !watched && !snapshot;
+        let mut task = self.initial_task(&event);
+        if apply_first {
+            if let Err(err) = apply(&mut task, &event) {
+                self.keep_message(task.history);
+                return Err(err);
             }
         }
-        for _attempt in 0..3 {
-            let Some((task, version)) = self.task.as_mut() else {
-                break;
-            };
-            let expected = *version;
-            // Applied in place; a write that fails reloads the stored task.
-            let task = Arc::make_mut(task);
-            apply(task, &event)?;
-            match self
-                .shared
-                .store
-                .update(&self.caller, task, expected, &Cause::event(&event))
-                .await
-            {
-                Ok(new_version) => {
-                    let state = task.status.state;
-                    if let Some((_, version)) = self.task.as_mut() {
-                        *version = new_version;
-                    }
-                    self.publish(event, new_version, state).await;
-                    return Ok(state);
-                }
-                Err(StoreError::Conflict { .. }) => {
-                    // Someone else wrote the task (a cancel from another node):
-                    // reload; if it is now final, that is the outcome.
-                    let stored = self.shared.store.get(&self.caller, &self.task_id).await?;
-                    let state = stored.task.status.state;
-                    self.task = Some((Arc::new(stored.task.clone()), stored.version));
-                    if state.is_terminal() {
-                        self.publish(StreamResponse::Task(stored.task), stored.version, state)
-                            .await;
-                        return Ok(state);
-                    }
-                }
-                Err(err) => {
-                    if let Ok(stored) = self.shared.store.get(&self.caller, &self.task_id).await {
-                        self.task = Some((Arc::new(stored.task), stored.version));
-                    }
-                    return Err(err.into());
-                }
+        stamp(&mut task);
+        let cause = Cause {
+            event: &event,
+            // Stored with the event only if the event is in this write.
+            checkpoint: checkpoint.filter(|_| apply_first),
+        };
+        let version = match self.shared.store.create(&self.caller, &task, &cause).await {
+            Ok(version) => version,
+            Err(err) => {
+                // Kept for the write that records the failure, so the task
+                // never loses the user's message.
+                self.keep_message(task.history);
+                return Err(err.into());
             }
+        };
+        let state = task.status.state;
+        let first = watched.then(|| StreamResponse::Task(task.clone()));
+        self.task = Some(Current {
+            task: Arc::new(task),
+            version,
+        });
+        if apply_first {
+            self.checkpoint_written = checkpoint.is_some();
+            self.publish(event, version, state).await;
+            return Ok(state);
         }
-        Err(A2aError::internal("the task was modified concurrently"))
+        match first {
+            Some(first) => self.publish(first, version, state).await,
+            None => self.progress.report(|p| p.state = Some(state)),
+        }
+        if snapshot {
+            return Ok(state);
+        }
+        self.update(event, checkpoint).await
     }
 
     /// The task as first stored: the agent's own snapshot, or a new SUBMITTED
@@ -378,71 +455,19 @@ impl Actor {
         }
     }
 
-    /// Stores a new task. If that fails, the user's message is kept for the
-    /// next attempt (recording the failure), so the task never loses it.
-    async fn store_new(
-        &mut self,
-        task: &mut Task,
-        cause: &StreamResponse,
-    ) -> Result<Version, A2aError> {
-        match self
-            .shared
-            .store
-            .create(&self.caller, task, &Cause::event(cause))
-            .await
-        {
-            Ok(version) => Ok(version),
-            Err(err) => {
-                self.keep_message(std::mem::take(&mut task.history));
-                Err(err.into())
-            }
-        }
-    }
-
-    /// Creates the task with its first event already applied: nobody watches
-    /// it yet, so nobody can miss the SUBMITTED snapshot, and it takes one write.
-    async fn create_with(&mut self, event: StreamResponse) -> Result<TaskState, A2aError> {
-        let mut task = self.initial_task(&event);
-        if let Err(err) = apply(&mut task, &event) {
-            self.keep_message(task.history);
-            return Err(err);
-        }
-        stamp(&mut task);
-        let version = self.store_new(&mut task, &event).await?;
-        let state = task.status.state;
-        self.task = Some((Arc::new(task), version));
-        self.publish(event, version, state).await;
-        Ok(state)
-    }
-
     fn state(&self) -> TaskState {
         self.task
             .as_ref()
-            .map_or(TaskState::Unspecified, |(t, _)| t.status.state)
-    }
-
-    /// Stores the task the first time the agent emits something for it.
-    async fn create(&mut self, event: &StreamResponse, watched: bool) -> Result<(), A2aError> {
-        let mut task = self.initial_task(event);
-        stamp(&mut task);
-        let version = self.store_new(&mut task, event).await?;
-        let state = task.status.state;
-        let snapshot = watched.then(|| StreamResponse::Task(task.clone()));
-        self.task = Some((Arc::new(task), version));
-        match snapshot {
-            Some(event) => self.publish(event, version, state).await,
-            None => self.progress.report(|p| p.state = Some(state)),
-        }
-        Ok(())
+            .map_or(TaskState::Unspecified, |current| current.task.status.state)
     }
 
     /// Publishes a persisted event. When it settles the task, subscribers see
     /// it first, then the execution slot is freed, and only then are blocking
     /// callers and cancelers told, so their next call finds the slot free.
     async fn publish(&mut self, event: StreamResponse, version: Version, state: TaskState) {
-        let ends = state.is_terminal() || state == TaskState::InputRequired;
-        let settled = (state.is_terminal() || state.is_interrupted())
-            .then(|| self.task.as_ref().map(|(task, _)| task.clone()))
+        let settled = state
+            .is_settled()
+            .then(|| self.task.as_ref().map(|current| current.task.clone()))
             .flatten();
         super::publish(
             &self.shared,
@@ -453,8 +478,8 @@ impl Actor {
             state,
         )
         .await;
-        if ends {
-            self.slot.take();
+        if state.ends_turn() {
+            self.end_turn().await;
         }
         self.progress.report(|p| {
             p.state = Some(state);
@@ -466,14 +491,60 @@ impl Actor {
 }
 
 /// Gives a status without a time the current one.
+impl Actor {
+    /// Ends the turn: finishes the job (before the slot is freed, so a
+    /// follow-up that finds the task idle can record its own), then frees the
+    /// execution slot. Runs once; later calls do nothing.
+    async fn end_turn(&mut self) {
+        if self.job_open {
+            self.job_open = false;
+            if let Some(jobs) = &self.shared.jobs {
+                let task = self.task.as_ref().map(|c| &*c.task);
+                let state = task.map_or(TaskState::Completed, |t| match t.status.state {
+                    // Ended without settling: only a failure to record the
+                    // failure gets here.
+                    s if s.is_settled() => s,
+                    _ => TaskState::Failed,
+                });
+                let reason = jobs::failure_reason(task);
+                let at = self.shared.clock.now();
+                if let Err(err) = jobs
+                    .finish(
+                        &self.task_id,
+                        jobs::finished_state(state),
+                        reason.as_deref(),
+                        at,
+                    )
+                    .await
+                {
+                    // Left RUNNING: the next start finds the task ended and
+                    // finishes the job then.
+                    tracing::error!(task_id = %self.task_id, error = %err, "could not finish the job");
+                }
+            }
+        }
+        self.slot.take();
+    }
+
+    /// Stops at shutdown without failing the task: its job goes back to
+    /// PENDING and the next start resumes it.
+    async fn leave_pending(&mut self) {
+        if !self.job_open {
+            return;
+        }
+        self.job_open = false;
+        if let Some(jobs) = &self.shared.jobs {
+            if let Err(err) = jobs.release(&self.task_id, self.shared.clock.now()).await {
+                // Still RUNNING with an old heartbeat: recovery resumes it or,
+                // past the stale limit, abandons it.
+                tracing::error!(task_id = %self.task_id, error = %err, "could not leave the job pending");
+            }
+        }
+    }
+}
+
 fn stamp(task: &mut Task) {
     if task.status.timestamp.is_none() {
         task.status.timestamp = Some(a2a_core::now());
     }
 }
-
-/// A cancel request's answer channel.
-pub(super) type CancelReply = oneshot::Sender<Result<(), A2aError>>;
-
-/// The default time an agent gets to return after it is told to stop.
-pub(super) const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);

@@ -69,16 +69,7 @@ fn apply_status(task: &mut Task, update: &TaskStatusUpdateEvent) -> Result<(), A
         return Err(invalid("status update has no state"));
     }
     // The status message being replaced becomes part of the conversation.
-    // (A follow-up may already have recorded it there.)
-    if let Some(previous) = task.status.message.take() {
-        if !task
-            .history
-            .iter()
-            .any(|m| m.message_id == previous.message_id)
-        {
-            task.history.push(previous);
-        }
-    }
+    task.archive_status_message();
     task.status = update.status.clone();
     if task.status.timestamp.is_none() {
         task.status.timestamp = Some(a2a_core::now());

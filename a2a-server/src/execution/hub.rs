@@ -32,9 +32,7 @@ impl Update {
     /// Whether a stream started by SendStreamingMessage ends after this event.
     pub(crate) fn ends_message_stream(&self) -> bool {
         matches!(*self.event, StreamResponse::Message(_))
-            || self
-                .state
-                .is_some_and(|s| s.is_terminal() || s == TaskState::InputRequired)
+            || self.state.is_some_and(TaskState::ends_turn)
     }
 
     /// Whether a SubscribeToTask stream ends after this event.
@@ -239,9 +237,7 @@ pub(crate) fn subscriber_stream(
                             state.after = stored.version;
                             let settled = stored.task.status.state;
                             let ends = match state.kind {
-                                StreamKind::Message => {
-                                    settled.is_terminal() || settled == TaskState::InputRequired
-                                }
+                                StreamKind::Message => settled.ends_turn(),
                                 StreamKind::Subscription => settled.is_terminal(),
                             };
                             if ends {

@@ -1,9 +1,59 @@
 //! The execution pipeline: one live execution per task, event fan-out,
 //! cancellation, limits and shutdown.
+//!
+//! # The life of an execution
+//!
+//! 1. **Accepted.** `SendMessage` (handler/send.rs) validates the request,
+//!    checks a follow-up against its stored task, records the user's message
+//!    in the follow-up's history, and hands a [`Start`] to
+//!    [`Executions::start`]. That takes a slot (global and per-caller limits),
+//!    registers the task as live (one execution per task: CancelTask and
+//!    follow-ups find it there), and builds the [`actor::Actor`] with the
+//!    agent's `execute` future and its event channel.
+//! 2. **Recorded.** With a job store, the execution is recorded as a RUNNING
+//!    job of this node, with its request, before `start` returns; the client
+//!    learns the task id only after that. (see `jobs.rs`)
+//! 3. **Running.** The actor polls the agent and takes its events in order:
+//!    bind ids, apply to the task, write it with the version it read
+//!    ([`persist`]: one loop, re-read on conflict), and only then publish it to
+//!    push delivery and subscribers ([`hub`]) and report progress to a blocking
+//!    caller ([`progress`]). The first event creates the task (one write when
+//!    nobody watches it yet). An event may carry the agent's turn
+//!    **checkpoint**, stored in the same write. While it runs the job's
+//!    **heartbeat** is renewed by the node's maintenance loop.
+//! 4. **Who drives it.** A blocking caller polls the execution in its own
+//!    request task ([`Drive::Inline`]) until the task settles: an agent that
+//!    answers at once then costs no task spawn and no cross-task wakeup
+//!    (measured: 28.7k against 36.7k instructions per in-process call). If
+//!    the caller leaves first, [`Inline`]'s drop hands the rest to the
+//!    runtime. Streams and `returnImmediately` calls spawn it
+//!    ([`Drive::Spawn`]). Both are the same future; only who polls it differs.
+//! 5. **Canceled** ([`cancel`]): a live execution is canceled by its own actor
+//!    (so cancel and completion are decided in order by one writer); a task
+//!    with none is canceled through the same hook and persist loop.
+//! 6. **Ended.** The turn ends at a terminal state or INPUT_REQUIRED
+//!    ([`TaskState::ends_turn`]), when the agent returns (no final state fails
+//!    the task, as do an error, a panic, an invalid event or the inactivity
+//!    watchdog), or on cancel. The slot is freed before blocking callers hear
+//!    of it, so their next call finds the task idle; the job is finished
+//!    (COMPLETED, or FAILED with the reason).
+//! 7. **Shutdown.** New executions are refused; running ones get the grace
+//!    period. Those still running then are stopped and, with a job store, left
+//!    PENDING for the next start (without one they are failed: nothing could
+//!    resume them).
+//! 8. **Recovered.** On start, the maintenance loop's recovery pass marks
+//!    RUNNING jobs whose heartbeat is older than the stale limit ABANDONED
+//!    (their tasks FAILED with the reason), puts the others back to PENDING,
+//!    and resumes every PENDING job with bounded parallelism: the agent gets
+//!    the stored task and its last checkpoint, so it skips completed turns.
+//!    Finished jobs and their tasks are deleted after the retention period.
 
 mod actor;
 pub(crate) mod apply;
+mod cancel;
 pub(crate) mod hub;
+pub(crate) mod jobs;
+mod persist;
 mod progress;
 pub(crate) use self::progress::Progress;
 
@@ -12,20 +62,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use a2a_core::{A2aError, Metadata, StreamResponse, TaskState};
+use a2a_core::{A2aError, ErrorKind, Metadata, StreamResponse, TaskState};
 use futures::FutureExt as _;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use self::actor::{Actor, CancelReply};
+use self::actor::Actor;
+use self::cancel::CancelReply;
 pub(crate) use self::hub::{Hubs, StreamKind, Subscription, Update, subscriber_stream};
 use crate::push::PushDispatcher;
-use crate::store::{StoredTask, TaskStore, Version};
+use crate::store::{JobStore, NewJob, StoredTask, TaskStore, Version};
 use crate::{AgentExecutor, CallContext, Caller, EventQueue, RequestContext};
 
-/// Limits and timeouts of the execution pipeline.
+/// Limits and timeouts of the execution pipeline. Start from
+/// `ExecutionConfig::default()` and set the fields you need (more will come).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ExecutionConfig {
     /// Fail a task whose agent writes no event for this long (off by default).
     pub inactivity_timeout: Option<Duration>,
@@ -50,7 +103,7 @@ impl Default for ExecutionConfig {
             max_concurrent_per_caller: None,
             subscriber_buffer: 64,
             agent_buffer: 64,
-            cancel_grace: actor::DEFAULT_CANCEL_GRACE,
+            cancel_grace: cancel::DEFAULT_CANCEL_GRACE,
         }
     }
 }
@@ -147,7 +200,18 @@ pub(crate) struct Shared {
     pub(crate) push: Option<PushDispatcher>,
     pub(crate) hubs: Arc<Hubs>,
     pub(crate) config: ExecutionConfig,
+    /// Fires when the grace period is over: running executions stop.
     pub(crate) shutdown: CancellationToken,
+    /// Durable job records (none: executions live in memory only).
+    pub(crate) jobs: Option<Arc<dyn JobStore>>,
+    pub(crate) job_config: jobs::JobConfig,
+    pub(crate) clock: jobs::Clock,
+    /// Fires when shutdown begins: the maintenance loop stops.
+    pub(crate) stopping: CancellationToken,
+    /// Fires once recovery has sorted the jobs a previous process left: new
+    /// executions are recorded only after it, so recovery never takes this
+    /// process's own running jobs for a dead one's.
+    pub(crate) recovery_marked: CancellationToken,
 }
 
 struct Live {
@@ -172,6 +236,8 @@ pub(crate) struct Start {
     pub(crate) ctx: Box<RequestContext>,
     pub(crate) caller: Caller,
     pub(crate) stored: Option<StoredTask>,
+    /// A job resumed after a restart: its record exists (and was claimed).
+    pub(crate) resumed: bool,
 }
 
 /// Releases the caller's execution slot when an execution ends.
@@ -212,10 +278,6 @@ impl Executions {
         })
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
-
     fn lock_live(&self) -> MutexGuard<'_, HashMap<String, Live>> {
         self.live
             .lock()
@@ -254,10 +316,30 @@ impl Executions {
         A2aError::internal("the server is at its execution limit; retry later")
     }
 
-    /// Starts an execution; the returned receiver was subscribed before the agent
-    /// started, so it sees every event.
-    pub(crate) fn start(self: &Arc<Self>, start: Start, drive: Drive) -> Result<Started, A2aError> {
-        if self.draining.load(Ordering::Acquire) {
+    /// Whether executions are recorded as durable jobs.
+    pub(crate) fn is_durable(&self) -> bool {
+        self.shared.jobs.is_some()
+    }
+
+    /// Takes new executions without a recovery pass (none can run).
+    pub(crate) fn mark_recovered(&self) {
+        self.shared.recovery_marked.cancel();
+    }
+
+    /// Whether shutdown has begun.
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Acquire)
+    }
+
+    /// Starts an execution. With a job store it is recorded as a RUNNING job
+    /// first, so that once this returns (and the client can learn the task
+    /// id), a crash no longer loses it.
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        mut start: Start,
+        drive: Drive,
+    ) -> Result<Started, A2aError> {
+        if self.is_draining() {
             return Err(A2aError::internal("the server is shutting down"));
         }
         let permit = match &self.permits {
@@ -314,6 +396,41 @@ impl Executions {
             task_id: task_id.clone(),
             _permit: permit,
         };
+        let job_open = self.shared.jobs.is_some();
+        if let (Some(jobs), false) = (&self.shared.jobs, start.resumed) {
+            self.shared.recovery_marked.cancelled().await;
+            let request = jobs::JobRequest::of(&start.ctx)?;
+            let job = NewJob {
+                task_id: &task_id,
+                owner: &start.caller,
+                node: &self.shared.job_config.node,
+                request: &request,
+                at: self.shared.clock.now(),
+            };
+            // On failure the slot's drop unregisters the execution again.
+            jobs.record(&job).await.map_err(|err| match err {
+                crate::store::StoreError::AlreadyExists(_) => A2aError::unsupported_operation(
+                    format!("task {task_id} is still being worked on; wait for it or cancel it"),
+                ),
+                err => err.into(),
+            })?;
+        }
+        if start.resumed {
+            // Read again now that the execution is registered: a cancel that
+            // came in between either found it live, or wrote first and is seen
+            // here. Either way no agent runs on a task that has ended.
+            match self.shared.store.get(&start.caller, &task_id).await {
+                Ok(stored) if stored.task.status.state.ends_turn() => {
+                    return Err(A2aError::new(
+                        ErrorKind::TaskNotCancelable,
+                        format!("task {task_id} ended before it could be resumed"),
+                    ));
+                }
+                Ok(stored) => start.stored = Some(stored),
+                Err(crate::store::StoreError::NotFound(_)) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
         let (progress_tx, progress) = progress::channel();
         let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
         let ctx = start.ctx;
@@ -333,12 +450,14 @@ impl Executions {
             task_id,
             context_id,
             caller: start.caller,
-            task: start.stored.map(|s| (Arc::new(s.task), s.version)),
+            task: start.stored.map(persist::Current::from),
             message,
             replied: false,
             token,
             progress: progress_tx,
             slot: Some(slot),
+            job_open,
+            checkpoint_written: false,
         };
         let execution = self
             .tracker
@@ -359,40 +478,12 @@ impl Executions {
         })
     }
 
-    /// Asks a running execution to cancel its task on behalf of `call`.
-    /// `None`: no execution was running.
-    pub(crate) async fn cancel(
-        &self,
-        call: &CallContext,
-        task_id: &str,
-        metadata: Option<Metadata>,
-    ) -> Option<Result<(), A2aError>> {
-        let caller = call.caller();
-        let control = {
-            let live = self.lock_live();
-            let entry = live.get(task_id)?;
-            if entry.caller != caller {
-                return Some(Err(A2aError::task_not_found(task_id)));
-            }
-            entry.control.clone()
-        };
-        let (reply_tx, reply_rx) = oneshot::channel();
-        let command = Control::Cancel {
-            reply: reply_tx,
-            call: Box::new(call.clone()),
-            metadata,
-        };
-        if control.send(command).await.is_err() {
-            return None;
-        }
-        // A dropped reply means the execution ended first; the caller re-reads the store.
-        reply_rx.await.ok()
-    }
-
     /// Stops accepting executions and waits up to `deadline` for running ones;
-    /// those still running then are failed.
+    /// those still running then are stopped: left PENDING for the next start
+    /// with a job store, failed without one.
     pub(crate) async fn shutdown(&self, deadline: Duration) {
         self.draining.store(true, Ordering::Release);
+        self.shared.stopping.cancel();
         self.tracker.close();
         if tokio::time::timeout(deadline, self.tracker.wait())
             .await
@@ -408,18 +499,6 @@ impl Executions {
     /// starting an execution, so nothing falls in between).
     pub(crate) fn subscribe(&self, task_id: &str) -> Subscription {
         self.shared.hubs.subscribe(task_id)
-    }
-
-    /// Publishes a persisted event written outside an execution (an offline cancel).
-    pub(crate) async fn publish(
-        &self,
-        caller: &Caller,
-        task_id: &str,
-        event: StreamResponse,
-        version: Version,
-        state: TaskState,
-    ) {
-        publish(&self.shared, caller, task_id, event, version, state).await;
     }
 
     /// A stream of `receiver`'s events; `done` ends it when the execution ends.

@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
+use crate::execution::jobs::{Clock, JobConfig};
 use crate::execution::{ExecutionConfig, Executions, Hubs, Shared};
 use crate::push::{
     AddressPolicy, HttpPushSender, HttpPushSenderConfig, PushDispatcher, PushSender,
@@ -37,6 +38,15 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse, A2aError
 /// starts come back as `Err`, not inside the stream.
 #[async_trait]
 pub trait RequestHandler: Send + Sync + 'static {
+    /// The public agent card, served by every binding at the well-known path.
+    fn card(&self) -> &AgentCard;
+
+    /// Stops taking new work and winds down what runs within `grace`. The
+    /// default has nothing to wind down.
+    async fn shutdown(&self, grace: Duration) {
+        let _ = grace;
+    }
+
     /// `SendMessage`.
     async fn send_message(
         &self,
@@ -112,6 +122,8 @@ pub struct DefaultRequestHandler {
     push_policy: AddressPolicy,
     executions: Arc<Executions>,
     follow_up_wait: Duration,
+    /// Fires when the recovery pass has run (at once without a job store).
+    recovered: CancellationToken,
 }
 
 impl std::fmt::Debug for DefaultRequestHandler {
@@ -129,12 +141,11 @@ pub struct HandlerBuilder {
     extended_card: Option<AgentCard>,
     store: Option<Arc<dyn TaskStore>>,
     push_store: Option<Arc<dyn PushConfigStore>>,
-    /// Durable records of executions; not used yet (durable executions build on it).
-    #[allow(dead_code)]
-    job_store: Option<Arc<dyn JobStore>>,
     push_sender: Option<Arc<dyn PushSender>>,
     push_policy: AddressPolicy,
     config: ExecutionConfig,
+    jobs: Option<Arc<dyn JobStore>>,
+    job_config: JobConfig,
 }
 
 impl std::fmt::Debug for HandlerBuilder {
@@ -157,13 +168,6 @@ impl HandlerBuilder {
     #[must_use]
     pub fn push_config_store(mut self, store: impl PushConfigStore) -> Self {
         self.push_store = Some(Arc::new(store));
-        self
-    }
-
-    /// Records executions durably in `store`, so work survives a restart.
-    #[must_use]
-    pub fn job_store(mut self, store: impl JobStore) -> Self {
-        self.job_store = Some(Arc::new(store));
         self
     }
 
@@ -195,7 +199,30 @@ impl HandlerBuilder {
         self
     }
 
+    /// Makes executions durable: each is recorded in `store` before the
+    /// client learns its task id, heartbeats while it runs, and is resumed
+    /// (or, past the stale limit, abandoned) when the server starts again.
+    /// Use it with a durable task store; the task store and the job store
+    /// should be one database.
+    #[must_use]
+    pub fn job_store(mut self, store: impl JobStore) -> Self {
+        self.jobs = Some(Arc::new(store));
+        self
+    }
+
+    /// Heartbeats, stale limit, recovery and retention of durable executions.
+    #[must_use]
+    pub fn job_config(mut self, config: JobConfig) -> Self {
+        self.job_config = config;
+        self
+    }
+
     /// Builds the handler. Push notifications are on when the card declares them.
+    ///
+    /// With a job store, the node's maintenance (the recovery pass, then
+    /// heartbeats and retention) starts on the current tokio runtime; build
+    /// the handler inside one. [`DefaultRequestHandler::recovered`] tells
+    /// when recovery has run.
     pub fn build(self) -> DefaultRequestHandler {
         let store = self
             .store
@@ -223,7 +250,30 @@ impl HandlerBuilder {
             hubs: Arc::new(Hubs::new(self.config.subscriber_buffer)),
             config: self.config,
             shutdown: CancellationToken::new(),
+            jobs: self.jobs,
+            job_config: self.job_config,
+            clock: Clock::new(),
+            stopping: CancellationToken::new(),
+            recovery_marked: CancellationToken::new(),
         });
+        let recovered = CancellationToken::new();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(crate::execution::jobs::maintain(
+                    executions.clone(),
+                    recovered.clone(),
+                ));
+            }
+            Err(_) => {
+                if executions.is_durable() {
+                    tracing::error!(
+                        "handler built outside a tokio runtime: no recovery, heartbeats or retention"
+                    );
+                }
+                executions.mark_recovered();
+                recovered.cancel();
+            }
+        }
         DefaultRequestHandler {
             card: self.card,
             extended_card: self.extended_card,
@@ -232,6 +282,7 @@ impl HandlerBuilder {
             push_policy: self.push_policy,
             executions,
             follow_up_wait: Duration::from_secs(2),
+            recovered,
         }
     }
 }
@@ -245,27 +296,29 @@ impl DefaultRequestHandler {
             extended_card: None,
             store: None,
             push_store: None,
-            job_store: None,
             push_sender: None,
             push_policy: AddressPolicy::public_only(),
             config: ExecutionConfig::default(),
+            jobs: None,
+            job_config: JobConfig::default(),
         }
     }
 
-    /// The public agent card.
-    pub fn card(&self) -> &AgentCard {
-        &self.card
+    /// Resolves once the recovery pass after start has run: stale jobs are
+    /// abandoned and the others are being resumed (they may still run).
+    pub async fn recovered(&self) {
+        self.recovered.cancelled().await;
+    }
+
+    /// Deletes finished jobs (and their tasks) older than the retention
+    /// period now, instead of at the next sweep. Returns how many.
+    pub async fn prune(&self) -> Result<u64, A2aError> {
+        crate::execution::jobs::prune(&self.executions).await
     }
 
     /// The task store.
     pub fn task_store(&self) -> &Arc<dyn TaskStore> {
         &self.store
-    }
-
-    /// Stops accepting new executions and waits up to `deadline` for running
-    /// ones to finish; those still running then are failed.
-    pub async fn shutdown(&self, deadline: Duration) {
-        self.executions.shutdown(deadline).await;
     }
 
     fn require_streaming(&self) -> Result<(), A2aError> {
@@ -287,6 +340,14 @@ impl DefaultRequestHandler {
 
 #[async_trait]
 impl RequestHandler for DefaultRequestHandler {
+    fn card(&self) -> &AgentCard {
+        &self.card
+    }
+
+    async fn shutdown(&self, grace: Duration) {
+        self.executions.shutdown(grace).await;
+    }
+
     async fn send_message(
         &self,
         ctx: &CallContext,

@@ -26,9 +26,7 @@ impl Outcome {
         if let Some(reply) = seen.reply.take() {
             return Some(Outcome::Reply(reply));
         }
-        let settled = seen
-            .state
-            .is_some_and(|s| s.is_terminal() || s.is_interrupted());
+        let settled = seen.state.is_some_and(a2a_core::TaskState::is_settled);
         (settled || (any_state && seen.state.is_some())).then(|| Outcome::Task(seen.settled.take()))
     }
 }
@@ -107,12 +105,15 @@ impl DefaultRequestHandler {
             metadata,
             call: ctx.clone(),
             cancellation: CancellationToken::new(),
+            resumed: false,
+            checkpoint: None,
         });
         Ok(Prepared {
             start: Start {
                 ctx,
                 caller,
                 stored: existing.clone(),
+                resumed: false,
             },
             existing,
             history_length,
@@ -129,7 +130,7 @@ impl DefaultRequestHandler {
             .push_config_id
             .as_ref()
             .map(|_| prepared.start.caller.clone());
-        let result = self.executions.start(prepared.start, drive);
+        let result = self.executions.start(prepared.start, drive).await;
         if let (Err(_), Some(id), Some(push), Some(owner)) =
             (&result, &prepared.push_config_id, &self.push, &owner)
         {
@@ -183,16 +184,7 @@ impl DefaultRequestHandler {
             .any(|m| m.message_id == recorded.message_id && m.parts == recorded.parts);
         if !is_retry {
             // The agent's question (its status message) came before this answer.
-            if let Some(question) = stored.task.status.message.clone() {
-                if !stored
-                    .task
-                    .history
-                    .iter()
-                    .any(|m| m.message_id == question.message_id)
-                {
-                    stored.task.history.push(question);
-                }
-            }
+            stored.task.archive_status_message();
             stored.task.history.push(recorded.clone());
             let cause = StreamResponse::Message(recorded);
             stored.version = self

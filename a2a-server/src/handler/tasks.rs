@@ -2,29 +2,15 @@
 
 use a2a_core::{
     A2aError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskState, TaskStatusUpdateEvent,
+    StreamResponse, SubscribeToTaskRequest, Task,
 };
-use tokio_util::sync::CancellationToken;
 
 use super::{DefaultRequestHandler, EventStream, validate};
+use crate::CallContext;
 use crate::execution::StreamKind;
-use crate::execution::apply::apply;
-use crate::store::{Cause, StoreError};
-use crate::{CallContext, RequestContext};
 
 /// Page size of ListTasks when the client sets none.
 const DEFAULT_PAGE_SIZE: i32 = 50;
-
-/// Attempts of an optimistic cancel write before giving up.
-const CANCEL_ATTEMPTS: usize = 10;
-
-fn check_cancelable(task: &Task) -> Result<bool, A2aError> {
-    match task.status.state {
-        TaskState::Canceled => Ok(false),
-        state if state.is_terminal() => Err(A2aError::task_not_cancelable(&task.id, state)),
-        _ => Ok(true),
-    }
-}
 
 impl DefaultRequestHandler {
     pub(super) async fn get(
@@ -67,66 +53,9 @@ impl DefaultRequestHandler {
         ctx: &CallContext,
         request: CancelTaskRequest,
     ) -> Result<Task, A2aError> {
-        let caller = ctx.caller();
-        let stored = self.store.get(&caller, &request.id).await?;
-        if !check_cancelable(&stored.task)? {
-            return Ok(stored.task);
-        }
-        // A running execution cancels through its own pipeline, so cancel and
-        // completion are decided in one place, in order.
-        if let Some(result) = self
-            .executions
-            .cancel(ctx, &request.id, request.metadata.clone())
+        self.executions
+            .cancel(ctx, &request.id, request.metadata)
             .await
-        {
-            let task = self.store.get(&caller, &request.id).await?.task;
-            return match result {
-                Ok(()) => Ok(task),
-                Err(_) if task.status.state == TaskState::Canceled => Ok(task),
-                Err(err) => Err(err),
-            };
-        }
-        // No execution is running (the task waits for input, or its execution
-        // just ended): cancel the stored task with an optimistic write.
-        let hook_ctx = RequestContext::for_cancel(
-            stored.task.clone(),
-            ctx.clone(),
-            request.metadata.clone(),
-            CancellationToken::new(),
-        );
-        self.executions.shared().executor.cancel(hook_ctx).await?;
-        for _attempt in 0..CANCEL_ATTEMPTS {
-            let stored = self.store.get(&caller, &request.id).await?;
-            if !check_cancelable(&stored.task)? {
-                return Ok(stored.task);
-            }
-            let mut task = stored.task;
-            let mut update = TaskStatusUpdateEvent::new(
-                task.id.clone(),
-                task.context_id.clone(),
-                TaskState::Canceled,
-            );
-            update.metadata.clone_from(&request.metadata);
-            let event = StreamResponse::StatusUpdate(update);
-            apply(&mut task, &event)?;
-            match self
-                .store
-                .update(&caller, &task, stored.version, &Cause::event(&event))
-                .await
-            {
-                Ok(version) => {
-                    self.executions
-                        .publish(&caller, &task.id, event, version, TaskState::Canceled)
-                        .await;
-                    return Ok(task);
-                }
-                Err(StoreError::Conflict { .. }) => {}
-                Err(err) => return Err(err.into()),
-            }
-        }
-        Err(A2aError::internal(
-            "the task kept changing while being canceled; try again",
-        ))
     }
 
     pub(super) async fn subscribe(

@@ -30,7 +30,13 @@ pub(crate) fn call_context(method: Method, headers: HeaderMap, query: Option<&st
             }
         }
     }
-    CallContext::new(method, params)
+    let mut ctx = CallContext::new(method, params);
+    if let Some(query) = query.filter(|q| !q.is_empty()) {
+        ctx.query_params = url::form_urlencoded::parse(query.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+    }
+    ctx
 }
 
 /// Reads a request body of at most `limit` bytes. A declared `Content-Length`

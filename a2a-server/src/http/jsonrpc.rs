@@ -13,7 +13,7 @@ use super::common::{
     call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
     unsupported_content_type, with_extensions,
 };
-use crate::service::{Request as Call, Response as Answer};
+use crate::service::{self, RequestOf};
 
 const JSON: &str = "application/json";
 
@@ -28,8 +28,8 @@ fn success<T: serde::Serialize>(id: Value, result: &T) -> Vec<u8> {
 }
 
 /// Decodes the params of `method` straight from their JSON text into a call.
-fn decode_call(method: Method, params: &str) -> Result<Call, A2aError> {
-    Ok(decode_seed(params.as_bytes(), ParamsOf(method))?)
+fn decode_call(method: Method, params: &str) -> Result<service::Request, A2aError> {
+    Ok(decode_seed(params.as_bytes(), RequestOf(method))?)
 }
 
 /// A well-formed request read in one pass: when `method` comes before
@@ -39,7 +39,7 @@ fn decode_call(method: Method, params: &str) -> Result<Call, A2aError> {
 /// [`envelope`], which says exactly what is wrong.
 struct Direct {
     id: Value,
-    call: Call,
+    call: service::Request,
 }
 
 impl<'de> serde::Deserialize<'de> for Direct {
@@ -49,57 +49,6 @@ impl<'de> serde::Deserialize<'de> for Direct {
 }
 
 struct DirectVisitor;
-
-/// Reads `params` as the request type of `method`.
-#[derive(Clone, Copy)]
-struct ParamsOf(Method);
-
-impl<'de> serde::de::DeserializeSeed<'de> for ParamsOf {
-    type Value = Call;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Call, D::Error> {
-        // Params must be an object; a struct would also accept an array.
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for ParamsOf {
-    type Value = Call;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a params object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Call, A::Error> {
-        use serde::Deserialize;
-        let d = serde::de::value::MapAccessDeserializer::new(map);
-        Ok(match self.0 {
-            Method::SendMessage => Call::SendMessage(Deserialize::deserialize(d)?),
-            Method::SendStreamingMessage => {
-                Call::SendStreamingMessage(Deserialize::deserialize(d)?)
-            }
-            Method::GetTask => Call::GetTask(Deserialize::deserialize(d)?),
-            Method::ListTasks => Call::ListTasks(Deserialize::deserialize(d)?),
-            Method::CancelTask => Call::CancelTask(Deserialize::deserialize(d)?),
-            Method::SubscribeToTask => Call::SubscribeToTask(Deserialize::deserialize(d)?),
-            Method::CreateTaskPushNotificationConfig => {
-                Call::CreatePushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::GetTaskPushNotificationConfig => {
-                Call::GetPushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::ListTaskPushNotificationConfigs => {
-                Call::ListPushConfigs(Deserialize::deserialize(d)?)
-            }
-            Method::DeleteTaskPushNotificationConfig => {
-                Call::DeletePushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::GetExtendedAgentCard => {
-                Call::GetExtendedAgentCard(Deserialize::deserialize(d)?)
-            }
-        })
-    }
-}
 
 impl<'de> serde::de::Visitor<'de> for DirectVisitor {
     type Value = Direct;
@@ -129,7 +78,7 @@ impl<'de> serde::de::Visitor<'de> for DirectVisitor {
                         Some(Method::from_name(&name).ok_or_else(|| A::Error::custom("method"))?);
                 }
                 "params" if call.is_none() => match method {
-                    Some(method) => call = Some(map.next_value_seed(ParamsOf(method))?),
+                    Some(method) => call = Some(map.next_value_seed(RequestOf(method))?),
                     None => return Err(A::Error::custom("params before method")),
                 },
                 "jsonrpc" | "id" | "method" | "params" => {
@@ -215,7 +164,7 @@ fn envelope(body: &[u8]) -> Result<(Value, Method, &str), (Value, A2aError)> {
 }
 
 /// The request's id and call, or the id (if known) and what is wrong.
-fn read_call(body: &[u8]) -> Result<(Value, Call), (Value, A2aError)> {
+fn read_call(body: &[u8]) -> Result<(Value, service::Request), (Value, A2aError)> {
     if let Ok(Direct { id, call }) = serde_json::from_slice::<Direct>(body) {
         return Ok((id, call));
     }
@@ -251,14 +200,14 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Err(err) => return with_extensions(error_response(id, &err), &ctx),
     };
     let body = match answer {
-        Answer::SendMessage(r) => success(id, &r),
-        Answer::Task(t) => success(id, &t),
-        Answer::ListTasks(r) => success(id, &r),
-        Answer::PushConfig(c) => success(id, &c),
-        Answer::PushConfigs(c) => success(id, &c),
-        Answer::Empty => success(id, &serde_json::json!({})),
-        Answer::AgentCard(card) => success(id, &card),
-        Answer::Stream(events) => {
+        service::Response::SendMessage(r) => success(id, &r),
+        service::Response::Task(t) => success(id, &t),
+        service::Response::ListTasks(r) => success(id, &r),
+        service::Response::PushConfig(c) => success(id, &c),
+        service::Response::PushConfigs(c) => success(id, &c),
+        service::Response::Empty => success(id, &serde_json::json!({})),
+        service::Response::AgentCard(card) => success(id, &card),
+        service::Response::Stream(events) => {
             let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
                 Ok(event) => success(id.clone(), &event),
                 Err(err) => to_json(&JsonRpcResponse::<()>::failure(

@@ -18,8 +18,10 @@ use tower_http::cors::CorsLayer;
 use self::card::CardDocument;
 use crate::service::A2aService;
 
-/// Settings of the HTTP bindings.
+/// Settings of the HTTP bindings. Start from `HttpConfig::default()` and set
+/// the fields you need (more will come).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpConfig {
     /// Path of the JSON-RPC endpoint (also served with a trailing slash).
     pub jsonrpc_path: String,
@@ -114,3 +116,52 @@ pub fn bind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<tokio::
 
 /// The default backlog of [`bind`].
 pub const DEFAULT_BACKLOG: u32 = 4096;
+
+/// Serves `app` on `listener` until `stop` resolves, then winds down within
+/// `grace`: no new connections, the service's running executions get the grace
+/// period (see [`A2aService::shutdown`]), and connections still open after
+/// that (streams of tasks that wait for input, say) are closed, so the
+/// process can exit.
+///
+/// ```no_run
+/// # async fn run(service: a2a_server::A2aService) -> std::io::Result<()> {
+/// use std::time::Duration;
+/// let app = a2a_server::http::router(service.clone(), Default::default());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// let stop = async { let _ = tokio::signal::ctrl_c().await; };
+/// a2a_server::http::serve_until(listener, app, service, stop, Duration::from_secs(10)).await
+/// # }
+/// ```
+pub async fn serve_until(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    service: A2aService,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let stopping = tokio_util::sync::CancellationToken::new();
+    let serving = axum::serve(listener, app)
+        .with_graceful_shutdown(stopping.clone().cancelled_owned())
+        .into_future();
+    let mut serving = tokio::spawn(serving);
+    tokio::select! {
+        // The server failed on its own.
+        ended = &mut serving => return ended.unwrap_or_else(|e| Err(std::io::Error::other(e))),
+        () = stop => {}
+    }
+    stopping.cancel();
+    service.shutdown(grace).await;
+    // Executions are over; what is still connected only waits for events that
+    // will not come from this process any more.
+    match tokio::time::timeout(CONNECTION_DRAIN, &mut serving).await {
+        Ok(ended) => ended.unwrap_or_else(|e| Err(std::io::Error::other(e))),
+        Err(_) => {
+            serving.abort();
+            tracing::info!("closed connections still open after shutdown");
+            Ok(())
+        }
+    }
+}
+
+/// How long connections get to finish after the executions have wound down.
+const CONNECTION_DRAIN: Duration = Duration::from_secs(1);

@@ -6,6 +6,7 @@ mod job;
 pub mod listing;
 mod memory;
 mod push;
+mod retention;
 mod task;
 #[cfg(feature = "store-suite")]
 pub mod testing;
@@ -16,4 +17,5 @@ pub use self::job::{
 };
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};
+pub use self::retention::prune_finished;
 pub use self::task::{Cause, Checkpoint, StoreError, StoredEvent, StoredTask, TaskStore, Version};

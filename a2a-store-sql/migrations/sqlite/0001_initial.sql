@@ -20,10 +20,7 @@ CREATE TABLE tasks (
     version          INTEGER NOT NULL,
     task             TEXT NOT NULL,
     checkpoint_turn  INTEGER,
-    checkpoint_state BLOB,
-    -- The event of the write in progress: the triggers below move it to the
-    -- log, so one statement (atomic on its own) writes task and event.
-    pending_event    TEXT
+    checkpoint_state BLOB
 );
 
 -- A ListTasks page is an index range scan from the cursor, whatever the filter.
@@ -37,20 +34,6 @@ CREATE TABLE task_events (
     event    TEXT NOT NULL,
     PRIMARY KEY (task_seq, version)
 ) WITHOUT ROWID;
-
-CREATE TRIGGER tasks_log_created AFTER INSERT ON tasks
-WHEN NEW.pending_event IS NOT NULL
-BEGIN
-    INSERT INTO task_events (task_seq, version, event) VALUES (NEW.seq, NEW.version, NEW.pending_event);
-    UPDATE tasks SET pending_event = NULL WHERE seq = NEW.seq;
-END;
-
-CREATE TRIGGER tasks_log_updated AFTER UPDATE OF version ON tasks
-WHEN NEW.pending_event IS NOT NULL
-BEGIN
-    INSERT INTO task_events (task_seq, version, event) VALUES (NEW.seq, NEW.version, NEW.pending_event);
-    UPDATE tasks SET pending_event = NULL WHERE seq = NEW.seq;
-END;
 
 CREATE TABLE push_configs (
     seq          INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -127,11 +127,8 @@ fn one_worker() -> anyhow::Result<tokio::runtime::Runtime> {
 async fn serve_sdk(port: u16) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let card = card(listener.local_addr()?);
-    let handler = DefaultRequestHandler::builder(Echo, card.clone()).build();
-    let app = a2a_grpc::router(
-        a2a_server::A2aService::new(handler, card),
-        HttpConfig::default(),
-    );
+    let handler = DefaultRequestHandler::builder(Echo, card).build();
+    let app = a2a_grpc::router(a2a_server::A2aService::new(handler), HttpConfig::default());
     axum::serve(listener, app).await?;
     Ok(())
 }

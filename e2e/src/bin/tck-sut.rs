@@ -13,12 +13,16 @@ struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
+    /// Where state lives: memory, sqlite:DIR or a postgres:// URL.
+    #[arg(long, default_value = "memory")]
+    store: a2a_store_sql::StoreLocation,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let sut = e2e::start_tck_sut(SocketAddr::new(args.host, args.port)).await?;
+    let store = args.store.open(None).await?;
+    let sut = e2e::start_tck_sut_on(SocketAddr::new(args.host, args.port), store).await?;
     println!("tck-sut listening on http://{}", sut.addr);
     tokio::signal::ctrl_c().await?;
     Ok(())

@@ -107,25 +107,44 @@ pub async fn collect(stream: EventStream) -> Vec<StreamResponse> {
     .expect("stream should end")
 }
 
-/// Polls GetTask until `state` (or fails after a generous bound).
+/// Waits for the task to reach `state`, following its events (bounded by a
+/// generous timeout so a hang fails the test).
 pub async fn wait_for_state(client: &Client, id: &str, state: TaskState) -> Task {
-    for _ in 0..400 {
-        let task = client
-            .get_task(
-                GetTaskRequest {
-                    id: id.into(),
-                    ..Default::default()
-                },
-                None,
-            )
-            .await
-            .expect("get task");
-        if task.status.state == state {
-            return task;
+    let get = || async {
+        let request = GetTaskRequest {
+            id: id.into(),
+            ..Default::default()
+        };
+        client.get_task(request, None).await.expect("get task")
+    };
+    let wait = async {
+        loop {
+            let task = get().await;
+            if task.status.state == state {
+                return task;
+            }
+            assert!(
+                !task.status.state.is_terminal(),
+                "task {id} ended {} instead of reaching {state}",
+                task.status.state
+            );
+            let request = a2a_core::SubscribeToTaskRequest {
+                id: id.into(),
+                ..Default::default()
+            };
+            // Subscribing fails only if the task ended in between; then re-read.
+            if let Ok(mut events) = client.subscribe_to_task(request, None).await {
+                while let Some(Ok(event)) = events.next().await {
+                    if event.state() == Some(state) {
+                        break;
+                    }
+                }
+            }
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("task {id} never reached {state}");
+    };
+    tokio::time::timeout(Duration::from_secs(20), wait)
+        .await
+        .unwrap_or_else(|_| panic!("task {id} never reached {state}"))
 }
 
 /// Runs an async test body once per binding (JSON-RPC, HTTP+JSON, gRPC).
@@ -145,4 +164,47 @@ macro_rules! per_binding {
             async fn $name() { super::$name(a2a_core::binding::GRPC).await })*
         }
     };
+}
+
+/// The PostgreSQL server the tests use (`A2A_TEST_POSTGRES_URL`, default the
+/// local one).
+pub fn postgres_url() -> String {
+    std::env::var("A2A_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// A fresh database for one test (`<name>_<random>`), as a URL; `None` (with a
+/// notice) when no server is reachable, except in CI (`CI=true`), where that
+/// fails the test.
+pub async fn postgres_database(name: &str) -> Option<String> {
+    use sqlx::Connection as _;
+    let base = postgres_url();
+    let mut admin = match sqlx::PgConnection::connect(&base).await {
+        Ok(admin) => admin,
+        Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("PostgreSQL at {base} is unreachable in CI: {err}")
+        }
+        Err(err) => {
+            eprintln!("NOTICE: skipping a PostgreSQL test: {base} is unreachable ({err})");
+            return None;
+        }
+    };
+    let database = format!("{name}_{}", a2a_core::new_id().replace('-', ""));
+    sqlx::query(&format!("CREATE DATABASE {database}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let (server, _) = base.rsplit_once('/').unwrap();
+    Some(format!("{server}/{database}"))
+}
+
+/// Drops a database made by [`postgres_database`] (its connections first).
+pub async fn drop_postgres_database(url: &str) {
+    use sqlx::Connection as _;
+    let (_, database) = url.rsplit_once('/').unwrap();
+    let mut admin = sqlx::PgConnection::connect(&postgres_url()).await.unwrap();
+    sqlx::query(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
 }

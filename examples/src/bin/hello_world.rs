@@ -26,8 +26,8 @@ async fn main() -> std::io::Result<()> {
         .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
         .with_interface(addr.to_string(), binding::GRPC)
         .with_streaming(true);
-    let handler = DefaultRequestHandler::builder(Hello, card.clone()).build();
-    let app = a2a_grpc::router(A2aService::new(handler, card), Default::default());
+    let handler = DefaultRequestHandler::builder(Hello, card).build();
+    let app = a2a_grpc::router(A2aService::new(handler), Default::default());
     println!("agent card: http://{addr}/.well-known/agent-card.json");
     axum::serve(listener, app).await
 }

@@ -1,5 +1,6 @@
-//! Concurrency: cancel vs completion, several and stalled subscribers, late
-//! subscribers, client disconnects, the watchdog, limits and shutdown.
+//! Concurrency on the handler: cancel vs completion, several and stalled
+//! subscribers, late subscribers, callers that leave, the watchdog, limits and
+//! shutdown. (Client disconnects over each binding: e2e's `bindings.rs`.)
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
 
@@ -14,7 +15,6 @@ use a2a_core::{
 use a2a_server::{
     CallContext, DefaultRequestHandler, EventStream, ExecutionConfig, RequestHandler, ServiceParams,
 };
-use e2e::ScriptedAgent;
 use futures::StreamExt;
 use support::*;
 
@@ -22,7 +22,9 @@ fn ctx() -> CallContext {
     CallContext::new(Method::SendMessage, ServiceParams::new())
 }
 
-fn handler(config: ExecutionConfig) -> DefaultRequestHandler {
+fn handler(configure: impl FnOnce(&mut ExecutionConfig)) -> DefaultRequestHandler {
+    let mut config = ExecutionConfig::default();
+    configure(&mut config);
     DefaultRequestHandler::builder(ScriptedAgent, card("127.0.0.1:1".parse().unwrap()))
         .execution_config(config)
         .build()
@@ -69,6 +71,24 @@ async fn subscribe(handler: &DefaultRequestHandler, id: &str) -> EventStream {
         .unwrap()
 }
 
+/// Waits for the task to reach a terminal state by following its events (a
+/// subscription refuses a task that is terminal already: then it is read).
+async fn until_terminal(handler: &DefaultRequestHandler, id: &str) -> Task {
+    loop {
+        let task = stored(handler, id).await;
+        if task.status.state.is_terminal() {
+            return task;
+        }
+        let request = SubscribeToTaskRequest {
+            id: id.into(),
+            ..Default::default()
+        };
+        if let Ok(stream) = handler.subscribe_to_task(&ctx(), request).await {
+            drain(stream).await;
+        }
+    }
+}
+
 async fn drain(stream: EventStream) -> Vec<StreamResponse> {
     tokio::time::timeout(
         Duration::from_secs(20),
@@ -80,7 +100,7 @@ async fn drain(stream: EventStream) -> Vec<StreamResponse> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_and_completion_race_to_one_consistent_outcome() {
-    let handler = handler(ExecutionConfig::default());
+    let handler = handler(|_| {});
     let (mut canceled, mut completed) = (0, 0);
     for i in 0..40 {
         let task = start(&handler, &format!("slow {}", i % 3)).await;
@@ -94,11 +114,7 @@ async fn cancel_and_completion_race_to_one_consistent_outcome() {
             )
             .await;
         // Whatever won, the stored task agrees with what the canceler was told.
-        let mut final_state = stored(&handler, &task.id).await.status.state;
-        while !final_state.is_terminal() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            final_state = stored(&handler, &task.id).await.status.state;
-        }
+        let final_state = until_terminal(&handler, &task.id).await.status.state;
         match outcome {
             Ok(task) => {
                 assert_eq!(task.status.state, TaskState::Canceled);
@@ -117,10 +133,7 @@ async fn cancel_and_completion_race_to_one_consistent_outcome() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_subscriber_neither_blocks_the_agent_nor_the_others() {
-    let handler = handler(ExecutionConfig {
-        subscriber_buffer: 8,
-        ..Default::default()
-    });
+    let handler = handler(|config| config.subscriber_buffer = 8);
     let task = settled(&handler, "input").await;
     // Three subscribers on a waiting task; the follow-up streams 30 chunks.
     let (a, b, stalled) = (
@@ -180,7 +193,7 @@ async fn a_stalled_subscriber_neither_blocks_the_agent_nor_the_others() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_joining_mid_stream_gets_a_snapshot_then_the_rest() {
-    let handler = handler(ExecutionConfig::default());
+    let handler = handler(|_| {});
     let mut live = handler
         .send_streaming_message(&ctx(), request("stream 12"))
         .await
@@ -232,44 +245,11 @@ async fn a_subscriber_joining_mid_stream_gets_a_snapshot_then_the_rest() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_disconnect_does_not_cancel_the_agent() {
-    let server = server().await;
-    for binding in BINDINGS {
-        let client = client(&server, binding);
-        let mut stream = client
-            .send_streaming_message(request("slow 300"), None)
-            .await
-            .unwrap();
-        let first = stream.next().await.unwrap().unwrap();
-        drop(stream);
-        // The agent was still working when the stream went away ...
-        let now = client
-            .get_task(
-                GetTaskRequest {
-                    id: first.task_id().into(),
-                    ..Default::default()
-                },
-                None,
-            )
-            .await
-            .unwrap();
-        assert!(
-            now.status.state.is_active(),
-            "{binding}: {}",
-            now.status.state
-        );
-        // ... and finishes untouched: dropping a stream is not a cancel.
-        let done = wait_for_state(&client, first.task_id(), TaskState::Completed).await;
-        assert_eq!(status_text(&done), "done");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocking_caller_that_leaves_does_not_cut_off_the_agent() {
     // A blocking call drives its execution itself; when the caller goes away
     // (as hyper drops the call of a client that disconnected), the rest of the
     // execution must carry on without it.
-    let handler = handler(ExecutionConfig::default());
+    let handler = handler(|_| {});
     let caller = ctx();
     let call = handler.send_message(&caller, request("slow 300"));
     assert!(
@@ -285,22 +265,16 @@ async fn a_blocking_caller_that_leaves_does_not_cut_off_the_agent() {
         panic!("expected one task, got {listed:?}")
     };
     assert_eq!(task.status.state, TaskState::Working);
-    for _ in 0..100 {
-        if stored(&handler, &task.id).await.status.state == TaskState::Completed {
-            assert_eq!(status_text(&stored(&handler, &task.id).await), "done");
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the agent was cut off with its caller");
+    let done = tokio::time::timeout(Duration::from_secs(20), until_terminal(&handler, &task.id))
+        .await
+        .expect("the agent was cut off with its caller");
+    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(status_text(&done), "done");
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_watchdog_fails_a_silent_agent() {
-    let handler = handler(ExecutionConfig {
-        inactivity_timeout: Some(Duration::from_secs(30)),
-        ..Default::default()
-    });
+    let handler = handler(|config| config.inactivity_timeout = Some(Duration::from_secs(30)));
     // The blocking call returns when the watchdog fails the task (time is paused
     // and jumps ahead while everything waits).
     let response = handler.send_message(&ctx(), request("hang")).await.unwrap();
@@ -317,7 +291,7 @@ async fn the_watchdog_fails_a_silent_agent() {
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_drains_then_fails_what_is_left() {
-    let handler = handler(ExecutionConfig::default());
+    let handler = handler(|_| {});
     let quick = start(&handler, "slow 500").await;
     let stuck = start(&handler, "hang").await;
     handler.shutdown(Duration::from_secs(5)).await;
@@ -337,7 +311,7 @@ async fn shutdown_drains_then_fails_what_is_left() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canceling_a_waiting_task_reaches_its_subscribers() {
-    let handler = handler(ExecutionConfig::default());
+    let handler = handler(|_| {});
     let task = settled(&handler, "input").await;
     let stream = subscribe(&handler, &task.id).await;
     handler
@@ -363,10 +337,7 @@ async fn canceling_a_waiting_task_reaches_its_subscribers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_limits_per_caller_and_globally() {
-    let handler = handler(ExecutionConfig {
-        max_concurrent_per_caller: Some(1),
-        ..Default::default()
-    });
+    let handler = handler(|config| config.max_concurrent_per_caller = Some(1));
     let busy = start(&handler, "wait").await;
     let err = handler
         .send_message(&ctx(), request("echo x"))
@@ -399,10 +370,7 @@ async fn concurrency_limits_per_caller_and_globally() {
             .is_ok()
     );
 
-    let global = self::handler(ExecutionConfig {
-        max_concurrent: Some(1),
-        ..Default::default()
-    });
+    let global = self::handler(|config| config.max_concurrent = Some(1));
     start(&global, "wait").await;
     assert!(
         global
@@ -414,7 +382,7 @@ async fn concurrency_limits_per_caller_and_globally() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_are_invisible_to_other_callers() {
-    let handler = handler(ExecutionConfig::default());
+    let handler = handler(|_| {});
     let task = settled(&handler, "input").await;
     let mut bob = ctx();
     bob.user = a2a_server::User::authenticated("bob");

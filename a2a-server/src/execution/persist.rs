@@ -1,0 +1,172 @@
+//! The one way a stored task changes: apply an event to the task as last read,
+//! write it expecting that version, and on a version conflict read it again and
+//! retry. Executions and cancels without an execution both go through here.
+
+use std::sync::Arc;
+
+use a2a_core::{A2aError, Task};
+
+use super::apply::apply;
+use crate::Caller;
+use crate::store::{Cause, StoreError, StoredTask, TaskStore, Version};
+
+/// Attempts of an optimistic write before giving up: each conflict means
+/// another writer got in between, which a handful of retries outlasts.
+pub(crate) const WRITE_ATTEMPTS: usize = 8;
+
+/// A task as this process last read or wrote it.
+#[derive(Debug, Clone)]
+pub(crate) struct Current {
+    /// Shared with a blocking caller once settled, so it is not cloned for it.
+    pub(crate) task: Arc<Task>,
+    pub(crate) version: Version,
+}
+
+impl From<StoredTask> for Current {
+    fn from(stored: StoredTask) -> Self {
+        Current {
+            task: Arc::new(stored.task),
+            version: stored.version,
+        }
+    }
+}
+
+/// What became of an event.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Persisted {
+    /// Applied and stored as this version.
+    Written(Version),
+    /// Not written: after a re-read, `still_applies` said the task no longer
+    /// takes it (another writer ended it, say); `current` holds the stored task.
+    Moot,
+}
+
+/// Applies the cause's event to `current` and stores it (with the cause's
+/// checkpoint, if any).
+///
+/// The first attempt works on `current` as it is; after a conflict the task is
+/// re-read and `still_applies` decides whether to try again (`Ok(false)`: the
+/// event is moot, `Err`: refuse). On any failure `current` is re-read, so it
+/// never holds a change the store did not take.
+pub(crate) async fn persist(
+    store: &dyn TaskStore,
+    caller: &Caller,
+    current: &mut Current,
+    cause: &Cause<'_>,
+    still_applies: impl Fn(&Task) -> Result<bool, A2aError>,
+) -> Result<Persisted, A2aError> {
+    for _attempt in 0..WRITE_ATTEMPTS {
+        let expected = current.version;
+        // Applied in place: the task is shared with nobody while it is open.
+        let task = Arc::make_mut(&mut current.task);
+        if let Err(err) = apply(task, cause.event) {
+            reload(store, caller, current).await;
+            return Err(err);
+        }
+        match store.update(caller, task, expected, cause).await {
+            Ok(version) => {
+                current.version = version;
+                return Ok(Persisted::Written(version));
+            }
+            Err(StoreError::Conflict { .. }) => {
+                *current = store.get(caller, &task.id).await?.into();
+                if !still_applies(&current.task)? {
+                    return Ok(Persisted::Moot);
+                }
+            }
+            Err(err) => {
+                reload(store, caller, current).await;
+                return Err(err.into());
+            }
+        }
+    }
+    Err(A2aError::internal(
+        "the task kept changing while being written; try again",
+    ))
+}
+
+/// Re-reads `current` after a failed write; if even that fails, the next write
+/// meets a conflict and re-reads then.
+async fn reload(store: &dyn TaskStore, caller: &Caller, current: &mut Current) {
+    if let Ok(stored) = store.get(caller, &current.task.id).await {
+        *current = stored.into();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::InMemoryTaskStore;
+    use a2a_core::{StreamResponse, TaskState, TaskStatusUpdateEvent};
+
+    fn status(state: TaskState) -> StreamResponse {
+        TaskStatusUpdateEvent::new("t", "c", state).into()
+    }
+
+    async fn stored(store: &InMemoryTaskStore, caller: &Caller) -> Current {
+        let task = Task::new("t", "c", TaskState::Submitted);
+        store
+            .create(caller, &task, &Cause::event(&status(TaskState::Submitted)))
+            .await
+            .unwrap();
+        store.get(caller, "t").await.unwrap().into()
+    }
+
+    #[tokio::test]
+    async fn a_conflict_rereads_and_retries_or_gives_way() {
+        let store = InMemoryTaskStore::new();
+        let caller = Caller::default();
+        let mut stale = stored(&store, &caller).await;
+        // Someone else moves the task on.
+        let mut other = stale.clone();
+        persist(
+            &store,
+            &caller,
+            &mut other,
+            &Cause::event(&status(TaskState::Working)),
+            |_| Ok(true),
+        )
+        .await
+        .unwrap();
+
+        let written = persist(
+            &store,
+            &caller,
+            &mut stale.clone(),
+            &Cause::event(&status(TaskState::Completed)),
+            |_| Ok(true),
+        )
+        .await
+        .unwrap();
+        assert_eq!(written, Persisted::Written(3));
+
+        let moot = persist(
+            &store,
+            &caller,
+            &mut stale,
+            &Cause::event(&status(TaskState::Canceled)),
+            |t| Ok(!t.status.state.is_terminal()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(moot, Persisted::Moot);
+        assert_eq!(stale.task.status.state, TaskState::Completed);
+        assert_eq!(stale.version, 3);
+    }
+
+    #[tokio::test]
+    async fn a_refused_event_leaves_the_task_as_stored() {
+        let store = InMemoryTaskStore::new();
+        let caller = Caller::default();
+        let mut current = stored(&store, &caller).await;
+        let bad = status(TaskState::Unspecified);
+        assert!(
+            persist(&store, &caller, &mut current, &Cause::event(&bad), |_| Ok(
+                true
+            ))
+            .await
+            .is_err()
+        );
+        assert_eq!(*current.task, store.get(&caller, "t").await.unwrap().task);
+    }
+}

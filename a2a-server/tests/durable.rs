@@ -1,0 +1,408 @@
+//! Durable executions on the handler, with stores shared across "restarts":
+//! recording, checkpoints, recovery after a crash and after a clean shutdown,
+//! the stale limit, heartbeats, retention and cancel of pending work.
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_core::{
+    A2aError, AgentCard, Artifact, CancelTaskRequest, GetTaskRequest, Method, SendMessageResponse,
+    Task, TaskArtifactUpdateEvent, TaskState,
+};
+use a2a_server::store::{Checkpoint, InMemoryJobStore, InMemoryTaskStore, JobState, JobStore};
+use a2a_server::{
+    AgentExecutor, CallContext, DefaultRequestHandler, EventQueue, JobConfig, RequestContext,
+    RequestHandler, ServiceParams,
+};
+use support::*;
+use tokio::sync::Notify;
+
+/// Three turns; each notes its side effect, then stores its artifact with the
+/// turn's checkpoint. Turn 2 waits for `go` when `hold` is set.
+#[derive(Clone, Default)]
+struct Turns {
+    effects: Arc<Mutex<Vec<(String, u64)>>>,
+    resumed_at: Arc<Mutex<Vec<Option<u64>>>>,
+    hold: Arc<Mutex<bool>>,
+    go: Arc<Notify>,
+    reached_hold: Arc<Notify>,
+}
+
+#[async_trait::async_trait]
+impl AgentExecutor for Turns {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        let done = ctx.checkpoint.as_ref().map(|c| c.turn);
+        self.resumed_at.lock().unwrap().push(done);
+        let task = events.task_id().to_owned();
+        for turn in done.unwrap_or(0) + 1..=3 {
+            if turn == 2 && *self.hold.lock().unwrap() {
+                self.reached_hold.notify_one();
+                tokio::select! {
+                    () = self.go.notified() => {}
+                    () = ctx.cancellation.cancelled() => return Ok(()),
+                }
+            }
+            self.effects.lock().unwrap().push((task.clone(), turn));
+            let artifact = Artifact::text(format!("turn {turn}")).with_id(format!("t{turn}"));
+            let event = TaskArtifactUpdateEvent::new(task.clone(), events.context_id(), artifact);
+            let checkpoint = Checkpoint {
+                turn,
+                state: vec![u8::try_from(turn).unwrap()],
+            };
+            events.send_checkpointed(event, checkpoint).await?;
+        }
+        events.complete_with_text("three turns").await
+    }
+}
+
+#[derive(Clone)]
+struct Stores {
+    tasks: InMemoryTaskStore,
+    jobs: InMemoryJobStore,
+}
+
+impl Stores {
+    fn new() -> Self {
+        Stores {
+            tasks: InMemoryTaskStore::new(),
+            jobs: InMemoryJobStore::new(),
+        }
+    }
+
+    fn handler(
+        &self,
+        agent: Turns,
+        configure: impl FnOnce(&mut JobConfig),
+    ) -> DefaultRequestHandler {
+        let mut config = JobConfig::default();
+        configure(&mut config);
+        DefaultRequestHandler::builder(
+            agent,
+            AgentCard::new("turns", "three turns").with_streaming(true),
+        )
+        .task_store(self.tasks.clone())
+        .job_store(self.jobs.clone())
+        .job_config(config)
+        .build()
+    }
+}
+
+fn ctx() -> CallContext {
+    CallContext::new(Method::SendMessage, ServiceParams::new())
+}
+
+async fn start(handler: &DefaultRequestHandler) -> Task {
+    match handler.send_message(&ctx(), immediate("go")).await.unwrap() {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(m) => panic!("expected a task, got {m:?}"),
+    }
+}
+
+async fn get(handler: &DefaultRequestHandler, id: &str) -> Task {
+    let request = GetTaskRequest {
+        id: id.into(),
+        ..Default::default()
+    };
+    handler.get_task(&ctx(), request).await.unwrap()
+}
+
+/// Follows the task's events until it is terminal.
+async fn until_terminal(handler: &DefaultRequestHandler, id: &str) -> Task {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let task = get(handler, id).await;
+            if task.status.state.is_terminal() {
+                return task;
+            }
+            let request = a2a_core::SubscribeToTaskRequest {
+                id: id.into(),
+                ..Default::default()
+            };
+            match handler.subscribe_to_task(&ctx(), request).await {
+                Ok(mut stream) => {
+                    use futures::StreamExt as _;
+                    while stream.next().await.is_some() {}
+                }
+                // Refused only because the task ended meanwhile.
+                Err(err) => assert!(get(handler, id).await.status.state.is_terminal(), "{err}"),
+            }
+        }
+    })
+    .await
+    .expect("the task ends")
+}
+
+/// Runs `body` on a runtime of its own and then drops that runtime with the
+/// work in it: what a killed process leaves behind in the stores.
+fn in_process_that_dies<F>(body: impl FnOnce() -> F + Send + 'static)
+where
+    F: std::future::Future<Output = ()> + 'static,
+{
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(body());
+        // Dropping the runtime drops every task mid-flight, as SIGKILL would.
+    })
+    .join()
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_execution_resumes_after_its_last_checkpoint() {
+    let stores = Stores::new();
+    let agent = Turns::default();
+    *agent.hold.lock().unwrap() = true;
+    let task_id = Arc::new(Mutex::new(String::new()));
+    {
+        let (stores, agent, task_id) = (stores.clone(), agent.clone(), task_id.clone());
+        in_process_that_dies(move || async move {
+            let handler = stores.handler(agent.clone(), |_| {});
+            let task = start(&handler).await;
+            *task_id.lock().unwrap() = task.id;
+            agent.reached_hold.notified().await;
+        });
+    }
+    let task_id = task_id.lock().unwrap().clone();
+    let job = stores.jobs.get(&task_id).await.unwrap().unwrap();
+    assert_eq!(
+        job.state,
+        JobState::Running,
+        "left running by the dead process"
+    );
+
+    // The next process: turn 1 is done and must not run again.
+    *agent.hold.lock().unwrap() = false;
+    let handler = stores.handler(agent.clone(), |_| {});
+    handler.recovered().await;
+    let task = until_terminal(&handler, &task_id).await;
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(status_text(&task), "three turns");
+    let turns: Vec<u64> = agent
+        .effects
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, turn)| *turn)
+        .collect();
+    assert_eq!(turns, [1, 2, 3], "each turn's side effect happened once");
+    assert_eq!(*agent.resumed_at.lock().unwrap(), [None, Some(1)]);
+    let artifacts: Vec<&str> = task
+        .artifacts
+        .iter()
+        .map(|a| a.artifact_id.as_str())
+        .collect();
+    assert_eq!(artifacts, ["t1", "t2", "t3"]);
+    // Subscribers hear of the end before the job's record says so.
+    let job = finished_job(&stores, &task_id).await;
+    assert_eq!((job.state, job.attempts), (JobState::Completed, 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_leaves_running_work_pending_and_the_next_start_finishes_it() {
+    let stores = Stores::new();
+    let agent = Turns::default();
+    *agent.hold.lock().unwrap() = true;
+    let handler = stores.handler(agent.clone(), |_| {});
+    let task = start(&handler).await;
+    agent.reached_hold.notified().await;
+    handler.shutdown(Duration::ZERO).await;
+
+    let stored = get(&handler, &task.id).await;
+    assert!(
+        !stored.status.state.is_terminal(),
+        "not failed: {}",
+        stored.status.state
+    );
+    let job = stores.jobs.get(&task.id).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Pending);
+
+    *agent.hold.lock().unwrap() = false;
+    let restarted = stores.handler(agent.clone(), |_| {});
+    let done = until_terminal(&restarted, &task.id).await;
+    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(*agent.resumed_at.lock().unwrap(), [None, Some(1)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_reaches_work_left_pending() {
+    let stores = Stores::new();
+    let agent = Turns::default();
+    *agent.hold.lock().unwrap() = true;
+    let handler = stores.handler(agent.clone(), |_| {});
+    let task = start(&handler).await;
+    agent.reached_hold.notified().await;
+    handler.shutdown(Duration::ZERO).await;
+
+    // Recovery of the next start is held back until the cancel is done.
+    let restarted = stores.handler(agent.clone(), |config| config.resume_parallelism = 1);
+    let canceled = restarted
+        .cancel_task(
+            &ctx(),
+            CancelTaskRequest {
+                id: task.id.clone(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    restarted.recovered().await;
+    let job = finished_job(&stores, &task.id).await;
+    assert_eq!(job.state, JobState::Completed);
+    assert_eq!(
+        get(&restarted, &task.id).await.status.state,
+        TaskState::Canceled
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn past_the_stale_limit_work_is_abandoned_with_its_reason() {
+    let stores = Stores::new();
+    // A process that stopped heartbeating, as a dead one does, with a job
+    // running since long ago and one started a minute ago.
+    let silent = Turns::default();
+    *silent.hold.lock().unwrap() = true;
+    let dead = stores.handler(silent.clone(), |c| {
+        c.heartbeat_interval = Duration::from_secs(1000 * 3600);
+    });
+    let stale = start(&dead).await;
+    silent.reached_hold.notified().await;
+    tokio::time::sleep(Duration::from_secs(2 * 3600)).await;
+    let fresh = start(&dead).await;
+    silent.reached_hold.notified().await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+
+    // The next process, with the default stale limit of one hour.
+    let agent = Turns::default();
+    let handler = stores.handler(agent.clone(), |_| {});
+    handler.recovered().await;
+
+    let abandoned = get(&handler, &stale.id).await;
+    assert_eq!(abandoned.status.state, TaskState::Failed);
+    assert!(
+        status_text(&abandoned).contains("abandoned"),
+        "{}",
+        status_text(&abandoned)
+    );
+    assert_eq!(
+        abandoned.metadata.as_ref().and_then(|m| m.get("jobState")),
+        Some(&serde_json::Value::from("ABANDONED"))
+    );
+    let job = stores.jobs.get(&stale.id).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Abandoned);
+    assert!(job.reason.unwrap().contains("abandoned"));
+
+    let resumed = until_terminal(&handler, &fresh.id).await;
+    assert_eq!(resumed.status.state, TaskState::Completed);
+    assert_eq!(*agent.resumed_at.lock().unwrap(), [Some(1)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn heartbeats_renew_running_jobs_on_the_clock() {
+    let stores = Stores::new();
+    let agent = Turns::default();
+    *agent.hold.lock().unwrap() = true;
+    let handler = stores.handler(agent.clone(), |c| {
+        c.heartbeat_interval = Duration::from_secs(30)
+    });
+    let task = start(&handler).await;
+    agent.reached_hold.notified().await;
+    let first = stores.jobs.get(&task.id).await.unwrap().unwrap().heartbeat;
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    let second = stores.jobs.get(&task.id).await.unwrap().unwrap().heartbeat;
+    assert!(
+        second - first >= chrono::Duration::seconds(30),
+        "heartbeat moved from {first} to {second}"
+    );
+    agent.go.notify_one();
+    let done = until_terminal(&handler, &task.id).await;
+    assert_eq!(done.status.state, TaskState::Completed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn finished_work_is_deleted_after_the_retention_period() {
+    let stores = Stores::new();
+    let handler = stores.handler(Turns::default(), |c| {
+        c.retention = Duration::from_secs(7 * 24 * 3600);
+        c.retention_interval = Duration::from_secs(3600);
+    });
+    let task = start(&handler).await;
+    until_terminal(&handler, &task.id).await;
+    assert_eq!(handler.prune().await.unwrap(), 0, "kept within retention");
+
+    tokio::time::sleep(Duration::from_secs(7 * 24 * 3600 + 3601)).await;
+    assert!(stores.jobs.get(&task.id).await.unwrap().is_none());
+    let gone = handler
+        .get_task(
+            &ctx(),
+            GetTaskRequest {
+                id: task.id.clone(),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(gone.is_err(), "the task went with its job");
+}
+
+/// Waits for the job of `id` to finish.
+async fn finished_job(stores: &Stores, id: &str) -> a2a_server::store::Job {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let job = stores.jobs.get(id).await.unwrap().unwrap();
+            if job.state.is_finished() {
+                return job;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the job finishes")
+}
+
+async fn cancel(handler: &DefaultRequestHandler, id: &str) -> Task {
+    let request = CancelTaskRequest {
+        id: id.into(),
+        ..Default::default()
+    };
+    handler.cancel_task(&ctx(), request).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_reaches_running_and_resumed_work() {
+    let stores = Stores::new();
+    let agent = Turns::default();
+    *agent.hold.lock().unwrap() = true;
+    let handler = stores.handler(agent.clone(), |_| {});
+
+    let running = start(&handler).await;
+    agent.reached_hold.notified().await;
+    assert_eq!(
+        cancel(&handler, &running.id).await.status.state,
+        TaskState::Canceled
+    );
+    assert_eq!(
+        finished_job(&stores, &running.id).await.state,
+        JobState::Completed
+    );
+
+    let later = start(&handler).await;
+    agent.reached_hold.notified().await;
+    handler.shutdown(Duration::ZERO).await;
+    let restarted = stores.handler(agent.clone(), |_| {});
+    // The resumed execution reaches the same hold after its checkpoint.
+    agent.reached_hold.notified().await;
+    assert_eq!(
+        cancel(&restarted, &later.id).await.status.state,
+        TaskState::Canceled
+    );
+    let job = finished_job(&stores, &later.id).await;
+    assert_eq!((job.state, job.attempts), (JobState::Completed, 2));
+    assert_eq!(*agent.resumed_at.lock().unwrap(), [None, None, Some(1)]);
+}

@@ -1,0 +1,179 @@
+//! Where a server keeps its state, as an operator writes it (`--store`), and
+//! the stores opened from it.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use a2a_server::HandlerBuilder;
+
+use crate::{OpenError, PushKey};
+
+/// A store location: `memory`, `sqlite:DIR` (a data directory), or a
+/// `postgres://` / `postgresql://` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// Process memory: nothing survives a restart.
+    Memory,
+    /// A SQLite database in this data directory.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database.
+    Postgres(String),
+}
+
+/// A `--store` value that names no store this program knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown store {0:?}: use memory, sqlite:DIR or a postgres:// URL")]
+pub struct UnknownStore(String);
+
+impl FromStr for StoreLocation {
+    type Err = UnknownStore;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        if value == "memory" {
+            return Ok(StoreLocation::Memory);
+        }
+        if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            return Ok(StoreLocation::Postgres(value.to_owned()));
+        }
+        match value
+            .strip_prefix("sqlite://")
+            .or_else(|| value.strip_prefix("sqlite:"))
+        {
+            Some(dir) if !dir.is_empty() => Ok(StoreLocation::Sqlite(PathBuf::from(dir))),
+            _ => Err(UnknownStore(value.to_owned())),
+        }
+    }
+}
+
+impl std::fmt::Display for StoreLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreLocation::Memory => f.write_str("memory"),
+            StoreLocation::Sqlite(dir) => write!(f, "sqlite:{}", dir.display()),
+            // The URL may carry a password.
+            StoreLocation::Postgres(_) => f.write_str("postgres"),
+        }
+    }
+}
+
+/// A durable store, opened: SQLite or PostgreSQL behind one type.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DurableStore {
+    /// SQLite.
+    #[cfg(feature = "sqlite")]
+    Sqlite(crate::SqliteStore),
+    /// PostgreSQL.
+    #[cfg(feature = "postgres")]
+    Postgres(crate::PostgresStore),
+}
+
+impl StoreLocation {
+    /// Opens a durable store here (`None` for memory). A SQLite data
+    /// directory is locked for this process.
+    pub async fn open(&self, push_key: Option<PushKey>) -> Result<Option<DurableStore>, OpenError> {
+        match self {
+            StoreLocation::Memory => Ok(None),
+            #[cfg(feature = "sqlite")]
+            StoreLocation::Sqlite(dir) => {
+                let mut options = crate::SqliteOptions::new(dir.clone());
+                options.push_key = push_key;
+                Ok(Some(DurableStore::Sqlite(
+                    crate::SqliteStore::open_with(options).await?,
+                )))
+            }
+            #[cfg(feature = "postgres")]
+            StoreLocation::Postgres(url) => Ok(Some(DurableStore::Postgres(
+                crate::PostgresStore::connect(url, push_key).await?,
+            ))),
+            #[allow(unreachable_patterns)]
+            other => Err(OpenError::Unsupported(other.to_string())),
+        }
+    }
+}
+
+impl StoreLocation {
+    /// Opens the store here to look at it beside a running server: SQLite
+    /// read-only and without the directory lock (writes fail), PostgreSQL as
+    /// usual. `None` for memory, which no other process can see.
+    pub async fn open_to_read(&self) -> Result<Option<DurableStore>, OpenError> {
+        match self {
+            #[cfg(feature = "sqlite")]
+            StoreLocation::Sqlite(dir) => Ok(Some(DurableStore::Sqlite(
+                crate::SqliteStore::open_read_only(dir, None).await?,
+            ))),
+            other => other.open(None).await,
+        }
+    }
+}
+
+impl DurableStore {
+    /// Keeps the handler's tasks, push configs and jobs in this store
+    /// (executions become durable jobs).
+    pub fn install(self, builder: HandlerBuilder) -> HandlerBuilder {
+        match self {
+            #[cfg(feature = "sqlite")]
+            DurableStore::Sqlite(store) => builder
+                .task_store(store.clone())
+                .push_config_store(store.clone())
+                .job_store(store),
+            #[cfg(feature = "postgres")]
+            DurableStore::Postgres(store) => builder
+                .task_store(store.clone())
+                .push_config_store(store.clone())
+                .job_store(store),
+        }
+    }
+
+    /// The store as a job store (for operator tools).
+    pub fn jobs(&self) -> &dyn a2a_server::store::JobStore {
+        match self {
+            #[cfg(feature = "sqlite")]
+            DurableStore::Sqlite(store) => store,
+            #[cfg(feature = "postgres")]
+            DurableStore::Postgres(store) => store,
+        }
+    }
+
+    /// The store as a task store (for operator tools).
+    pub fn tasks(&self) -> &dyn a2a_server::store::TaskStore {
+        match self {
+            #[cfg(feature = "sqlite")]
+            DurableStore::Sqlite(store) => store,
+            #[cfg(feature = "postgres")]
+            DurableStore::Postgres(store) => store,
+        }
+    }
+
+    /// The store as a push-config store (for operator tools).
+    pub fn push_configs(&self) -> &dyn a2a_server::store::PushConfigStore {
+        match self {
+            #[cfg(feature = "sqlite")]
+            DurableStore::Sqlite(store) => store,
+            #[cfg(feature = "postgres")]
+            DurableStore::Postgres(store) => store,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse_and_print_without_secrets() {
+        assert_eq!("memory".parse(), Ok(StoreLocation::Memory));
+        assert_eq!(
+            "sqlite:./.a2a".parse(),
+            Ok(StoreLocation::Sqlite("./.a2a".into()))
+        );
+        assert_eq!(
+            "sqlite:///var/a2a".parse(),
+            Ok(StoreLocation::Sqlite("/var/a2a".into()))
+        );
+        let pg: StoreLocation = "postgres://u:secret@h/db".parse().unwrap();
+        assert_eq!(pg.to_string(), "postgres");
+        assert!("sqlite:".parse::<StoreLocation>().is_err());
+        assert!("redis://h".parse::<StoreLocation>().is_err());
+    }
+}

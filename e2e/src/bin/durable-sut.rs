@@ -1,0 +1,59 @@
+//! A durable server for crash tests: the multi-turn `TurnAgent` on a SQLite
+//! or PostgreSQL store. `cargo run -p e2e --bin durable-sut -- --store sqlite:DIR --effects FILE`
+//! prints `listening on URL` once it serves.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use a2a_core::{AgentCard, binding};
+use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind, serve_until};
+use a2a_server::{A2aService, DefaultRequestHandler, JobConfig};
+use a2a_store_sql::StoreLocation;
+use clap::Parser;
+
+/// Serves the crash-test agent until Ctrl-C (or until it is killed).
+#[derive(Debug, Parser)]
+struct Args {
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Where state lives: sqlite:DIR or a postgres:// URL.
+    #[arg(long)]
+    store: StoreLocation,
+    /// The file the agent notes its side effects in.
+    #[arg(long)]
+    effects: PathBuf,
+    /// Most resumed executions at once after a restart.
+    #[arg(long, default_value_t = 1024)]
+    resume_parallelism: usize,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let listener = bind(
+        SocketAddr::from(([127, 0, 0, 1], args.port)),
+        DEFAULT_BACKLOG,
+    )?;
+    let addr = listener.local_addr()?;
+    let card = AgentCard::new("durable", "multi-turn crash-test agent")
+        .with_interface(format!("http://{addr}/"), binding::JSONRPC)
+        .with_streaming(true);
+    let agent = e2e::TurnAgent::new(args.effects)?;
+    let mut jobs = JobConfig::default();
+    jobs.resume_parallelism = args.resume_parallelism;
+    let mut builder = DefaultRequestHandler::builder(agent, card).job_config(jobs);
+    match args.store.open(None).await? {
+        Some(store) => builder = store.install(builder),
+        None => anyhow::bail!("durable-sut needs a durable store"),
+    }
+    let service = A2aService::new(builder.build());
+    let app = a2a_server::http::router(service.clone(), HttpConfig::default());
+    println!("listening on http://{addr}");
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    serve_until(listener, app, service, stop, Duration::from_secs(5)).await?;
+    Ok(())
+}

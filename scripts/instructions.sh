@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Instructions per blocking SendMessage on the in-process handler (no HTTP),
+# counted by callgrind: stable on a shared machine where wall time is not.
+# Two runs of different length; their difference divided by the extra calls
+# cancels start-up. Usage: scripts/instructions.sh [a2a-bench binary]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bench=${1:-}
+if [ -z "$bench" ]; then
+  cargo build --release -q -p e2e --bin a2a-bench
+  bench=target/release/a2a-bench
+fi
+total() { # count
+  local out; out=$(mktemp)
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" handler --count "$1" >/dev/null 2>&1
+  awk '/^summary:/ {print $2}' "$out"; rm -f "$out"
+}
+small=${SMALL:-5000}; large=${LARGE:-25000}
+a=$(total "$small"); b=$(total "$large")
+echo "instructions per blocking SendMessage (handler, in process): $(( (b - a) / (large - small) ))"

@@ -331,10 +331,7 @@ impl Actor {
         };
         // Another writer may have ended the task (a cancel from another node);
         // then that is the outcome, and this event is moot.
-        let cause = Cause {
-            event: &event,
-            checkpoint,
-        };
+        let cause = Cause::event(&event).with_optional_checkpoint(checkpoint);
         let persisted = persist(
             self.shared.store.as_ref(),
             &self.caller,
@@ -380,11 +377,9 @@ impl Actor {
             }
         }
         stamp(&mut task);
-        let cause = Cause {
-            event: &event,
-            // Stored with the event only if the event is in this write.
-            checkpoint: checkpoint.filter(|_| apply_first),
-        };
+        // The checkpoint is stored with the event only if the event is in this write.
+        let cause =
+            Cause::event(&event).with_optional_checkpoint(checkpoint.filter(|_| apply_first));
         let version = match self.shared.store.create(&self.caller, &task, &cause).await {
             Ok(version) => version,
             Err(err) => {

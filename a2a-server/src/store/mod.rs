@@ -18,4 +18,6 @@ pub use self::job::{
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};
 pub use self::retention::prune_finished;
-pub use self::task::{Cause, Checkpoint, StoreError, StoredEvent, StoredTask, TaskStore, Version};
+pub use self::task::{
+    Cause, Checkpoint, JobWrite, StoreError, StoredEvent, StoredTask, TaskStore, Version,
+};

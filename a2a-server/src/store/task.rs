@@ -2,7 +2,9 @@
 
 use a2a_core::{A2aError, ListTasksRequest, ListTasksResponse, StreamResponse, Task};
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
+use super::job::{JobState, NewJob};
 use crate::Caller;
 
 /// A task version: starts at 1 and grows by one with every write.
@@ -28,14 +30,20 @@ impl Checkpoint {
     }
 }
 
-/// Why a task is written: the event that changed it, and optionally the
-/// checkpoint of the turn that event completes (stored atomically with it).
+/// Why a task is written: the event that changed it, optionally the
+/// checkpoint of the turn that event completes, and optionally a change to the
+/// execution's job record, all stored atomically with it.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Cause<'a> {
     /// The event that produced this version of the task.
     pub event: &'a StreamResponse,
     /// The checkpoint to store with the task; `None` keeps the previous one.
     pub checkpoint: Option<&'a Checkpoint>,
+    /// A change to the task's job record, applied in the same transaction by a
+    /// store whose [`TaskStore::writes_jobs`] is true (and never given to
+    /// one whose is not).
+    pub job: Option<JobWrite<'a>>,
 }
 
 impl<'a> Cause<'a> {
@@ -44,6 +52,7 @@ impl<'a> Cause<'a> {
         Cause {
             event,
             checkpoint: None,
+            job: None,
         }
     }
 
@@ -55,6 +64,54 @@ impl<'a> Cause<'a> {
             ..self
         }
     }
+
+    /// The same write, storing `checkpoint` with it if there is one.
+    #[must_use]
+    pub fn with_optional_checkpoint(self, checkpoint: Option<&'a Checkpoint>) -> Self {
+        Cause { checkpoint, ..self }
+    }
+
+    /// The same write, changing the task's job record as `job` says.
+    #[must_use]
+    pub fn with_job(self, job: JobWrite<'a>) -> Self {
+        Cause {
+            job: Some(job),
+            ..self
+        }
+    }
+}
+
+/// A change to an execution's job record that rides along with a task write,
+/// so that recording, or finishing, an execution costs no write of its own.
+#[derive(Debug, Clone, Copy)]
+pub enum JobWrite<'a> {
+    /// Record the job RUNNING, exactly as [`JobStore::record`] does (an
+    /// unfinished job of the task is a [`StoreError::AlreadyExists`], which
+    /// fails the whole write).
+    ///
+    /// [`JobStore::record`]: super::JobStore::record
+    Record(&'a NewJob<'a>),
+    /// Record the job already finished in `state` (its first write also ends
+    /// its turn), with `reason`.
+    RecordFinished {
+        /// The job.
+        job: &'a NewJob<'a>,
+        /// A finished state.
+        state: JobState,
+        /// Why, for a failure.
+        reason: Option<&'a str>,
+    },
+    /// Finish the task's job, exactly as [`JobStore::finish`] does.
+    ///
+    /// [`JobStore::finish`]: super::JobStore::finish
+    Finish {
+        /// A finished state.
+        state: JobState,
+        /// Why, for a failure.
+        reason: Option<&'a str>,
+        /// When.
+        at: DateTime<Utc>,
+    },
 }
 
 /// A task as stored, with its version and last checkpoint.
@@ -180,6 +237,14 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Deletes a task with its checkpoint and event log; deleting a missing
     /// task (or another caller's) succeeds and changes nothing.
     async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError>;
+
+    /// Whether this store also keeps jobs and applies [`Cause::job`] in the
+    /// task write's transaction. The execution layer then writes a job's
+    /// record and end along with its task instead of on their own (one write
+    /// per execution instead of three). The default: no.
+    fn writes_jobs(&self) -> bool {
+        false
+    }
 
     /// The task's events in write order, each with the version it produced.
     ///

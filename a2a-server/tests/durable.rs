@@ -13,10 +13,13 @@ use a2a_core::{
     A2aError, AgentCard, Artifact, CancelTaskRequest, GetTaskRequest, Method, SendMessageResponse,
     Task, TaskArtifactUpdateEvent, TaskState,
 };
-use a2a_server::store::{Checkpoint, InMemoryJobStore, InMemoryTaskStore, JobState, JobStore};
+use a2a_server::store::{
+    Cause, Checkpoint, InMemoryJobStore, InMemoryTaskStore, JobState, JobStore, JobWrite,
+    StoreError, StoredTask, TaskStore, Version,
+};
 use a2a_server::{
-    AgentExecutor, CallContext, DefaultRequestHandler, EventQueue, JobConfig, RequestContext,
-    RequestHandler, ServiceParams,
+    AgentExecutor, CallContext, Caller, DefaultRequestHandler, EventQueue, JobConfig,
+    RequestContext, RequestHandler, ServiceParams,
 };
 use support::*;
 use tokio::sync::Notify;
@@ -59,17 +62,22 @@ impl AgentExecutor for Turns {
     }
 }
 
+/// In-memory stores; `together` makes the task store write job changes
+/// itself (as the SQL stores do, in one transaction), so both ways the
+/// execution layer keeps jobs are covered.
 #[derive(Clone)]
 struct Stores {
     tasks: InMemoryTaskStore,
     jobs: InMemoryJobStore,
+    together: bool,
 }
 
 impl Stores {
-    fn new() -> Self {
+    fn new(together: bool) -> Self {
         Stores {
             tasks: InMemoryTaskStore::new(),
             jobs: InMemoryJobStore::new(),
+            together,
         }
     }
 
@@ -84,10 +92,82 @@ impl Stores {
             agent,
             AgentCard::new("turns", "three turns").with_streaming(true),
         )
-        .task_store(self.tasks.clone())
+        .task_store(TasksWithJobs {
+            tasks: self.tasks.clone(),
+            jobs: self.together.then(|| self.jobs.clone()),
+        })
         .job_store(self.jobs.clone())
         .job_config(config)
         .build()
+    }
+}
+
+/// A task store that applies a write's job change to a job store after the
+/// task write (not atomically: these tests do not crash between the two).
+struct TasksWithJobs {
+    tasks: InMemoryTaskStore,
+    jobs: Option<InMemoryJobStore>,
+}
+
+impl TasksWithJobs {
+    async fn apply_job(&self, task_id: &str, cause: &Cause<'_>) -> Result<(), StoreError> {
+        let (Some(jobs), Some(change)) = (&self.jobs, cause.job) else {
+            return Ok(());
+        };
+        match change {
+            JobWrite::Record(job) => jobs.record(job).await,
+            JobWrite::RecordFinished { job, state, reason } => {
+                jobs.record(job).await?;
+                jobs.finish(task_id, state, reason, job.at).await
+            }
+            JobWrite::Finish { state, reason, at } => jobs.finish(task_id, state, reason, at).await,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl TaskStore for TasksWithJobs {
+    async fn create(
+        &self,
+        caller: &Caller,
+        task: &Task,
+        cause: &Cause<'_>,
+    ) -> Result<Version, StoreError> {
+        let version = self.tasks.create(caller, task, cause).await?;
+        self.apply_job(&task.id, cause).await?;
+        Ok(version)
+    }
+
+    async fn update(
+        &self,
+        caller: &Caller,
+        task: &Task,
+        expected: Version,
+        cause: &Cause<'_>,
+    ) -> Result<Version, StoreError> {
+        let version = self.tasks.update(caller, task, expected, cause).await?;
+        self.apply_job(&task.id, cause).await?;
+        Ok(version)
+    }
+
+    async fn get(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, StoreError> {
+        self.tasks.get(caller, task_id).await
+    }
+
+    async fn list(
+        &self,
+        caller: &Caller,
+        request: &a2a_core::ListTasksRequest,
+    ) -> Result<a2a_core::ListTasksResponse, StoreError> {
+        self.tasks.list(caller, request).await
+    }
+
+    async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
+        self.tasks.delete(caller, task_id).await
+    }
+
+    fn writes_jobs(&self) -> bool {
+        self.jobs.is_some()
     }
 }
 
@@ -154,9 +234,7 @@ where
     .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crashed_execution_resumes_after_its_last_checkpoint() {
-    let stores = Stores::new();
+async fn a_crashed_execution_resumes_after_its_last_checkpoint(stores: Stores) {
     let agent = Turns::default();
     *agent.hold.lock().unwrap() = true;
     let task_id = Arc::new(Mutex::new(String::new()));
@@ -204,9 +282,7 @@ async fn a_crashed_execution_resumes_after_its_last_checkpoint() {
     assert_eq!((job.state, job.attempts), (JobState::Completed, 2));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_leaves_running_work_pending_and_the_next_start_finishes_it() {
-    let stores = Stores::new();
+async fn shutdown_leaves_running_work_pending_and_the_next_start_finishes_it(stores: Stores) {
     let agent = Turns::default();
     *agent.hold.lock().unwrap() = true;
     let handler = stores.handler(agent.clone(), |_| {});
@@ -230,9 +306,7 @@ async fn shutdown_leaves_running_work_pending_and_the_next_start_finishes_it() {
     assert_eq!(*agent.resumed_at.lock().unwrap(), [None, Some(1)]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancel_reaches_work_left_pending() {
-    let stores = Stores::new();
+async fn cancel_reaches_work_left_pending(stores: Stores) {
     let agent = Turns::default();
     *agent.hold.lock().unwrap() = true;
     let handler = stores.handler(agent.clone(), |_| {});
@@ -262,9 +336,7 @@ async fn cancel_reaches_work_left_pending() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn past_the_stale_limit_work_is_abandoned_with_its_reason() {
-    let stores = Stores::new();
+async fn past_the_stale_limit_work_is_abandoned_with_its_reason(stores: Stores) {
     // A process that stopped heartbeating, as a dead one does, with a job
     // running since long ago and one started a minute ago.
     let silent = Turns::default();
@@ -304,9 +376,7 @@ async fn past_the_stale_limit_work_is_abandoned_with_its_reason() {
     assert_eq!(*agent.resumed_at.lock().unwrap(), [Some(1)]);
 }
 
-#[tokio::test(start_paused = true)]
-async fn heartbeats_renew_running_jobs_on_the_clock() {
-    let stores = Stores::new();
+async fn heartbeats_renew_running_jobs_on_the_clock(stores: Stores) {
     let agent = Turns::default();
     *agent.hold.lock().unwrap() = true;
     let handler = stores.handler(agent.clone(), |c| {
@@ -326,9 +396,7 @@ async fn heartbeats_renew_running_jobs_on_the_clock() {
     assert_eq!(done.status.state, TaskState::Completed);
 }
 
-#[tokio::test(start_paused = true)]
-async fn finished_work_is_deleted_after_the_retention_period() {
-    let stores = Stores::new();
+async fn finished_work_is_deleted_after_the_retention_period(stores: Stores) {
     let handler = stores.handler(Turns::default(), |c| {
         c.retention = Duration::from_secs(7 * 24 * 3600);
         c.retention_interval = Duration::from_secs(3600);
@@ -374,9 +442,7 @@ async fn cancel(handler: &DefaultRequestHandler, id: &str) -> Task {
     handler.cancel_task(&ctx(), request).await.unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancel_reaches_running_and_resumed_work() {
-    let stores = Stores::new();
+async fn cancel_reaches_running_and_resumed_work(stores: Stores) {
     let agent = Turns::default();
     *agent.hold.lock().unwrap() = true;
     let handler = stores.handler(agent.clone(), |_| {});
@@ -406,3 +472,29 @@ async fn cancel_reaches_running_and_resumed_work() {
     assert_eq!((job.state, job.attempts), (JobState::Completed, 2));
     assert_eq!(*agent.resumed_at.lock().unwrap(), [None, None, Some(1)]);
 }
+
+/// Every test, with jobs written on their own and with jobs written by the
+/// task store.
+macro_rules! both_ways {
+    (multi: $($multi:ident),*; paused: $($paused:ident),*) => {
+        mod jobs_apart {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $multi() { super::$multi(Stores::new(false)).await })*
+            $(#[tokio::test(start_paused = true)]
+            async fn $paused() { super::$paused(Stores::new(false)).await })*
+        }
+        mod jobs_with_tasks {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $multi() { super::$multi(Stores::new(true)).await })*
+            $(#[tokio::test(start_paused = true)]
+            async fn $paused() { super::$paused(Stores::new(true)).await })*
+        }
+    };
+}
+
+both_ways!(
+    multi: a_crashed_execution_resumes_after_its_last_checkpoint, shutdown_leaves_running_work_pending_and_the_next_start_finishes_it, cancel_reaches_work_left_pending, cancel_reaches_running_and_resumed_work;
+    paused: past_the_stale_limit_work_is_abandoned_with_its_reason, heartbeats_renew_running_jobs_on_the_clock, finished_work_is_deleted_after_the_retention_period
+);

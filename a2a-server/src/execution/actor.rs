@@ -18,7 +18,7 @@ use super::jobs;
 use super::persist::{Current, Persisted, persist};
 use super::{Control, Shared};
 use crate::executor::Emitted;
-use crate::store::{Cause, Checkpoint, Version};
+use crate::store::{Cause, Checkpoint, JobWrite, Version};
 use crate::{CallContext, Caller, RequestContext};
 
 /// The agent's `execute` future, with panics caught.
@@ -53,9 +53,8 @@ pub(super) struct Actor {
     pub(super) progress: super::progress::Reporter,
     /// Held while the execution runs; released as soon as the task settles.
     pub(super) slot: Option<super::Slot>,
-    /// Whether this execution's job record is still open (RUNNING), and so
-    /// must be finished, or left pending at shutdown.
-    pub(super) job_open: bool,
+    /// Where this execution's job record stands.
+    pub(super) job: jobs::JobPhase,
     /// Set when a write carrying the agent's checkpoint was stored.
     pub(super) checkpoint_written: bool,
 }
@@ -107,7 +106,7 @@ impl Actor {
                     break;
                 }
                 () = shutdown.cancelled() => {
-                    if self.job_open {
+                    if !matches!(self.job, jobs::JobPhase::Volatile) {
                         // Durable: the next start resumes it.
                         self.leave_pending().await;
                     } else {
@@ -331,7 +330,19 @@ impl Actor {
         };
         // Another writer may have ended the task (a cancel from another node);
         // then that is the outcome, and this event is moot.
-        let cause = Cause::event(&event).with_optional_checkpoint(checkpoint);
+        let mut cause = Cause::event(&event).with_optional_checkpoint(checkpoint);
+        // The write that ends the turn finishes the job with it.
+        let ending = match (&self.job, self.shared.store.writes_jobs()) {
+            (jobs::JobPhase::Open, true) => jobs::turn_end(&event, current.task.status.state),
+            _ => None,
+        };
+        if let Some((state, reason)) = &ending {
+            cause = cause.with_job(JobWrite::Finish {
+                state: *state,
+                reason: reason.as_deref(),
+                at: self.shared.clock.now(),
+            });
+        }
         let persisted = persist(
             self.shared.store.as_ref(),
             &self.caller,
@@ -344,6 +355,9 @@ impl Actor {
         let (published, version) = match persisted {
             Persisted::Written(version) => {
                 self.checkpoint_written = checkpoint.is_some();
+                if ending.is_some() {
+                    self.job = jobs::JobPhase::Closed;
+                }
                 (event, version)
             }
             Persisted::Moot => (
@@ -378,9 +392,40 @@ impl Actor {
         }
         stamp(&mut task);
         // The checkpoint is stored with the event only if the event is in this write.
-        let cause =
+        let mut cause =
             Cause::event(&event).with_optional_checkpoint(checkpoint.filter(|_| apply_first));
-        let version = match self.shared.store.create(&self.caller, &task, &cause).await {
+        // The job is recorded with the task's first write, finished already if
+        // that write ends the turn.
+        let pending = match std::mem::replace(&mut self.job, jobs::JobPhase::Closed) {
+            jobs::JobPhase::Unrecorded(pending) => Some(pending),
+            other => {
+                self.job = other;
+                None
+            }
+        };
+        let new_job = pending
+            .as_ref()
+            .map(|p| p.new_job(&self.task_id, &self.caller, &self.shared));
+        let state = task.status.state;
+        let reason = jobs::failure_reason(Some(&task));
+        if let Some(job) = &new_job {
+            cause = cause.with_job(match state.ends_turn() {
+                true => JobWrite::RecordFinished {
+                    job,
+                    state: jobs::finished_state(state),
+                    reason: reason.as_deref(),
+                },
+                false => JobWrite::Record(job),
+            });
+        }
+        let created = self.shared.store.create(&self.caller, &task, &cause).await;
+        match (&created, pending) {
+            (Ok(_), Some(_)) if !state.ends_turn() => self.job = jobs::JobPhase::Open,
+            (Ok(_), _) => {}
+            (Err(_), Some(pending)) => self.job = jobs::JobPhase::Unrecorded(pending),
+            (Err(_), None) => {}
+        }
+        let version = match created {
             Ok(version) => version,
             Err(err) => {
                 // Kept for the write that records the failure, so the task
@@ -491,49 +536,70 @@ impl Actor {
     /// follow-up that finds the task idle can record its own), then frees the
     /// execution slot. Runs once; later calls do nothing.
     async fn end_turn(&mut self) {
-        if self.job_open {
-            self.job_open = false;
-            if let Some(jobs) = &self.shared.jobs {
-                let task = self.task.as_ref().map(|c| &*c.task);
-                let state = task.map_or(TaskState::Completed, |t| match t.status.state {
-                    // Ended without settling: only a failure to record the
-                    // failure gets here.
-                    s if s.is_settled() => s,
-                    _ => TaskState::Failed,
-                });
-                let reason = jobs::failure_reason(task);
-                let at = self.shared.clock.now();
-                if let Err(err) = jobs
-                    .finish(
-                        &self.task_id,
-                        jobs::finished_state(state),
-                        reason.as_deref(),
-                        at,
-                    )
-                    .await
-                {
-                    // Left RUNNING: the next start finds the task ended and
-                    // finishes the job then.
-                    tracing::error!(task_id = %self.task_id, error = %err, "could not finish the job");
-                }
-            }
+        match std::mem::replace(&mut self.job, jobs::JobPhase::Closed) {
+            jobs::JobPhase::Open => self.finish_job().await,
+            // Nothing was ever written (a message reply): no job to keep.
+            jobs::JobPhase::Unrecorded(_) => {}
+            other => self.job = other,
         }
         self.slot.take();
     }
 
-    /// Stops at shutdown without failing the task: its job goes back to
-    /// PENDING and the next start resumes it.
-    async fn leave_pending(&mut self) {
-        if !self.job_open {
+    /// Finishes the open job on its own write.
+    async fn finish_job(&mut self) {
+        let Some(jobs) = &self.shared.jobs else {
             return;
+        };
+        let task = self.task.as_ref().map(|c| &*c.task);
+        let state = task.map_or(TaskState::Completed, |t| match t.status.state {
+            // Ended without settling: only a failure to record the failure
+            // gets here.
+            s if s.is_settled() => s,
+            _ => TaskState::Failed,
+        });
+        let reason = jobs::failure_reason(task);
+        let at = self.shared.clock.now();
+        if let Err(err) = jobs
+            .finish(
+                &self.task_id,
+                jobs::finished_state(state),
+                reason.as_deref(),
+                at,
+            )
+            .await
+        {
+            // Left RUNNING: the next start finds the task ended and finishes
+            // the job then.
+            tracing::error!(task_id = %self.task_id, error = %err, "could not finish the job");
         }
-        self.job_open = false;
-        if let Some(jobs) = &self.shared.jobs {
-            if let Err(err) = jobs.release(&self.task_id, self.shared.clock.now()).await {
-                // Still RUNNING with an old heartbeat: recovery resumes it or,
-                // past the stale limit, abandons it.
-                tracing::error!(task_id = %self.task_id, error = %err, "could not leave the job pending");
+    }
+
+    /// Stops at shutdown without failing the task: its job goes back to
+    /// PENDING (recorded first if its first write never came) and the next
+    /// start resumes it.
+    async fn leave_pending(&mut self) {
+        let Some(jobs) = self.shared.jobs.clone() else {
+            return;
+        };
+        let at = self.shared.clock.now();
+        let outcome = match std::mem::replace(&mut self.job, jobs::JobPhase::Closed) {
+            jobs::JobPhase::Open => jobs.release(&self.task_id, at).await,
+            jobs::JobPhase::Unrecorded(pending) => {
+                let job = pending.new_job(&self.task_id, &self.caller, &self.shared);
+                match jobs.record(&job).await {
+                    Ok(()) => jobs.release(&self.task_id, at).await,
+                    Err(err) => Err(err),
+                }
             }
+            other => {
+                self.job = other;
+                Ok(())
+            }
+        };
+        if let Err(err) = outcome {
+            // Still RUNNING with an old heartbeat: recovery resumes it or, past
+            // the stale limit, abandons it.
+            tracing::error!(task_id = %self.task_id, error = %err, "could not leave the job pending");
         }
     }
 }

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::persist::{Current, persist};
 use super::{Drive, Executions, Start};
-use crate::store::{Cause, Job, JobState, StoreError};
+use crate::store::{Cause, Job, JobState, NewJob, StoreError};
 use crate::{CallContext, RequestContext, ServiceParams, User};
 
 /// How durable executions are kept: heartbeats, the stale limit, recovery and
@@ -162,6 +162,64 @@ impl JobRequest {
         ctx.metadata = self.metadata;
         ctx
     }
+}
+
+/// Where an execution's job record stands, as its actor sees it.
+#[derive(Debug)]
+pub(crate) enum JobPhase {
+    /// No job store: nothing is recorded.
+    Volatile,
+    /// To be recorded by the first task write, in its transaction.
+    Unrecorded(Box<PendingRecord>),
+    /// Recorded RUNNING: to be finished, or left pending at shutdown.
+    Open,
+    /// Finished or left pending.
+    Closed,
+}
+
+/// A job record waiting for its execution's first task write.
+#[derive(Debug)]
+pub(crate) struct PendingRecord {
+    pub(crate) request: String,
+    pub(crate) at: DateTime<Utc>,
+}
+
+impl PendingRecord {
+    pub(crate) fn new_job<'a>(
+        &'a self,
+        task_id: &'a str,
+        owner: &'a crate::Caller,
+        shared: &'a super::Shared,
+    ) -> NewJob<'a> {
+        NewJob {
+            task_id,
+            owner,
+            node: &shared.job_config.node,
+            request: &self.request,
+            at: self.at,
+        }
+    }
+}
+
+/// How a write of `event` onto a task in state `current` ends the execution's
+/// turn, if it does: the job's finished state and the reason of a failure.
+pub(crate) fn turn_end(
+    event: &StreamResponse,
+    current: TaskState,
+) -> Option<(JobState, Option<String>)> {
+    let (state, message) = match event {
+        StreamResponse::StatusUpdate(update) => {
+            (update.status.state, update.status.message.as_ref())
+        }
+        StreamResponse::Task(task) => (task.status.state, task.status.message.as_ref()),
+        _ => (current, None),
+    };
+    state.ends_turn().then(|| {
+        let reason = (state == TaskState::Failed)
+            .then(|| message.map(Message::text))
+            .flatten();
+        (finished_state(state), reason)
+    })
 }
 
 /// The job state an execution ends in, given its task's state.

@@ -72,7 +72,7 @@ use self::actor::Actor;
 use self::cancel::CancelReply;
 pub(crate) use self::hub::{Hubs, StreamKind, Subscription, Update, subscriber_stream};
 use crate::push::PushDispatcher;
-use crate::store::{JobStore, NewJob, StoredTask, TaskStore, Version};
+use crate::store::{JobStore, StoredTask, TaskStore, Version};
 use crate::{AgentExecutor, CallContext, Caller, EventQueue, RequestContext};
 
 /// Limits and timeouts of the execution pipeline. Start from
@@ -396,25 +396,37 @@ impl Executions {
             task_id: task_id.clone(),
             _permit: permit,
         };
-        let job_open = self.shared.jobs.is_some();
-        if let (Some(jobs), false) = (&self.shared.jobs, start.resumed) {
-            self.shared.recovery_marked.cancelled().await;
-            let request = jobs::JobRequest::of(&start.ctx)?;
-            let job = NewJob {
-                task_id: &task_id,
-                owner: &start.caller,
-                node: &self.shared.job_config.node,
-                request: &request,
-                at: self.shared.clock.now(),
-            };
-            // On failure the slot's drop unregisters the execution again.
-            jobs.record(&job).await.map_err(|err| match err {
-                crate::store::StoreError::AlreadyExists(_) => A2aError::unsupported_operation(
-                    format!("task {task_id} is still being worked on; wait for it or cancel it"),
-                ),
-                err => err.into(),
-            })?;
-        }
+        let job = match (&self.shared.jobs, start.resumed) {
+            (None, _) => jobs::JobPhase::Volatile,
+            // Claimed by recovery: the record is there.
+            (Some(_), true) => jobs::JobPhase::Open,
+            (Some(jobs), false) => {
+                self.shared.recovery_marked.cancelled().await;
+                let record = jobs::PendingRecord {
+                    request: jobs::JobRequest::of(&start.ctx)?,
+                    at: self.shared.clock.now(),
+                };
+                if self.shared.store.writes_jobs() && start.stored.is_none() {
+                    // A new task's id reaches the client only with its first
+                    // write, which records the job in the same transaction.
+                    jobs::JobPhase::Unrecorded(Box::new(record))
+                } else {
+                    // A follow-up's client knows the task already: record now.
+                    // On failure the slot's drop unregisters the execution.
+                    jobs.record(&record.new_job(&task_id, &start.caller, &self.shared))
+                        .await
+                        .map_err(|err| match err {
+                            crate::store::StoreError::AlreadyExists(_) => {
+                                A2aError::unsupported_operation(format!(
+                                    "task {task_id} is still being worked on; wait for it or cancel it"
+                                ))
+                            }
+                            err => err.into(),
+                        })?;
+                    jobs::JobPhase::Open
+                }
+            }
+        };
         if start.resumed {
             // Read again now that the execution is registered: a cancel that
             // came in between either found it live, or wrote first and is seen
@@ -456,7 +468,7 @@ impl Executions {
             token,
             progress: progress_tx,
             slot: Some(slot),
-            job_open,
+            job,
             checkpoint_written: false,
         };
         let execution = self

@@ -86,8 +86,20 @@ impl Stores {
         agent: Turns,
         configure: impl FnOnce(&mut JobConfig),
     ) -> DefaultRequestHandler {
+        self.limited_handler(agent, configure, None)
+    }
+
+    /// A handler that runs at most `max_concurrent` executions at once.
+    fn limited_handler(
+        &self,
+        agent: Turns,
+        configure: impl FnOnce(&mut JobConfig),
+        max_concurrent: Option<usize>,
+    ) -> DefaultRequestHandler {
         let mut config = JobConfig::default();
         configure(&mut config);
+        let mut limits = a2a_server::ExecutionConfig::default();
+        limits.max_concurrent = max_concurrent;
         DefaultRequestHandler::builder(
             agent,
             AgentCard::new("turns", "three turns").with_streaming(true),
@@ -98,6 +110,7 @@ impl Stores {
         })
         .job_store(self.jobs.clone())
         .job_config(config)
+        .execution_config(limits)
         .build()
     }
 }
@@ -473,6 +486,25 @@ async fn cancel_reaches_running_and_resumed_work(stores: Stores) {
     assert_eq!(*agent.resumed_at.lock().unwrap(), [None, None, Some(1)]);
 }
 
+async fn resumed_work_waits_for_room_under_a_limit(stores: Stores) {
+    let agent = Turns::default();
+    *agent.hold.lock().unwrap() = true;
+    let handler = stores.handler(agent.clone(), |_| {});
+    let first = start(&handler).await;
+    agent.reached_hold.notified().await;
+    let second = start(&handler).await;
+    agent.reached_hold.notified().await;
+    handler.shutdown(Duration::ZERO).await;
+
+    // One execution at a time: the second resume waits for the first.
+    *agent.hold.lock().unwrap() = false;
+    let restarted = stores.limited_handler(agent.clone(), |_| {}, Some(1));
+    for id in [&first.id, &second.id] {
+        let done = until_terminal(&restarted, id).await;
+        assert_eq!(done.status.state, TaskState::Completed);
+    }
+}
+
 /// Every test, with jobs written on their own and with jobs written by the
 /// task store.
 macro_rules! both_ways {
@@ -495,6 +527,7 @@ macro_rules! both_ways {
 }
 
 both_ways!(
-    multi: a_crashed_execution_resumes_after_its_last_checkpoint, shutdown_leaves_running_work_pending_and_the_next_start_finishes_it, cancel_reaches_work_left_pending, cancel_reaches_running_and_resumed_work;
+    multi: resumed_work_waits_for_room_under_a_limit,
+    a_crashed_execution_resumes_after_its_last_checkpoint, shutdown_leaves_running_work_pending_and_the_next_start_finishes_it, cancel_reaches_work_left_pending, cancel_reaches_running_and_resumed_work;
     paused: past_the_stale_limit_work_is_abandoned_with_its_reason, heartbeats_renew_running_jobs_on_the_clock, finished_work_is_deleted_after_the_retention_period
 );

@@ -457,9 +457,7 @@ async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> 
         match executions.start(start_again(&start), Drive::Spawn).await {
             Ok(started) => break started,
             // At a limit: wait for room rather than fail work that was accepted.
-            Err(err)
-                if err.kind() == a2a_core::ErrorKind::Internal && !executions.is_draining() =>
-            {
+            Err(_) if executions.at_limit(&job.owner) && !executions.is_draining() => {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             // Ended meanwhile (canceled before it could run): nothing to do.

@@ -331,6 +331,20 @@ impl Executions {
         self.shared.recovery_marked.cancel();
     }
 
+    /// Whether a new execution for `caller` would be refused for a limit.
+    pub(crate) fn at_limit(&self, caller: &Caller) -> bool {
+        let global = self
+            .permits
+            .as_ref()
+            .is_some_and(|permits| permits.available_permits() == 0);
+        let own = self
+            .shared
+            .config
+            .max_concurrent_per_caller
+            .is_some_and(|max| self.counts().get(caller).is_some_and(|n| *n >= max));
+        global || own
+    }
+
     /// Whether shutdown has begun.
     pub(crate) fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Acquire)

@@ -116,6 +116,27 @@ pub enum Response {
     AgentCard(Box<AgentCard>),
 }
 
+/// A unary answer's body: the operation's response message as ProtoJSON (`{}`
+/// for an empty one), the same on every JSON binding. A stream has no single
+/// body; bindings send its events one by one.
+impl serde::Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeMap as _};
+        match self {
+            Response::SendMessage(r) => r.serialize(serializer),
+            Response::Task(t) => t.serialize(serializer),
+            Response::ListTasks(r) => r.serialize(serializer),
+            Response::PushConfig(c) => c.serialize(serializer),
+            Response::PushConfigs(c) => c.serialize(serializer),
+            Response::AgentCard(card) => card.serialize(serializer),
+            Response::Empty => serializer.serialize_map(Some(0))?.end(),
+            Response::Stream(_) => Err(S::Error::custom(
+                "a stream is sent as its events, not as one body",
+            )),
+        }
+    }
+}
+
 impl std::fmt::Debug for Response {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

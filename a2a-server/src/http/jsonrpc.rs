@@ -200,13 +200,6 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Err(err) => return with_extensions(error_response(id, &err), &ctx),
     };
     let body = match answer {
-        service::Response::SendMessage(r) => success(id, &r),
-        service::Response::Task(t) => success(id, &t),
-        service::Response::ListTasks(r) => success(id, &r),
-        service::Response::PushConfig(c) => success(id, &c),
-        service::Response::PushConfigs(c) => success(id, &c),
-        service::Response::Empty => success(id, &serde_json::json!({})),
-        service::Response::AgentCard(card) => success(id, &card),
         service::Response::Stream(events) => {
             let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
                 Ok(event) => success(id.clone(), &event),
@@ -217,6 +210,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
             });
             return with_extensions(sse_response(frames, state.config.keep_alive), &ctx);
         }
+        unary => success(id, &unary),
     };
     with_extensions(json_response(200, JSON, body), &ctx)
 }

@@ -148,13 +148,6 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         Err(err) => return with_extensions(error_response(&err, media_type), &ctx),
     };
     let body = match answer {
-        service::Response::SendMessage(r) => to_json(&r),
-        service::Response::Task(t) => to_json(&t),
-        service::Response::ListTasks(r) => to_json(&r),
-        service::Response::PushConfig(c) => to_json(&c),
-        service::Response::PushConfigs(c) => to_json(&c),
-        service::Response::Empty => b"{}".to_vec(),
-        service::Response::AgentCard(card) => to_json(&card),
         service::Response::Stream(events) => {
             let frames = events.map(|item: Result<StreamResponse, A2aError>| match item {
                 Ok(event) => to_json(&event),
@@ -162,6 +155,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
             });
             return with_extensions(sse_response(frames, state.config.keep_alive), &ctx);
         }
+        unary => to_json(&unary),
     };
     with_extensions(json_response(200, media_type, body), &ctx)
 }

@@ -203,32 +203,6 @@ async fn get(handler: &DefaultRequestHandler, id: &str) -> Task {
     handler.get_task(&ctx(), request).await.unwrap()
 }
 
-/// Follows the task's events until it is terminal.
-async fn until_terminal(handler: &DefaultRequestHandler, id: &str) -> Task {
-    tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            let task = get(handler, id).await;
-            if task.status.state.is_terminal() {
-                return task;
-            }
-            let request = a2a_core::SubscribeToTaskRequest {
-                id: id.into(),
-                ..Default::default()
-            };
-            match handler.subscribe_to_task(&ctx(), request).await {
-                Ok(mut stream) => {
-                    use futures::StreamExt as _;
-                    while stream.next().await.is_some() {}
-                }
-                // Refused only because the task ended meanwhile.
-                Err(err) => assert!(get(handler, id).await.status.state.is_terminal(), "{err}"),
-            }
-        }
-    })
-    .await
-    .expect("the task ends")
-}
-
 /// Runs `body` on a runtime of its own and then drops that runtime with the
 /// work in it: what a killed process leaves behind in the stores.
 fn in_process_that_dies<F>(body: impl FnOnce() -> F + Send + 'static)
@@ -272,7 +246,7 @@ async fn a_crashed_execution_resumes_after_its_last_checkpoint(stores: Stores) {
     *agent.hold.lock().unwrap() = false;
     let handler = stores.handler(agent.clone(), |_| {});
     handler.recovered().await;
-    let task = until_terminal(&handler, &task_id).await;
+    let task = until_terminal(&handler, &ctx(), &task_id).await;
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(status_text(&task), "three turns");
     let turns: Vec<u64> = agent
@@ -314,7 +288,7 @@ async fn shutdown_leaves_running_work_pending_and_the_next_start_finishes_it(sto
 
     *agent.hold.lock().unwrap() = false;
     let restarted = stores.handler(agent.clone(), |_| {});
-    let done = until_terminal(&restarted, &task.id).await;
+    let done = until_terminal(&restarted, &ctx(), &task.id).await;
     assert_eq!(done.status.state, TaskState::Completed);
     assert_eq!(*agent.resumed_at.lock().unwrap(), [None, Some(1)]);
 }
@@ -384,7 +358,7 @@ async fn past_the_stale_limit_work_is_abandoned_with_its_reason(stores: Stores) 
     assert_eq!(job.state, JobState::Abandoned);
     assert!(job.reason.unwrap().contains("abandoned"));
 
-    let resumed = until_terminal(&handler, &fresh.id).await;
+    let resumed = until_terminal(&handler, &ctx(), &fresh.id).await;
     assert_eq!(resumed.status.state, TaskState::Completed);
     assert_eq!(*agent.resumed_at.lock().unwrap(), [Some(1)]);
 }
@@ -405,7 +379,7 @@ async fn heartbeats_renew_running_jobs_on_the_clock(stores: Stores) {
         "heartbeat moved from {first} to {second}"
     );
     agent.go.notify_one();
-    let done = until_terminal(&handler, &task.id).await;
+    let done = until_terminal(&handler, &ctx(), &task.id).await;
     assert_eq!(done.status.state, TaskState::Completed);
 }
 
@@ -415,7 +389,7 @@ async fn finished_work_is_deleted_after_the_retention_period(stores: Stores) {
         c.retention_interval = Duration::from_secs(3600);
     });
     let task = start(&handler).await;
-    until_terminal(&handler, &task.id).await;
+    until_terminal(&handler, &ctx(), &task.id).await;
     assert_eq!(handler.prune().await.unwrap(), 0, "kept within retention");
 
     tokio::time::sleep(Duration::from_secs(7 * 24 * 3600 + 3601)).await;
@@ -500,7 +474,7 @@ async fn resumed_work_waits_for_room_under_a_limit(stores: Stores) {
     *agent.hold.lock().unwrap() = false;
     let restarted = stores.limited_handler(agent.clone(), |_| {}, Some(1));
     for id in [&first.id, &second.id] {
-        let done = until_terminal(&restarted, id).await;
+        let done = until_terminal(&restarted, &ctx(), id).await;
         assert_eq!(done.status.state, TaskState::Completed);
     }
 }

@@ -71,24 +71,6 @@ async fn subscribe(handler: &DefaultRequestHandler, id: &str) -> EventStream {
         .unwrap()
 }
 
-/// Waits for the task to reach a terminal state by following its events (a
-/// subscription refuses a task that is terminal already: then it is read).
-async fn until_terminal(handler: &DefaultRequestHandler, id: &str) -> Task {
-    loop {
-        let task = stored(handler, id).await;
-        if task.status.state.is_terminal() {
-            return task;
-        }
-        let request = SubscribeToTaskRequest {
-            id: id.into(),
-            ..Default::default()
-        };
-        if let Ok(stream) = handler.subscribe_to_task(&ctx(), request).await {
-            drain(stream).await;
-        }
-    }
-}
-
 async fn drain(stream: EventStream) -> Vec<StreamResponse> {
     tokio::time::timeout(
         Duration::from_secs(20),
@@ -114,7 +96,10 @@ async fn cancel_and_completion_race_to_one_consistent_outcome() {
             )
             .await;
         // Whatever won, the stored task agrees with what the canceler was told.
-        let final_state = until_terminal(&handler, &task.id).await.status.state;
+        let final_state = until_terminal(&handler, &ctx(), &task.id)
+            .await
+            .status
+            .state;
         match outcome {
             Ok(task) => {
                 assert_eq!(task.status.state, TaskState::Canceled);
@@ -265,9 +250,12 @@ async fn a_blocking_caller_that_leaves_does_not_cut_off_the_agent() {
         panic!("expected one task, got {listed:?}")
     };
     assert_eq!(task.status.state, TaskState::Working);
-    let done = tokio::time::timeout(Duration::from_secs(20), until_terminal(&handler, &task.id))
-        .await
-        .expect("the agent was cut off with its caller");
+    let done = tokio::time::timeout(
+        Duration::from_secs(20),
+        until_terminal(&handler, &ctx(), &task.id),
+    )
+    .await
+    .expect("the agent was cut off with its caller");
     assert_eq!(done.status.state, TaskState::Completed);
     assert_eq!(status_text(&done), "done");
 }

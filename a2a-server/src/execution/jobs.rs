@@ -409,19 +409,8 @@ async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> 
         }
     };
     // The turn ended before the crash, only the job's end was not recorded.
-    if let Some(stored) = &stored {
-        let state = stored.task.status.state;
-        if state.ends_turn() {
-            let reason = failure_reason(Some(&stored.task));
-            jobs.finish(
-                &job.task_id,
-                finished_state(state),
-                reason.as_deref(),
-                shared.clock.now(),
-            )
-            .await?;
-            return Ok(());
-        }
+    if let Some(stored) = stored.as_ref().filter(|s| s.task.status.state.ends_turn()) {
+        return finish_as_task_ended(shared, jobs.as_ref(), &stored.task).await;
     }
     let request: JobRequest = match serde_json::from_str(&job.request) {
         Ok(request) => request,
@@ -463,16 +452,7 @@ async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> 
             // Ended meanwhile (canceled before it could run): nothing to do.
             Err(err) if err.kind() == a2a_core::ErrorKind::TaskNotCancelable => {
                 let stored = shared.store.get(&job.owner, &job.task_id).await?;
-                let state = stored.task.status.state;
-                let reason = failure_reason(Some(&stored.task));
-                jobs.finish(
-                    &job.task_id,
-                    finished_state(state),
-                    reason.as_deref(),
-                    shared.clock.now(),
-                )
-                .await?;
-                return Ok(());
+                return finish_as_task_ended(shared, jobs.as_ref(), &stored.task).await;
             }
             Err(err) => {
                 jobs.release(&job.task_id, shared.clock.now()).await?;
@@ -481,6 +461,19 @@ async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> 
         }
     };
     started.done.cancelled().await;
+    Ok(())
+}
+
+/// Finishes a job whose task ended its turn without the job being told.
+async fn finish_as_task_ended(
+    shared: &super::Shared,
+    jobs: &dyn crate::store::JobStore,
+    task: &Task,
+) -> Result<(), A2aError> {
+    let state = finished_state(task.status.state);
+    let reason = failure_reason(Some(task));
+    let at = shared.clock.now();
+    jobs.finish(&task.id, state, reason.as_deref(), at).await?;
     Ok(())
 }
 

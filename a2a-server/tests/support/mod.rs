@@ -44,3 +44,45 @@ pub fn status_text(task: &Task) -> String {
         .map(Message::text)
         .unwrap_or_default()
 }
+
+/// Waits (up to 20 s) for the task to reach a terminal state by following its
+/// events (a subscription refuses a task that is terminal already: then it is
+/// read again).
+pub async fn until_terminal(
+    handler: &a2a_server::DefaultRequestHandler,
+    call: &a2a_server::CallContext,
+    id: &str,
+) -> Task {
+    use a2a_server::RequestHandler as _;
+    use futures::StreamExt as _;
+    let get = || async {
+        let request = a2a_core::GetTaskRequest {
+            id: id.into(),
+            ..Default::default()
+        };
+        handler
+            .get_task(call, request)
+            .await
+            .expect("the task is there")
+    };
+    let wait = async {
+        loop {
+            let task = get().await;
+            if task.status.state.is_terminal() {
+                return task;
+            }
+            let request = a2a_core::SubscribeToTaskRequest {
+                id: id.into(),
+                ..Default::default()
+            };
+            match handler.subscribe_to_task(call, request).await {
+                Ok(mut events) => while events.next().await.is_some() {},
+                // Refused only because the task ended meanwhile.
+                Err(err) => assert!(get().await.status.state.is_terminal(), "{err}"),
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), wait)
+        .await
+        .expect("the task ends")
+}

@@ -59,6 +59,39 @@ pub struct ServeArgs {
     /// credentials at rest (raw, 64 hex digits or base64).
     #[arg(long, env = "A2A_PUSH_KEY_FILE")]
     pub push_key_file: Option<std::path::PathBuf>,
+    /// Who may call: without any of these every caller is the same
+    /// anonymous user and all share one space of tasks.
+    #[command(flatten)]
+    pub auth: AuthArgs,
+}
+
+/// The authentication `a2a serve` enforces (one kind at a time); the card
+/// declares the matching scheme.
+#[derive(Debug, Default, clap::Args)]
+pub struct AuthArgs {
+    /// Accept `Authorization: Bearer TOKEN` (repeat for more tokens; each
+    /// token is its own identity).
+    #[arg(long = "auth-bearer-token", value_name = "TOKEN", env = "A2A_AUTH_BEARER_TOKEN",
+          conflicts_with_all = ["api_keys", "jwt_jwks"])]
+    pub bearer_tokens: Vec<String>,
+    /// Accept an API key in a header, as HEADER=KEY (repeat for more keys;
+    /// each key is its own identity, all in the same header).
+    #[arg(
+        long = "auth-api-key",
+        value_name = "HEADER=KEY",
+        conflicts_with = "jwt_jwks"
+    )]
+    pub api_keys: Vec<String>,
+    /// Accept JWT bearer tokens signed by the keys at this JWKS URL (needs
+    /// --auth-jwt-audience and --auth-jwt-issuer); the identity is `sub`.
+    #[arg(long = "auth-jwt-jwks", value_name = "URL", requires_all = ["jwt_audience", "jwt_issuer"])]
+    pub jwt_jwks: Option<String>,
+    /// The `aud` a JWT must carry.
+    #[arg(long = "auth-jwt-audience", requires = "jwt_jwks")]
+    pub jwt_audience: Option<String>,
+    /// The `iss` a JWT must carry.
+    #[arg(long = "auth-jwt-issuer", requires = "jwt_jwks")]
+    pub jwt_issuer: Option<String>,
 }
 
 /// Where a server's state is: `--store` and `--data-dir`.

@@ -5,12 +5,73 @@ use std::time::Duration;
 
 use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_grpc::router;
+use a2a_server::auth::{ApiKeyAuth, BearerAuth, JwtAuth, Principal};
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
 use a2a_server::{A2aService, DefaultRequestHandler};
 use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
 use anyhow::Context as _;
 
+use crate::cli::AuthArgs;
 use crate::{BuiltinAgent, ServeArgs};
+
+/// The authentication `a2a serve` was asked for.
+enum Auth {
+    Bearer(BearerAuth),
+    ApiKey(ApiKeyAuth),
+    Jwt(Box<JwtAuth>),
+}
+
+impl Auth {
+    fn enforce_on(self, service: A2aService) -> A2aService {
+        match self {
+            Auth::Bearer(auth) => service.with_authentication(auth),
+            Auth::ApiKey(auth) => service.with_authentication(auth),
+            Auth::Jwt(auth) => service.with_authentication(*auth),
+        }
+    }
+}
+
+/// The authentication `auth` asks for; `None` when it asks for none.
+fn authentication(auth: &AuthArgs) -> anyhow::Result<Option<Auth>> {
+    if !auth.bearer_tokens.is_empty() {
+        let tokens = auth.bearer_tokens.iter().enumerate().try_fold(
+            BearerAuth::new(),
+            |tokens, (i, token)| {
+                if token.trim().is_empty() {
+                    anyhow::bail!("--auth-bearer-token must not be empty");
+                }
+                Ok(tokens.token(token.trim(), Principal::new(format!("bearer-{}", i + 1))))
+            },
+        )?;
+        return Ok(Some(Auth::Bearer(tokens)));
+    }
+    if let Some((first, _)) = auth.api_keys.first().and_then(|k| k.split_once('=')) {
+        let mut keys = ApiKeyAuth::new(first.trim())?;
+        for (i, entry) in auth.api_keys.iter().enumerate() {
+            let Some((header, key)) = entry.split_once('=').filter(|(_, k)| !k.is_empty()) else {
+                anyhow::bail!("--auth-api-key takes HEADER=KEY, got {entry:?}");
+            };
+            if !header.trim().eq_ignore_ascii_case(first.trim()) {
+                anyhow::bail!("every --auth-api-key must use the same header");
+            }
+            keys = keys.key(key, Principal::new(format!("api-key-{}", i + 1)));
+        }
+        return Ok(Some(Auth::ApiKey(keys)));
+    }
+    if let Some(entry) = auth.api_keys.first() {
+        anyhow::bail!("--auth-api-key takes HEADER=KEY, got {entry:?}");
+    }
+    if let (Some(jwks), Some(audience), Some(issuer)) =
+        (&auth.jwt_jwks, &auth.jwt_audience, &auth.jwt_issuer)
+    {
+        if !(jwks.starts_with("https://") || jwks.starts_with("http://")) {
+            anyhow::bail!("--auth-jwt-jwks takes an http(s) URL, got {jwks:?}");
+        }
+        let jwt = JwtAuth::new(jwks.clone(), audience.clone(), issuer.clone());
+        return Ok(Some(Auth::Jwt(Box::new(jwt))));
+    }
+    Ok(None)
+}
 
 fn card(addr: SocketAddr) -> AgentCard {
     AgentCard::new(
@@ -58,6 +119,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
+    // Flags are checked before anything is opened or bound.
+    let auth = authentication(&args.auth)?;
     let push_key = args
         .push_key_file
         .as_deref()
@@ -73,11 +136,22 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         builder = store.install(builder);
     }
     let service = A2aService::new(builder.build());
+    let authenticated = auth.is_some();
+    let service = match auth {
+        Some(auth) => auth.enforce_on(service),
+        None => service,
+    };
     let app = router(service.clone(), HttpConfig::default());
 
     println!("A2A server listening on http://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
     println!("Agent card: http://{addr}{}", a2a_core::AGENT_CARD_PATH);
     println!("State: {state}");
+    if !authenticated {
+        println!(
+            "Warning: no authentication (--auth-*): every caller is the same anonymous user \
+             and sees every task."
+        );
+    }
     println!("Press Ctrl-C to stop.");
     let grace = Duration::from_secs(args.shutdown_grace);
     a2a_server::http::serve_until(listener, app, service, stop_signal(), grace).await?;

@@ -366,3 +366,105 @@ fn a_server_killed_mid_flight_loses_no_acknowledged_task() {
         "{listed}"
     );
 }
+
+/// Status line and body of a plain HTTP/1.1 request to `url` (the server's base).
+fn http(url: &str, request_line: &str, headers: &[&str]) -> (u16, String) {
+    use std::io::{Read as _, Write as _};
+    let authority = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut request =
+        format!("{request_line} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n");
+    for header in headers {
+        request.push_str(header);
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    (status, response)
+}
+
+/// The banner lines up to the last one.
+fn banner(server: &mut Server) -> String {
+    let mut all = String::new();
+    while !all.contains("Press Ctrl-C") {
+        if server._stdout.read_line(&mut all).unwrap() == 0 {
+            break;
+        }
+    }
+    all
+}
+
+#[test]
+fn serve_enforces_a_bearer_token_from_its_flag_and_warns_without_one() {
+    let mut open = serve();
+    assert!(banner(&mut open).contains("Warning: no authentication"));
+
+    let mut guarded = serve_with(&["--store", "memory", "--auth-bearer-token", "s3cret"]);
+    assert!(!banner(&mut guarded).contains("Warning"));
+    let (status, card) = http(&guarded.url, "GET /.well-known/agent-card.json", &[]);
+    assert_eq!(status, 200);
+    assert!(card.contains(r#""securitySchemes":{"bearer""#), "{card}");
+    let (status, refused) = http(&guarded.url, "GET /tasks/nope", &[]);
+    assert_eq!(status, 401);
+    assert!(
+        refused
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer")
+    );
+    let (status, _) = http(
+        &guarded.url,
+        "GET /tasks/nope",
+        &["authorization: Bearer wrong"],
+    );
+    assert_eq!(status, 401);
+    let (status, _) = http(
+        &guarded.url,
+        "GET /tasks/nope",
+        &["authorization: Bearer s3cret"],
+    );
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn serve_enforces_an_api_key_from_its_flag() {
+    let guarded = serve_with(&["--store", "memory", "--auth-api-key", "X-API-Key=k1"]);
+    let (status, card) = http(&guarded.url, "GET /.well-known/agent-card.json", &[]);
+    assert_eq!(status, 200);
+    assert!(card.contains(r#""name":"x-api-key""#), "{card}");
+    let (status, _) = http(&guarded.url, "GET /tasks/nope", &["x-api-key: k2"]);
+    assert_eq!(status, 401);
+    let (status, _) = http(&guarded.url, "GET /tasks/nope", &["x-api-key: k1"]);
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn serve_refuses_malformed_auth_flags() {
+    for args in [
+        &[
+            "serve",
+            "--store",
+            "memory",
+            "--port",
+            "0",
+            "--auth-api-key",
+            "no-equals-sign",
+        ][..],
+        &["serve", "--auth-jwt-jwks", "http://127.0.0.1:9/jwks.json"][..],
+        &["serve", "--auth-bearer-token", "a", "--auth-api-key", "X=k"][..],
+    ] {
+        // Refused at once (a server that started would not exit by itself).
+        let out = a2a(args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
+    }
+}

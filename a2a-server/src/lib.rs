@@ -19,6 +19,7 @@
 //! # let _ = handler;
 //! ```
 
+pub mod auth;
 mod context;
 mod execution;
 mod executor;

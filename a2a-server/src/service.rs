@@ -12,7 +12,13 @@ use a2a_core::{
 };
 use async_trait::async_trait;
 
+use crate::auth::Authenticate;
 use crate::{CallContext, EventStream, RequestHandler, User};
+
+/// Whether a card asks callers to authenticate.
+fn declares_security(card: &AgentCard) -> bool {
+    !card.security_schemes.is_empty() || !card.security_requirements.is_empty()
+}
 
 /// Rejects requests missing an id the operation cannot do without.
 fn required_ids(request: &Request) -> Result<(), A2aError> {
@@ -243,6 +249,9 @@ pub struct A2aService {
     card: Arc<AgentCard>,
     interceptors: Arc<[Arc<dyn CallInterceptor>]>,
     version_policy: VersionPolicy,
+    authentication: Option<Arc<dyn Authenticate>>,
+    /// Whether the card declares security: then no anonymous call reaches the handler.
+    requires_authentication: bool,
 }
 
 impl std::fmt::Debug for A2aService {
@@ -251,6 +260,7 @@ impl std::fmt::Debug for A2aService {
             .field("agent", &self.card.name)
             .field("interceptors", &self.interceptors.len())
             .field("version_policy", &self.version_policy)
+            .field("authentication", &self.authentication.is_some())
             .finish()
     }
 }
@@ -267,13 +277,40 @@ impl A2aService {
     }
 
     /// A service over a type-erased shared handler.
+    ///
+    /// Without [`A2aService::with_authentication`] (or an interceptor that
+    /// authenticates) every caller is the same anonymous user: all callers
+    /// share one space of tasks and push configs per tenant. If the handler's
+    /// card declares security schemes, calls nobody authenticated are refused.
     pub fn from_shared(handler: Arc<dyn RequestHandler>) -> Self {
+        let card = handler.card().clone();
         A2aService {
-            card: Arc::new(handler.card().clone()),
+            requires_authentication: declares_security(&card),
+            card: Arc::new(card),
             handler,
             interceptors: Arc::from(Vec::new()),
             version_policy: VersionPolicy::default(),
+            authentication: None,
         }
+    }
+
+    /// Enforces `auth` on every call of every binding, before anything else
+    /// runs: a call it refuses gets [`ErrorKind::Unauthenticated`] (or
+    /// [`ErrorKind::Unauthorized`] for a tenant the identity may not use).
+    /// The public card declares `auth`'s schemes and stays readable to all.
+    #[must_use]
+    pub fn with_authentication(mut self, auth: impl Authenticate) -> Self {
+        let mut card = (*self.card).clone();
+        crate::auth::declare_on(&mut card, &auth);
+        self.card = Arc::new(card);
+        self.requires_authentication = true;
+        self.authentication = Some(Arc::new(auth));
+        self
+    }
+
+    /// Whether calls must be authenticated (the card declares security).
+    pub fn requires_authentication(&self) -> bool {
+        self.requires_authentication
     }
 
     /// Adds an interceptor (runs after those added before it).
@@ -354,11 +391,14 @@ impl A2aService {
         ctx: &mut CallContext,
         mut request: Request,
     ) -> Result<Response, A2aError> {
-        self.check_version(ctx)?;
-        required_ids(&request)?;
         if ctx.tenant.is_empty() {
             request.tenant().clone_into(&mut ctx.tenant);
         }
+        if let Some(auth) = &self.authentication {
+            ctx.user = auth.authenticate(ctx).await?;
+        }
+        self.check_version(ctx)?;
+        required_ids(&request)?;
         self.check_extensions(ctx)?;
         let mut ran = 0;
         let mut outcome = None;
@@ -378,6 +418,11 @@ impl A2aService {
         }
         let mut outcome = match outcome {
             Some(outcome) => outcome,
+            // An interceptor may have authenticated the caller; nobody did.
+            None if self.requires_authentication && !ctx.user.authenticated => Err(A2aError::new(
+                ErrorKind::Unauthenticated,
+                "this agent requires authentication",
+            )),
             None => self.dispatch(ctx, request).await,
         };
         for interceptor in self.interceptors.iter().take(ran).rev() {

@@ -62,32 +62,54 @@ pub(crate) async fn read_body(
     })
 }
 
-/// Whether a request content type is JSON (missing counts as JSON).
+/// Whether a POST declares one of the JSON media types the protocol allows
+/// (`application/json`, `application/a2a+json`).
+///
+/// A missing content type is refused: a web page can send a POST without one
+/// (or with `text/plain`) to a local server without a CORS preflight, and
+/// that must not start or cancel work.
 pub(crate) fn is_json_content_type(headers: &HeaderMap) -> bool {
-    let Some(value) = headers.get(header::CONTENT_TYPE) else {
-        return true;
-    };
-    let Ok(value) = value.to_str() else {
+    let Some(value) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json" || essence.ends_with("+json")
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/json")
+        || essence.eq_ignore_ascii_case(a2a_core::A2A_JSON_MEDIA_TYPE)
 }
 
 pub(crate) fn unsupported_content_type(headers: &HeaderMap) -> A2aError {
     let given = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("?");
+        .unwrap_or("(none)");
     A2aError::new(
         ErrorKind::ContentTypeNotSupported,
-        format!("request content type {given} is not supported; send application/json"),
+        format!(
+            "request content type {given} is not supported; send application/json or {}",
+            a2a_core::A2A_JSON_MEDIA_TYPE
+        ),
     )
+}
+
+/// Adds the `WWW-Authenticate` challenge to the answer of a call refused for
+/// want of credentials.
+pub(crate) fn with_challenge(
+    mut response: Response,
+    err: &A2aError,
+    challenge: Option<&HeaderValue>,
+) -> Response {
+    if err.kind() == ErrorKind::Unauthenticated {
+        let value = challenge
+            .cloned()
+            .unwrap_or_else(|| HeaderValue::from_static(r#"Bearer realm="a2a""#));
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// Adds the `A2A-Extensions` header listing the extensions activated for the call.

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::HttpState;
 use super::common::{
     call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
-    unsupported_content_type, with_extensions,
+    unsupported_content_type, with_challenge, with_extensions,
 };
 use crate::service::{self, RequestOf};
 
@@ -197,7 +197,10 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     );
     let answer = match state.service.call(&mut ctx, call).await {
         Ok(answer) => answer,
-        Err(err) => return with_extensions(error_response(id, &err), &ctx),
+        Err(err) => {
+            let response = with_challenge(error_response(id, &err), &err, state.challenge.as_ref());
+            return with_extensions(response, &ctx);
+        }
     };
     let body = match answer {
         service::Response::Stream(events) => {

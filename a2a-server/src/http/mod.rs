@@ -57,6 +57,9 @@ impl Default for HttpConfig {
 pub(crate) struct HttpState {
     pub(crate) service: A2aService,
     pub(crate) config: Arc<HttpConfig>,
+    /// `WWW-Authenticate` of an unauthenticated call's answer, when the card
+    /// declares security.
+    pub(crate) challenge: Option<axum::http::HeaderValue>,
 }
 
 /// The router serving `service` over JSON-RPC, HTTP+JSON and the agent card.
@@ -76,7 +79,12 @@ pub fn router(service: A2aService, config: HttpConfig) -> Router {
     } else {
         config.jsonrpc_path.clone()
     };
+    let challenge = service
+        .requires_authentication()
+        .then(|| crate::auth::challenge(service.card()))
+        .and_then(|c| axum::http::HeaderValue::from_str(&c).ok());
     let state = HttpState {
+        challenge,
         service,
         config: Arc::new(config),
     };

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::HttpState;
 use super::common::{
     call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
-    unsupported_content_type, with_extensions,
+    unsupported_content_type, with_challenge, with_extensions,
 };
 use crate::service::{self, RequestOf};
 
@@ -111,7 +111,8 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     };
     let body = if parts.method == Verb::POST {
         if !is_json_content_type(&parts.headers) {
-            return error_response(&unsupported_content_type(&parts.headers), media_type);
+            let err = unsupported_content_type(&parts.headers);
+            return json_response(415, media_type, to_json(&err.to_http_body()));
         }
         let bytes = match read_body(&parts.headers, body, state.config.body_limit).await {
             Ok(bytes) => bytes,
@@ -145,7 +146,11 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     ctx.tenant = matched.tenant;
     let answer = match state.service.call(&mut ctx, call).await {
         Ok(answer) => answer,
-        Err(err) => return with_extensions(error_response(&err, media_type), &ctx),
+        Err(err) => {
+            let response = error_response(&err, media_type);
+            let response = with_challenge(response, &err, state.challenge.as_ref());
+            return with_extensions(response, &ctx);
+        }
     };
     let body = match answer {
         service::Response::Stream(events) => {

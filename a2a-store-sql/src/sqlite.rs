@@ -23,9 +23,11 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use a2a_server::store::StoreError;
 
-use crate::common::{Bind, apply_migrations, backend, bind_all, check_push_key, sql_stores};
+use crate::common::{
+    Bind, JobChange, JobOp, TaskOp, apply_migrations, backend, check_push_key, sql_stores,
+};
 use crate::webhooks::WebhookTasks;
-use crate::writer::TaskWriter;
+use crate::writer::{Statement, TaskWriter, run_alone};
 use crate::{OpenError, PushKey};
 
 /// The database file's name in the data directory.
@@ -260,16 +262,39 @@ impl SqliteStore {
             .is_none_or(|webhooks| webhooks.may_have(task_id))
     }
 
-    /// Runs a task write (in the next group commit); returns how many rows it changed.
-    async fn write_task(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
+    /// Runs a task write with its job change, if any, in the next group
+    /// commit; returns how many rows the task write changed.
+    async fn write_task(
+        &self,
+        op: TaskOp,
+        mut binds: Vec<Bind>,
+        job: Option<JobChange>,
+    ) -> Result<u64, StoreError> {
+        let (sql, then) = match job {
+            None => (
+                match op {
+                    TaskOp::Create => CREATE,
+                    TaskOp::Update => UPDATE,
+                },
+                None,
+            ),
+            Some(job) => {
+                let (sql, then) = match (op, job.op) {
+                    (TaskOp::Create, JobOp::Record) => (CREATE_IF_JOB_FREE, RECORD_JOB),
+                    (TaskOp::Create, JobOp::Finish) => (CREATE_IF_JOB, FINISH_JOB),
+                    (TaskOp::Update, JobOp::Record) => (UPDATE_IF_JOB_FREE, RECORD_JOB),
+                    (TaskOp::Update, JobOp::Finish) => (UPDATE_IF_JOB, FINISH_JOB),
+                };
+                binds.push(Bind::Text(job.task_id));
+                (sql, Some(Statement::new(then, job.binds)))
+            }
+        };
+        let write = Statement::new(sql, binds);
         match &self.task_writer {
-            Some(writer) => writer.write(sql, binds).await,
+            Some(writer) => writer.write(write, then).await,
             None => {
-                let written = bind_all!(sqlx::query(sql), binds)
-                    .execute(&self.writer)
-                    .await
-                    .map_err(backend)?;
-                Ok(written.rows_affected())
+                let mut conn = self.writer.acquire().await.map_err(backend)?;
+                run_alone(&mut conn, write, then).await.map_err(backend)
             }
         }
     }
@@ -278,14 +303,59 @@ impl SqliteStore {
 // A write is one statement in its own implicit transaction: the event goes in
 // `pending_event`, and a trigger moves it to the log (see the migration). One
 // statement is one trip to the connection's thread instead of four.
-sql_stores!(
-    SqliteStore,
-    sqlx::Sqlite,
-    create: "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, status_ms, \
-             version, task, checkpoint_turn, checkpoint_state, pending_event) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10) ON CONFLICT (task_id) DO NOTHING",
-    update: "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, version = version + 1, \
-             task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
-             checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11 \
-             WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10"
-);
+/// A create: task binds $1 to $10.
+const CREATE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event) \
+     VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10) ON CONFLICT (task_id) DO NOTHING";
+/// An update: task binds $1 to $11.
+const UPDATE: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11 \
+     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10";
+
+// A write with a job change is two statements in one transaction: the task
+// write, guarded by the job's state (so a refused change writes nothing), then
+// the job change, run only if the task was written.
+/// A create that happens only if the task has no unfinished job ($11).
+const CREATE_IF_JOB_FREE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event) \
+     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10 WHERE NOT EXISTS (SELECT 1 \
+     FROM jobs WHERE task_id = $11 AND state NOT IN ('COMPLETED', 'FAILED', \
+     'ABANDONED')) ON CONFLICT (task_id) DO NOTHING";
+
+/// A create that happens only if the task has a job ($11).
+const CREATE_IF_JOB: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event) \
+     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10 WHERE EXISTS (SELECT 1 FROM \
+     jobs WHERE task_id = $11) ON CONFLICT (task_id) DO NOTHING";
+
+/// An update that happens only if the task has no unfinished job ($12).
+const UPDATE_IF_JOB_FREE: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, version = version \
+     + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11 WHERE \
+     task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND NOT \
+     EXISTS (SELECT 1 FROM jobs WHERE task_id = $12 AND state NOT IN ('COMPLETED', \
+     'FAILED', 'ABANDONED'))";
+
+/// An update that happens only if the task has a job ($12).
+const UPDATE_IF_JOB: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, version = version \
+     + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11 WHERE \
+     task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND \
+     EXISTS (SELECT 1 FROM jobs WHERE task_id = $12)";
+
+/// Records the job, after its task write (binds as `JobOp::Record`).
+const RECORD_JOB: &str = "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
+     attempts, request, reason, created_us, updated_us) VALUES ($1, $2, $3, $4, $5, \
+     $6, 1, $7, $8, $6, $6) ON CONFLICT (task_id) DO UPDATE SET owner_tenant = \
+     excluded.owner_tenant, owner_user = excluded.owner_user, state = excluded.state, \
+     node = excluded.node, heartbeat_us = excluded.heartbeat_us, attempts = 1, \
+     request = excluded.request, reason = excluded.reason, created_us = \
+     excluded.created_us, updated_us = excluded.updated_us WHERE jobs.state IN \
+     ('COMPLETED', 'FAILED', 'ABANDONED')";
+
+/// Finishes the job, after its task write (binds as `JobOp::Finish`).
+const FINISH_JOB: &str =
+    "UPDATE jobs SET state = $2, reason = $3, updated_us = $4 WHERE task_id = $1";
+
+sql_stores!(SqliteStore, sqlx::Sqlite);

@@ -7,6 +7,10 @@
 //! are written once per batch instead of once per write. Each writer is
 //! answered only after the commit that holds its write.
 //!
+//! A write is a statement, optionally followed by a second one that runs only
+//! if the first changed a row (a task write, then its job change), both in
+//! the same transaction. A write the first statement refuses (no row
+//! changed) has written nothing, so it needs no undo and leaves its batch be.
 //! A statement error in a batch rolls it back, and its writes are run again
 //! one by one, so one bad write never fails its neighbours.
 
@@ -14,17 +18,60 @@ use a2a_server::store::StoreError;
 use sqlx::sqlite::{SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::common::{Bind, backend, bind_all};
+use crate::common::{Bind, backend};
 
 /// The most writes in one transaction (bounds how long a batch holds the writer).
 const MAX_BATCH: usize = 64;
 /// Writes that may wait for the writer before senders wait for room.
 const QUEUE: usize = 1024;
 
-struct Write {
+/// One SQL statement with its values.
+pub(crate) struct Statement {
     sql: &'static str,
     binds: Vec<Bind>,
+}
+
+impl Statement {
+    /// `sql` with `binds`.
+    pub(crate) fn new(sql: &'static str, binds: Vec<Bind>) -> Self {
+        Statement { sql, binds }
+    }
+
+    async fn execute(&self, conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
+        let mut query = sqlx::query(self.sql);
+        for bind in &self.binds {
+            query = match bind {
+                Bind::Text(v) => query.bind(v.as_str()),
+                Bind::I32(v) => query.bind(*v),
+                Bind::I64(v) => query.bind(*v),
+                Bind::OptI64(v) => query.bind(*v),
+                Bind::OptText(v) => query.bind(v.as_deref()),
+                Bind::OptBytes(v) => query.bind(v.as_deref()),
+            };
+        }
+        Ok(query.execute(conn).await?.rows_affected())
+    }
+}
+
+struct Write {
+    statement: Statement,
+    /// Runs after `statement`, only if it changed a row.
+    then: Option<Statement>,
     done: oneshot::Sender<Result<u64, sqlx::Error>>,
+}
+
+impl Write {
+    /// Runs the write inside the caller's transaction; returns the rows its
+    /// first statement changed.
+    async fn execute(&self, conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
+        let written = self.statement.execute(&mut *conn).await?;
+        if written > 0
+            && let Some(then) = &self.then
+        {
+            then.execute(conn).await?;
+        }
+        Ok(written)
+    }
 }
 
 /// The sending side of the group-commit writer; cheap to clone. The writer
@@ -37,7 +84,7 @@ pub(crate) struct TaskWriter {
 impl std::fmt::Debug for Write {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Write")
-            .field("sql", &self.sql)
+            .field("sql", &self.statement.sql)
             .finish_non_exhaustive()
     }
 }
@@ -50,16 +97,21 @@ impl TaskWriter {
         TaskWriter { queue }
     }
 
-    /// Runs `sql` with `binds` in the next batch; returns the rows it changed.
+    /// Runs `statement` (then `then`, if it changed a row) in the next batch;
+    /// returns the rows `statement` changed.
     pub(crate) async fn write(
         &self,
-        sql: &'static str,
-        binds: Vec<Bind>,
+        statement: Statement,
+        then: Option<Statement>,
     ) -> Result<u64, StoreError> {
         let (done, answer) = oneshot::channel();
         let stopped = || StoreError::Backend("the SQLite writer has stopped".into());
         self.queue
-            .send(Write { sql, binds, done })
+            .send(Write {
+                statement,
+                then,
+                done,
+            })
             .await
             .map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?.map_err(backend)
@@ -81,7 +133,7 @@ async fn run(pool: SqlitePool, mut writes: mpsc::Receiver<Write>) {
         };
         if batch.len() == 1 {
             for write in batch.drain(..) {
-                let result = execute(&mut conn, write.sql, write.binds).await;
+                let result = run_alone(&mut conn, write.statement, write.then).await;
                 let _ = write.done.send(result);
             }
             continue;
@@ -96,7 +148,7 @@ async fn run(pool: SqlitePool, mut writes: mpsc::Receiver<Write>) {
                 // Something in the batch failed and nothing of it was kept:
                 // each write runs alone, and answers for itself.
                 for write in batch.drain(..) {
-                    let result = execute(&mut conn, write.sql, write.binds).await;
+                    let result = run_alone(&mut conn, write.statement, write.then).await;
                     let _ = write.done.send(result);
                 }
             }
@@ -109,18 +161,8 @@ async fn run_batch(conn: &mut SqliteConnection, batch: &[Write]) -> Result<Vec<u
     sqlx::query("BEGIN").execute(&mut *conn).await?;
     let mut results = Vec::with_capacity(batch.len());
     for write in batch {
-        let mut query = sqlx::query(write.sql);
-        for bind in &write.binds {
-            query = match bind {
-                Bind::Text(v) => query.bind(v.as_str()),
-                Bind::I32(v) => query.bind(*v),
-                Bind::I64(v) => query.bind(*v),
-                Bind::OptI64(v) => query.bind(*v),
-                Bind::OptBytes(v) => query.bind(v.as_deref()),
-            };
-        }
-        match query.execute(&mut *conn).await {
-            Ok(done) => results.push(done.rows_affected()),
+        match write.execute(&mut *conn).await {
+            Ok(written) => results.push(written),
             Err(err) => {
                 let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
                 return Err(err);
@@ -134,14 +176,30 @@ async fn run_batch(conn: &mut SqliteConnection, batch: &[Write]) -> Result<Vec<u
     Ok(results)
 }
 
-/// Runs one write in its own (implicit) transaction.
-async fn execute(
+/// Runs one write in its own transaction (implicit for a lone statement);
+/// returns the rows `statement` changed.
+pub(crate) async fn run_alone(
     conn: &mut SqliteConnection,
-    sql: &'static str,
-    binds: Vec<Bind>,
+    statement: Statement,
+    then: Option<Statement>,
 ) -> Result<u64, sqlx::Error> {
-    let done = bind_all!(sqlx::query(sql), binds).execute(conn).await?;
-    Ok(done.rows_affected())
+    let Some(then) = then else {
+        return statement.execute(conn).await;
+    };
+    sqlx::query("BEGIN").execute(&mut *conn).await?;
+    let write = async {
+        let written = statement.execute(&mut *conn).await?;
+        if written > 0 {
+            then.execute(&mut *conn).await?;
+        }
+        sqlx::query("COMMIT").execute(&mut *conn).await?;
+        Ok(written)
+    }
+    .await;
+    if write.is_err() {
+        let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+    }
+    write
 }
 
 #[cfg(test)]
@@ -166,9 +224,9 @@ mod tests {
         let insert = "INSERT INTO t (a) VALUES ($1)";
         // Sent together, so they meet in one batch; the middle one breaks the key.
         let (first, duplicate, third) = tokio::join!(
-            writer.write(insert, vec![Bind::I64(1)]),
-            writer.write(insert, vec![Bind::I64(1)]),
-            writer.write(insert, vec![Bind::I64(2)]),
+            writer.write(Statement::new(insert, vec![Bind::I64(1)]), None),
+            writer.write(Statement::new(insert, vec![Bind::I64(1)]), None),
+            writer.write(Statement::new(insert, vec![Bind::I64(2)]), None),
         );
         assert_eq!(first.unwrap(), 1);
         assert!(matches!(duplicate, Err(StoreError::Backend(_))));

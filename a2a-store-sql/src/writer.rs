@@ -7,10 +7,6 @@
 //! are written once per batch instead of once per write. Each writer is
 //! answered only after the commit that holds its write.
 //!
-//! A write is a statement, optionally followed by a second one that runs only
-//! if the first changed a row (a task write, then its job change), both in
-//! the same transaction. A write the first statement refuses (no row
-//! changed) has written nothing, so it needs no undo and leaves its batch be.
 //! A statement error in a batch rolls it back, and its writes are run again
 //! one by one, so one bad write never fails its neighbours.
 
@@ -18,60 +14,17 @@ use a2a_server::store::StoreError;
 use sqlx::sqlite::{SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::common::{Bind, backend};
+use crate::common::{Bind, backend, bind_all};
 
 /// The most writes in one transaction (bounds how long a batch holds the writer).
 const MAX_BATCH: usize = 64;
 /// Writes that may wait for the writer before senders wait for room.
 const QUEUE: usize = 1024;
 
-/// One SQL statement with its values.
-pub(crate) struct Statement {
+struct Write {
     sql: &'static str,
     binds: Vec<Bind>,
-}
-
-impl Statement {
-    /// `sql` with `binds`.
-    pub(crate) fn new(sql: &'static str, binds: Vec<Bind>) -> Self {
-        Statement { sql, binds }
-    }
-
-    async fn execute(&self, conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
-        let mut query = sqlx::query(self.sql);
-        for bind in &self.binds {
-            query = match bind {
-                Bind::Text(v) => query.bind(v.as_str()),
-                Bind::I32(v) => query.bind(*v),
-                Bind::I64(v) => query.bind(*v),
-                Bind::OptI64(v) => query.bind(*v),
-                Bind::OptText(v) => query.bind(v.as_deref()),
-                Bind::OptBytes(v) => query.bind(v.as_deref()),
-            };
-        }
-        Ok(query.execute(conn).await?.rows_affected())
-    }
-}
-
-struct Write {
-    statement: Statement,
-    /// Runs after `statement`, only if it changed a row.
-    then: Option<Statement>,
     done: oneshot::Sender<Result<u64, sqlx::Error>>,
-}
-
-impl Write {
-    /// Runs the write inside the caller's transaction; returns the rows its
-    /// first statement changed.
-    async fn execute(&self, conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
-        let written = self.statement.execute(&mut *conn).await?;
-        if written > 0
-            && let Some(then) = &self.then
-        {
-            then.execute(conn).await?;
-        }
-        Ok(written)
-    }
 }
 
 /// The sending side of the group-commit writer; cheap to clone. The writer
@@ -84,7 +37,7 @@ pub(crate) struct TaskWriter {
 impl std::fmt::Debug for Write {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Write")
-            .field("sql", &self.statement.sql)
+            .field("sql", &self.sql)
             .finish_non_exhaustive()
     }
 }
@@ -97,21 +50,16 @@ impl TaskWriter {
         TaskWriter { queue }
     }
 
-    /// Runs `statement` (then `then`, if it changed a row) in the next batch;
-    /// returns the rows `statement` changed.
+    /// Runs `sql` with `binds` in the next batch; returns the rows it changed.
     pub(crate) async fn write(
         &self,
-        statement: Statement,
-        then: Option<Statement>,
+        sql: &'static str,
+        binds: Vec<Bind>,
     ) -> Result<u64, StoreError> {
         let (done, answer) = oneshot::channel();
         let stopped = || StoreError::Backend("the SQLite writer has stopped".into());
         self.queue
-            .send(Write {
-                statement,
-                then,
-                done,
-            })
+            .send(Write { sql, binds, done })
             .await
             .map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?.map_err(backend)
@@ -133,7 +81,7 @@ async fn run(pool: SqlitePool, mut writes: mpsc::Receiver<Write>) {
         };
         if batch.len() == 1 {
             for write in batch.drain(..) {
-                let result = run_alone(&mut conn, write.statement, write.then).await;
+                let result = execute(&mut conn, write.sql, write.binds).await;
                 let _ = write.done.send(result);
             }
             continue;
@@ -148,7 +96,7 @@ async fn run(pool: SqlitePool, mut writes: mpsc::Receiver<Write>) {
                 // Something in the batch failed and nothing of it was kept:
                 // each write runs alone, and answers for itself.
                 for write in batch.drain(..) {
-                    let result = run_alone(&mut conn, write.statement, write.then).await;
+                    let result = execute(&mut conn, write.sql, write.binds).await;
                     let _ = write.done.send(result);
                 }
             }
@@ -161,8 +109,19 @@ async fn run_batch(conn: &mut SqliteConnection, batch: &[Write]) -> Result<Vec<u
     sqlx::query("BEGIN").execute(&mut *conn).await?;
     let mut results = Vec::with_capacity(batch.len());
     for write in batch {
-        match write.execute(&mut *conn).await {
-            Ok(written) => results.push(written),
+        let mut query = sqlx::query(write.sql);
+        for bind in &write.binds {
+            query = match bind {
+                Bind::Text(v) => query.bind(v.as_str()),
+                Bind::I32(v) => query.bind(*v),
+                Bind::I64(v) => query.bind(*v),
+                Bind::OptI64(v) => query.bind(*v),
+                Bind::OptText(v) => query.bind(v.as_deref()),
+                Bind::OptBytes(v) => query.bind(v.as_deref()),
+            };
+        }
+        match query.execute(&mut *conn).await {
+            Ok(done) => results.push(done.rows_affected()),
             Err(err) => {
                 let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
                 return Err(err);
@@ -176,30 +135,14 @@ async fn run_batch(conn: &mut SqliteConnection, batch: &[Write]) -> Result<Vec<u
     Ok(results)
 }
 
-/// Runs one write in its own transaction (implicit for a lone statement);
-/// returns the rows `statement` changed.
-pub(crate) async fn run_alone(
+/// Runs one write in its own (implicit) transaction.
+async fn execute(
     conn: &mut SqliteConnection,
-    statement: Statement,
-    then: Option<Statement>,
+    sql: &'static str,
+    binds: Vec<Bind>,
 ) -> Result<u64, sqlx::Error> {
-    let Some(then) = then else {
-        return statement.execute(conn).await;
-    };
-    sqlx::query("BEGIN").execute(&mut *conn).await?;
-    let write = async {
-        let written = statement.execute(&mut *conn).await?;
-        if written > 0 {
-            then.execute(&mut *conn).await?;
-        }
-        sqlx::query("COMMIT").execute(&mut *conn).await?;
-        Ok(written)
-    }
-    .await;
-    if write.is_err() {
-        let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-    }
-    write
+    let done = bind_all!(sqlx::query(sql), binds).execute(conn).await?;
+    Ok(done.rows_affected())
 }
 
 #[cfg(test)]
@@ -224,9 +167,9 @@ mod tests {
         let insert = "INSERT INTO t (a) VALUES ($1)";
         // Sent together, so they meet in one batch; the middle one breaks the key.
         let (first, duplicate, third) = tokio::join!(
-            writer.write(Statement::new(insert, vec![Bind::I64(1)]), None),
-            writer.write(Statement::new(insert, vec![Bind::I64(1)]), None),
-            writer.write(Statement::new(insert, vec![Bind::I64(2)]), None),
+            writer.write(insert, vec![Bind::I64(1)]),
+            writer.write(insert, vec![Bind::I64(1)]),
+            writer.write(insert, vec![Bind::I64(2)]),
         );
         assert_eq!(first.unwrap(), 1);
         assert!(matches!(duplicate, Err(StoreError::Backend(_))));

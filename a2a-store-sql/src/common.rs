@@ -4,7 +4,7 @@
 
 use a2a_core::{StreamResponse, Task, TaskPushNotificationConfig};
 use a2a_server::Caller;
-use a2a_server::store::{Checkpoint, Job, JobState, NewJob, StoreError};
+use a2a_server::store::{Checkpoint, Job, JobState, JobWrite, NewJob, StoreError};
 use chrono::{DateTime, Utc};
 
 use crate::crypt::{self, PushKey};
@@ -23,7 +23,86 @@ pub(crate) enum Bind {
     I32(i32),
     I64(i64),
     OptI64(Option<i64>),
+    OptText(Option<String>),
     OptBytes(Option<Vec<u8>>),
+}
+
+/// Which task write a backend runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TaskOp {
+    Create,
+    Update,
+}
+
+/// What a job change riding along with a task write does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JobOp {
+    /// Insert the job, or replace a finished one; the task write happens only
+    /// if the task has no unfinished job. Binds: task id, owner tenant, owner
+    /// user, state, node, at, request, reason.
+    Record,
+    /// Finish the task's job; the task write happens only if the job exists.
+    /// Binds: task id, state, reason, at.
+    Finish,
+}
+
+/// A job change to apply with a task write, in the same transaction.
+#[derive(Debug)]
+pub(crate) struct JobChange {
+    pub(crate) op: JobOp,
+    /// The job's task.
+    pub(crate) task_id: String,
+    /// In the order [`JobOp`] gives.
+    pub(crate) binds: Vec<Bind>,
+}
+
+impl JobChange {
+    /// The change `write` asks for, for the task `task_id`.
+    pub(crate) fn from_write(task_id: &str, write: &JobWrite<'_>) -> Result<Self, StoreError> {
+        let record = |job: &NewJob<'_>, state: JobState, reason: Option<&str>| JobChange {
+            op: JobOp::Record,
+            task_id: job.task_id.to_owned(),
+            binds: vec![
+                Bind::Text(job.task_id.to_owned()),
+                Bind::Text(job.owner.tenant.clone()),
+                Bind::Text(job.owner.user.clone()),
+                Bind::Text(state.as_str().to_owned()),
+                Bind::Text(job.node.to_owned()),
+                Bind::I64(micros(job.at)),
+                Bind::Text(job.request.to_owned()),
+                Bind::OptText(reason.map(str::to_owned)),
+            ],
+        };
+        let finished = |state: JobState| {
+            if state.is_finished() {
+                Ok(())
+            } else {
+                Err(StoreError::Invalid(format!(
+                    "a job cannot finish as {state}"
+                )))
+            }
+        };
+        match *write {
+            JobWrite::Record(job) => Ok(record(job, JobState::Running, None)),
+            JobWrite::RecordFinished { job, state, reason } => {
+                finished(state)?;
+                Ok(record(job, state, reason))
+            }
+            JobWrite::Finish { state, reason, at } => {
+                finished(state)?;
+                Ok(JobChange {
+                    op: JobOp::Finish,
+                    task_id: task_id.to_owned(),
+                    binds: vec![
+                        Bind::Text(task_id.to_owned()),
+                        Bind::Text(state.as_str().to_owned()),
+                        Bind::OptText(reason.map(str::to_owned)),
+                        Bind::I64(micros(at)),
+                    ],
+                })
+            }
+        }
+    }
 }
 
 /// Binds `binds` to `query` in order.
@@ -37,6 +116,7 @@ macro_rules! bind_all {
                 Bind::I32(v) => query.bind(v),
                 Bind::I64(v) => query.bind(v),
                 Bind::OptI64(v) => query.bind(v),
+                Bind::OptText(v) => query.bind(v),
                 Bind::OptBytes(v) => query.bind(v),
             };
         }
@@ -186,20 +266,22 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
 
 /// Implements `TaskStore`, `PushConfigStore` and `JobStore` for `$store` (a
 /// struct with `push_key: Option<PushKey>`, methods `reader()` and `writer()`
-/// giving the pools that read and write, `write_task(sql, binds)` that runs a
-/// task write and returns the rows it changed, and `push_config_saving(task_id)`
-/// and `may_have_push_configs(task_id)`, which may skip listing a task that
-/// surely has no push configs).
+/// giving the pools that read and write, `write_task(op, binds, job)` that
+/// runs a task write and returns the rows it changed, and
+/// `push_config_saving(task_id)` and `may_have_push_configs(task_id)`, which
+/// may skip listing a task that surely has no push configs).
 ///
-/// `$create` and `$update` are the backend's single statements that write a
-/// task and append its event atomically. `$create` binds task id, owner
-/// tenant, owner user, context id, state, status ms, task JSON, checkpoint
-/// turn, checkpoint state, event JSON; `$update` binds context id, state,
-/// status ms, task JSON, checkpoint turn, checkpoint state, task id, owner
-/// tenant, owner user, expected version, event JSON. Each affects no row when
-/// the task exists (create) or is missing, foreign or of another version (update).
+/// A task write writes the task and appends its event atomically, with the
+/// job change if there is one. A create binds task id, owner tenant, owner
+/// user, context id, state, status ms, task JSON, checkpoint turn, checkpoint
+/// state, event JSON; an update binds context id, state, status ms, task JSON,
+/// checkpoint turn, checkpoint state, task id, owner tenant, owner user,
+/// expected version, event JSON; the job change's binds follow ([`JobOp`]).
+/// Either changes no row (and writes nothing) when the task exists (create)
+/// or is missing, foreign or of another version (update), or when the job
+/// change cannot apply (an unfinished job to record over, no job to finish).
 macro_rules! sql_stores {
-    ($store:ty, $db:ty, create: $create:expr, update: $update:expr) => {
+    ($store:ty, $db:ty) => {
         const _: () = {
             use a2a_core::{ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig};
             use a2a_server::Caller;
@@ -214,7 +296,7 @@ macro_rules! sql_stores {
             use sqlx::{QueryBuilder, Row as _};
 
             use $crate::common::{
-                Bind, JOB_COLUMNS, JobRow, backend, checkpoint_columns, checkpoint_from, config_json,
+                Bind, JOB_COLUMNS, JobChange, JobOp, JobRow, TaskOp, backend, checkpoint_columns, checkpoint_from, config_json,
                 event_json, job_from_row, micros, parse_config, parse_event, parse_task,
                 task_json, to_i64, to_u64,
             };
@@ -276,10 +358,17 @@ macro_rules! sql_stores {
                     let json = task_json(task)?;
                     let event = event_json(cause.event)?;
                     let (turn, state) = checkpoint_columns(cause.checkpoint)?;
-                    // One statement writes the task and appends its event ($create).
+                    let job = cause
+                        .job
+                        .as_ref()
+                        .map(|write| JobChange::from_write(&task.id, write))
+                        .transpose()?;
+                    let job_op = job.as_ref().map(|job| job.op);
+                    // One statement group writes the task, appends its event and
+                    // applies the job change, atomically.
                     let written = self
                         .write_task(
-                            $create,
+                            TaskOp::Create,
                             vec![
                                 Bind::Text(task.id.clone()),
                                 Bind::Text(caller.tenant.clone()),
@@ -292,9 +381,23 @@ macro_rules! sql_stores {
                                 state,
                                 Bind::Text(event),
                             ],
+                            job,
                         )
                         .await?;
                     if written == 0 {
+                        // Refused: the task exists, or the job change could not
+                        // apply (an unfinished job to record over, none to finish).
+                        if job_op == Some(JobOp::Finish) {
+                            let exists: Option<i64> =
+                                sqlx::query_scalar("SELECT 1 FROM tasks WHERE task_id = $1")
+                                    .bind(&task.id)
+                                    .fetch_optional(self.writer())
+                                    .await
+                                    .map_err(backend)?;
+                            if exists.is_none() {
+                                return Err(StoreError::NotFound(task.id.clone()));
+                            }
+                        }
                         return Err(StoreError::AlreadyExists(task.id.clone()));
                     }
                     Ok(1)
@@ -311,12 +414,22 @@ macro_rules! sql_stores {
                     let event = event_json(cause.event)?;
                     let (turn, state) = checkpoint_columns(cause.checkpoint)?;
                     let expected_i64 = to_i64(expected, "version")?;
+                    let job = cause
+                        .job
+                        .as_ref()
+                        .map(|write| JobChange::from_write(&task.id, write))
+                        .transpose()?;
+                    let job_refusal = job.as_ref().map(|job| match job.op {
+                        JobOp::Record => StoreError::AlreadyExists(job.task_id.clone()),
+                        JobOp::Finish => StoreError::NotFound(job.task_id.clone()),
+                    });
                     // One statement checks the version, writes the task and appends
-                    // its event ($update): a concurrent writer of the same version
-                    // finds it changed.
+                    // its event (and applies the job change, in the same
+                    // transaction): a concurrent writer of the same version finds
+                    // it changed.
                     let written = self
                         .write_task(
-                            $update,
+                            TaskOp::Update,
                             vec![
                                 Bind::Text(task.context_id.clone()),
                                 Bind::I32(task.status.state.number()),
@@ -330,6 +443,7 @@ macro_rules! sql_stores {
                                 Bind::I64(expected_i64),
                                 Bind::Text(event),
                             ],
+                            job,
                         )
                         .await?;
                     if written == 0 {
@@ -343,16 +457,22 @@ macro_rules! sql_stores {
                         .fetch_optional(self.writer())
                         .await
                         .map_err(backend)?;
-                        return Err(match found {
-                            Some(found) => StoreError::Conflict {
+                        return Err(match (found, job_refusal) {
+                            // The version was right: the job change refused the write.
+                            (Some(found), Some(refusal)) if found == expected_i64 => refusal,
+                            (Some(found), _) => StoreError::Conflict {
                                 task_id: task.id.clone(),
                                 expected,
                                 found: to_u64(found, "version")?,
                             },
-                            None => StoreError::NotFound(task.id.clone()),
+                            (None, _) => StoreError::NotFound(task.id.clone()),
                         });
                     }
                     Ok(expected + 1)
+                }
+
+                fn writes_jobs(&self) -> bool {
+                    true
                 }
 
                 async fn get(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, StoreError> {

@@ -5,7 +5,9 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use a2a_server::store::StoreError;
 
-use crate::common::{Bind, apply_migrations, backend, bind_all, check_push_key, sql_stores};
+use crate::common::{
+    Bind, JobChange, JobOp, TaskOp, apply_migrations, backend, bind_all, check_push_key, sql_stores,
+};
 use crate::{OpenError, PushKey};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -70,8 +72,24 @@ impl PostgresStore {
         true
     }
 
-    /// Runs a task write; returns how many rows it changed.
-    async fn write_task(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
+    /// Runs a task write with its job change, if any; returns how many rows it changed.
+    async fn write_task(
+        &self,
+        op: TaskOp,
+        mut binds: Vec<Bind>,
+        job: Option<JobChange>,
+    ) -> Result<u64, StoreError> {
+        let sql = match (op, job.as_ref().map(|job| job.op)) {
+            (TaskOp::Create, None) => CREATE,
+            (TaskOp::Create, Some(JobOp::Record)) => CREATE_RECORDING,
+            (TaskOp::Create, Some(JobOp::Finish)) => CREATE_FINISHING,
+            (TaskOp::Update, None) => UPDATE,
+            (TaskOp::Update, Some(JobOp::Record)) => UPDATE_RECORDING,
+            (TaskOp::Update, Some(JobOp::Finish)) => UPDATE_FINISHING,
+        };
+        if let Some(job) = job {
+            binds.extend(job.binds);
+        }
         let written = bind_all!(sqlx::query(sql), binds)
             .execute(&self.pool)
             .await
@@ -80,20 +98,74 @@ impl PostgresStore {
     }
 }
 
-// A write is one statement: the task row, then its event through a
-// data-modifying CTE (one round trip, atomic on its own).
-sql_stores!(
-    PostgresStore,
-    sqlx::Postgres,
-    create: "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, \
-             state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9) ON CONFLICT (task_id) DO NOTHING \
-             RETURNING seq) \
-             INSERT INTO task_events (task_seq, version, event) SELECT seq, 1, $10 FROM created",
-    update: "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
-             version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
-             checkpoint_state = COALESCE($6, checkpoint_state) \
-             WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 \
-             RETURNING seq, version) \
-             INSERT INTO task_events (task_seq, version, event) SELECT seq, version, $11 FROM updated"
-);
+// A write is one statement: the task row, then its event (and its job change)
+// through data-modifying CTEs (one round trip, atomic on its own).
+/// A create: task binds $1 to $10.
+const CREATE: &str = "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, \
+     state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
+     VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9) ON CONFLICT (task_id) DO NOTHING \
+     RETURNING seq) \
+     INSERT INTO task_events (task_seq, version, event) SELECT seq, 1, $10 FROM created";
+/// An update: task binds $1 to $11.
+const UPDATE: &str = "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+     checkpoint_state = COALESCE($6, checkpoint_state) \
+     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 \
+     RETURNING seq, version) \
+     INSERT INTO task_events (task_seq, version, event) SELECT seq, version, $11 FROM updated";
+
+// With a job change, the task write is guarded by the job's state (so a
+// refused change writes nothing), and the change applies only to a written task.
+/// A create that records the task's job (binds from $11).
+const CREATE_RECORDING: &str = "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, \
+     context_id, state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
+     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM \
+     jobs WHERE task_id = $11 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED')) \
+     ON CONFLICT (task_id) DO NOTHING RETURNING seq), job AS (INSERT INTO jobs \
+     (task_id, owner_tenant, owner_user, state, node, heartbeat_us, attempts, \
+     request, reason, created_us, updated_us) SELECT $11, $12, $13, $14, $15, $16, 1, \
+     $17, $18, $16, $16 FROM created ON CONFLICT (task_id) DO UPDATE SET owner_tenant \
+     = excluded.owner_tenant, owner_user = excluded.owner_user, state = \
+     excluded.state, node = excluded.node, heartbeat_us = excluded.heartbeat_us, \
+     attempts = 1, request = excluded.request, reason = excluded.reason, created_us = \
+     excluded.created_us, updated_us = excluded.updated_us WHERE jobs.state IN \
+     ('COMPLETED', 'FAILED', 'ABANDONED')) INSERT INTO task_events (task_seq, \
+     version, event) SELECT seq, 1, $10 FROM created";
+
+/// A create that finishes the task's job (binds from $11).
+const CREATE_FINISHING: &str = "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, \
+     context_id, state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
+     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM jobs \
+     WHERE task_id = $11) ON CONFLICT (task_id) DO NOTHING RETURNING seq), job AS \
+     (UPDATE jobs SET state = $12, reason = $13, updated_us = $14 WHERE task_id = $11 \
+     AND EXISTS (SELECT 1 FROM created)) INSERT INTO task_events (task_seq, version, \
+     event) SELECT seq, 1, $10 FROM created";
+
+/// An update that records the task's job (binds from $12).
+const UPDATE_RECORDING: &str = "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, \
+     checkpoint_turn), checkpoint_state = COALESCE($6, checkpoint_state) WHERE \
+     task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND NOT \
+     EXISTS (SELECT 1 FROM jobs WHERE task_id = $12 AND state NOT IN ('COMPLETED', \
+     'FAILED', 'ABANDONED')) RETURNING seq, version), job AS (INSERT INTO jobs \
+     (task_id, owner_tenant, owner_user, state, node, heartbeat_us, attempts, \
+     request, reason, created_us, updated_us) SELECT $12, $13, $14, $15, $16, $17, 1, \
+     $18, $19, $17, $17 FROM updated ON CONFLICT (task_id) DO UPDATE SET owner_tenant \
+     = excluded.owner_tenant, owner_user = excluded.owner_user, state = \
+     excluded.state, node = excluded.node, heartbeat_us = excluded.heartbeat_us, \
+     attempts = 1, request = excluded.request, reason = excluded.reason, created_us = \
+     excluded.created_us, updated_us = excluded.updated_us WHERE jobs.state IN \
+     ('COMPLETED', 'FAILED', 'ABANDONED')) INSERT INTO task_events (task_seq, \
+     version, event) SELECT seq, version, $11 FROM updated";
+
+/// An update that finishes the task's job (binds from $12).
+const UPDATE_FINISHING: &str = "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, \
+     checkpoint_turn), checkpoint_state = COALESCE($6, checkpoint_state) WHERE \
+     task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND \
+     EXISTS (SELECT 1 FROM jobs WHERE task_id = $12) RETURNING seq, version), job AS \
+     (UPDATE jobs SET state = $13, reason = $14, updated_us = $15 WHERE task_id = $12 \
+     AND EXISTS (SELECT 1 FROM updated)) INSERT INTO task_events (task_seq, version, \
+     event) SELECT seq, version, $11 FROM updated";
+
+sql_stores!(PostgresStore, sqlx::Postgres);

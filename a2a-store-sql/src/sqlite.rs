@@ -23,7 +23,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use a2a_server::store::StoreError;
 
-use crate::common::{Bind, apply_migrations, backend, bind_all, check_push_key, sql_stores};
+use crate::common::{
+    Bind, JobChange, JobOp, TaskOp, apply_migrations, backend, bind_all, check_push_key, sql_stores,
+};
 use crate::webhooks::WebhookTasks;
 use crate::writer::TaskWriter;
 use crate::{OpenError, PushKey};
@@ -260,8 +262,31 @@ impl SqliteStore {
             .is_none_or(|webhooks| webhooks.may_have(task_id))
     }
 
-    /// Runs a task write (in the next group commit); returns how many rows it changed.
-    async fn write_task(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
+    /// Runs a task write with its job change, if any (one statement, in the
+    /// next group commit); returns how many rows it changed.
+    async fn write_task(
+        &self,
+        op: TaskOp,
+        mut binds: Vec<Bind>,
+        job: Option<JobChange>,
+    ) -> Result<u64, StoreError> {
+        let sql = match job {
+            None => match op {
+                TaskOp::Create => CREATE,
+                TaskOp::Update => UPDATE,
+            },
+            Some(job) => {
+                let json = pending_job(&job)?;
+                binds.push(Bind::Text(job.task_id));
+                binds.push(Bind::Text(json));
+                match (op, job.op) {
+                    (TaskOp::Create, JobOp::Record) => CREATE_IF_JOB_FREE,
+                    (TaskOp::Create, JobOp::Finish) => CREATE_IF_JOB,
+                    (TaskOp::Update, JobOp::Record) => UPDATE_IF_JOB_FREE,
+                    (TaskOp::Update, JobOp::Finish) => UPDATE_IF_JOB,
+                }
+            }
+        };
         match &self.task_writer {
             Some(writer) => writer.write(sql, binds).await,
             None => {
@@ -278,14 +303,82 @@ impl SqliteStore {
 // A write is one statement in its own implicit transaction: the event goes in
 // `pending_event`, and a trigger moves it to the log (see the migration). One
 // statement is one trip to the connection's thread instead of four.
-sql_stores!(
-    SqliteStore,
-    sqlx::Sqlite,
-    create: "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, status_ms, \
-             version, task, checkpoint_turn, checkpoint_state, pending_event) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10) ON CONFLICT (task_id) DO NOTHING",
-    update: "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, version = version + 1, \
-             task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
-             checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11 \
-             WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10"
-);
+/// A create: task binds $1 to $10.
+const CREATE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event) \
+     VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10) ON CONFLICT (task_id) DO NOTHING";
+/// An update: task binds $1 to $11.
+const UPDATE: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11 \
+     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10";
+
+// A write with a job change is still one statement: the task write, guarded
+// by the job's state (so a change that cannot apply writes nothing), carries
+// the change in `pending_job` ($12 on a create, $13 on an update), and a
+// trigger applies it (see the migration). $11 (create) or $12 (update) is the
+// job's task id.
+/// A create that happens only if the task has no unfinished job.
+const CREATE_IF_JOB_FREE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event, pending_job) \
+     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $12 WHERE NOT EXISTS (SELECT 1 FROM jobs \
+     WHERE task_id = $11 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED')) \
+     ON CONFLICT (task_id) DO NOTHING";
+/// A create that happens only if the task has a job.
+const CREATE_IF_JOB: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event, pending_job) \
+     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $12 WHERE EXISTS (SELECT 1 FROM jobs WHERE task_id = $11) \
+     ON CONFLICT (task_id) DO NOTHING";
+/// An update that happens only if the task has no unfinished job.
+const UPDATE_IF_JOB_FREE: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11, pending_job = $13 \
+     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND NOT EXISTS (SELECT 1 FROM jobs \
+     WHERE task_id = $12 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED'))";
+/// An update that happens only if the task has a job.
+const UPDATE_IF_JOB: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11, pending_job = $13 \
+     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND EXISTS (SELECT 1 FROM jobs WHERE task_id = $12)";
+
+/// The job change as the trigger reads it.
+fn pending_job(job: &JobChange) -> Result<String, StoreError> {
+    let names: &[&str] = match job.op {
+        JobOp::Record => &[
+            "task_id",
+            "owner_tenant",
+            "owner_user",
+            "state",
+            "node",
+            "at",
+            "request",
+            "reason",
+        ],
+        JobOp::Finish => &["task_id", "state", "reason", "at"],
+    };
+    let mut fields = serde_json::Map::with_capacity(names.len() + 1);
+    let op = match job.op {
+        JobOp::Record => "record",
+        JobOp::Finish => "finish",
+    };
+    fields.insert("op".into(), op.into());
+    for (name, bind) in names.iter().zip(&job.binds) {
+        let value = match bind {
+            Bind::Text(v) => serde_json::Value::from(v.as_str()),
+            Bind::I32(v) => serde_json::Value::from(*v),
+            Bind::I64(v) => serde_json::Value::from(*v),
+            Bind::OptI64(v) => serde_json::Value::from(*v),
+            Bind::OptText(v) => serde_json::Value::from(v.as_deref()),
+            Bind::OptBytes(_) => {
+                return Err(StoreError::Backend(
+                    "a job change has no binary field".into(),
+                ));
+            }
+        };
+        fields.insert((*name).to_owned(), value);
+    }
+    serde_json::to_string(&fields)
+        .map_err(|e| StoreError::Backend(format!("serializing a job change: {e}")))
+}
+
+sql_stores!(SqliteStore, sqlx::Sqlite);

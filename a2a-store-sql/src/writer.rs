@@ -116,6 +116,7 @@ async fn run_batch(conn: &mut SqliteConnection, batch: &[Write]) -> Result<Vec<u
                 Bind::I32(v) => query.bind(*v),
                 Bind::I64(v) => query.bind(*v),
                 Bind::OptI64(v) => query.bind(*v),
+                Bind::OptText(v) => query.bind(v.as_deref()),
                 Bind::OptBytes(v) => query.bind(v.as_deref()),
             };
         }

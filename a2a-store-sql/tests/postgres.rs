@@ -13,7 +13,9 @@ use std::future::Future;
 use a2a_core::{AuthenticationInfo, TaskPushNotificationConfig};
 use a2a_server::Caller;
 use a2a_server::store::PushConfigStore;
-use a2a_server::store::testing::{job_store_suite, push_config_store_suite, task_store_suite};
+use a2a_server::store::testing::{
+    job_store_suite, job_writes_suite, push_config_store_suite, task_store_suite,
+};
 use a2a_store_sql::{OpenError, PostgresStore, PushKey};
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
@@ -102,6 +104,14 @@ async fn push_config_store_conforms() {
 async fn job_store_conforms() {
     in_fresh_schema(None, |store, _| async move {
         job_store_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn job_writes_ride_along_with_task_writes() {
+    in_fresh_schema(None, |store, _| async move {
+        job_writes_suite(&store).await;
     })
     .await;
 }

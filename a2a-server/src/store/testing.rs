@@ -24,7 +24,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::job::{ABANDONED_REASON, JobFilter, JobState, JobStore, NewJob};
 use super::push::PushConfigStore;
-use super::task::{Cause, Checkpoint, StoreError, StoredEvent, TaskStore};
+use super::task::{Cause, Checkpoint, JobWrite, StoreError, StoredEvent, TaskStore};
 use crate::Caller;
 
 /// A caller in a tenant of its own, so runs never see each other's data.
@@ -744,6 +744,277 @@ pub async fn push_config_store_suite<S: PushConfigStore>(store: &S) {
         "delete_all removes only the caller's configs"
     );
     assert!(store.list(&alice, "no-such-task").await.unwrap().is_empty());
+}
+
+/// Runs every [`JobWrite`] rule against `store`: a [`TaskStore`] whose
+/// [`TaskStore::writes_jobs`] is true, applying job changes to the jobs it
+/// keeps as a [`JobStore`], in the same transaction as the task write.
+pub async fn job_writes_suite<S: TaskStore + JobStore>(store: &S) {
+    assert!(store.writes_jobs(), "the store must say it writes jobs");
+    let t0 = at_ms(1_800_000_000_000);
+    let secs = |n: i64| t0 + TimeDelta::seconds(n);
+    let caller = caller_in(&fresh_tenant(), "alice");
+    let request = r#"{"message":{"text":"hi"}}"#;
+    let new = |task_id, node, at| NewJob {
+        task_id,
+        owner: &caller,
+        node,
+        request,
+        at,
+    };
+    let job_of = |task_id: &str| {
+        let task_id = task_id.to_owned();
+        async move { JobStore::get(store, &task_id).await.unwrap() }
+    };
+    let version_of = |task_id: &str| {
+        let task_id = task_id.to_owned();
+        let caller = caller.clone();
+        async move {
+            TaskStore::get(store, &caller, &task_id)
+                .await
+                .map(|t| t.version)
+        }
+    };
+    // Record with a create: the task and its RUNNING job are written together.
+    let id = format!("jw-{}", a2a_core::new_id());
+    let submitted = task_at(&id, "c", Some(1_000), TaskState::Submitted);
+    let first = new(&id, "node-a", secs(0));
+    assert_eq!(
+        write_with_job(store, &caller, &submitted, 0, JobWrite::Record(&first))
+            .await
+            .unwrap(),
+        1
+    );
+    let job = job_of(&id).await.expect("the create recorded the job");
+    assert_eq!(
+        (
+            job.state,
+            job.node.as_str(),
+            job.attempts,
+            job.heartbeat,
+            job.created_at,
+            job.updated_at,
+            job.reason.as_deref()
+        ),
+        (
+            JobState::Running,
+            "node-a",
+            1,
+            secs(0),
+            secs(0),
+            secs(0),
+            None
+        ),
+        "Record writes the job as JobStore::record does"
+    );
+    assert_eq!((&job.owner, job.request.as_str()), (&caller, request));
+
+    // Finish with an update: the job ends with the task's write.
+    let completed = task_at(&id, "c", Some(2_000), TaskState::Completed);
+    let finish = JobWrite::Finish {
+        state: JobState::Completed,
+        reason: None,
+        at: secs(5),
+    };
+    assert_eq!(
+        write_with_job(store, &caller, &completed, 1, finish)
+            .await
+            .unwrap(),
+        2
+    );
+    let job = job_of(&id).await.unwrap();
+    assert_eq!(
+        (job.state, job.updated_at, job.created_at, job.reason),
+        (JobState::Completed, secs(5), secs(0), None),
+        "Finish ends the job as JobStore::finish does"
+    );
+
+    // Record with an update replaces the finished job (a follow-up turn).
+    let follow_up = new(&id, "node-b", secs(10));
+    let working = task_at(&id, "c", Some(3_000), TaskState::Working);
+    assert_eq!(
+        write_with_job(store, &caller, &working, 2, JobWrite::Record(&follow_up))
+            .await
+            .unwrap(),
+        3
+    );
+    let job = job_of(&id).await.unwrap();
+    assert_eq!(
+        (job.state, job.node.as_str(), job.attempts, job.created_at),
+        (JobState::Running, "node-b", 1, secs(10)),
+        "Record replaces a finished job"
+    );
+
+    // Record over an unfinished job fails the whole write.
+    let again = new(&id, "node-c", secs(11));
+    let failed = task_at(&id, "c", Some(4_000), TaskState::Failed);
+    assert!(
+        matches!(
+            write_with_job(store, &caller, &failed, 3, JobWrite::Record(&again)).await,
+            Err(StoreError::AlreadyExists(_))
+        ),
+        "an unfinished job cannot be recorded over"
+    );
+    assert_eq!(version_of(&id).await.unwrap(), 3, "the task is not written");
+    let stored = TaskStore::get(store, &caller, &id).await.unwrap();
+    assert_eq!(stored.task.status.state, TaskState::Working);
+    assert_eq!(job_of(&id).await.unwrap().node, "node-b");
+
+    // The same on a create: the task is not created.
+    let busy = format!("jw-busy-{}", a2a_core::new_id());
+    store.record(&new(&busy, "node-a", secs(12))).await.unwrap();
+    let busy_task = task_at(&busy, "c", Some(1_000), TaskState::Submitted);
+    assert!(matches!(
+        write_with_job(
+            store,
+            &caller,
+            &busy_task,
+            0,
+            JobWrite::Record(&new(&busy, "node-b", secs(13)))
+        )
+        .await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    assert!(
+        matches!(version_of(&busy).await, Err(StoreError::NotFound(_))),
+        "a refused job record leaves the task unwritten"
+    );
+    assert_eq!(job_of(&busy).await.unwrap().node, "node-a");
+
+    // RecordFinished: the job's first write already ends it.
+    let once = format!("jw-once-{}", a2a_core::new_id());
+    let once_task = task_at(&once, "c", Some(1_000), TaskState::Failed);
+    let once_job = new(&once, "node-a", secs(20));
+    let record_failed = JobWrite::RecordFinished {
+        job: &once_job,
+        state: JobState::Failed,
+        reason: Some("the agent failed"),
+    };
+    assert_eq!(
+        write_with_job(store, &caller, &once_task, 0, record_failed)
+            .await
+            .unwrap(),
+        1
+    );
+    let job = job_of(&once).await.unwrap();
+    assert_eq!(
+        (
+            job.state,
+            job.reason.as_deref(),
+            job.attempts,
+            job.heartbeat,
+            job.created_at,
+            job.updated_at
+        ),
+        (
+            JobState::Failed,
+            Some("the agent failed"),
+            1,
+            secs(20),
+            secs(20),
+            secs(20)
+        ),
+        "RecordFinished writes the job finished"
+    );
+    let twice_job = new(&once, "node-b", secs(21));
+    let record_completed = JobWrite::RecordFinished {
+        job: &twice_job,
+        state: JobState::Completed,
+        reason: None,
+    };
+    assert_eq!(
+        write_with_job(store, &caller, &once_task, 1, record_completed)
+            .await
+            .unwrap(),
+        2
+    );
+    let job = job_of(&once).await.unwrap();
+    assert_eq!(
+        (job.state, job.reason, job.node.as_str(), job.created_at),
+        (JobState::Completed, None, "node-b", secs(21)),
+        "RecordFinished replaces a finished job"
+    );
+
+    // A finish must be to a finished state, and of a job that exists; either
+    // failure leaves the task unwritten.
+    let not_finished = JobWrite::Finish {
+        state: JobState::Running,
+        reason: None,
+        at: secs(22),
+    };
+    assert!(matches!(
+        write_with_job(store, &caller, &once_task, 2, not_finished).await,
+        Err(StoreError::Invalid(_))
+    ));
+    let jobless = format!("jw-jobless-{}", a2a_core::new_id());
+    let jobless_task = task_at(&jobless, "c", Some(1_000), TaskState::Working);
+    store
+        .create(
+            &caller,
+            &jobless_task,
+            &Cause::event(&status_event(&jobless_task)),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(
+        write_with_job(store, &caller, &jobless_task, 1, finish).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(version_of(&once).await.unwrap(), 2);
+    assert_eq!(version_of(&jobless).await.unwrap(), 1);
+    assert_eq!(job_of(&jobless).await, None);
+
+    // A stale version still fails as a conflict, and writes no job.
+    let stale = JobWrite::Record(&new(&jobless, "node-a", secs(23)));
+    assert!(matches!(
+        write_with_job(store, &caller, &jobless_task, 7, stale).await,
+        Err(StoreError::Conflict { found: 1, .. })
+    ));
+    assert_eq!(job_of(&jobless).await, None);
+
+    // Writes at the same moment (one commit group, in a store that groups
+    // them): the refused one fails alone, its neighbours land.
+    let fresh = format!("jw-fresh-{}", a2a_core::new_id());
+    let fresh_task = task_at(&fresh, "c", Some(1_000), TaskState::Submitted);
+    let fresh_job = new(&fresh, "node-a", secs(30));
+    let refused_job = new(&busy, "node-b", secs(30));
+    let jobless_event = status_event(&jobless_task);
+    let plain_cause = Cause::event(&jobless_event);
+    let (refused, recorded, plain) = tokio::join!(
+        write_with_job(
+            store,
+            &caller,
+            &busy_task,
+            0,
+            JobWrite::Record(&refused_job)
+        ),
+        write_with_job(store, &caller, &fresh_task, 0, JobWrite::Record(&fresh_job)),
+        store.update(&caller, &jobless_task, 1, &plain_cause),
+    );
+    assert!(matches!(refused, Err(StoreError::AlreadyExists(_))));
+    assert_eq!((recorded.unwrap(), plain.unwrap()), (1, 2));
+    assert_eq!(job_of(&fresh).await.unwrap().state, JobState::Running);
+    assert!(matches!(
+        version_of(&busy).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+/// Creates `task` (`version` 0) or updates it from `version`, with `job`.
+async fn write_with_job<S: TaskStore>(
+    store: &S,
+    caller: &Caller,
+    task: &Task,
+    version: u64,
+    job: JobWrite<'_>,
+) -> Result<u64, StoreError> {
+    let event = status_event(task);
+    let cause = Cause::event(&event).with_job(job);
+    if version == 0 {
+        store.create(caller, task, &cause).await
+    } else {
+        store.update(caller, task, version, &cause).await
+    }
 }
 
 /// Runs every [`JobStore`] transition against `store`, which must hold no

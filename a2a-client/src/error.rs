@@ -64,7 +64,9 @@ impl ClientError {
     /// Records the wait the server asked for (`Retry-After`).
     #[must_use]
     pub fn with_retry_after(mut self, wait: Option<std::time::Duration>) -> Self {
-        self.0.retry_after = wait;
+        if wait.is_some() {
+            self.0.retry_after = wait;
+        }
         self
     }
 
@@ -107,10 +109,13 @@ impl ClientError {
         match self.0.kind {
             ClientErrorKind::Connection | ClientErrorKind::Timeout => true,
             ClientErrorKind::Http => self.0.status.is_some_and(|s| s == 429 || s >= 500),
-            ClientErrorKind::Protocol => self
-                .0
-                .status
-                .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504),
+            ClientErrorKind::Protocol => {
+                self.protocol_kind() == Some(a2a_core::ErrorKind::Busy)
+                    || self
+                        .0
+                        .status
+                        .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504)
+            }
             ClientErrorKind::Decode | ClientErrorKind::Unsupported => false,
         }
     }
@@ -134,6 +139,9 @@ impl ClientError {
 impl From<A2aError> for ClientError {
     fn from(err: A2aError) -> Self {
         let mut error = ClientError::new(ClientErrorKind::Protocol, err.to_string());
+        // A busy server's wait travels in the error itself on every binding
+        // (a `Retry-After` header, where there is one, says the same).
+        error.0.retry_after = err.retry_after();
         error.0.protocol = Some(err);
         error
     }

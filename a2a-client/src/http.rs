@@ -52,15 +52,18 @@ pub(crate) fn headers(options: &CallOptions) -> Result<HeaderMap, ClientError> {
     Ok(headers)
 }
 
+/// The wait a `Retry-After` header asks for: whole seconds, or an HTTP date
+/// (a date already past means now).
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    headers
-        .get(RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .map(Duration::from_secs)
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// Turns an SSE response body into the `data` of each event, with an idle timeout.
@@ -126,4 +129,36 @@ pub(crate) fn sse_events(
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_retry_after(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn retry_after_is_read_in_seconds_and_as_an_http_date() {
+        assert_eq!(
+            retry_after(&with_retry_after("120")),
+            Some(Duration::from_secs(120))
+        );
+        let in_a_minute = std::time::SystemTime::now() + Duration::from_secs(60);
+        let wait = retry_after(&with_retry_after(&httpdate::fmt_http_date(in_a_minute))).unwrap();
+        // The date has whole seconds: the wait is within a second of a minute.
+        assert!(
+            wait > Duration::from_secs(58) && wait <= Duration::from_secs(60),
+            "{wait:?}"
+        );
+        assert_eq!(
+            retry_after(&with_retry_after("Sun, 06 Nov 1994 08:49:37 GMT")),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&with_retry_after("soon")), None);
+        assert_eq!(retry_after(&HeaderMap::new()), None);
+    }
 }

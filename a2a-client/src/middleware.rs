@@ -171,8 +171,9 @@ impl ClientInterceptor for AuthInterceptor {
 /// When and how calls are retried.
 ///
 /// Connection failures, timeouts and 5xx are retried with exponential backoff
-/// (1 s, 2 s, 4 s by default, with ±20 % jitter); 429 waits for `Retry-After`
-/// when given; protocol errors and 401/403/404 are never retried. Only
+/// (1 s, 2 s, 4 s by default, with ±20 % jitter); a busy server (429, 503, or
+/// the busy error on any binding) is retried after the wait it asked for
+/// (`Retry-After` in seconds or as a date, or the error's own hint) when given; protocol errors and 401/403/404 are never retried. Only
 /// idempotent operations are retried, unless `retry_send_message` is set, and
 /// then only for a message with a fixed `messageId` (so the agent can dedupe).
 #[derive(Debug, Clone)]
@@ -215,10 +216,10 @@ impl RetryPolicy {
         if retry >= self.max_retries || !error.is_retryable() {
             return None;
         }
-        if error.status() == Some(429) {
-            if let Some(wait) = error.retry_after() {
-                return Some(wait.min(self.max_delay));
-            }
+        // A server that said when to come back (429, 503, a busy error on
+        // any binding) is taken at its word, up to `max_delay`.
+        if let Some(wait) = error.retry_after() {
+            return Some(wait.min(self.max_delay));
         }
         let exponential = self.base_delay.saturating_mul(1u32 << retry.min(16));
         let spread = exponential.as_secs_f64() * self.jitter * (2.0 * random_unit() - 1.0);

@@ -134,11 +134,14 @@ pub enum ErrorKind {
     Unauthenticated,
     /// The caller may not do this.
     Unauthorized,
+    /// The server is at a limit; try again later (see [`A2aError::retry_after`]).
+    /// HTTP 429 with `Retry-After`, gRPC `RESOURCE_EXHAUSTED`.
+    Busy,
 }
 
 impl ErrorKind {
     /// Every kind, for table-driven code and tests.
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::TaskNotFound,
         ErrorKind::TaskNotCancelable,
         ErrorKind::PushNotificationNotSupported,
@@ -155,6 +158,7 @@ impl ErrorKind {
         ErrorKind::Internal,
         ErrorKind::Unauthenticated,
         ErrorKind::Unauthorized,
+        ErrorKind::Busy,
     ];
 
     /// The JSON-RPC error code.
@@ -178,6 +182,8 @@ impl ErrorKind {
             // follow the Go reference so peers agree.
             ErrorKind::Unauthenticated => -31401,
             ErrorKind::Unauthorized => -31403,
+            // Custom as well, in the same style: the HTTP status it stands for.
+            ErrorKind::Busy => -31429,
         }
     }
 
@@ -188,6 +194,7 @@ impl ErrorKind {
             ErrorKind::InvalidAgentResponse | ErrorKind::Internal => 500,
             ErrorKind::Unauthenticated => 401,
             ErrorKind::Unauthorized => 403,
+            ErrorKind::Busy => 429,
             _ => 400,
         }
     }
@@ -210,6 +217,7 @@ impl ErrorKind {
             ErrorKind::MethodNotFound => GrpcCode::Unimplemented,
             ErrorKind::Unauthenticated => GrpcCode::Unauthenticated,
             ErrorKind::Unauthorized => GrpcCode::PermissionDenied,
+            ErrorKind::Busy => GrpcCode::ResourceExhausted,
         }
     }
 
@@ -232,6 +240,7 @@ impl ErrorKind {
             ErrorKind::Internal => "INTERNAL_ERROR",
             ErrorKind::Unauthenticated => "UNAUTHENTICATED",
             ErrorKind::Unauthorized => "UNAUTHORIZED",
+            ErrorKind::Busy => "RESOURCE_EXHAUSTED",
         }
     }
 
@@ -254,6 +263,7 @@ impl ErrorKind {
             ErrorKind::Internal => "Internal error",
             ErrorKind::Unauthenticated => "Authentication required",
             ErrorKind::Unauthorized => "Permission denied",
+            ErrorKind::Busy => "The server is busy; try again later",
         }
     }
 
@@ -278,6 +288,7 @@ impl ErrorKind {
             GrpcCode::NotFound => Some(ErrorKind::TaskNotFound),
             GrpcCode::Unauthenticated => Some(ErrorKind::Unauthenticated),
             GrpcCode::PermissionDenied => Some(ErrorKind::Unauthorized),
+            GrpcCode::ResourceExhausted => Some(ErrorKind::Busy),
             GrpcCode::Unimplemented => Some(ErrorKind::MethodNotFound),
             GrpcCode::InvalidArgument => Some(ErrorKind::InvalidParams),
             GrpcCode::Internal => Some(ErrorKind::Internal),
@@ -291,6 +302,7 @@ impl ErrorKind {
             404 => Some(ErrorKind::TaskNotFound),
             401 => Some(ErrorKind::Unauthenticated),
             403 => Some(ErrorKind::Unauthorized),
+            429 => Some(ErrorKind::Busy),
             405 | 501 => Some(ErrorKind::MethodNotFound),
             415 => Some(ErrorKind::ContentTypeNotSupported),
             400 | 422 => Some(ErrorKind::InvalidParams),
@@ -305,6 +317,11 @@ impl fmt::Display for ErrorKind {
         f.write_str(self.reason())
     }
 }
+
+/// ErrorInfo metadata key of a busy error's wait, in whole seconds.
+const RETRY_AFTER_KEY: &str = "retryAfterSeconds";
+/// `@type` of the `google.rpc.RetryInfo` detail.
+const RETRY_INFO_TYPE: &str = "type.googleapis.com/google.rpc.RetryInfo";
 
 /// An A2A protocol error: a kind, a message, ErrorInfo metadata and any further details.
 ///
@@ -427,6 +444,32 @@ impl A2aError {
             ErrorKind::MethodNotFound,
             format!("Method not found: {method}"),
         )
+    }
+
+    /// `Busy`: the server is at a limit; come back after `retry_after`
+    /// (rounded up to whole seconds, at least one). The wait travels as
+    /// ErrorInfo metadata `retryAfterSeconds` and a `google.rpc.RetryInfo`
+    /// detail; the HTTP bindings also send `Retry-After`.
+    pub fn busy(message: impl Into<String>, retry_after: std::time::Duration) -> Self {
+        let seconds = retry_after
+            .as_secs()
+            .saturating_add(u64::from(retry_after.subsec_nanos() > 0))
+            .max(1);
+        let mut retry_info = Map::new();
+        retry_info.insert("@type".into(), RETRY_INFO_TYPE.into());
+        retry_info.insert("retryDelay".into(), format!("{seconds}s").into());
+        A2aError::new(ErrorKind::Busy, message)
+            .with_metadata(RETRY_AFTER_KEY, seconds.to_string())
+            .with_detail(Value::Object(retry_info))
+    }
+
+    /// How long the server asked the caller to wait before trying again
+    /// (a [`ErrorKind::Busy`] error's hint), if it said.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.metadata
+            .get(RETRY_AFTER_KEY)
+            .and_then(|s| s.parse::<u64>().ok())
+            .map(std::time::Duration::from_secs)
     }
 
     /// `Internal` with a message safe to show to the caller.
@@ -572,6 +615,27 @@ pub struct HttpStatusError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_busy_error_says_when_to_come_back_on_every_wire() {
+        let busy = A2aError::busy(
+            "at the execution limit",
+            std::time::Duration::from_millis(2500),
+        );
+        assert_eq!(busy.retry_after(), Some(std::time::Duration::from_secs(3)));
+        assert_eq!(busy.kind().http_status(), 429);
+        assert_eq!(busy.kind().grpc_code(), GrpcCode::ResourceExhausted);
+        assert!(busy.details().iter().any(|d| d["retryDelay"] == "3s"));
+        let read_back = A2aError::from_jsonrpc(&busy.to_jsonrpc());
+        assert_eq!(read_back.kind(), ErrorKind::Busy);
+        assert_eq!(
+            read_back.retry_after(),
+            Some(std::time::Duration::from_secs(3))
+        );
+        let zero = A2aError::busy("x", std::time::Duration::ZERO);
+        assert_eq!(zero.retry_after(), Some(std::time::Duration::from_secs(1)));
+        assert_eq!(A2aError::internal("x").retry_after(), None);
+    }
 
     #[test]
     fn every_kind_round_trips_on_both_wire_forms() {

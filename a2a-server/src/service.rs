@@ -267,6 +267,9 @@ impl std::fmt::Debug for A2aService {
 
 impl A2aService {
     /// A service over `handler`, serving the handler's card.
+    ///
+    /// Without [`A2aService::with_authentication`] every caller is the same
+    /// anonymous user: all of them share one space of tasks per tenant.
     pub fn new(handler: impl RequestHandler) -> Self {
         A2aService::from_shared(Arc::new(handler))
     }

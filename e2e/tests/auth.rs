@@ -703,3 +703,40 @@ async fn a_jwt_tenants_claim_binds_the_identity_to_those_tenants() {
         assert_eq!(protocol_kind(refused), ErrorKind::Unauthorized, "{binding}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_that_declares_security_refuses_calls_nobody_authenticated() {
+    let secured = |addr| {
+        let mut card = card(addr);
+        a2a_server::auth::declare_on(&mut card, &bearer());
+        card
+    };
+    // A hand-written hook that lets anonymous callers through is not enough.
+    let server = e2e::start_service(
+        e2e::ScriptedAgent,
+        secured,
+        |b| b,
+        |service| {
+            service.with_interceptor(a2a_server::Authenticator::new(|params| {
+                Ok((params.get("authorization") == Some("Bearer hook-token"))
+                    .then(|| a2a_server::User::authenticated("hooked")))
+            }))
+        },
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    for binding in BINDINGS {
+        let client = client(&server, binding);
+        let refused = client.send_message(request("echo x"), None).await;
+        assert_eq!(
+            protocol_kind(refused),
+            ErrorKind::Unauthenticated,
+            "{binding}"
+        );
+        client
+            .send_message(request("echo x"), Some(&token("hook-token")))
+            .await
+            .unwrap();
+    }
+}

@@ -26,7 +26,9 @@ type PrincipalOf = dyn Fn(&Value) -> Option<Principal> + Send + Sync;
 /// A key usable for verification, with the algorithms it may verify.
 struct Key {
     decoding: DecodingKey,
-    algorithms: Vec<Algorithm>,
+    /// The claim checks, narrowed to the algorithms this key may verify
+    /// (built once per fetched key, not per request).
+    validation: Validation,
 }
 
 #[derive(Default)]
@@ -212,9 +214,14 @@ impl JwtAuth {
                 let declared = format!("{declared:?}");
                 algorithms.retain(|a| format!("{a:?}") == declared);
             }
+            if algorithms.is_empty() {
+                continue;
+            }
+            let mut validation = self.validation.clone();
+            validation.algorithms = algorithms;
             let key = Arc::new(Key {
                 decoding,
-                algorithms,
+                validation,
             });
             match &jwk.common.key_id {
                 Some(kid) => {
@@ -233,12 +240,10 @@ impl JwtAuth {
         let keys = self.keys_for(header.kid.as_deref()).await;
         let mut last = unauthenticated("no key verifies the token");
         for key in keys {
-            if !key.algorithms.contains(&header.alg) {
+            if !key.validation.algorithms.contains(&header.alg) {
                 continue;
             }
-            let mut validation = self.validation.clone();
-            validation.algorithms = vec![header.alg];
-            match jsonwebtoken::decode::<Value>(token, &key.decoding, &validation) {
+            match jsonwebtoken::decode::<Value>(token, &key.decoding, &key.validation) {
                 Ok(data) => return Ok(data.claims),
                 Err(err) => last = unauthenticated(&rejection(&err)),
             }
@@ -279,5 +284,34 @@ impl Authenticate for JwtAuth {
 
     fn security_schemes(&self) -> Vec<(String, SecurityScheme)> {
         vec![("jwt".to_owned(), bearer_scheme("JWT"))]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_default_identity_is_sub_and_a_tenants_claim_limits_it() {
+        let open = principal_from_claims(&json!({"sub": "alice"})).unwrap();
+        assert!(open.may_use("anything"));
+        let limited = principal_from_claims(&json!({"sub": "alice", "tenants": ["a"]})).unwrap();
+        assert!(limited.may_use("a") && !limited.may_use("b"));
+        // A restriction that cannot be read must not widen into "any tenant".
+        assert!(principal_from_claims(&json!({"sub": "alice", "tenants": "a"})).is_none());
+        assert!(principal_from_claims(&json!({"sub": ""})).is_none());
+        assert!(principal_from_claims(&json!({})).is_none());
+    }
+
+    #[test]
+    fn a_key_verifies_only_its_own_family() {
+        let oct: jsonwebtoken::jwk::Jwk = serde_json::from_value(json!({
+            "kty": "oct", "k": "c2VjcmV0"
+        }))
+        .unwrap();
+        let algorithms = algorithms_of(&oct.algorithm);
+        assert!(algorithms.contains(&Algorithm::HS256));
+        assert!(!algorithms.contains(&Algorithm::RS256));
     }
 }

@@ -94,20 +94,31 @@ pub(crate) fn unsupported_content_type(headers: &HeaderMap) -> A2aError {
     )
 }
 
-/// Adds the `WWW-Authenticate` challenge to the answer of a call refused for
-/// want of credentials.
+/// Adds the headers an error's answer carries besides its body: the
+/// `WWW-Authenticate` challenge of a call refused for want of credentials,
+/// the `Retry-After` of a busy server.
 pub(crate) fn with_challenge(
     mut response: Response,
     err: &A2aError,
     challenge: Option<&HeaderValue>,
 ) -> Response {
-    if err.kind() == ErrorKind::Unauthenticated {
-        let value = challenge
-            .cloned()
-            .unwrap_or_else(|| HeaderValue::from_static(r#"Bearer realm="a2a""#));
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
+    match err.kind() {
+        ErrorKind::Unauthenticated => {
+            let value = challenge
+                .cloned()
+                .unwrap_or_else(|| HeaderValue::from_static(r#"Bearer realm="a2a""#));
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        ErrorKind::Busy => {
+            if let Some(wait) = err.retry_after() {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(wait.as_secs()));
+            }
+        }
+        _ => {}
     }
     response
 }

@@ -114,7 +114,9 @@ impl Resolve for GuardedResolver {
 /// Sends push notifications over HTTP(S).
 #[derive(Debug, Clone)]
 pub struct HttpPushSender {
-    client: reqwest::Client,
+    /// `None` when the guarded client could not be built: then nothing is
+    /// sent (an unguarded stand-in would defeat the guard).
+    client: Option<reqwest::Client>,
     config: Arc<HttpPushSenderConfig>,
 }
 
@@ -187,12 +189,18 @@ impl HttpPushSender {
             policy: Arc::new(config.policy.clone()),
         });
         let client = reqwest::Client::builder()
+            // A proxy from the environment would connect on the sender's
+            // behalf to an address the resolver never checked.
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .dns_resolver(resolver)
             .timeout(config.timeout)
             .connect_timeout(config.timeout)
             .build()
-            .unwrap_or_default();
+            .inspect_err(|err| {
+                tracing::error!(error = %err, "the push client could not be built; pushes are off");
+            })
+            .ok();
         HttpPushSender {
             client,
             config: Arc::new(config),
@@ -234,13 +242,15 @@ impl HttpPushSender {
         config: &TaskPushNotificationConfig,
         body: &[u8],
     ) -> Result<(), PushError> {
+        let client = self.client.as_ref().ok_or_else(|| {
+            PushError::Refused("the push client could not be built at start".into())
+        })?;
         let mut url =
             check_webhook_url(&config.url, &self.config.policy).map_err(PushError::Refused)?;
-        let origin = url.host_str().map(str::to_owned);
+        let origin = url.origin();
         let mut headers = Self::headers(config);
         for _hop in 0..=self.config.max_redirects {
-            let response = self
-                .client
+            let response = client
                 .post(url.clone())
                 .headers(headers.clone())
                 .body(body.to_vec())
@@ -264,7 +274,9 @@ impl HttpPushSender {
                 .map_err(|e| PushError::Refused(format!("bad redirect: {e}")))?;
             url = check_webhook_url(next.as_str(), &self.config.policy)
                 .map_err(PushError::Refused)?;
-            if url.host_str().map(str::to_owned) != origin {
+            // Another scheme, host or port is another party: the webhook's
+            // credentials stay with the one they were given for.
+            if url.origin() != origin {
                 headers.remove(AUTHORIZATION);
                 for name in TOKEN_HEADERS {
                     headers.remove(name);

@@ -78,12 +78,22 @@ fn v4_forbidden(ip: Ipv4Addr) -> bool {
 }
 
 fn v6_forbidden(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let segments = ip.segments();
+    let first = segments[0];
+    let bits = u128::from(ip);
     ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
         || (first & 0xfe00) == 0xfc00 // unique local fc00::/7
         || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
+        || (first & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated, still routed by some)
+        // Addresses that carry an IPv4 address a gateway may reach on the
+        // sender's behalf (a private one, say): refused whatever they carry.
+        || bits >> 32 == 0 // IPv4-compatible ::a.b.c.d (::/96)
+        || bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000 // NAT64 64:ff9b::/96
+        || bits >> 80 == 0x0064_ff9b_0001 // local-use NAT64 64:ff9b:1::/48
+        || first == 0x2002 // 6to4 2002::/16
+        || (first == 0x2001 && segments[1] == 0) // Teredo 2001::/32
 }
 
 /// The address policy of the push sender: public addresses only, plus explicitly
@@ -152,13 +162,31 @@ mod tests {
             "ff02::1",
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "::8.8.8.8",
+            "64:ff9b::7f00:1",
+            "64:ff9b::808:808",
+            "64:ff9b:1::a00:1",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "fec0::1",
+            "feff::1",
         ] {
             assert!(
                 !policy.permits(ip.parse().unwrap()),
                 "{ip} should be blocked"
             );
         }
-        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "100.128.0.1"] {
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            "100.128.0.1",
+            "2001:4860:4860::8888",
+            "64:ff9c::1",
+        ] {
             assert!(
                 policy.permits(ip.parse().unwrap()),
                 "{ip} should be allowed"

@@ -479,6 +479,122 @@ async fn resumed_work_waits_for_room_under_a_limit(stores: Stores) {
     }
 }
 
+/// A job store whose record commits only after a pause (as a write queued
+/// behind others does), so a caller can leave in the middle of it.
+#[derive(Clone)]
+struct SlowRecords(InMemoryJobStore);
+
+#[async_trait::async_trait]
+impl JobStore for SlowRecords {
+    async fn record(&self, job: &a2a_server::store::NewJob<'_>) -> Result<(), StoreError> {
+        // The write reaches the store whether or not its caller still waits.
+        let (store, owned) = (self.0.clone(), a2a_server::store::Job::recorded(job));
+        let written = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let job = a2a_server::store::NewJob {
+                task_id: &owned.task_id,
+                owner: &owned.owner,
+                node: &owned.node,
+                request: &owned.request,
+                at: owned.created_at,
+            };
+            store.record(&job).await
+        });
+        written.await.unwrap()
+    }
+    async fn heartbeat(
+        &self,
+        node: &str,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u64, StoreError> {
+        self.0.heartbeat(node, at).await
+    }
+    async fn finish(
+        &self,
+        task_id: &str,
+        state: JobState,
+        reason: Option<&str>,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        self.0.finish(task_id, state, reason, at).await
+    }
+    async fn recover(
+        &self,
+        stale_before: chrono::DateTime<chrono::Utc>,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<a2a_server::store::Recovered, StoreError> {
+        self.0.recover(stale_before, at).await
+    }
+    async fn claim(
+        &self,
+        task_id: &str,
+        node: &str,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool, StoreError> {
+        self.0.claim(task_id, node, at).await
+    }
+    async fn release(
+        &self,
+        task_id: &str,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        self.0.release(task_id, at).await
+    }
+    async fn get(&self, task_id: &str) -> Result<Option<a2a_server::store::Job>, StoreError> {
+        self.0.get(task_id).await
+    }
+    async fn list(
+        &self,
+        filter: &a2a_server::store::JobFilter,
+    ) -> Result<Vec<a2a_server::store::Job>, StoreError> {
+        self.0.list(filter).await
+    }
+    async fn finished_before(
+        &self,
+        cutoff: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> Result<Vec<a2a_server::store::Job>, StoreError> {
+        self.0.finished_before(cutoff, limit).await
+    }
+    async fn remove(&self, task_id: &str) -> Result<(), StoreError> {
+        self.0.remove(task_id).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_that_leaves_while_its_job_is_recorded_leaves_no_running_job() {
+    let jobs = InMemoryJobStore::new();
+    let handler = DefaultRequestHandler::builder(
+        Turns::default(),
+        AgentCard::new("turns", "three turns").with_streaming(true),
+    )
+    .job_store(SlowRecords(jobs.clone()))
+    .build();
+    handler.recovered().await;
+    // The caller gives up half way through the record.
+    let caller = ctx();
+    let call = handler.send_message(&caller, immediate("go"));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), call)
+            .await
+            .is_err()
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let left = jobs
+        .list(&a2a_server::store::JobFilter::new(10))
+        .await
+        .unwrap();
+    assert_eq!(left.len(), 1, "the record was written: {left:?}");
+    assert_eq!(left[0].state, JobState::Failed, "{left:?}");
+    assert!(
+        left[0]
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("abandoned")
+    );
+}
+
 /// Every test, with jobs written on their own and with jobs written by the
 /// task store.
 macro_rules! both_ways {

@@ -201,6 +201,50 @@ impl PendingRecord {
     }
 }
 
+/// Records a job in a task of its own and waits for it. A caller that
+/// leaves meanwhile (its client went away) cannot cut the write short and
+/// leave a record with nothing to run it: the write completes, and a record
+/// nobody waited for is finished at once as abandoned.
+pub(crate) async fn record_detached(
+    shared: &super::Shared,
+    record: &PendingRecord,
+    task_id: &str,
+    owner: &crate::Caller,
+) -> Result<(), StoreError> {
+    let Some(jobs) = shared.jobs.clone() else {
+        return Ok(());
+    };
+    let (task_id, owner) = (task_id.to_owned(), owner.clone());
+    let (node, request, at) = (
+        shared.job_config.node.clone(),
+        record.request.clone(),
+        record.at,
+    );
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let job = NewJob {
+            task_id: &task_id,
+            owner: &owner,
+            node: &node,
+            request: &request,
+            at,
+        };
+        let recorded = jobs.record(&job).await;
+        if let Err(Ok(())) = reply.send(recorded) {
+            let reason = "The request was abandoned before its execution started.";
+            if let Err(err) = jobs
+                .finish(&task_id, JobState::Failed, Some(reason), at)
+                .await
+            {
+                tracing::warn!(%task_id, error = %err, "could not end an abandoned job record");
+            }
+        }
+    });
+    answer
+        .await
+        .unwrap_or_else(|_| Err(StoreError::Backend("recording the job stopped".into())))
+}
+
 /// How a write of `event` onto a task in state `current` ends the execution's
 /// turn, if it does: the job's finished state and the reason of a failure.
 pub(crate) fn turn_end(

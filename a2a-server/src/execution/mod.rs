@@ -317,8 +317,13 @@ impl Executions {
         }
     }
 
+    /// The answer at an execution limit: retryable, with when to come back
+    /// (an execution slot frees up when any running task settles).
     fn busy() -> A2aError {
-        A2aError::internal("the server is at its execution limit; retry later")
+        A2aError::busy(
+            "the server is at its execution limit; retry later",
+            Duration::from_secs(1),
+        )
     }
 
     /// Whether executions are recorded as durable jobs.
@@ -419,7 +424,7 @@ impl Executions {
             (None, _) => jobs::JobPhase::Volatile,
             // Claimed by recovery: the record is there.
             (Some(_), true) => jobs::JobPhase::Open,
-            (Some(jobs), false) => {
+            (Some(_), false) => {
                 self.shared.recovery_marked.cancelled().await;
                 let record = jobs::PendingRecord {
                     request: jobs::JobRequest::of(&start.ctx)?,
@@ -431,17 +436,20 @@ impl Executions {
                     jobs::JobPhase::Unrecorded(Box::new(record))
                 } else {
                     // A follow-up's client knows the task already: record now.
-                    // On failure the slot's drop unregisters the execution.
-                    jobs.record(&record.new_job(&task_id, &start.caller, &self.shared))
-                        .await
-                        .map_err(|err| match err {
-                            crate::store::StoreError::AlreadyExists(_) => {
-                                A2aError::unsupported_operation(format!(
-                                    "task {task_id} is still being worked on; wait for it or cancel it"
-                                ))
-                            }
-                            err => err.into(),
-                        })?;
+                    // On failure the slot's drop unregisters the execution. A
+                    // caller that leaves during the write may still leave the
+                    // record behind with nothing to run it, so the write runs
+                    // on its own and ends such a record itself.
+                    let recorded =
+                        jobs::record_detached(&self.shared, &record, &task_id, &start.caller).await;
+                    recorded.map_err(|err| match err {
+                        crate::store::StoreError::AlreadyExists(_) => {
+                            A2aError::unsupported_operation(format!(
+                                "task {task_id} is still being worked on; wait for it or cancel it"
+                            ))
+                        }
+                        err => err.into(),
+                    })?;
                     jobs::JobPhase::Open
                 }
             }

@@ -32,6 +32,13 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // Logs (RUST_LOG, default warnings) on stderr; stdout carries the banner.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
     let listener = bind(
         SocketAddr::from(([127, 0, 0, 1], args.port)),
         DEFAULT_BACKLOG,

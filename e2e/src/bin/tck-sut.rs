@@ -21,6 +21,13 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // Logs (RUST_LOG, default warnings) on stderr; stdout carries the banner.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
     let store = args.store.open(None).await?;
     let sut = e2e::start_tck_sut_on(SocketAddr::new(args.host, args.port), store).await?;
     println!("tck-sut listening on http://{}", sut.addr);

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::execution::jobs::{Clock, JobConfig};
 use crate::execution::{ExecutionConfig, Executions, Hubs, Shared};
 use crate::push::{
-    AddressPolicy, HttpPushSender, HttpPushSenderConfig, PushDispatcher, PushSender,
+    AddressPolicy, HttpPushSender, HttpPushSenderConfig, PushDispatcher, PushLimits, PushSender,
 };
 use crate::store::{
     InMemoryPushConfigStore, InMemoryTaskStore, JobStore, PushConfigStore, TaskStore,
@@ -143,6 +143,7 @@ pub struct HandlerBuilder {
     push_store: Option<Arc<dyn PushConfigStore>>,
     push_sender: Option<Arc<dyn PushSender>>,
     push_policy: AddressPolicy,
+    push_limits: PushLimits,
     config: ExecutionConfig,
     jobs: Option<Arc<dyn JobStore>>,
     job_config: JobConfig,
@@ -182,6 +183,13 @@ impl HandlerBuilder {
     #[must_use]
     pub fn push_address_policy(mut self, policy: AddressPolicy) -> Self {
         self.push_policy = policy;
+        self
+    }
+
+    /// Concurrency, queue and shutdown-drain bounds of push delivery (default: [`PushLimits::default`]).
+    #[must_use]
+    pub fn push_limits(mut self, limits: PushLimits) -> Self {
+        self.push_limits = limits;
         self
     }
 
@@ -241,7 +249,7 @@ impl HandlerBuilder {
                         ..HttpPushSenderConfig::default()
                     }))
                 });
-                PushDispatcher::new(configs, sender)
+                PushDispatcher::new(configs, sender, self.push_limits)
             });
         let executions = Executions::new(Shared {
             executor: self.executor,
@@ -298,6 +306,7 @@ impl DefaultRequestHandler {
             push_store: None,
             push_sender: None,
             push_policy: AddressPolicy::public_only(),
+            push_limits: PushLimits::default(),
             config: ExecutionConfig::default(),
             jobs: None,
             job_config: JobConfig::default(),
@@ -344,8 +353,15 @@ impl RequestHandler for DefaultRequestHandler {
         &self.card
     }
 
+    /// Winds down executions within `grace`, then delivers the queued push
+    /// notifications (their final events included) for what is left of it, at
+    /// least [`PushLimits::min_drain`].
     async fn shutdown(&self, grace: Duration) {
+        let started = tokio::time::Instant::now();
         self.executions.shutdown(grace).await;
+        if let Some(push) = &self.push {
+            push.drain(grace.saturating_sub(started.elapsed())).await;
+        }
     }
 
     async fn send_message(

@@ -233,7 +233,7 @@ async fn seed(location: &StoreLocation, tasks: usize, pending: usize) -> anyhow:
     while let Some(result) = created.next().await {
         result?;
         count += 1;
-        if count % 100_000 == 0 {
+        if count.is_multiple_of(100_000) {
             eprintln!("seeded {count} tasks in {:?}", started.elapsed());
         }
     }

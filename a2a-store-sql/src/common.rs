@@ -106,6 +106,7 @@ impl JobChange {
 }
 
 /// Binds `binds` to `query` in order.
+#[cfg(feature = "postgres")]
 macro_rules! bind_all {
     ($query:expr, $binds:expr) => {{
         use $crate::common::Bind;
@@ -124,6 +125,7 @@ macro_rules! bind_all {
     }};
 }
 
+#[cfg(feature = "postgres")]
 pub(crate) use bind_all;
 
 pub(crate) fn backend(err: sqlx::Error) -> StoreError {
@@ -267,7 +269,9 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
 /// Implements `TaskStore`, `PushConfigStore` and `JobStore` for `$store` (a
 /// struct with `push_key: Option<PushKey>`, methods `reader()` and `writer()`
 /// giving the pools that read and write, `write_task(op, binds, job)` that
-/// runs a task write and returns the rows it changed, and
+/// runs a task write and returns the rows it changed,
+/// `execute_write(sql, binds)` that runs any other write statement (`$N`
+/// parameters from `binds[N - 1]`) and returns the rows it changed, and
 /// `push_config_saving(task_id)` and `may_have_push_configs(task_id)`, which
 /// may skip listing a task that surely has no push configs).
 ///
@@ -546,15 +550,11 @@ macro_rules! sql_stores {
 
                 async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
                     // Its events go with it (ON DELETE CASCADE).
-                    sqlx::query(
+                    self.execute_write(
                         "DELETE FROM tasks WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",
+                        vec![Bind::Text(task_id.to_owned()), Bind::Text(caller.tenant.clone()), Bind::Text(caller.user.clone())],
                     )
-                    .bind(task_id)
-                    .bind(&caller.tenant)
-                    .bind(&caller.user)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
+                    .await?;
                     Ok(())
                 }
 
@@ -599,20 +599,14 @@ macro_rules! sql_stores {
                     }
                     let json = config_json(self.push_key.as_ref(), &config)?;
                     self.push_config_saving(&config.task_id);
-                    sqlx::query(
+                    self.execute_write(
                         "INSERT INTO push_configs (owner_tenant, owner_user, task_id, config_id, config) \
                          VALUES ($1, $2, $3, $4, $5) \
                          ON CONFLICT (owner_tenant, owner_user, task_id, config_id) \
                          DO UPDATE SET config = excluded.config",
+                        vec![Bind::Text(caller.tenant.clone()), Bind::Text(caller.user.clone()), Bind::Text(config.task_id.clone()), Bind::Text(config.id.clone()), Bind::Text(json)],
                     )
-                    .bind(&caller.tenant)
-                    .bind(&caller.user)
-                    .bind(&config.task_id)
-                    .bind(&config.id)
-                    .bind(json)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
+                    .await?;
                     Ok(config)
                 }
 
@@ -666,31 +660,22 @@ macro_rules! sql_stores {
                     task_id: &str,
                     config_id: &str,
                 ) -> Result<(), StoreError> {
-                    sqlx::query(
+                    self.execute_write(
                         "DELETE FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
                          AND task_id = $3 AND config_id = $4",
+                        vec![Bind::Text(caller.tenant.clone()), Bind::Text(caller.user.clone()), Bind::Text(task_id.to_owned()), Bind::Text(config_id.to_owned())],
                     )
-                    .bind(&caller.tenant)
-                    .bind(&caller.user)
-                    .bind(task_id)
-                    .bind(config_id)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
+                    .await?;
                     Ok(())
                 }
 
                 async fn delete_all(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
-                    sqlx::query(
+                    self.execute_write(
                         "DELETE FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
                          AND task_id = $3",
+                        vec![Bind::Text(caller.tenant.clone()), Bind::Text(caller.user.clone()), Bind::Text(task_id.to_owned())],
                     )
-                    .bind(&caller.tenant)
-                    .bind(&caller.user)
-                    .bind(task_id)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
+                    .await?;
                     Ok(())
                 }
             }
@@ -701,7 +686,7 @@ macro_rules! sql_stores {
                     let at = micros(job.at);
                     // Inserts, or replaces a finished job; an unfinished one stays
                     // and the statement writes nothing.
-                    let written = sqlx::query(
+                    let written = self.execute_write(
                         "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
                          attempts, request, reason, created_us, updated_us) \
                          VALUES ($1, $2, $3, 'RUNNING', $4, $5, 1, $6, NULL, $5, $5) \
@@ -710,32 +695,22 @@ macro_rules! sql_stores {
                          heartbeat_us = excluded.heartbeat_us, attempts = 1, request = excluded.request, \
                          reason = NULL, created_us = excluded.created_us, updated_us = excluded.updated_us \
                          WHERE jobs.state IN ('COMPLETED', 'FAILED', 'ABANDONED')",
+                        vec![Bind::Text(job.task_id.to_owned()), Bind::Text(job.owner.tenant.clone()), Bind::Text(job.owner.user.clone()), Bind::Text(job.node.to_owned()), Bind::I64(at), Bind::Text(job.request.to_owned())],
                     )
-                    .bind(job.task_id)
-                    .bind(&job.owner.tenant)
-                    .bind(&job.owner.user)
-                    .bind(job.node)
-                    .bind(at)
-                    .bind(job.request)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
-                    if written.rows_affected() == 0 {
+                    .await?;
+                    if written == 0 {
                         return Err(StoreError::AlreadyExists(job.task_id.to_owned()));
                     }
                     Ok(())
                 }
 
                 async fn heartbeat(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
-                    let written = sqlx::query(
+                    let written = self.execute_write(
                         "UPDATE jobs SET heartbeat_us = $1 WHERE state = 'RUNNING' AND node = $2",
+                        vec![Bind::I64(micros(at)), Bind::Text(node.to_owned())],
                     )
-                    .bind(micros(at))
-                    .bind(node)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
-                    Ok(written.rows_affected())
+                    .await?;
+                    Ok(written)
                 }
 
                 async fn finish(
@@ -748,17 +723,12 @@ macro_rules! sql_stores {
                     if !state.is_finished() {
                         return Err(StoreError::Invalid(format!("a job cannot finish as {state}")));
                     }
-                    let written = sqlx::query(
+                    let written = self.execute_write(
                         "UPDATE jobs SET state = $1, reason = $2, updated_us = $3 WHERE task_id = $4",
+                        vec![Bind::Text(state.as_str().to_owned()), Bind::OptText(reason.map(str::to_owned)), Bind::I64(micros(at)), Bind::Text(task_id.to_owned())],
                     )
-                    .bind(state.as_str())
-                    .bind(reason)
-                    .bind(micros(at))
-                    .bind(task_id)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
-                    if written.rows_affected() == 0 {
+                    .await?;
+                    if written == 0 {
                         return Err(StoreError::NotFound(task_id.to_owned()));
                     }
                     Ok(())
@@ -809,29 +779,22 @@ macro_rules! sql_stores {
                     node: &str,
                     at: DateTime<Utc>,
                 ) -> Result<bool, StoreError> {
-                    let written = sqlx::query(
+                    let written = self.execute_write(
                         "UPDATE jobs SET state = 'RUNNING', node = $1, attempts = attempts + 1, \
                          heartbeat_us = $2, updated_us = $2 WHERE task_id = $3 AND state = 'PENDING'",
+                        vec![Bind::Text(node.to_owned()), Bind::I64(micros(at)), Bind::Text(task_id.to_owned())],
                     )
-                    .bind(node)
-                    .bind(micros(at))
-                    .bind(task_id)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
-                    Ok(written.rows_affected() == 1)
+                    .await?;
+                    Ok(written == 1)
                 }
 
                 async fn release(&self, task_id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
-                    sqlx::query(
+                    self.execute_write(
                         "UPDATE jobs SET state = 'PENDING', updated_us = $1 \
                          WHERE task_id = $2 AND state = 'RUNNING'",
+                        vec![Bind::I64(micros(at)), Bind::Text(task_id.to_owned())],
                     )
-                    .bind(micros(at))
-                    .bind(task_id)
-                    .execute(self.writer())
-                    .await
-                    .map_err(backend)?;
+                    .await?;
                     Ok(())
                 }
 
@@ -885,11 +848,11 @@ macro_rules! sql_stores {
                 }
 
                 async fn remove(&self, task_id: &str) -> Result<(), StoreError> {
-                    sqlx::query("DELETE FROM jobs WHERE task_id = $1")
-                        .bind(task_id)
-                        .execute(self.writer())
-                        .await
-                        .map_err(backend)?;
+                    self.execute_write(
+                        "DELETE FROM jobs WHERE task_id = $1",
+                        vec![Bind::Text(task_id.to_owned())],
+                    )
+                    .await?;
                     Ok(())
                 }
             }

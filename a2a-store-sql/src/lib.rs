@@ -83,6 +83,9 @@ pub enum OpenError {
     /// This build has no support for the store named (a cargo feature is off).
     #[error("this build cannot open {0} stores")]
     Unsupported(String),
+    /// The connection that writes could not be opened or set up.
+    #[error("opening the database for writing failed: {0}")]
+    WriteConnection(String),
     /// The database could not be reached or read.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),

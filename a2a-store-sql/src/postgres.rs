@@ -72,6 +72,15 @@ impl PostgresStore {
         true
     }
 
+    /// Runs one write statement; returns how many rows it changed.
+    async fn execute_write(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
+        let written = bind_all!(sqlx::query(sql), binds)
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(written.rows_affected())
+    }
+
     /// Runs a task write with its job change, if any; returns how many rows it changed.
     async fn write_task(
         &self,

@@ -23,11 +23,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use a2a_server::store::StoreError;
 
-use crate::common::{
-    Bind, JobChange, JobOp, TaskOp, apply_migrations, backend, bind_all, check_push_key, sql_stores,
-};
+use crate::common::{Bind, JobChange, JobOp, TaskOp, apply_migrations, check_push_key, sql_stores};
 use crate::webhooks::WebhookTasks;
-use crate::writer::TaskWriter;
+use crate::writer::{TaskWriter, Write, WriterOptions};
 use crate::{OpenError, PushKey};
 
 /// The database file's name in the data directory.
@@ -159,6 +157,14 @@ impl SqliteStore {
             .test_before_acquire(false)
             .connect_with(connect)
             .await?;
+        let task_writer = TaskWriter::start(
+            &dir.join(DATABASE_FILE),
+            &WriterOptions {
+                full_sync: options.full_sync,
+                busy_timeout: options.busy_timeout,
+            },
+        )
+        .map_err(|e| OpenError::WriteConnection(e.to_string()))?;
         let webhook_tasks: Vec<String> =
             sqlx::query_scalar("SELECT DISTINCT task_id FROM push_configs")
                 .fetch_all(&pool)
@@ -166,7 +172,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             pool,
             webhooks: Some(Arc::new(WebhookTasks::new(webhook_tasks))),
-            task_writer: Some(TaskWriter::start(writer.clone())),
+            task_writer: Some(task_writer),
             writer,
             push_key: options.push_key,
             _lock: Some(Arc::new(lock)),
@@ -262,123 +268,110 @@ impl SqliteStore {
             .is_none_or(|webhooks| webhooks.may_have(task_id))
     }
 
-    /// Runs a task write with its job change, if any (one statement, in the
-    /// next group commit); returns how many rows it changed.
+    /// Runs a task write with its job change, if any, in the next group
+    /// commit; returns how many task rows it changed (0: refused).
     async fn write_task(
         &self,
         op: TaskOp,
         mut binds: Vec<Bind>,
         job: Option<JobChange>,
     ) -> Result<u64, StoreError> {
-        let sql = match job {
+        // The event is the last value of a task write; here it is appended by
+        // a statement of its own, once the task statement returns the row.
+        let Some(Bind::Text(event)) = binds.pop() else {
+            return Err(StoreError::Backend("a task write without its event".into()));
+        };
+        let (sql, job) = match job {
             None => match op {
-                TaskOp::Create => CREATE,
-                TaskOp::Update => UPDATE,
+                TaskOp::Create => (CREATE, None),
+                TaskOp::Update => (UPDATE, None),
             },
             Some(job) => {
-                let json = pending_job(&job)?;
                 binds.push(Bind::Text(job.task_id));
-                binds.push(Bind::Text(json));
-                match (op, job.op) {
-                    (TaskOp::Create, JobOp::Record) => CREATE_IF_JOB_FREE,
-                    (TaskOp::Create, JobOp::Finish) => CREATE_IF_JOB,
-                    (TaskOp::Update, JobOp::Record) => UPDATE_IF_JOB_FREE,
-                    (TaskOp::Update, JobOp::Finish) => UPDATE_IF_JOB,
-                }
+                let (sql, job_sql) = match (op, job.op) {
+                    (TaskOp::Create, JobOp::Record) => (CREATE_IF_JOB_FREE, RECORD_JOB),
+                    (TaskOp::Create, JobOp::Finish) => (CREATE_IF_JOB, FINISH_JOB),
+                    (TaskOp::Update, JobOp::Record) => (UPDATE_IF_JOB_FREE, RECORD_JOB),
+                    (TaskOp::Update, JobOp::Finish) => (UPDATE_IF_JOB, FINISH_JOB),
+                };
+                (sql, Some((job_sql, job.binds)))
             }
         };
-        match &self.task_writer {
-            Some(writer) => writer.write(sql, binds).await,
-            None => {
-                let written = bind_all!(sqlx::query(sql), binds)
-                    .execute(&self.writer)
-                    .await
-                    .map_err(backend)?;
-                Ok(written.rows_affected())
-            }
-        }
+        self.task_writer()?
+            .write(Write::Task {
+                sql,
+                binds,
+                event,
+                job,
+            })
+            .await
+    }
+
+    /// Runs one write statement in the next group commit; returns how many
+    /// rows it changed.
+    async fn execute_write(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
+        self.task_writer()?
+            .write(Write::Statement { sql, binds })
+            .await
+    }
+
+    fn task_writer(&self) -> Result<&TaskWriter, StoreError> {
+        self.task_writer
+            .as_ref()
+            .ok_or_else(|| StoreError::Backend("the store was opened read-only".into()))
     }
 }
 
-// A write is one statement in its own implicit transaction: the event goes in
-// `pending_event`, and a trigger moves it to the log (see the migration). One
-// statement is one trip to the connection's thread instead of four.
-/// A create: task binds $1 to $10.
+// A task write is a guarded statement on the task row that returns the row's
+// seq and new version when it wrote; the writer then appends the event and
+// applies the job change in the same transaction. (The pending_event and
+// pending_job triggers of earlier schema versions stay idle: those columns
+// are left NULL.)
+/// A create: task binds ?1 to ?9.
 const CREATE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
-     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event) \
-     VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10) ON CONFLICT (task_id) DO NOTHING";
-/// An update: task binds $1 to $11.
-const UPDATE: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
-     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
-     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11 \
-     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10";
-
-// A write with a job change is still one statement: the task write, guarded
-// by the job's state (so a change that cannot apply writes nothing), carries
-// the change in `pending_job` ($12 on a create, $13 on an update), and a
-// trigger applies it (see the migration). $11 (create) or $12 (update) is the
-// job's task id.
-/// A create that happens only if the task has no unfinished job.
+     status_ms, version, task, checkpoint_turn, checkpoint_state) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9) ON CONFLICT (task_id) DO NOTHING \
+     RETURNING seq, version";
+/// An update: task binds ?1 to ?10.
+const UPDATE: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
+     version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
+     checkpoint_state = COALESCE(?6, checkpoint_state) \
+     WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 \
+     RETURNING seq, version";
+/// A create that happens only if the task has no unfinished job (?10: the job's task).
 const CREATE_IF_JOB_FREE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
-     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event, pending_job) \
-     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $12 WHERE NOT EXISTS (SELECT 1 FROM jobs \
-     WHERE task_id = $11 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED')) \
-     ON CONFLICT (task_id) DO NOTHING";
-/// A create that happens only if the task has a job.
+     status_ms, version, task, checkpoint_turn, checkpoint_state) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM jobs \
+     WHERE task_id = ?10 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED')) \
+     ON CONFLICT (task_id) DO NOTHING RETURNING seq, version";
+/// A create that happens only if the task has a job (?10: the job's task).
 const CREATE_IF_JOB: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
-     status_ms, version, task, checkpoint_turn, checkpoint_state, pending_event, pending_job) \
-     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $12 WHERE EXISTS (SELECT 1 FROM jobs WHERE task_id = $11) \
-     ON CONFLICT (task_id) DO NOTHING";
-/// An update that happens only if the task has no unfinished job.
-const UPDATE_IF_JOB_FREE: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
-     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
-     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11, pending_job = $13 \
-     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND NOT EXISTS (SELECT 1 FROM jobs \
-     WHERE task_id = $12 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED'))";
-/// An update that happens only if the task has a job.
-const UPDATE_IF_JOB: &str = "UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
-     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
-     checkpoint_state = COALESCE($6, checkpoint_state), pending_event = $11, pending_job = $13 \
-     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND EXISTS (SELECT 1 FROM jobs WHERE task_id = $12)";
-
-/// The job change as the trigger reads it.
-fn pending_job(job: &JobChange) -> Result<String, StoreError> {
-    let names: &[&str] = match job.op {
-        JobOp::Record => &[
-            "task_id",
-            "owner_tenant",
-            "owner_user",
-            "state",
-            "node",
-            "at",
-            "request",
-            "reason",
-        ],
-        JobOp::Finish => &["task_id", "state", "reason", "at"],
-    };
-    let mut fields = serde_json::Map::with_capacity(names.len() + 1);
-    let op = match job.op {
-        JobOp::Record => "record",
-        JobOp::Finish => "finish",
-    };
-    fields.insert("op".into(), op.into());
-    for (name, bind) in names.iter().zip(&job.binds) {
-        let value = match bind {
-            Bind::Text(v) => serde_json::Value::from(v.as_str()),
-            Bind::I32(v) => serde_json::Value::from(*v),
-            Bind::I64(v) => serde_json::Value::from(*v),
-            Bind::OptI64(v) => serde_json::Value::from(*v),
-            Bind::OptText(v) => serde_json::Value::from(v.as_deref()),
-            Bind::OptBytes(_) => {
-                return Err(StoreError::Backend(
-                    "a job change has no binary field".into(),
-                ));
-            }
-        };
-        fields.insert((*name).to_owned(), value);
-    }
-    serde_json::to_string(&fields)
-        .map_err(|e| StoreError::Backend(format!("serializing a job change: {e}")))
-}
+     status_ms, version, task, checkpoint_turn, checkpoint_state) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM jobs WHERE task_id = ?10) \
+     ON CONFLICT (task_id) DO NOTHING RETURNING seq, version";
+/// An update that happens only if the task has no unfinished job (?11: the job's task).
+const UPDATE_IF_JOB_FREE: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
+     version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
+     checkpoint_state = COALESCE(?6, checkpoint_state) \
+     WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 AND NOT EXISTS \
+     (SELECT 1 FROM jobs WHERE task_id = ?11 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED')) \
+     RETURNING seq, version";
+/// An update that happens only if the task has a job (?11: the job's task).
+const UPDATE_IF_JOB: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
+     version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
+     checkpoint_state = COALESCE(?6, checkpoint_state) \
+     WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 AND EXISTS \
+     (SELECT 1 FROM jobs WHERE task_id = ?11) RETURNING seq, version";
+/// Records a job, or replaces a finished one (binds as [`JobOp::Record`] lists).
+/// The task statement's guard already made sure no unfinished job is there.
+const RECORD_JOB: &str = "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
+     attempts, request, reason, created_us, updated_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?6, ?6) \
+     ON CONFLICT (task_id) DO UPDATE SET owner_tenant = excluded.owner_tenant, \
+     owner_user = excluded.owner_user, state = excluded.state, node = excluded.node, \
+     heartbeat_us = excluded.heartbeat_us, attempts = 1, request = excluded.request, \
+     reason = excluded.reason, created_us = excluded.created_us, updated_us = excluded.updated_us \
+     WHERE jobs.state IN ('COMPLETED', 'FAILED', 'ABANDONED')";
+/// Finishes a job (binds as [`JobOp::Finish`] lists).
+const FINISH_JOB: &str = "UPDATE jobs SET state = ?2, reason = ?3, updated_us = ?4 WHERE task_id = ?1";
 
 sql_stores!(SqliteStore, sqlx::Sqlite);

@@ -1,148 +1,251 @@
-//! Group commit for SQLite task writes.
+//! The SQLite writer: one connection on a thread of its own, committing
+//! writes in groups.
 //!
 //! SQLite commits one transaction at a time, and every commit writes each
-//! page it changed to the log. Task writes waiting at the same moment are
-//! therefore run together, in arrival order, in one transaction on the write
-//! connection: the pages they share (index leaves, the event log's last page)
-//! are written once per batch instead of once per write. Each writer is
-//! answered only after the commit that holds its write.
+//! page it changed to the log. Writes waiting at the same moment are
+//! therefore run together, in arrival order, in one transaction: the pages
+//! they share (index leaves, the event log's last page) are written once per
+//! batch instead of once per write. Each writer is answered only after the
+//! commit that holds its write.
+//!
+//! The connection lives on a dedicated thread and runs each statement in
+//! place. An async driver that hands every statement to a worker thread and
+//! back pays two thread switches per statement, which on a busy server cost
+//! far more than SQLite's own work; here a whole batch costs one wake-up of
+//! the thread and one answer per write.
 //!
 //! A statement error in a batch rolls it back, and its writes are run again
 //! one by one, so one bad write never fails its neighbours.
 
+use std::path::Path;
+use std::time::Duration;
+
 use a2a_server::store::StoreError;
-use sqlx::sqlite::{SqliteConnection, SqlitePool};
+use rusqlite::{CachedStatement, Connection, OpenFlags};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::common::{Bind, backend, bind_all};
+use crate::common::Bind;
 
-/// The most writes in one transaction (bounds how long a batch holds the writer).
-const MAX_BATCH: usize = 64;
+/// The most writes in one transaction (bounds how long a batch holds the
+/// writer, and how much one failing write makes its batch redo).
+const MAX_BATCH: usize = 256;
 /// Writes that may wait for the writer before senders wait for room.
-const QUEUE: usize = 1024;
+const QUEUE: usize = 4096;
+/// Prepared statements kept ready (every write statement the store has fits).
+const STATEMENT_CACHE: usize = 64;
 
-struct Write {
-    sql: &'static str,
-    binds: Vec<Bind>,
-    done: oneshot::Sender<Result<u64, sqlx::Error>>,
+/// A write, as the writer thread runs it.
+#[derive(Debug)]
+pub(crate) enum Write {
+    /// One statement; answered with the rows it changed.
+    Statement {
+        /// `$N` or `?N` parameters, bound from `binds[N - 1]`.
+        sql: &'static str,
+        /// The values.
+        binds: Vec<Bind>,
+    },
+    /// A task row write that returns the row's `seq` and `version` when it
+    /// wrote (and nothing when its guards refused it); then, only if it
+    /// wrote, the event appended to the task's log and the job change, all in
+    /// the same transaction. Answered with 1 if it wrote, 0 if refused.
+    Task {
+        /// The task statement (`... RETURNING seq, version`).
+        sql: &'static str,
+        /// Its values.
+        binds: Vec<Bind>,
+        /// The event's JSON.
+        event: String,
+        /// The job change: its statement and values.
+        job: Option<(&'static str, Vec<Bind>)>,
+    },
 }
 
-/// The sending side of the group-commit writer; cheap to clone. The writer
-/// stops when the last clone is dropped.
+struct Queued {
+    write: Write,
+    done: oneshot::Sender<Result<u64, StoreError>>,
+}
+
+/// How the writer's connection is set up.
+#[derive(Debug, Clone)]
+pub(crate) struct WriterOptions {
+    /// `synchronous = FULL` instead of NORMAL.
+    pub(crate) full_sync: bool,
+    /// How long a write waits for another connection's write lock.
+    pub(crate) busy_timeout: Duration,
+}
+
+/// The sending side of the writer; cheap to clone. The writer's thread ends,
+/// closing its connection, when the last clone is dropped.
 #[derive(Debug, Clone)]
 pub(crate) struct TaskWriter {
-    queue: mpsc::Sender<Write>,
-}
-
-impl std::fmt::Debug for Write {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Write")
-            .field("sql", &self.sql)
-            .finish_non_exhaustive()
-    }
+    queue: mpsc::Sender<Queued>,
 }
 
 impl TaskWriter {
-    /// Starts the writer on `pool` (the store's one write connection).
-    pub(crate) fn start(pool: SqlitePool) -> Self {
+    /// Opens a write connection to the database at `path` (which exists and
+    /// is migrated) and starts the writer's thread on it.
+    pub(crate) fn start(path: &Path, options: &WriterOptions) -> Result<Self, rusqlite::Error> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(options.busy_timeout)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(
+            None,
+            "synchronous",
+            if options.full_sync { "FULL" } else { "NORMAL" },
+        )?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let (queue, writes) = mpsc::channel(QUEUE);
-        tokio::spawn(run(pool, writes));
-        TaskWriter { queue }
+        std::thread::Builder::new()
+            .name("a2a-sqlite-writer".into())
+            .spawn(move || run(&conn, writes))
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        Ok(TaskWriter { queue })
     }
 
-    /// Runs `sql` with `binds` in the next batch; returns the rows it changed.
-    pub(crate) async fn write(
-        &self,
-        sql: &'static str,
-        binds: Vec<Bind>,
-    ) -> Result<u64, StoreError> {
+    /// Runs `write` in the next batch; returns once it is committed (or
+    /// failed), with the rows it changed.
+    pub(crate) async fn write(&self, write: Write) -> Result<u64, StoreError> {
         let (done, answer) = oneshot::channel();
         let stopped = || StoreError::Backend("the SQLite writer has stopped".into());
         self.queue
-            .send(Write { sql, binds, done })
+            .send(Queued { write, done })
             .await
             .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?.map_err(backend)
+        answer.await.map_err(|_| stopped())?
     }
 }
 
-async fn run(pool: SqlitePool, mut writes: mpsc::Receiver<Write>) {
+fn run(conn: &Connection, mut writes: mpsc::Receiver<Queued>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    while writes.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let mut conn = match pool.acquire().await {
-            Ok(conn) => conn,
-            Err(err) => {
-                let message = err.to_string();
-                for write in batch.drain(..) {
-                    let _ = write.done.send(Err(sqlx::Error::Protocol(message.clone())));
-                }
-                continue;
+    while let Some(first) = writes.blocking_recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match writes.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
             }
-        };
-        if batch.len() == 1 {
-            for write in batch.drain(..) {
-                let result = execute(&mut conn, write.sql, write.binds).await;
-                let _ = write.done.send(result);
-            }
-            continue;
         }
-        match run_batch(&mut conn, &batch).await {
+        match run_batch(conn, &batch) {
             Ok(results) => {
-                for (write, result) in batch.drain(..).zip(results) {
-                    let _ = write.done.send(Ok(result));
+                for (queued, result) in batch.drain(..).zip(results) {
+                    let _ = queued.done.send(Ok(result));
                 }
             }
-            Err(_) => {
+            Err(_) if batch.len() > 1 => {
                 // Something in the batch failed and nothing of it was kept:
                 // each write runs alone, and answers for itself.
-                for write in batch.drain(..) {
-                    let result = execute(&mut conn, write.sql, write.binds).await;
-                    let _ = write.done.send(result);
+                for queued in batch.drain(..) {
+                    let result = run_batch(conn, std::slice::from_ref(&queued))
+                        .map(|results| results[0])
+                        .map_err(backend);
+                    let _ = queued.done.send(result);
+                }
+            }
+            Err(err) => {
+                let message = err.to_string();
+                for queued in batch.drain(..) {
+                    let _ = queued.done.send(Err(StoreError::Backend(message.clone())));
                 }
             }
         }
     }
+}
+
+fn backend(err: rusqlite::Error) -> StoreError {
+    StoreError::Backend(err.to_string())
 }
 
 /// Runs every write of `batch` in one transaction; on any error rolls back.
-async fn run_batch(conn: &mut SqliteConnection, batch: &[Write]) -> Result<Vec<u64>, sqlx::Error> {
-    sqlx::query("BEGIN").execute(&mut *conn).await?;
+fn run_batch(conn: &Connection, batch: &[Queued]) -> Result<Vec<u64>, rusqlite::Error> {
+    // IMMEDIATE takes the write lock now (waiting up to the busy timeout for
+    // another connection's write), so the commit cannot fail on it later.
+    conn.execute_batch("BEGIN IMMEDIATE")?;
     let mut results = Vec::with_capacity(batch.len());
-    for write in batch {
-        let mut query = sqlx::query(write.sql);
-        for bind in &write.binds {
-            query = match bind {
-                Bind::Text(v) => query.bind(v.as_str()),
-                Bind::I32(v) => query.bind(*v),
-                Bind::I64(v) => query.bind(*v),
-                Bind::OptI64(v) => query.bind(*v),
-                Bind::OptText(v) => query.bind(v.as_deref()),
-                Bind::OptBytes(v) => query.bind(v.as_deref()),
-            };
-        }
-        match query.execute(&mut *conn).await {
-            Ok(done) => results.push(done.rows_affected()),
+    for queued in batch {
+        match apply(conn, &queued.write) {
+            Ok(result) => results.push(result),
             Err(err) => {
-                let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+                let _ = conn.execute_batch("ROLLBACK");
                 return Err(err);
             }
         }
     }
-    if let Err(err) = sqlx::query("COMMIT").execute(&mut *conn).await {
-        let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+    if let Err(err) = conn.execute_batch("COMMIT") {
+        let _ = conn.execute_batch("ROLLBACK");
         return Err(err);
     }
     Ok(results)
 }
 
-/// Runs one write in its own (implicit) transaction.
-async fn execute(
-    conn: &mut SqliteConnection,
-    sql: &'static str,
-    binds: Vec<Bind>,
-) -> Result<u64, sqlx::Error> {
-    let done = bind_all!(sqlx::query(sql), binds).execute(conn).await?;
-    Ok(done.rows_affected())
+fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
+    match write {
+        Write::Statement { sql, binds } => {
+            let mut statement = prepare(conn, sql, binds)?;
+            Ok(statement.raw_execute()? as u64)
+        }
+        Write::Task {
+            sql,
+            binds,
+            event,
+            job,
+        } => {
+            let mut statement = prepare(conn, sql, binds)?;
+            let written = {
+                let mut rows = statement.raw_query();
+                match rows.next()? {
+                    Some(row) => Some((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?)),
+                    None => None,
+                }
+            };
+            drop(statement);
+            let Some((seq, version)) = written else {
+                return Ok(0);
+            };
+            conn.prepare_cached(APPEND_EVENT)?
+                .execute(rusqlite::params![seq, version, event])?;
+            if let Some((sql, binds)) = job {
+                prepare(conn, sql, binds)?.raw_execute()?;
+            }
+            Ok(1)
+        }
+    }
+}
+
+/// Appends a task's event: the task's seq, the version the write made, the
+/// event's JSON.
+const APPEND_EVENT: &str = "INSERT INTO task_events (task_seq, version, event) VALUES (?1, ?2, ?3)";
+
+/// Prepares `sql` (from the cache) and binds each numbered parameter
+/// (`$N` or `?N`) to `binds[N - 1]`.
+fn prepare<'c>(
+    conn: &'c Connection,
+    sql: &str,
+    binds: &[Bind],
+) -> Result<CachedStatement<'c>, rusqlite::Error> {
+    let mut statement = conn.prepare_cached(sql)?;
+    for index in 1..=statement.parameter_count() {
+        let number = statement
+            .parameter_name(index)
+            .and_then(|name| name.get(1..))
+            .and_then(|digits| digits.parse::<usize>().ok())
+            .unwrap_or(index);
+        let bind = binds
+            .get(number.wrapping_sub(1))
+            .ok_or(rusqlite::Error::InvalidParameterCount(number, binds.len()))?;
+        match bind {
+            Bind::Text(v) => statement.raw_bind_parameter(index, v.as_str())?,
+            Bind::I32(v) => statement.raw_bind_parameter(index, v)?,
+            Bind::I64(v) => statement.raw_bind_parameter(index, v)?,
+            Bind::OptI64(v) => statement.raw_bind_parameter(index, v)?,
+            Bind::OptText(v) => statement.raw_bind_parameter(index, v.as_deref())?,
+            Bind::OptBytes(v) => statement.raw_bind_parameter(index, v.as_deref())?,
+        }
+    }
+    Ok(statement)
 }
 
 #[cfg(test)]
@@ -150,34 +253,73 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use sqlx::sqlite::SqlitePoolOptions;
+
+    fn options() -> WriterOptions {
+        WriterOptions {
+            full_sync: false,
+            busy_timeout: Duration::from_secs(1),
+        }
+    }
 
     #[tokio::test]
     async fn a_failing_write_fails_alone_and_its_batch_still_lands() {
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect("sqlite::memory:")
-            .await
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (a INTEGER PRIMARY KEY)")
             .unwrap();
-        sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY)")
-            .execute(&pool)
-            .await
-            .unwrap();
-        let writer = TaskWriter::start(pool.clone());
-        let insert = "INSERT INTO t (a) VALUES ($1)";
+        let writer = TaskWriter::start(&path, &options()).unwrap();
+        let insert = |a| Write::Statement {
+            sql: "INSERT INTO t (a) VALUES ($1)",
+            binds: vec![Bind::I64(a)],
+        };
         // Sent together, so they meet in one batch; the middle one breaks the key.
         let (first, duplicate, third) = tokio::join!(
-            writer.write(insert, vec![Bind::I64(1)]),
-            writer.write(insert, vec![Bind::I64(1)]),
-            writer.write(insert, vec![Bind::I64(2)]),
+            writer.write(insert(1)),
+            writer.write(insert(1)),
+            writer.write(insert(2)),
         );
         assert_eq!(first.unwrap(), 1);
         assert!(matches!(duplicate, Err(StoreError::Backend(_))));
         assert_eq!(third.unwrap(), 1);
-        let rows: Vec<i64> = sqlx::query_scalar("SELECT a FROM t ORDER BY a")
-            .fetch_all(&pool)
+        let conn = Connection::open(&path).unwrap();
+        let mut rows = conn.prepare("SELECT a FROM t ORDER BY a").unwrap();
+        let rows: Vec<i64> = rows
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(rows, [1, 2]);
+    }
+
+    #[tokio::test]
+    async fn parameters_bind_by_their_number_whatever_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (a INTEGER, b TEXT)")
+            .unwrap();
+        let writer = TaskWriter::start(&path, &options()).unwrap();
+        writer
+            .write(Write::Statement {
+                sql: "INSERT INTO t (b, a) VALUES ($2, $1)",
+                binds: vec![Bind::I64(7), Bind::Text("seven".into())],
+            })
             .await
             .unwrap();
-        assert_eq!(rows, [1, 2]);
+        let missing = writer
+            .write(Write::Statement {
+                sql: "INSERT INTO t (a, b) VALUES ($1, $3)",
+                binds: vec![Bind::I64(1), Bind::Text("one".into())],
+            })
+            .await;
+        assert!(matches!(missing, Err(StoreError::Backend(_))), "{missing:?}");
+        let conn = Connection::open(&path).unwrap();
+        let row: (i64, String) = conn
+            .query_row("SELECT a, b FROM t", [], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap();
+        assert_eq!(row, (7, "seven".to_owned()));
     }
 }

@@ -73,11 +73,18 @@ pub use task::{Artifact, Task, TaskState, TaskStatus};
 /// A `google.protobuf.Struct`: a JSON object of arbitrary values.
 pub type Metadata = serde_json::Map<String, serde_json::Value>;
 
-/// A fresh unique id (a random UUID v4: unlike v7 it needs no clock read).
+/// A fresh unique id: a UUID v7, whose first bits are the time it was made and
+/// the rest (74 bits) random.
+///
+/// Ids made one after another sort one after another, so a durable store
+/// whose indexes are keyed by task, context or message id adds each new key
+/// next to the last one instead of on a random page: a batch of new tasks
+/// dirties a few index pages, not one per task. (A v4 id costs one clock
+/// read less; the store's write volume is worth far more.)
 pub fn new_id() -> String {
     // Encoding into a stack buffer skips the formatting machinery of `to_string`.
     let mut buffer = uuid::Uuid::encode_buffer();
-    uuid::Uuid::new_v4()
+    uuid::Uuid::now_v7()
         .hyphenated()
         .encode_lower(&mut buffer)
         .to_owned()

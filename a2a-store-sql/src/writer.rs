@@ -31,6 +31,10 @@ use crate::common::Bind;
 const MAX_BATCH: usize = 256;
 /// Writes that may wait for the writer before senders wait for room.
 const QUEUE: usize = 4096;
+/// The writer's page cache, in KiB (negative for SQLite: a size, not pages).
+const WRITER_CACHE_KIB: i64 = -65_536;
+/// About how many log pages pass between checkpoints.
+const CHECKPOINT_PAGES: i64 = 4_000;
 /// Prepared statements kept ready (every write statement the store has fits).
 const STATEMENT_CACHE: usize = 64;
 
@@ -97,12 +101,34 @@ impl TaskWriter {
             if options.full_sync { "FULL" } else { "NORMAL" },
         )?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // A statement that may need undoing inside a batch keeps its undo
+        // pages in memory, not in a temporary file.
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
+        // Index pages the writer revisits stay in its cache instead of being
+        // read back from the OS for every batch.
+        conn.pragma_update(None, "cache_size", WRITER_CACHE_KIB)?;
+        // Checkpoints run on a thread of their own (below), beside the
+        // writer; the writer checkpoints by itself only when the log grows
+        // far past that, as a bound if the checkpointer falls behind.
+        conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES * 8)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+
+        let checkpointer = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        checkpointer.busy_timeout(options.busy_timeout)?;
+        let (poke, pokes) = std::sync::mpsc::sync_channel(1);
+        let thread_error = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(Box::new(e));
+        std::thread::Builder::new()
+            .name("a2a-sqlite-checkpoint".into())
+            .spawn(move || checkpoint(&checkpointer, &pokes))
+            .map_err(thread_error)?;
         let (queue, writes) = mpsc::channel(QUEUE);
         std::thread::Builder::new()
             .name("a2a-sqlite-writer".into())
-            .spawn(move || run(&conn, writes))
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+            .spawn(move || run(&conn, writes, &poke))
+            .map_err(thread_error)?;
         Ok(TaskWriter { queue })
     }
 
@@ -119,8 +145,26 @@ impl TaskWriter {
     }
 }
 
-fn run(conn: &Connection, mut writes: mpsc::Receiver<Queued>) {
+/// Copies the log into the database each time the writer pokes, without
+/// holding up the writer (a PASSIVE checkpoint takes no write lock). Ends
+/// when the writer does.
+fn checkpoint(conn: &Connection, pokes: &std::sync::mpsc::Receiver<()>) {
+    while pokes.recv().is_ok() {
+        if let Err(err) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!(error = %err, "checkpointing the SQLite log failed; retrying later");
+        }
+    }
+}
+
+fn run(
+    conn: &Connection,
+    mut writes: mpsc::Receiver<Queued>,
+    checkpointer: &std::sync::mpsc::SyncSender<()>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    // Writes committed since the checkpointer was last poked: each changes a
+    // few pages, so this many writes is about a checkpoint's worth of log.
+    let mut since_checkpoint = 0;
     while let Some(first) = writes.blocking_recv() {
         batch.push(first);
         while batch.len() < MAX_BATCH {
@@ -128,6 +172,12 @@ fn run(conn: &Connection, mut writes: mpsc::Receiver<Queued>) {
                 Ok(next) => batch.push(next),
                 Err(_) => break,
             }
+        }
+        since_checkpoint += batch.len() as i64;
+        if since_checkpoint >= CHECKPOINT_PAGES {
+            since_checkpoint = 0;
+            // Full: a checkpoint is already due, this one folds into it.
+            let _ = checkpointer.try_send(());
         }
         match run_batch(conn, &batch) {
             Ok(results) => {

@@ -8,3 +8,13 @@ DROP TRIGGER tasks_log_created;
 DROP TRIGGER tasks_log_updated;
 DROP TRIGGER tasks_job_created;
 DROP TRIGGER tasks_job_updated;
+
+-- Most jobs are written once, already finished (an execution that ends its
+-- turn before its first write). Indexes keyed by state made every such job
+-- cost two index entries it never needs; partial indexes hold only the few
+-- unfinished jobs that heartbeats and recovery look for, and listing by time
+-- (and retention) uses jobs_by_updated.
+DROP INDEX jobs_by_state_node;
+DROP INDEX jobs_by_state_updated;
+CREATE INDEX jobs_running ON jobs (node) WHERE state = 'RUNNING';
+CREATE INDEX jobs_pending ON jobs (updated_us, task_id) WHERE state = 'PENDING';

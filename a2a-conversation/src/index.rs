@@ -1,0 +1,331 @@
+//! The conversation index: which A2A conversation each pair of agents keeps.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::entry::LogEntry;
+use crate::reader::LogReader;
+
+/// The index's file name in a data directory.
+pub const INDEX_FILE: &str = "conversations.json";
+/// The version of the index document this code writes and reads.
+const FORMAT_VERSION: u32 = 1;
+
+/// A route: a work session and the pair of agents in it, in either order
+/// (`ws-1::alpha|beta`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RouteKey(String);
+
+impl RouteKey {
+    /// The route of `a` and `b` in `session`; the same whichever speaks first.
+    pub fn new(session: &str, a: &str, b: &str) -> RouteKey {
+        let (first, second) = if a <= b { (a, b) } else { (b, a) };
+        RouteKey(format!("{session}::{first}|{second}"))
+    }
+
+    /// The key as written (`session::a|b`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for RouteKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where a route's conversation stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Route {
+    /// The A2A conversation (`contextId`).
+    pub context_id: String,
+    /// The last task in it.
+    pub task_id: Option<String>,
+    /// What last happened: the last task state (`TASK_STATE_INPUT_REQUIRED`,
+    /// say) or `message` for a direct reply.
+    pub last_event: String,
+    /// When.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Route {
+    /// Whether the last task waits for the other side (input or auth
+    /// required), so the next message continues that task.
+    pub fn task_waits(&self) -> bool {
+        matches!(
+            self.last_event.as_str(),
+            "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED"
+        )
+    }
+}
+
+/// Metadata keys a log line carries when it updates a route, so the index can
+/// be rebuilt from the log.
+pub(crate) mod keys {
+    pub(crate) const ROUTE: &str = "route";
+    pub(crate) const CONTEXT_ID: &str = "contextId";
+    pub(crate) const TASK_ID: &str = "taskId";
+    pub(crate) const STATE: &str = "state";
+}
+
+/// Why the index could not be saved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// The file could not be written.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Document {
+    version: u32,
+    updated_at: DateTime<Utc>,
+    entries: HashMap<RouteKey, Route>,
+}
+
+/// The index: route → conversation, in memory, saved to a file.
+///
+/// Cheap to clone (clones share it). [`ConversationIndex::record`] changes
+/// memory only; [`ConversationIndex::save`] writes the whole document to a
+/// temporary file and renames it over the old one, so the file is always
+/// either the old or the new index. What changed after the last save is not
+/// lost in a crash as long as the changes were logged: [`ConversationIndex::open`]
+/// replays log lines newer than the saved document.
+#[derive(Debug, Clone, Default)]
+pub struct ConversationIndex {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    routes: RwLock<HashMap<RouteKey, Route>>,
+    path: Option<PathBuf>,
+    /// Held while saving, so two saves do not race on the temporary file.
+    saving: Mutex<()>,
+}
+
+impl ConversationIndex {
+    /// An index in memory only.
+    pub fn in_memory() -> ConversationIndex {
+        ConversationIndex::default()
+    }
+
+    /// Opens the index of `data_dir` (its [`INDEX_FILE`]) and brings it up to
+    /// date with the log there: lines logged after the document was saved are
+    /// replayed. A missing or corrupt file is not an error: the index is
+    /// rebuilt from the whole log, with a warning.
+    pub fn open(data_dir: impl AsRef<Path>) -> ConversationIndex {
+        let data_dir = data_dir.as_ref();
+        let path = data_dir.join(INDEX_FILE);
+        let (routes, since) = match std::fs::read(&path) {
+            Ok(bytes) => match serde_json::from_slice::<Document>(&bytes) {
+                Ok(doc) if doc.version == FORMAT_VERSION => (doc.entries, Some(doc.updated_at)),
+                Ok(doc) => {
+                    tracing::warn!(path = %path.display(), version = doc.version, "the conversation index has an unknown version; rebuilding it from the conversation log");
+                    (HashMap::new(), None)
+                }
+                Err(err) => {
+                    tracing::warn!(path = %path.display(), error = %err, "the conversation index is corrupt; rebuilding it from the conversation log");
+                    (HashMap::new(), None)
+                }
+            },
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => (HashMap::new(), None),
+            Err(err) => {
+                tracing::warn!(path = %path.display(), error = %err, "the conversation index cannot be read; rebuilding it from the conversation log");
+                (HashMap::new(), None)
+            }
+        };
+        let index = ConversationIndex {
+            inner: Arc::new(Inner {
+                routes: RwLock::new(routes),
+                path: Some(path),
+                saving: Mutex::new(()),
+            }),
+        };
+        index.replay(&LogReader::new(data_dir), since);
+        index
+    }
+
+    /// Applies the route changes in the log after `since` (all of them
+    /// without a time).
+    fn replay(&self, log: &LogReader, since: Option<DateTime<Utc>>) {
+        let days = match log.days() {
+            Ok(days) => days,
+            Err(err) => {
+                tracing::warn!(error = %err, "reading the conversation log to rebuild the index failed");
+                return;
+            }
+        };
+        let first = since.map(|t| t.date_naive());
+        for day in days.into_iter().filter(|d| first.is_none_or(|f| *d >= f)) {
+            match log.day(day) {
+                Ok(read) => {
+                    for entry in read.entries {
+                        if since.is_none_or(|since| entry.t > since) {
+                            self.apply_logged(&entry);
+                        }
+                    }
+                }
+                Err(err) => tracing::warn!(%day, error = %err, "skipping a conversation log day"),
+            }
+        }
+    }
+
+    /// Updates a route from a log line that carries one.
+    fn apply_logged(&self, entry: &LogEntry) {
+        let text = |key: &str| entry.metadata.get(key).and_then(|v| v.as_str());
+        let (Some(route), Some(context_id)) = (text(keys::ROUTE), text(keys::CONTEXT_ID)) else {
+            return;
+        };
+        let key = RouteKey(route.to_owned());
+        let newer = self
+            .get(&key)
+            .is_none_or(|current| current.updated_at <= entry.t);
+        if newer {
+            self.record(
+                key,
+                Route {
+                    context_id: context_id.to_owned(),
+                    task_id: text(keys::TASK_ID).map(str::to_owned),
+                    last_event: text(keys::STATE).unwrap_or("message").to_owned(),
+                    updated_at: entry.t,
+                },
+            );
+        }
+    }
+
+    /// The route's conversation, if it has one.
+    pub fn get(&self, key: &RouteKey) -> Option<Route> {
+        self.inner
+            .routes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    /// Records where a route's conversation stands (in memory; see [`save`](Self::save)).
+    pub fn record(&self, key: RouteKey, route: Route) {
+        self.inner
+            .routes
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, route);
+    }
+
+    /// How many routes it holds.
+    pub fn len(&self) -> usize {
+        self.inner
+            .routes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+
+    /// Whether it holds no route.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the index to its file atomically (a temporary file, synced,
+    /// renamed over the old one). An in-memory index has nothing to do.
+    pub fn save(&self) -> Result<(), IndexError> {
+        let Some(path) = &self.inner.path else {
+            return Ok(());
+        };
+        let _saving = self.inner.saving.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = {
+            let routes = self.inner.routes.read().unwrap_or_else(|e| e.into_inner());
+            let updated_at = routes
+                .values()
+                .map(|r| r.updated_at)
+                .max()
+                .unwrap_or_else(Utc::now);
+            serde_json::to_vec(&DocumentRef {
+                version: FORMAT_VERSION,
+                updated_at,
+                entries: &routes,
+            })
+            .map_err(|e| IndexError::Io {
+                context: "serializing the conversation index".into(),
+                source: std::io::Error::other(e),
+            })?
+        };
+        let io = |context: &str| {
+            let context = format!("{context} {}", path.display());
+            move |source| IndexError::Io { context, source }
+        };
+        let mut tmp = path.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let mut file = std::fs::File::create(&tmp).map_err(io("writing"))?;
+        file.write_all(&bytes).map_err(io("writing"))?;
+        file.sync_all().map_err(io("syncing"))?;
+        std::fs::rename(&tmp, path).map_err(io("replacing"))?;
+        if let Some(dir) = path.parent() {
+            // The rename itself survives a power loss once the folder is synced.
+            if let Ok(dir) = std::fs::File::open(dir) {
+                let _ = dir.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The document as written, borrowing the routes.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DocumentRef<'a> {
+    version: u32,
+    updated_at: DateTime<Utc>,
+    entries: &'a HashMap<RouteKey, Route>,
+}
+
+/// The metadata a log line carries so that [`ConversationIndex::open`] can
+/// rebuild `route` from the log.
+pub(crate) fn route_metadata(
+    entry: LogEntry,
+    key: &RouteKey,
+    context_id: &str,
+    task_id: Option<&str>,
+    state: &str,
+) -> LogEntry {
+    let entry = entry
+        .meta(keys::ROUTE, key.as_str())
+        .meta(keys::CONTEXT_ID, context_id)
+        .meta(keys::STATE, state);
+    match task_id {
+        Some(task_id) => entry.meta(keys::TASK_ID, task_id),
+        None => entry,
+    }
+}
+
+impl LogEntry {
+    /// Marks this line as the latest word on `key`'s conversation, so the
+    /// index can be rebuilt from the log.
+    #[must_use]
+    pub fn route(self, key: &RouteKey, route: &Route) -> LogEntry {
+        route_metadata(
+            self,
+            key,
+            &route.context_id,
+            route.task_id.as_deref(),
+            &route.last_event,
+        )
+    }
+}

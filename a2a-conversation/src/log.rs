@@ -1,0 +1,529 @@
+//! Writing the log: a bounded queue to a writer thread, daily files, and the
+//! archive.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::entry::LogEntry;
+use crate::{ARCHIVE_DIR, STREAM_DIR};
+
+/// What `append` does when the writer's queue is full (the disk is behind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WhenFull {
+    /// The line is not written, and the loss is on record: the log counts it
+    /// ([`ConversationLog::dropped`]), warns through `tracing`, and writes a
+    /// line of type `error` saying how many lines were dropped as soon as the
+    /// queue has room. The default: an execution never waits for the disk.
+    #[default]
+    DropAndRecord,
+    /// `append` waits for room: nothing is dropped, and executions slow down
+    /// to the disk's pace.
+    Wait,
+}
+
+/// When written lines reach the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Flush {
+    /// Every line is written to the file on its own as soon as the writer
+    /// takes it: a crash of the process loses nothing the writer took.
+    EachLine,
+    /// The lines waiting in the queue, up to `max_lines`, are written together
+    /// (one system call): cheaper under load, and a crash loses at most one
+    /// group. Under light load a group is one line.
+    Grouped {
+        /// The most lines in one write.
+        max_lines: usize,
+    },
+}
+
+/// Where the time of a line comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Clock {
+    /// The system's clock.
+    System,
+    /// `start` plus the time elapsed on tokio's clock since `anchor`: follows
+    /// `tokio::time::pause` and `advance` (for tests of day rollover).
+    Tokio {
+        /// The wall-clock time at `anchor`.
+        start: DateTime<Utc>,
+        /// The tokio instant that `start` corresponds to.
+        anchor: tokio::time::Instant,
+    },
+}
+
+impl Clock {
+    /// A clock that starts at `start` now and follows tokio's time.
+    pub fn tokio_from(start: DateTime<Utc>) -> Clock {
+        Clock::Tokio {
+            start,
+            anchor: tokio::time::Instant::now(),
+        }
+    }
+
+    /// The time now.
+    pub fn now(&self) -> DateTime<Utc> {
+        match self {
+            Clock::System => Utc::now(),
+            Clock::Tokio { start, anchor } => {
+                let elapsed = tokio::time::Instant::now().saturating_duration_since(*anchor);
+                *start + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX)
+            }
+        }
+    }
+}
+
+/// How a [`ConversationLog`] works. Defaults: a queue of 65,536 lines,
+/// [`WhenFull::DropAndRecord`], [`Flush::Grouped`] of up to 256 lines, no
+/// `fsync`, archive after 7 days, gzip archived days after 30.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LogConfig {
+    /// Lines that may wait for the writer.
+    pub queue: usize,
+    /// What happens when they are that many.
+    pub when_full: WhenFull,
+    /// When lines reach the file.
+    pub flush: Flush,
+    /// Also `fsync` after each write (survives a power loss; much slower).
+    pub sync: bool,
+    /// Days after which a day's file moves to `stream/archive/`.
+    pub archive_after_days: u32,
+    /// Days after which an archived file is gzipped.
+    pub gzip_after_days: u32,
+    /// The clock that stamps lines.
+    pub clock: Clock,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            queue: 65_536,
+            when_full: WhenFull::DropAndRecord,
+            flush: Flush::Grouped { max_lines: 256 },
+            sync: false,
+            archive_after_days: 7,
+            gzip_after_days: 30,
+            clock: Clock::System,
+        }
+    }
+}
+
+impl LogConfig {
+    /// Sets [`LogConfig::queue`].
+    #[must_use]
+    pub fn queue(mut self, lines: usize) -> Self {
+        self.queue = lines;
+        self
+    }
+
+    /// Sets [`LogConfig::when_full`].
+    #[must_use]
+    pub fn when_full(mut self, policy: WhenFull) -> Self {
+        self.when_full = policy;
+        self
+    }
+
+    /// Sets [`LogConfig::flush`].
+    #[must_use]
+    pub fn flush(mut self, flush: Flush) -> Self {
+        self.flush = flush;
+        self
+    }
+
+    /// Sets [`LogConfig::sync`].
+    #[must_use]
+    pub fn sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// Sets [`LogConfig::archive_after_days`].
+    #[must_use]
+    pub fn archive_after_days(mut self, days: u32) -> Self {
+        self.archive_after_days = days;
+        self
+    }
+
+    /// Sets [`LogConfig::gzip_after_days`].
+    #[must_use]
+    pub fn gzip_after_days(mut self, days: u32) -> Self {
+        self.gzip_after_days = days;
+        self
+    }
+
+    /// Sets [`LogConfig::clock`].
+    #[must_use]
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+}
+
+/// Why the log failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LogError {
+    /// A file or folder could not be read or written.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The writer's queue was full and the line was dropped (and counted).
+    #[error("the conversation log's queue is full; the line was dropped and counted")]
+    Full,
+    /// The writer has stopped (the log was closed, or its thread failed).
+    #[error("the conversation log's writer has stopped")]
+    Stopped,
+}
+
+pub(crate) fn io_error(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> LogError {
+    let context = context.into();
+    move |source| LogError::Io { context, source }
+}
+
+enum Command {
+    Line(Box<LogEntry>),
+    /// Answers once everything queued before it is written (and synced if configured).
+    Flush(oneshot::Sender<Result<(), String>>),
+    /// Runs the archive pass as of the given day.
+    Archive(NaiveDate, oneshot::Sender<Result<(), String>>),
+}
+
+/// The log: cheap to clone; the writer thread ends when the last clone is
+/// dropped, after writing what is queued.
+#[derive(Debug, Clone)]
+pub struct ConversationLog {
+    queue: mpsc::Sender<Command>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    dir: PathBuf,
+    config: LogConfig,
+    dropped: AtomicU64,
+    written: AtomicU64,
+}
+
+impl ConversationLog {
+    /// Opens the log in `data_dir/stream` (created if missing) and starts its
+    /// writer thread.
+    pub fn open(data_dir: impl AsRef<Path>, config: LogConfig) -> Result<Self, LogError> {
+        let dir = data_dir.as_ref().join(STREAM_DIR);
+        std::fs::create_dir_all(dir.join(ARCHIVE_DIR))
+            .map_err(io_error(format!("creating {}", dir.display())))?;
+        let (queue, commands) = mpsc::channel(config.queue.max(1));
+        let shared = Arc::new(Shared {
+            dir,
+            config,
+            dropped: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+        });
+        let writer = Writer {
+            shared: shared.clone(),
+            file: None,
+            buffer: Vec::with_capacity(64 * 1024),
+            reported_dropped: 0,
+            archived_as_of: None,
+            last_t: None,
+        };
+        std::thread::Builder::new()
+            .name("a2a-conversation-log".into())
+            .spawn(move || writer.run(commands))
+            .map_err(io_error("starting the conversation log's writer"))?;
+        Ok(ConversationLog { queue, shared })
+    }
+
+    /// The folder of the daily files.
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// The time now on the log's clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.shared.config.clock.now()
+    }
+
+    /// Queues `entry` for writing and returns its id. Never waits for the
+    /// disk; with [`WhenFull::Wait`] it waits for room in the queue.
+    pub async fn append(&self, entry: LogEntry) -> Result<String, LogError> {
+        let id = entry.id.clone();
+        let command = Command::Line(Box::new(entry));
+        match self.shared.config.when_full {
+            WhenFull::Wait => self
+                .queue
+                .send(command)
+                .await
+                .map_err(|_| LogError::Stopped)?,
+            WhenFull::DropAndRecord => match self.queue.try_send(command) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    let dropped = self.shared.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                    if dropped.is_power_of_two() {
+                        tracing::warn!(
+                            dropped,
+                            "the conversation log's queue is full; dropping lines (a line in the log will say how many)"
+                        );
+                    }
+                    return Err(LogError::Full);
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return Err(LogError::Stopped),
+            },
+        }
+        Ok(id)
+    }
+
+    /// Lines dropped because the queue was full, since the log was opened.
+    pub fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Lines written to files, since the log was opened.
+    pub fn written(&self) -> u64 {
+        self.shared.written.load(Ordering::Relaxed)
+    }
+
+    /// Waits until every line queued before this call is in its file.
+    pub async fn flush(&self) -> Result<(), LogError> {
+        let (done, answer) = oneshot::channel();
+        self.queue
+            .send(Command::Flush(done))
+            .await
+            .map_err(|_| LogError::Stopped)?;
+        answer
+            .await
+            .map_err(|_| LogError::Stopped)?
+            .map_err(|e| LogError::Io {
+                context: "flushing the conversation log".into(),
+                source: std::io::Error::other(e),
+            })
+    }
+
+    /// Runs the archive pass as of `today` (it also runs by itself when the
+    /// first line of a new day is written, and on open): days older than
+    /// [`LogConfig::archive_after_days`] move to `archive/`, archived days
+    /// older than [`LogConfig::gzip_after_days`] are gzipped.
+    pub async fn archive(&self, today: NaiveDate) -> Result<(), LogError> {
+        let (done, answer) = oneshot::channel();
+        self.queue
+            .send(Command::Archive(today, done))
+            .await
+            .map_err(|_| LogError::Stopped)?;
+        answer
+            .await
+            .map_err(|_| LogError::Stopped)?
+            .map_err(|e| LogError::Io {
+                context: "archiving the conversation log".into(),
+                source: std::io::Error::other(e),
+            })
+    }
+}
+
+/// The path of `day`'s live file in `dir`.
+pub(crate) fn day_file(dir: &Path, day: NaiveDate) -> PathBuf {
+    dir.join(format!("{}.jsonl", day.format("%Y-%m-%d")))
+}
+
+/// The day a file name (`YYYY-MM-DD.jsonl` or `.jsonl.gz`) is for.
+pub(crate) fn day_of_file(name: &str) -> Option<NaiveDate> {
+    let stem = name
+        .strip_suffix(".jsonl")
+        .or_else(|| name.strip_suffix(".jsonl.gz"))?;
+    NaiveDate::parse_from_str(stem, "%Y-%m-%d").ok()
+}
+
+struct Writer {
+    shared: Arc<Shared>,
+    /// The open file and its day.
+    file: Option<(NaiveDate, File)>,
+    buffer: Vec<u8>,
+    /// Dropped lines already written up as a line of their own.
+    reported_dropped: u64,
+    /// The day the last archive pass ran as of.
+    archived_as_of: Option<NaiveDate>,
+    /// The time of the last line written.
+    last_t: Option<DateTime<Utc>>,
+}
+
+impl Writer {
+    fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        let max_lines = match self.shared.config.flush {
+            Flush::EachLine => 1,
+            Flush::Grouped { max_lines } => max_lines.max(1),
+        };
+        let mut batch = Vec::with_capacity(max_lines);
+        while commands.blocking_recv_many(&mut batch, max_lines) > 0 {
+            let mut result = Ok(());
+            for command in batch.drain(..) {
+                match command {
+                    Command::Line(entry) => {
+                        if let Err(err) = self.line(&entry) {
+                            tracing::error!(error = %err, "writing the conversation log failed");
+                            result = Err(err);
+                        }
+                    }
+                    Command::Flush(done) => {
+                        let flushed = self.write_out().map_err(|e| e.to_string());
+                        let _ = done.send(result.as_ref().map_err(ToString::to_string).and(flushed));
+                    }
+                    Command::Archive(today, done) => {
+                        let archived = self.write_out().and_then(|()| self.archive(today));
+                        let _ = done.send(archived.map_err(|e| e.to_string()));
+                    }
+                }
+            }
+            if let Err(err) = self.write_out() {
+                tracing::error!(error = %err, "writing the conversation log failed");
+            }
+            self.report_dropped();
+        }
+        let _ = self.write_out();
+    }
+
+    /// Adds one line to the buffer (switching files when its day changes).
+    fn line(&mut self, entry: &LogEntry) -> std::io::Result<()> {
+        let day = entry.t.date_naive();
+        if self.file.as_ref().is_none_or(|(open, _)| *open != day) {
+            self.write_out()?;
+            self.file = None;
+            if self.archived_as_of.is_none_or(|as_of| as_of < day) {
+                if let Err(err) = self.archive(day) {
+                    tracing::warn!(error = %err, "archiving old conversation log days failed");
+                }
+            }
+            self.file = Some((day, open_for_append(&day_file(&self.shared.dir, day))?));
+        }
+        serde_json::to_writer(&mut self.buffer, entry).map_err(std::io::Error::other)?;
+        self.buffer.push(b'\n');
+        self.last_t = Some(entry.t);
+        self.shared.written.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Writes the buffered lines to the open file (one call), and syncs if configured.
+    fn write_out(&mut self) -> std::io::Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let Some((_, file)) = self.file.as_mut() else {
+            self.buffer.clear();
+            return Ok(());
+        };
+        let written = file.write_all(&self.buffer);
+        self.buffer.clear();
+        written?;
+        if self.shared.config.sync {
+            file.sync_data()?;
+        }
+        Ok(())
+    }
+
+    /// Writes up lines dropped since the last report as a line of its own.
+    fn report_dropped(&mut self) {
+        let dropped = self.shared.dropped.load(Ordering::Relaxed);
+        if dropped == self.reported_dropped {
+            return;
+        }
+        let lost = dropped - self.reported_dropped;
+        self.reported_dropped = dropped;
+        // Stamped as the last line written, so it lands in the same day's file.
+        let t = self.last_t.unwrap_or_else(Utc::now);
+        let entry = LogEntry::new(
+            t,
+            crate::EntryType::Error,
+            "conversation-log",
+            None,
+            format!("the log's queue was full: {lost} lines were dropped"),
+        )
+        .meta("dropped", lost)
+        .meta("droppedTotal", dropped);
+        if self.line(&entry).and_then(|()| self.write_out()).is_err() {
+            tracing::error!(lost, "could not record dropped conversation log lines");
+        }
+    }
+
+    /// Moves days older than the archive age to `archive/`, and gzips archived
+    /// days older than the gzip age. Each step is a rename, so a reader sees
+    /// a day's file in one place or the other, whole.
+    fn archive(&mut self, today: NaiveDate) -> std::io::Result<()> {
+        self.archived_as_of = Some(today);
+        let config = &self.shared.config;
+        let archive_before = today - chrono::Days::new(u64::from(config.archive_after_days));
+        let gzip_before = today - chrono::Days::new(u64::from(config.gzip_after_days));
+        let archive_dir = self.shared.dir.join(ARCHIVE_DIR);
+        std::fs::create_dir_all(&archive_dir)?;
+        for entry in std::fs::read_dir(&self.shared.dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(day) = day_of_file(name) else { continue };
+            if name.ends_with(".jsonl") && day < archive_before {
+                if self.file.as_ref().is_some_and(|(open, _)| *open == day) {
+                    self.file = None;
+                }
+                std::fs::rename(entry.path(), archive_dir.join(name))?;
+            }
+        }
+        for entry in std::fs::read_dir(&archive_dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(day) = day_of_file(name) else { continue };
+            if name.ends_with(".jsonl") && day < gzip_before {
+                gzip_in_place(&entry.path())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Opens `path` for appending; if a crash left its last line torn (no final
+/// newline), ends that line first so the next one starts clean.
+fn open_for_append(path: &Path) -> std::io::Result<File> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)?;
+    let len = file.metadata()?.len();
+    if len > 0 {
+        let mut last = [0u8; 1];
+        file.seek(SeekFrom::Start(len - 1))?;
+        file.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            file.write_all(b"\n")?;
+        }
+    }
+    Ok(file)
+}
+
+/// Gzips `path` to `path.gz` (written to a temporary name, synced, renamed),
+/// then removes `path`. A crash at any point leaves at least one whole copy.
+fn gzip_in_place(path: &Path) -> std::io::Result<()> {
+    let mut gz_name = path.as_os_str().to_owned();
+    gz_name.push(".gz");
+    let gz_path = PathBuf::from(gz_name);
+    let mut tmp_name = gz_path.as_os_str().to_owned();
+    tmp_name.push(".tmp");
+    let tmp_path = PathBuf::from(tmp_name);
+    {
+        let mut input = File::open(path)?;
+        let output = File::create(&tmp_path)?;
+        let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::default());
+        std::io::copy(&mut input, &mut encoder)?;
+        encoder.finish()?.sync_all()?;
+    }
+    std::fs::rename(&tmp_path, &gz_path)?;
+    std::fs::remove_file(path)
+}

@@ -37,6 +37,47 @@ pub enum Command {
     /// See and manage a server's durable executions.
     #[command(subcommand)]
     Jobs(JobsCommand),
+    /// Read the conversation log in a data directory.
+    Log(LogArgs),
+}
+
+/// Arguments of `a2a log`.
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    /// What to read.
+    #[command(subcommand)]
+    pub what: LogCommand,
+    /// The data directory whose `stream/` holds the log.
+    #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a", global = true)]
+    pub data_dir: PathBuf,
+    /// Print each line as JSON (as stored) instead of `from → to: text`.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// `a2a log`: which lines.
+#[derive(Debug, clap::Subcommand)]
+pub enum LogCommand {
+    /// Today's lines (UTC).
+    Today,
+    /// One day's lines, or the days from one date to another.
+    Date {
+        /// The day, `YYYY-MM-DD`.
+        day: chrono::NaiveDate,
+        /// The last day of a range, `YYYY-MM-DD`.
+        to: Option<chrono::NaiveDate>,
+    },
+    /// A message and the messages it answers, back to the first (oldest first).
+    Chain {
+        /// The line's id (`msg_…`).
+        id: String,
+    },
+    /// The latest lines.
+    Tail {
+        /// How many.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        lines: usize,
+    },
 }
 
 /// Arguments of `a2a serve`.
@@ -63,6 +104,10 @@ pub struct ServeArgs {
     /// anonymous user and all share one space of tasks.
     #[command(flatten)]
     pub auth: AuthArgs,
+    /// Do not write the conversation log (by default every message in and
+    /// out is logged under `--data-dir`/stream, one JSON line each).
+    #[arg(long)]
+    pub no_conversation_log: bool,
 }
 
 /// The authentication `a2a serve` enforces (one kind at a time); the card
@@ -101,7 +146,8 @@ pub struct StateArgs {
     /// (lost on exit), or a `postgres://…` URL.
     #[arg(long, env = "A2A_STORE", default_value = "sqlite")]
     pub store: String,
-    /// The data directory of the SQLite store (one server at a time).
+    /// The data directory: the SQLite store (one server at a time) and the
+    /// conversation log.
     #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a")]
     pub data_dir: PathBuf,
 }

@@ -6,13 +6,14 @@ mod cli;
 mod commands;
 mod connect;
 mod jobs;
+mod log;
 mod output;
 mod serve;
 
 pub use self::agent::BuiltinAgent;
 pub use self::cli::{
     Cli, Command, GetArgs, JobShowArgs, JobsCommand, JobsListArgs, JobsPruneArgs, ListArgs,
-    PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
+    LogArgs, LogCommand, PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
 };
 
 /// Runs a parsed command line.
@@ -27,5 +28,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Subscribe(args) => commands::subscribe(args).await,
         Command::Push(command) => commands::push(command).await,
         Command::Jobs(command) => jobs::run(command).await,
+        Command::Log(args) => log::run(&args),
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_grpc::router;
 use a2a_server::auth::{ApiKeyAuth, BearerAuth, JwtAuth, Principal};
+use a2a_server::conversation::{ConversationLog, LogConfig};
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
 use a2a_server::{A2aService, DefaultRequestHandler};
 use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
@@ -135,6 +136,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(store) = store {
         builder = store.install(builder);
     }
+    let log_dir = (!args.no_conversation_log).then(|| args.state.data_dir.clone());
+    if let Some(dir) = &log_dir {
+        let log = ConversationLog::open(dir, LogConfig::default())
+            .with_context(|| format!("cannot open the conversation log in {}", dir.display()))?;
+        builder = builder.conversation_log(log);
+    }
     let service = A2aService::new(builder.build());
     let authenticated = auth.is_some();
     let service = match auth {
@@ -146,6 +153,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     println!("A2A server listening on http://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
     println!("Agent card: http://{addr}{}", a2a_core::AGENT_CARD_PATH);
     println!("State: {state}");
+    match &log_dir {
+        Some(dir) => println!(
+            "Conversation log: {} (a2a log today)",
+            dir.join(a2a_server::conversation::STREAM_DIR).display()
+        ),
+        None => println!("Conversation log: off"),
+    }
     if !authenticated {
         println!(
             "Warning: no authentication (--auth-*): every caller is the same anonymous user \

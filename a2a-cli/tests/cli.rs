@@ -23,7 +23,7 @@ impl Drop for Server {
 
 /// A throwaway server (state in memory).
 fn serve() -> Server {
-    serve_with(&["--store", "memory"])
+    serve_with(&["--store", "memory", "--no-conversation-log"])
 }
 
 fn serve_with(extra: &[&str]) -> Server {
@@ -409,7 +409,13 @@ fn serve_enforces_a_bearer_token_from_its_flag_and_warns_without_one() {
     let mut open = serve();
     assert!(banner(&mut open).contains("Warning: no authentication"));
 
-    let mut guarded = serve_with(&["--store", "memory", "--auth-bearer-token", "s3cret"]);
+    let mut guarded = serve_with(&[
+        "--store",
+        "memory",
+        "--no-conversation-log",
+        "--auth-bearer-token",
+        "s3cret",
+    ]);
     assert!(!banner(&mut guarded).contains("Warning"));
     let (status, card) = http(&guarded.url, "GET /.well-known/agent-card.json", &[]);
     assert_eq!(status, 200);
@@ -437,7 +443,13 @@ fn serve_enforces_a_bearer_token_from_its_flag_and_warns_without_one() {
 
 #[test]
 fn serve_enforces_an_api_key_from_its_flag() {
-    let guarded = serve_with(&["--store", "memory", "--auth-api-key", "X-API-Key=k1"]);
+    let guarded = serve_with(&[
+        "--store",
+        "memory",
+        "--no-conversation-log",
+        "--auth-api-key",
+        "X-API-Key=k1",
+    ]);
     let (status, card) = http(&guarded.url, "GET /.well-known/agent-card.json", &[]);
     assert_eq!(status, 200);
     assert!(card.contains(r#""name":"x-api-key""#), "{card}");
@@ -467,4 +479,69 @@ fn serve_refuses_malformed_auth_flags() {
         assert!(!out.status.success(), "{args:?}");
         assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
     }
+}
+
+#[test]
+fn serve_logs_every_message_in_and_out_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
+    let server = serve_with(&["--store", "memory", "--data-dir", data_dir]);
+    ok(&["send", &server.url, "hello, 로그"]);
+    // The writer takes lines off its queue at once; wait for it to catch up.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let lines = loop {
+        let out = ok(&["log", "today", "--data-dir", data_dir, "--json"]);
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.len() >= 3 || Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // The request, the echoed artifact (whole, not chunk by chunk), and the
+    // message that completes the task, chained.
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["type"], "request");
+    assert_eq!(lines[0]["from_agent"], "user");
+    assert_eq!(lines[0]["content"], "hello, 로그");
+    assert_eq!(lines[1]["type"], "response");
+    assert_eq!(lines[1]["content"], "hello, 로그");
+    assert!(lines[1]["metadata"]["artifactId"].is_string());
+    assert_eq!(lines[2]["type"], "response");
+    assert_eq!(lines[2]["metadata"]["state"], "TASK_STATE_COMPLETED");
+    for n in 1..3 {
+        assert_eq!(lines[n]["parent_id"], lines[n - 1]["id"]);
+        assert_eq!(lines[n]["to_agent"], "user");
+        assert_eq!(
+            lines[n]["metadata"]["taskId"],
+            lines[0]["metadata"]["taskId"]
+        );
+    }
+    let tail = ok(&["log", "tail", "-n", "1", "--data-dir", data_dir]);
+    assert!(tail.contains("response"), "{tail}");
+    assert!(tail.contains("→ user: "), "{tail}");
+    let chain = ok(&[
+        "log",
+        "chain",
+        lines[2]["id"].as_str().unwrap(),
+        "--data-dir",
+        data_dir,
+    ]);
+    assert_eq!(chain.lines().count(), 3, "{chain}");
+    drop(server);
+
+    let quiet = tempfile::tempdir().unwrap();
+    let quiet_dir = quiet.path().to_str().unwrap();
+    let server = serve_with(&[
+        "--store",
+        "memory",
+        "--data-dir",
+        quiet_dir,
+        "--no-conversation-log",
+    ]);
+    ok(&["send", &server.url, "hello"]);
+    drop(server);
+    assert!(!quiet.path().join("stream").exists());
 }

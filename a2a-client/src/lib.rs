@@ -13,6 +13,7 @@
 //! ```
 
 mod client;
+mod conversations;
 mod error;
 mod http;
 mod jsonrpc;
@@ -23,6 +24,7 @@ pub mod sse;
 mod transport;
 
 pub use self::client::{Client, ClientBuilder, TransportFactory};
+pub use self::conversations::Conversations;
 pub use self::error::{ClientError, ClientErrorKind};
 pub use self::http::HttpSettings;
 pub use self::jsonrpc::JsonRpcTransport;
@@ -30,4 +32,5 @@ pub use self::middleware::{AuthInterceptor, ClientInterceptor, RetryPolicy, befo
 pub use self::resolver::CardResolver;
 pub use self::rest::RestTransport;
 pub use self::transport::{CallOptions, EventStream, Transport};
+pub use a2a_conversation as conversation;
 pub use a2a_core as core;

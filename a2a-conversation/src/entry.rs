@@ -114,6 +114,16 @@ impl LogEntry {
     }
 }
 
+/// Message or artifact parts as a line's content: their text when they are
+/// all text, else the parts as JSON.
+pub fn parts_content(parts: &[a2a_core::Part]) -> serde_json::Value {
+    let texts: Option<Vec<&str>> = parts.iter().map(a2a_core::Part::as_text).collect();
+    match texts {
+        Some(texts) => serde_json::Value::String(texts.concat()),
+        None => serde_json::to_value(parts).unwrap_or(serde_json::Value::Null),
+    }
+}
+
 /// A fresh line id for time `t`: `msg_YYYYMMDD_HHMMSS_` and 6 random
 /// characters from `[a-z0-9]`. The day in the id names the file the line is
 /// in, which is how a chain lookup finds a line without scanning every file.
@@ -186,11 +196,20 @@ mod tests {
     fn an_entry_is_written_in_the_documented_shape() {
         let t = Utc.with_ymd_and_hms(2026, 11, 23, 4, 5, 6).unwrap()
             + chrono::Duration::microseconds(123_456);
-        let entry = LogEntry::new(t, EntryType::Request, "alpha", Some("beta".into()), "안녕하세요")
-            .meta("taskId", "t-1");
+        let entry = LogEntry::new(
+            t,
+            EntryType::Request,
+            "alpha",
+            Some("beta".into()),
+            "안녕하세요",
+        )
+        .meta("taskId", "t-1");
         let line = serde_json::to_string(&entry).unwrap();
         assert!(line.starts_with("{\"id\":\"msg_20261123_040506_"), "{line}");
-        assert!(line.contains("\"t\":\"2026-11-23T04:05:06.123456Z\""), "{line}");
+        assert!(
+            line.contains("\"t\":\"2026-11-23T04:05:06.123456Z\""),
+            "{line}"
+        );
         assert!(line.contains("\"type\":\"request\""), "{line}");
         assert!(line.contains("\"parent_id\":null"), "{line}");
         assert!(line.contains("안녕하세요"), "{line}");

@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -13,6 +15,8 @@ use crate::reader::LogReader;
 
 /// The index's file name in a data directory.
 pub const INDEX_FILE: &str = "conversations.json";
+/// How long [`ConversationIndex::save_soon`] gathers changes into one save.
+const SAVE_DELAY: Duration = Duration::from_secs(1);
 /// The version of the index document this code writes and reads.
 const FORMAT_VERSION: u32 = 1;
 
@@ -117,6 +121,8 @@ struct Inner {
     path: Option<PathBuf>,
     /// Held while saving, so two saves do not race on the temporary file.
     saving: Mutex<()>,
+    /// A save is scheduled ([`ConversationIndex::save_soon`]).
+    save_pending: AtomicBool,
 }
 
 impl ConversationIndex {
@@ -155,6 +161,7 @@ impl ConversationIndex {
                 routes: RwLock::new(routes),
                 path: Some(path),
                 saving: Mutex::new(()),
+                save_pending: AtomicBool::new(false),
             }),
         };
         index.replay(&LogReader::new(data_dir), since);
@@ -240,6 +247,31 @@ impl ConversationIndex {
     /// Whether it holds no route.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Saves the index about a second from now, on the tokio runtime (at once
+    /// outside one), gathering the changes of that second into one save.
+    /// Changes logged with [`LogEntry::route`] survive a crash before it anyway.
+    pub fn save_soon(&self) {
+        if self.inner.path.is_none() || self.inner.save_pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let index = self.clone();
+        let save = move || {
+            index.inner.save_pending.store(false, Ordering::Release);
+            if let Err(err) = index.save() {
+                tracing::warn!(error = %err, "saving the conversation index failed");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(SAVE_DELAY).await;
+                    let _ = tokio::task::spawn_blocking(save).await;
+                });
+            }
+            Err(_) => save(),
+        }
     }
 
     /// Writes the index to its file atomically (a temporary file, synced,

@@ -375,7 +375,8 @@ impl Writer {
                     }
                     Command::Flush(done) => {
                         let flushed = self.write_out().map_err(|e| e.to_string());
-                        let _ = done.send(result.as_ref().map_err(ToString::to_string).and(flushed));
+                        let _ =
+                            done.send(result.as_ref().map_err(ToString::to_string).and(flushed));
                     }
                     Command::Archive(today, done) => {
                         let archived = self.write_out().and_then(|()| self.archive(today));
@@ -467,7 +468,9 @@ impl Writer {
             let entry = entry?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let Some(day) = day_of_file(name) else { continue };
+            let Some(day) = day_of_file(name) else {
+                continue;
+            };
             if name.ends_with(".jsonl") && day < archive_before {
                 if self.file.as_ref().is_some_and(|(open, _)| *open == day) {
                     self.file = None;
@@ -479,7 +482,9 @@ impl Writer {
             let entry = entry?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let Some(day) = day_of_file(name) else { continue };
+            let Some(day) = day_of_file(name) else {
+                continue;
+            };
             if name.ends_with(".jsonl") && day < gzip_before {
                 gzip_in_place(&entry.path())?;
             }

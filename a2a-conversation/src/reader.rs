@@ -1,5 +1,6 @@
 //! Reading the log: days, ranges, the last lines, and chains.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -120,11 +121,14 @@ impl LogReader {
                 break;
             }
             let Some(day) = day_of_id(&id) else { break };
-            if !days.contains_key(&day) {
-                days.insert(day, self.day_bytes(day)?);
-            }
-            let Some(Some(bytes)) = days.get(&day) else { break };
-            let Some(entry) = find_line(bytes, &id) else { break };
+            let bytes = match days.entry(day) {
+                Entry::Occupied(known) => known.into_mut(),
+                Entry::Vacant(slot) => slot.insert(self.day_bytes(day)?),
+            };
+            let Some(bytes) = bytes else { break };
+            let Some(entry) = find_line(bytes, &id) else {
+                break;
+            };
             next.clone_from(&entry.parent_id);
             chain.push(entry);
         }

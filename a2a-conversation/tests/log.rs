@@ -92,12 +92,20 @@ async fn lines_roll_over_to_the_next_days_file_at_midnight() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::tokio_from(at(2026, 11, 23, 23, 59, 58));
     let log = ConversationLog::open(dir.path(), config().clock(clock)).unwrap();
-    log.append(entry(log.now(), "before midnight")).await.unwrap();
+    log.append(entry(log.now(), "before midnight"))
+        .await
+        .unwrap();
     tokio::time::advance(Duration::from_secs(3)).await;
-    log.append(entry(log.now(), "after midnight")).await.unwrap();
+    log.append(entry(log.now(), "after midnight"))
+        .await
+        .unwrap();
     log.flush().await.unwrap();
     let reader = LogReader::new(dir.path());
-    let day = |d| reader.day(NaiveDate::from_ymd_opt(2026, 11, d).unwrap()).unwrap();
+    let day = |d| {
+        reader
+            .day(NaiveDate::from_ymd_opt(2026, 11, d).unwrap())
+            .unwrap()
+    };
     assert_eq!(day(23).entries[0].content_text(), "before midnight");
     assert_eq!(day(24).entries[0].content_text(), "after midnight");
     assert!(dir.path().join("stream/2026-11-24.jsonl").exists());
@@ -141,7 +149,11 @@ async fn old_days_are_archived_then_gzipped_and_chains_still_reach_them() {
         assert!(path.exists(), "{} is missing", path.display());
     }
     // Nothing is left behind in the old places.
-    assert!(!stream.join(format!("archive/{}.jsonl", name(&days[0]))).exists());
+    assert!(
+        !stream
+            .join(format!("archive/{}.jsonl", name(&days[0])))
+            .exists()
+    );
     assert!(!stream.join(format!("{}.jsonl", name(&days[3]))).exists());
 
     let reader = LogReader::new(dir.path());
@@ -247,7 +259,10 @@ fn route(context: &str, state: &str, t: DateTime<Utc>) -> Route {
 
 #[test]
 fn route_keys_do_not_depend_on_who_speaks_first() {
-    assert_eq!(RouteKey::new("ws-1", "beta", "alpha").as_str(), "ws-1::alpha|beta");
+    assert_eq!(
+        RouteKey::new("ws-1", "beta", "alpha").as_str(),
+        "ws-1::alpha|beta"
+    );
     assert_eq!(
         RouteKey::new("ws-1", "alpha", "beta"),
         RouteKey::new("ws-1", "beta", "alpha")
@@ -271,7 +286,11 @@ async fn the_index_survives_a_restart_and_replays_what_was_logged_after_its_save
         index.save().unwrap();
         // Changed and logged after the save, then a crash (no save).
         let log = ConversationLog::open(dir.path(), config()).unwrap();
-        let later = route("ctx-2", "TASK_STATE_INPUT_REQUIRED", t + chrono::Duration::seconds(1));
+        let later = route(
+            "ctx-2",
+            "TASK_STATE_INPUT_REQUIRED",
+            t + chrono::Duration::seconds(1),
+        );
         index.record(other.clone(), later.clone());
         log.append(entry(later.updated_at, "hi").route(&other, &later))
             .await
@@ -293,7 +312,11 @@ async fn a_corrupt_index_is_rebuilt_from_the_log() {
     let t = Utc::now();
     let log = ConversationLog::open(dir.path(), config()).unwrap();
     for (n, context) in ["ctx-old", "ctx-new"].iter().enumerate() {
-        let r = route(context, "TASK_STATE_COMPLETED", t + chrono::Duration::seconds(n as i64));
+        let r = route(
+            context,
+            "TASK_STATE_COMPLETED",
+            t + chrono::Duration::seconds(n as i64),
+        );
         log.append(entry(r.updated_at, "x").route(&key, &r))
             .await
             .unwrap();
@@ -305,7 +328,10 @@ async fn a_corrupt_index_is_rebuilt_from_the_log() {
     // Missing altogether: the same.
     std::fs::remove_file(dir.path().join(INDEX_FILE)).unwrap();
     assert_eq!(
-        ConversationIndex::open(dir.path()).get(&key).unwrap().context_id,
+        ConversationIndex::open(dir.path())
+            .get(&key)
+            .unwrap()
+            .context_id,
         "ctx-new"
     );
     // And a saved index is a valid document again.

@@ -9,6 +9,8 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use a2a_conversation::ChainTip;
+
 use crate::CallContext;
 use crate::store::Checkpoint;
 
@@ -92,6 +94,11 @@ pub struct RequestContext {
     /// [`EventQueue::send_checkpointed`]: the turns up to it are done, and their
     /// side effects must not be repeated. `None`: start from the beginning.
     pub checkpoint: Option<Checkpoint>,
+    /// The latest conversation-log line of this exchange (the request's, when
+    /// the server logs): calls the agent makes to other agents through a
+    /// client continue the chain from here, so the request, those calls and
+    /// the answer read back as one chain. Unset when nothing is logged.
+    pub log_chain: ChainTip,
 }
 
 impl RequestContext {
@@ -118,6 +125,7 @@ impl RequestContext {
             cancellation: CancellationToken::new(),
             resumed: false,
             checkpoint: None,
+            log_chain: ChainTip::default(),
         }
     }
 
@@ -156,6 +164,7 @@ impl RequestContext {
             cancellation,
             resumed: false,
             checkpoint: None,
+            log_chain: ChainTip::default(),
         }
     }
 

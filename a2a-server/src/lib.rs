@@ -26,6 +26,7 @@ mod executor;
 mod handler;
 pub mod http;
 pub mod push;
+mod recorder;
 mod service;
 pub mod store;
 
@@ -37,4 +38,6 @@ pub use self::handler::{DefaultRequestHandler, EventStream, HandlerBuilder, Requ
 pub use self::service::{
     A2aService, Authenticator, CallInterceptor, Request, Response, VersionPolicy,
 };
+pub use a2a_conversation as conversation;
+pub use a2a_conversation::ChainTip;
 pub use a2a_core as core;

@@ -372,6 +372,7 @@ const RECORD_JOB: &str = "INSERT INTO jobs (task_id, owner_tenant, owner_user, s
      reason = excluded.reason, created_us = excluded.created_us, updated_us = excluded.updated_us \
      WHERE jobs.state IN ('COMPLETED', 'FAILED', 'ABANDONED')";
 /// Finishes a job (binds as [`JobOp::Finish`] lists).
-const FINISH_JOB: &str = "UPDATE jobs SET state = ?2, reason = ?3, updated_us = ?4 WHERE task_id = ?1";
+const FINISH_JOB: &str =
+    "UPDATE jobs SET state = ?2, reason = ?3, updated_us = ?4 WHERE task_id = ?1";
 
 sql_stores!(SqliteStore, sqlx::Sqlite);

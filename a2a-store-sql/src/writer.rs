@@ -365,10 +365,15 @@ mod tests {
                 binds: vec![Bind::I64(1), Bind::Text("one".into())],
             })
             .await;
-        assert!(matches!(missing, Err(StoreError::Backend(_))), "{missing:?}");
+        assert!(
+            matches!(missing, Err(StoreError::Backend(_))),
+            "{missing:?}"
+        );
         let conn = Connection::open(&path).unwrap();
         let row: (i64, String) = conn
-            .query_row("SELECT a, b FROM t", [], |row| Ok((row.get(0)?, row.get(1)?)))
+            .query_row("SELECT a, b FROM t", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
             .unwrap();
         assert_eq!(row, (7, "seven".to_owned()));
     }

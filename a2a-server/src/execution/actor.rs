@@ -57,6 +57,8 @@ pub(super) struct Actor {
     pub(super) job: jobs::JobPhase,
     /// Set when a write carrying the agent's checkpoint was stored.
     pub(super) checkpoint_written: bool,
+    /// The execution's exchange in the conversation log, when the server logs.
+    pub(super) exchange: Option<crate::recorder::Exchange>,
 }
 
 impl Actor {
@@ -273,6 +275,7 @@ impl Actor {
                     };
                     self.shared.hubs.publish(&self.task_id, update);
                 }
+                self.log(&event).await;
                 // As in `publish`: subscribers, then the slot, then the caller.
                 self.end_turn().await;
                 self.progress.report(|p| p.reply = Some(message.clone()));
@@ -505,6 +508,7 @@ impl Actor {
     /// it first, then the execution slot is freed, and only then are blocking
     /// callers and cancelers told, so their next call finds the slot free.
     async fn publish(&mut self, event: StreamResponse, version: Version, state: TaskState) {
+        self.log(&event).await;
         let settled = state
             .is_settled()
             .then(|| self.task.as_ref().map(|current| current.task.clone()))
@@ -527,6 +531,16 @@ impl Actor {
                 p.settled = settled;
             }
         });
+    }
+}
+
+impl Actor {
+    /// Writes what the agent said to the conversation log, when the server logs.
+    async fn log(&mut self, event: &StreamResponse) {
+        if let (Some(recorder), Some(exchange)) = (&self.shared.recorder, &mut self.exchange) {
+            let task = self.task.as_ref().map(|current| &*current.task);
+            recorder.event(exchange, event, task).await;
+        }
     }
 }
 

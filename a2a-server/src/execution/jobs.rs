@@ -485,6 +485,7 @@ async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> 
         caller: job.owner.clone(),
         stored,
         resumed: true,
+        exchange: None,
     };
     let started = loop {
         match executions.start(start_again(&start), Drive::Spawn).await {
@@ -528,6 +529,7 @@ fn start_again(start: &Start) -> Start {
         caller: start.caller.clone(),
         stored: start.stored.clone(),
         resumed: start.resumed,
+        exchange: start.exchange.clone(),
     }
 }
 

@@ -217,6 +217,8 @@ pub(crate) struct Shared {
     /// executions are recorded only after it, so recovery never takes this
     /// process's own running jobs for a dead one's.
     pub(crate) recovery_marked: CancellationToken,
+    /// Writes the conversation log (none: the server does not log).
+    pub(crate) recorder: Option<crate::recorder::Recorder>,
 }
 
 struct Live {
@@ -243,6 +245,9 @@ pub(crate) struct Start {
     pub(crate) stored: Option<StoredTask>,
     /// A job resumed after a restart: its record exists (and was claimed).
     pub(crate) resumed: bool,
+    /// The exchange the request opened in the conversation log, when the
+    /// server logs (`None` for a resumed job: it gets one of its own).
+    pub(crate) exchange: Option<crate::recorder::Exchange>,
 }
 
 /// Releases the caller's execution slot when an execution ends.
@@ -473,6 +478,15 @@ impl Executions {
         let (progress_tx, progress) = progress::channel();
         let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
         let ctx = start.ctx;
+        let exchange = match (start.exchange, &self.shared.recorder) {
+            (Some(exchange), _) => Some(exchange),
+            (None, Some(_)) => Some(crate::recorder::Recorder::exchange_of(
+                &ctx.call,
+                &ctx.message,
+                ctx.log_chain.clone(),
+            )),
+            (None, None) => None,
+        };
         let context_id = ctx.context_id.clone();
         let queue = EventQueue::new(event_tx, task_id.clone(), context_id.clone());
         let token = ctx.cancellation.clone();
@@ -497,6 +511,7 @@ impl Executions {
             slot: Some(slot),
             job,
             checkpoint_written: false,
+            exchange,
         };
         let execution = self
             .tracker

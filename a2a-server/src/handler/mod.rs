@@ -25,6 +25,7 @@ use crate::execution::{ExecutionConfig, Executions, Hubs, Shared};
 use crate::push::{
     AddressPolicy, HttpPushSender, HttpPushSenderConfig, PushDispatcher, PushLimits, PushSender,
 };
+use crate::recorder::Recorder;
 use crate::store::{
     InMemoryPushConfigStore, InMemoryTaskStore, JobStore, PushConfigStore, TaskStore,
 };
@@ -124,6 +125,8 @@ pub struct DefaultRequestHandler {
     follow_up_wait: Duration,
     /// Fires when the recovery pass has run (at once without a job store).
     recovered: CancellationToken,
+    /// Writes the conversation log, when the server logs.
+    recorder: Option<Recorder>,
 }
 
 impl std::fmt::Debug for DefaultRequestHandler {
@@ -147,6 +150,7 @@ pub struct HandlerBuilder {
     config: ExecutionConfig,
     jobs: Option<Arc<dyn JobStore>>,
     job_config: JobConfig,
+    conversation_log: Option<a2a_conversation::ConversationLog>,
 }
 
 impl std::fmt::Debug for HandlerBuilder {
@@ -218,6 +222,17 @@ impl HandlerBuilder {
         self
     }
 
+    /// Writes every message that enters or leaves this agent to `log` (the
+    /// conversation log): requests, the agent's replies, status changes with
+    /// a message, artifacts and refused requests, each line chained to the
+    /// request it answers. Appending never waits for the disk (see
+    /// [`a2a_conversation::WhenFull`]).
+    #[must_use]
+    pub fn conversation_log(mut self, log: a2a_conversation::ConversationLog) -> Self {
+        self.conversation_log = Some(log);
+        self
+    }
+
     /// Heartbeats, stale limit, recovery and retention of durable executions.
     #[must_use]
     pub fn job_config(mut self, config: JobConfig) -> Self {
@@ -251,6 +266,9 @@ impl HandlerBuilder {
                 });
                 PushDispatcher::new(configs, sender, self.push_limits)
             });
+        let recorder = self
+            .conversation_log
+            .map(|log| Recorder::new(log, self.card.name.clone()));
         let executions = Executions::new(Shared {
             executor: self.executor,
             store: store.clone(),
@@ -263,6 +281,7 @@ impl HandlerBuilder {
             clock: Clock::new(),
             stopping: CancellationToken::new(),
             recovery_marked: CancellationToken::new(),
+            recorder: recorder.clone(),
         });
         let recovered = CancellationToken::new();
         match tokio::runtime::Handle::try_current() {
@@ -291,6 +310,7 @@ impl HandlerBuilder {
             executions,
             follow_up_wait: Duration::from_secs(2),
             recovered,
+            recorder,
         }
     }
 }
@@ -310,6 +330,7 @@ impl DefaultRequestHandler {
             config: ExecutionConfig::default(),
             jobs: None,
             job_config: JobConfig::default(),
+            conversation_log: None,
         }
     }
 

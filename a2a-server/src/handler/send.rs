@@ -95,6 +95,11 @@ impl DefaultRequestHandler {
             config.tenant.clone_from(&ctx.tenant);
             push_config_id = Some(push.configs().save(&caller, config).await?.id);
         }
+        let exchange = match &self.recorder {
+            Some(recorder) => Some(recorder.request(ctx, &message).await),
+            None => None,
+        };
+        let log_chain = exchange.as_ref().map(|e| e.tip.clone()).unwrap_or_default();
         let ctx = Box::new(RequestContext {
             message,
             task_id,
@@ -107,6 +112,7 @@ impl DefaultRequestHandler {
             cancellation: CancellationToken::new(),
             resumed: false,
             checkpoint: None,
+            log_chain,
         });
         Ok(Prepared {
             start: Start {
@@ -114,6 +120,7 @@ impl DefaultRequestHandler {
                 caller,
                 stored: existing.clone(),
                 resumed: false,
+                exchange,
             },
             existing,
             history_length,
@@ -200,7 +207,33 @@ impl DefaultRequestHandler {
         task
     }
 
+    /// Logs a refused request, when the server logs.
+    async fn log_refusal<T>(
+        &self,
+        ctx: &CallContext,
+        message: Option<Message>,
+        result: Result<T, A2aError>,
+    ) -> Result<T, A2aError> {
+        match (result, &self.recorder, message) {
+            (Err(err), Some(recorder), Some(message)) => {
+                recorder.error(ctx, &message, &err).await;
+                Err(err)
+            }
+            (result, ..) => result,
+        }
+    }
+
     pub(super) async fn send(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2aError> {
+        let message = self.recorder.as_ref().map(|_| request.message.clone());
+        let result = self.send_unlogged(ctx, request).await;
+        self.log_refusal(ctx, message, result).await
+    }
+
+    async fn send_unlogged(
         &self,
         ctx: &CallContext,
         request: SendMessageRequest,
@@ -260,6 +293,16 @@ impl DefaultRequestHandler {
     }
 
     pub(super) async fn send_streaming(
+        &self,
+        ctx: &CallContext,
+        request: SendMessageRequest,
+    ) -> Result<EventStream, A2aError> {
+        let message = self.recorder.as_ref().map(|_| request.message.clone());
+        let result = self.send_streaming_unlogged(ctx, request).await;
+        self.log_refusal(ctx, message, result).await
+    }
+
+    async fn send_streaming_unlogged(
         &self,
         ctx: &CallContext,
         request: SendMessageRequest,

@@ -64,6 +64,18 @@ stop_server
 "$bench" memory --tasks 200000
 fi
 
+# Blocking SendMessage with the conversation log on and off (memory store), same run.
+for round in 1 2; do
+  for log in off on; do
+    extra=()
+    [ "$log" = on ] && extra=(--conversation-log "$scratch/log-$round")
+    run_server sdk 18180 "${extra[@]}"
+    printf 'conversation log %-3s round %s: ' "$log" "$round"
+    taskset -c 1 "$bench" load --addr 127.0.0.1:18180 --connections 64 --seconds "$SECONDS_PER_RUN"
+    stop_server
+  done
+done
+
 # Blocking SendMessage on each store, same load settings, same run.
 declare -A rps
 stores=(memory "sqlite:$scratch/send")

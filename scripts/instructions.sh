@@ -12,9 +12,13 @@ if [ -z "$bench" ]; then
 fi
 total() { # count
   local out; out=$(mktemp)
-  valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" handler --count "$1" >/dev/null 2>&1
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" handler --count "$1" "${@:2}" >/dev/null 2>&1
   awk '/^summary:/ {print $2}' "$out"; rm -f "$out"
 }
 small=${SMALL:-5000}; large=${LARGE:-25000}
 a=$(total "$small"); b=$(total "$large")
 echo "instructions per blocking SendMessage (handler, in process): $(( (b - a) / (large - small) ))"
+# The same with the conversation log on (the writer thread's work included).
+logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
+a=$(total "$small" --conversation-log "$logs/a"); b=$(total "$large" --conversation-log "$logs/b")
+echo "  with the conversation log: $(( (b - a) / (large - small) ))"

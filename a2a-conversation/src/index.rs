@@ -117,7 +117,8 @@ pub struct ConversationIndex {
 
 #[derive(Debug, Default)]
 struct Inner {
-    routes: RwLock<HashMap<RouteKey, Route>>,
+    /// Shared values: a lookup hands out a reference count, not a copy.
+    routes: RwLock<HashMap<RouteKey, Arc<Route>>>,
     path: Option<PathBuf>,
     /// Held while saving, so two saves do not race on the temporary file.
     saving: Mutex<()>,
@@ -140,7 +141,13 @@ impl ConversationIndex {
         let path = data_dir.join(INDEX_FILE);
         let (routes, since) = match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice::<Document>(&bytes) {
-                Ok(doc) if doc.version == FORMAT_VERSION => (doc.entries, Some(doc.updated_at)),
+                Ok(doc) if doc.version == FORMAT_VERSION => (
+                    doc.entries
+                        .into_iter()
+                        .map(|(key, route)| (key, Arc::new(route)))
+                        .collect(),
+                    Some(doc.updated_at),
+                ),
                 Ok(doc) => {
                     tracing::warn!(path = %path.display(), version = doc.version, "the conversation index has an unknown version; rebuilding it from the conversation log");
                     (HashMap::new(), None)
@@ -217,7 +224,7 @@ impl ConversationIndex {
     }
 
     /// The route's conversation, if it has one.
-    pub fn get(&self, key: &RouteKey) -> Option<Route> {
+    pub fn get(&self, key: &RouteKey) -> Option<Arc<Route>> {
         self.inner
             .routes
             .read()
@@ -232,7 +239,7 @@ impl ConversationIndex {
             .routes
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key, route);
+            .insert(key, Arc::new(route));
     }
 
     /// How many routes it holds.
@@ -325,7 +332,7 @@ impl ConversationIndex {
 struct DocumentRef<'a> {
     version: u32,
     updated_at: DateTime<Utc>,
-    entries: &'a HashMap<RouteKey, Route>,
+    entries: &'a HashMap<RouteKey, Arc<Route>>,
 }
 
 /// The metadata a log line carries so that [`ConversationIndex::open`] can

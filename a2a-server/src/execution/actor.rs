@@ -539,7 +539,9 @@ impl Actor {
     async fn log(&mut self, event: &StreamResponse) {
         if let (Some(recorder), Some(exchange)) = (&self.shared.recorder, &mut self.exchange) {
             let task = self.task.as_ref().map(|current| &*current.task);
-            recorder.event(exchange, event, task).await;
+            // Boxed: inline, its state would enlarge every execution's
+            // future, logged or not, and moving that costs on every call.
+            Box::pin(recorder.event(exchange, event, task)).await;
         }
     }
 }

@@ -96,7 +96,8 @@ impl DefaultRequestHandler {
             push_config_id = Some(push.configs().save(&caller, config).await?.id);
         }
         let exchange = match &self.recorder {
-            Some(recorder) => Some(recorder.request(ctx, &message).await),
+            // Boxed, as the actor's logging: not to enlarge every send's future.
+            Some(recorder) => Some(Box::pin(recorder.request(ctx, &message)).await),
             None => None,
         };
         let log_chain = exchange.as_ref().map(|e| e.tip.clone()).unwrap_or_default();
@@ -216,7 +217,7 @@ impl DefaultRequestHandler {
     ) -> Result<T, A2aError> {
         match (result, &self.recorder, message) {
             (Err(err), Some(recorder), Some(message)) => {
-                recorder.error(ctx, &message, &err).await;
+                Box::pin(recorder.error(ctx, &message, &err)).await;
                 Err(err)
             }
             (result, ..) => result,

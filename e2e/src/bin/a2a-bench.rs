@@ -52,6 +52,10 @@ enum Command {
         /// executions on for the SQL stores).
         #[arg(long, default_value = "memory")]
         store: StoreLocation,
+        /// Write the conversation log under this data directory (as `a2a
+        /// serve` does by default).
+        #[arg(long)]
+        conversation_log: Option<std::path::PathBuf>,
     },
     /// Fill a durable store with completed tasks and pending jobs, then close it.
     Seed {
@@ -110,6 +114,9 @@ enum Command {
     Handler {
         #[arg(long, default_value_t = 200_000)]
         count: usize,
+        /// Write the conversation log under this data directory.
+        #[arg(long)]
+        conversation_log: Option<std::path::PathBuf>,
     },
     /// Measure resident memory per stored completed task.
     Memory {
@@ -153,12 +160,20 @@ fn one_worker() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-async fn serve_sdk(port: u16, store: StoreLocation) -> anyhow::Result<()> {
+async fn serve_sdk(
+    port: u16,
+    store: StoreLocation,
+    conversation_log: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let card = card(listener.local_addr()?);
     let mut builder = DefaultRequestHandler::builder(Echo, card);
     if let Some(store) = store.open(None).await? {
         builder = store.install(builder);
+    }
+    if let Some(dir) = conversation_log {
+        let log = a2a_server::conversation::ConversationLog::open(dir, Default::default())?;
+        builder = builder.conversation_log(log);
     }
     let app = a2a_grpc::router(
         a2a_server::A2aService::new(builder.build()),
@@ -591,9 +606,23 @@ async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn handler_only(count: usize) -> anyhow::Result<()> {
+async fn handler_only(
+    count: usize,
+    conversation_log: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
     let card = card(SocketAddr::from(([127, 0, 0, 1], 1)));
-    let handler = DefaultRequestHandler::builder(Echo, card).build();
+    let mut builder = DefaultRequestHandler::builder(Echo, card);
+    let log = match conversation_log {
+        Some(dir) => Some(a2a_server::conversation::ConversationLog::open(
+            dir,
+            Default::default(),
+        )?),
+        None => None,
+    };
+    if let Some(log) = &log {
+        builder = builder.conversation_log(log.clone());
+    }
+    let handler = builder.build();
     let ctx = CallContext::new(
         a2a_core::Method::SendMessage,
         a2a_server::ServiceParams::new(),
@@ -606,6 +635,10 @@ async fn handler_only(count: usize) -> anyhow::Result<()> {
                 SendMessageRequest::new(Message::user_text("hello benchmark")),
             )
             .await?;
+    }
+    if let Some(log) = &log {
+        // The writer's work counts too.
+        log.flush().await?;
     }
     let elapsed = started.elapsed();
     #[allow(clippy::cast_precision_loss)]
@@ -667,7 +700,11 @@ async fn memory(tasks: usize) -> anyhow::Result<()> {
 
 fn main() -> anyhow::Result<()> {
     match Args::parse().command {
-        Command::Sdk { port, store } => one_worker()?.block_on(serve_sdk(port, store)),
+        Command::Sdk {
+            port,
+            store,
+            conversation_log,
+        } => one_worker()?.block_on(serve_sdk(port, store, conversation_log)),
         Command::Seed {
             store,
             tasks,
@@ -692,9 +729,11 @@ fn main() -> anyhow::Result<()> {
             warmup,
         } => one_worker()?.block_on(grpc_load(addr, connections, seconds, warmup)),
         Command::Streams { addr, count } => one_worker()?.block_on(streams(addr, count)),
-        Command::Handler { count } => {
-            one_worker()?.block_on(async { tokio::spawn(handler_only(count)).await? })
-        }
+        Command::Handler {
+            count,
+            conversation_log,
+        } => one_worker()?
+            .block_on(async { tokio::spawn(handler_only(count, conversation_log)).await? }),
         Command::Memory { tasks } => one_worker()?.block_on(memory(tasks)),
     }
 }

@@ -165,67 +165,60 @@ fn push_digits(out: &mut Vec<u8>, value: impl TryInto<u32>, width: usize) {
 /// `t` as ISO 8601 in UTC with microseconds (`2026-11-23T04:05:06.123456Z`).
 fn iso_micros(t: &DateTime<Utc>) -> String {
     let mut out = Vec::with_capacity(27);
-    push_digits(&mut out, t.year(), 4);
+    push_iso_micros(&mut out, t);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Appends `t` as [`iso_micros`] writes it.
+fn push_iso_micros(out: &mut Vec<u8>, t: &DateTime<Utc>) {
+    let out = &mut *out;
+    push_digits(out, t.year(), 4);
     out.push(b'-');
-    push_digits(&mut out, t.month(), 2);
+    push_digits(out, t.month(), 2);
     out.push(b'-');
-    push_digits(&mut out, t.day(), 2);
+    push_digits(out, t.day(), 2);
     out.push(b'T');
-    push_digits(&mut out, t.hour(), 2);
+    push_digits(out, t.hour(), 2);
     out.push(b':');
-    push_digits(&mut out, t.minute(), 2);
+    push_digits(out, t.minute(), 2);
     out.push(b':');
-    push_digits(&mut out, t.second(), 2);
+    push_digits(out, t.second(), 2);
     out.push(b'.');
     // A leap second shows as a nanosecond count past one second.
-    push_digits(&mut out, t.nanosecond() / 1_000 % 1_000_000, 6);
+    push_digits(out, t.nanosecond() / 1_000 % 1_000_000, 6);
     out.push(b'Z');
-    String::from_utf8(out).unwrap_or_default()
 }
 
 impl LogEntry {
     /// Appends the entry as one line of JSON (without the newline) to `out`:
-    /// the same JSON as its `Serialize`, written faster. Fields this code
-    /// makes (the id, the time, the type, a parent in the id format) hold
-    /// nothing to escape and are copied as they are; the rest goes through
-    /// `serde_json`.
+    /// the same JSON as its `Serialize`, written faster (see [`Line`]).
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        fn raw_or_escaped(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
-            if is_plain(text) {
-                out.push(b'"');
-                out.extend_from_slice(text.as_bytes());
-                out.push(b'"');
-                Ok(())
-            } else {
-                serde_json::to_writer(&mut *out, text)
-            }
-        }
         out.extend_from_slice(b"{\"id\":");
-        raw_or_escaped(out, &self.id)?;
+        push_str(out, &self.id);
         out.extend_from_slice(b",\"t\":\"");
-        out.extend_from_slice(iso_micros(&self.t).as_bytes());
+        push_iso_micros(out, &self.t);
         out.extend_from_slice(b"\",\"from_agent\":");
-        serde_json::to_writer(&mut *out, &self.from_agent)?;
+        push_str(out, &self.from_agent);
         out.extend_from_slice(b",\"to_agent\":");
-        serde_json::to_writer(&mut *out, &self.to_agent)?;
+        push_opt_str(out, self.to_agent.as_deref());
         out.extend_from_slice(b",\"type\":\"");
         out.extend_from_slice(self.kind.as_str().as_bytes());
         out.extend_from_slice(b"\",\"content\":");
-        serde_json::to_writer(&mut *out, &self.content)?;
-        out.extend_from_slice(b",\"parent_id\":");
-        match &self.parent_id {
-            Some(parent) => raw_or_escaped(out, parent)?,
-            None => out.extend_from_slice(b"null"),
+        match &self.content {
+            serde_json::Value::String(text) => push_str(out, text),
+            other => serde_json::to_writer(&mut *out, other)?,
         }
+        out.extend_from_slice(b",\"parent_id\":");
+        push_opt_str(out, self.parent_id.as_deref());
         out.extend_from_slice(b",\"metadata\":{");
         for (n, (key, value)) in self.metadata.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
-            raw_or_escaped(out, key)?;
+            push_str(out, key);
             out.push(b':');
             match value {
-                serde_json::Value::String(text) => raw_or_escaped(out, text)?,
+                serde_json::Value::String(text) => push_str(out, text),
                 other => serde_json::to_writer(&mut *out, other)?,
             }
         }
@@ -234,20 +227,156 @@ impl LogEntry {
     }
 }
 
-/// Whether `text` can be written in JSON quotes as it is: letters, digits,
-/// `_`, `-`, `.`, `:` (ids, A2A ids, state names, times).
-fn is_plain(text: &str) -> bool {
-    const PLAIN: [bool; 256] = {
-        let mut table = [false; 256];
-        let mut b = 0;
-        while b < 256 {
-            let c = b as u8;
-            table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':');
-            b += 1;
+/// What a [`Line`] says.
+#[derive(Debug, Clone, Copy)]
+pub enum LineContent<'a> {
+    /// Text.
+    Text(&'a str),
+    /// Message or artifact parts: their text when all are text, else the
+    /// parts as JSON (as [`parts_content`]).
+    Parts(&'a [a2a_core::Part]),
+}
+
+/// A log line given by reference, for the hot path: encoded straight to JSON
+/// with no [`LogEntry`] built (see [`ConversationLog::append_line`]). Its JSON
+/// is exactly that of the equivalent [`LogEntry`]; metadata keys are written
+/// in the order given, which should be sorted (as a [`LogEntry`]'s are).
+///
+/// [`ConversationLog::append_line`]: crate::ConversationLog::append_line
+#[derive(Debug, Clone, Copy)]
+pub struct Line<'a> {
+    /// When.
+    pub t: DateTime<Utc>,
+    /// What it records.
+    pub kind: EntryType,
+    /// Who sent the message.
+    pub from_agent: &'a str,
+    /// Who it was for.
+    pub to_agent: Option<&'a str>,
+    /// The content.
+    pub content: LineContent<'a>,
+    /// The line it answers or continues.
+    pub parent_id: Option<&'a str>,
+    /// Metadata, sorted by key.
+    pub metadata: &'a [(&'a str, &'a str)],
+}
+
+impl Line<'_> {
+    /// Appends the line's JSON, with id `id`, to `out` (without the newline).
+    pub fn write_json(&self, id: &str, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"id\":");
+        push_str(out, id);
+        out.extend_from_slice(b",\"t\":\"");
+        push_iso_micros(out, &self.t);
+        out.extend_from_slice(b"\",\"from_agent\":");
+        push_str(out, self.from_agent);
+        out.extend_from_slice(b",\"to_agent\":");
+        push_opt_str(out, self.to_agent);
+        out.extend_from_slice(b",\"type\":\"");
+        out.extend_from_slice(self.kind.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"content\":");
+        match self.content {
+            LineContent::Text(text) => push_str(out, text),
+            LineContent::Parts(parts) => {
+                if parts.iter().all(|p| p.as_text().is_some()) {
+                    out.push(b'"');
+                    for text in parts.iter().filter_map(a2a_core::Part::as_text) {
+                        push_str_contents(out, text);
+                    }
+                    out.push(b'"');
+                } else if serde_json::to_writer(&mut *out, parts).is_err() {
+                    out.extend_from_slice(b"null");
+                }
+            }
         }
-        table
-    };
-    text.bytes().all(|b| PLAIN[usize::from(b)])
+        out.extend_from_slice(b",\"parent_id\":");
+        push_opt_str(out, self.parent_id);
+        out.extend_from_slice(b",\"metadata\":{");
+        for (n, (key, value)) in self.metadata.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            push_str(out, key);
+            out.push(b':');
+            push_str(out, value);
+        }
+        out.extend_from_slice(b"}}");
+    }
+}
+
+fn push_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(text) => push_str(out, text),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Appends `text` as a JSON string.
+fn push_str(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    push_str_contents(out, text);
+    out.push(b'"');
+}
+
+/// Appends `text` escaped for a JSON string (as `serde_json` escapes it):
+/// runs with nothing to escape are found eight bytes at a time and copied
+/// whole.
+fn push_str_contents(out: &mut Vec<u8>, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    let mut run = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        at += plain_prefix(&bytes[at..]);
+        let Some(&b) = bytes.get(at) else { break };
+        out.extend_from_slice(&bytes[run..at]);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            _ => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xf)]);
+            }
+        }
+        at += 1;
+        run = at;
+    }
+    out.extend_from_slice(&bytes[run..]);
+}
+
+/// How many leading bytes of `bytes` need no escaping in a JSON string
+/// (none of `"`, `\\` or a control character).
+fn plain_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    // A word at a time: a byte is flagged if it is below 0x20, or equal to
+    // `"` or `\\` (the usual has-zero-byte and has-less-than tricks).
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        let has_quote = quote.wrapping_sub(ONES) & !quote;
+        let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
+        if (below_space | has_quote | has_backslash) & HIGHS != 0 {
+            break;
+        }
+        at += 8;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            break;
+        }
+        at += 1;
+    }
+    at
 }
 
 /// The day a line id was made on, from the id itself.
@@ -356,6 +485,64 @@ mod tests {
             String::from_utf8(fast).unwrap(),
             serde_json::to_string(&entry).unwrap()
         );
+    }
+
+    #[test]
+    fn escaping_matches_serde_json_at_every_position() {
+        let specials = ['"', '\\', '\n', '\u{1}', '\u{1f}', 'é', '\u{7f}', ' ', '한'];
+        for len in 0..20 {
+            for (n, special) in specials.iter().enumerate() {
+                let mut text: String = "abcdefghijklmnopqrstuvwxyz".chars().take(len).collect();
+                let at = text.len() * n / specials.len();
+                text.insert(at, *special);
+                let mut out = Vec::new();
+                push_str(&mut out, &text);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    serde_json::to_string(&text).unwrap()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_is_written_as_the_same_entry_would_be() {
+        let t = Utc::now();
+        let parts = [
+            a2a_core::Part::text("one \"two\"\n"),
+            a2a_core::Part::text(" 셋"),
+        ];
+        let mixed = [
+            a2a_core::Part::text("see"),
+            a2a_core::Part::data(serde_json::json!({"k": 1})),
+        ];
+        for (content, value) in [
+            (LineContent::Parts(&parts), parts_content(&parts)),
+            (LineContent::Parts(&mixed), parts_content(&mixed)),
+            (LineContent::Text("\u{1}x"), serde_json::json!("\u{1}x")),
+        ] {
+            let id = new_entry_id(t);
+            let line = Line {
+                t,
+                kind: EntryType::State,
+                from_agent: "a\\b",
+                to_agent: None,
+                content,
+                parent_id: Some("msg_x"),
+                metadata: &[("contextId", "c"), ("taskId", "t\t")],
+            };
+            let mut fast = Vec::new();
+            line.write_json(&id, &mut fast);
+            let mut entry = LogEntry::new(t, EntryType::State, "a\\b", None, value)
+                .parent(Some("msg_x".into()))
+                .meta("taskId", "t\t")
+                .meta("contextId", "c");
+            entry.id = id;
+            assert_eq!(
+                String::from_utf8(fast).unwrap(),
+                serde_json::to_string(&entry).unwrap()
+            );
+        }
     }
 
     #[test]

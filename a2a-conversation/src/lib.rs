@@ -22,7 +22,9 @@ mod index;
 mod log;
 mod reader;
 
-pub use self::entry::{ChainTip, EntryType, LogEntry, new_entry_id, parts_content};
+pub use self::entry::{
+    ChainTip, EntryType, Line, LineContent, LogEntry, new_entry_id, parts_content,
+};
 pub use self::index::{ConversationIndex, INDEX_FILE, IndexError, Route, RouteKey};
 pub use self::log::{Clock, ConversationLog, Flush, LogConfig, LogError, WhenFull};
 pub use self::reader::{DayRead, LogReader};

@@ -6,9 +6,7 @@
 //! message's metadata), and every later line takes the execution's
 //! [`ChainTip`] as its parent and moves it on.
 
-use a2a_conversation::{
-    ChainTip, ConversationLog, EntryType, LogEntry, metadata_keys, parts_content,
-};
+use a2a_conversation::{ChainTip, ConversationLog, EntryType, Line, LineContent, metadata_keys};
 use a2a_core::{A2aError, Artifact, Message, StreamResponse, Task, TaskState};
 
 use crate::CallContext;
@@ -45,10 +43,27 @@ impl Recorder {
         }
     }
 
-    /// Appends `entry`; a full queue is the log's own business (it counts
-    /// and records the loss), and never fails the request.
-    async fn append(&self, entry: LogEntry) -> Option<String> {
-        match self.log.append(entry).await {
+    /// Appends a line (encoded from the borrowed fields, no entry built); a
+    /// full queue is the log's own business (it counts and records the
+    /// loss), and never fails the request.
+    async fn append(
+        &self,
+        kind: EntryType,
+        (from, to): (&str, &str),
+        content: LineContent<'_>,
+        parent: Option<&str>,
+        metadata: &[(&str, &str)],
+    ) -> Option<String> {
+        let line = Line {
+            t: self.log.now(),
+            kind,
+            from_agent: from,
+            to_agent: Some(to),
+            content,
+            parent_id: parent,
+            metadata,
+        };
+        match self.log.append_line(line).await {
             Ok(id) => Some(id),
             Err(err) => {
                 tracing::debug!(error = %err, "a conversation log line was not written");
@@ -64,22 +79,21 @@ impl Recorder {
             .metadata
             .as_ref()
             .and_then(|m| m.get(metadata_keys::LOG_PARENT))
-            .and_then(|v| v.as_str())
-            .map(str::to_owned);
-        let entry = LogEntry::new(
-            self.log.now(),
-            EntryType::Request,
-            peer.clone(),
-            Some(self.agent.clone()),
-            parts_content(&message.parts),
-        )
-        .parent(parent);
-        let entry = with_ids(entry, &message.task_id, &message.context_id)
-            .meta("messageId", message.message_id.as_str());
-        let tip = ChainTip::at(self.append(entry).await);
+            .and_then(|v| v.as_str());
+        let ids =
+            Ids::of(&message.task_id, &message.context_id).with("messageId", &message.message_id);
+        let id = self
+            .append(
+                EntryType::Request,
+                (&peer, &self.agent),
+                LineContent::Parts(&message.parts),
+                parent,
+                ids.as_slice(),
+            )
+            .await;
         Exchange {
             peer,
-            tip,
+            tip: ChainTip::at(id),
             artifacts: Vec::new(),
         }
     }
@@ -119,7 +133,7 @@ impl Recorder {
         if status.state.ends_turn() {
             for id in std::mem::take(&mut exchange.artifacts) {
                 let artifact = task.and_then(|t| t.artifacts.iter().find(|a| a.artifact_id == id));
-                if let Some(artifact) = artifact {
+                if let (Some(artifact), Some(task)) = (artifact, task) {
                     self.artifact(exchange, artifact, task).await;
                 }
             }
@@ -130,21 +144,19 @@ impl Recorder {
         }
     }
 
-    async fn artifact(&self, exchange: &Exchange, artifact: &Artifact, task: Option<&Task>) {
-        let entry = LogEntry::new(
-            self.log.now(),
-            EntryType::Response,
-            self.agent.clone(),
-            Some(exchange.peer.clone()),
-            parts_content(&artifact.parts),
-        )
-        .parent(exchange.tip.get())
-        .meta("artifactId", artifact.artifact_id.as_str());
-        let entry = match task {
-            Some(task) => with_ids(entry, &task.id, &task.context_id),
-            None => entry,
-        };
-        if let Some(id) = self.append(entry).await {
+    async fn artifact(&self, exchange: &Exchange, artifact: &Artifact, task: &Task) {
+        let ids = Ids::of(&task.id, &task.context_id).with("artifactId", &artifact.artifact_id);
+        let parent = exchange.tip.get();
+        let id = self
+            .append(
+                EntryType::Response,
+                (&self.agent, &exchange.peer),
+                LineContent::Parts(&artifact.parts),
+                parent.as_deref(),
+                ids.as_slice(),
+            )
+            .await;
+        if let Some(id) = id {
             exchange.tip.set(id);
         }
     }
@@ -156,37 +168,76 @@ impl Recorder {
         message: &Message,
         state: Option<TaskState>,
     ) {
-        let entry = LogEntry::new(
-            self.log.now(),
-            kind,
-            self.agent.clone(),
-            Some(exchange.peer.clone()),
-            parts_content(&message.parts),
-        )
-        .parent(exchange.tip.get())
-        .meta("messageId", message.message_id.as_str());
-        let mut entry = with_ids(entry, &message.task_id, &message.context_id);
+        let mut ids =
+            Ids::of(&message.task_id, &message.context_id).with("messageId", &message.message_id);
         if let Some(state) = state {
-            entry = entry.meta("state", state.as_str());
+            ids = ids.with("state", state.as_str());
         }
-        if let Some(id) = self.append(entry).await {
+        let parent = exchange.tip.get();
+        let id = self
+            .append(
+                kind,
+                (&self.agent, &exchange.peer),
+                LineContent::Parts(&message.parts),
+                parent.as_deref(),
+                ids.as_slice(),
+            )
+            .await;
+        if let Some(id) = id {
             exchange.tip.set(id);
         }
     }
 
     /// Logs a request refused with `err`.
     pub(crate) async fn error(&self, call: &CallContext, message: &Message, err: &A2aError) {
-        let entry = LogEntry::new(
-            self.log.now(),
+        let code = err.kind().to_string();
+        let ids = Ids::of(&message.task_id, &message.context_id)
+            .with("code", &code)
+            .with("messageId", &message.message_id);
+        let peer = peer_name(call, message);
+        self.append(
             EntryType::Error,
-            self.agent.clone(),
-            Some(peer_name(call, message)),
-            err.message().to_owned(),
+            (&self.agent, &peer),
+            LineContent::Text(err.message()),
+            None,
+            ids.as_slice(),
         )
-        .meta("code", err.kind().to_string())
-        .meta("messageId", message.message_id.as_str());
-        let entry = with_ids(entry, &message.task_id, &message.context_id);
-        self.append(entry).await;
+        .await;
+    }
+}
+
+/// A line's metadata: the A2A ids and a few more, kept sorted by key (the
+/// order a stored entry's metadata reads back in), on the stack.
+struct Ids<'a> {
+    pairs: [(&'a str, &'a str); 6],
+    len: usize,
+}
+
+impl<'a> Ids<'a> {
+    /// The task and context ids, where known.
+    fn of(task_id: &'a str, context_id: &'a str) -> Ids<'a> {
+        Ids {
+            pairs: [("", ""); 6],
+            len: 0,
+        }
+        .with("contextId", context_id)
+        .with("taskId", task_id)
+    }
+
+    /// Adds `key` (skipped when `value` is empty), keeping the keys sorted.
+    fn with(mut self, key: &'a str, value: &'a str) -> Ids<'a> {
+        if value.is_empty() || self.len == self.pairs.len() {
+            return self;
+        }
+        let at = self.pairs[..self.len].partition_point(|(k, _)| *k < key);
+        self.pairs.copy_within(at..self.len, at + 1);
+        self.pairs[at] = (key, value);
+        self.len += 1;
+        self
+    }
+
+    fn as_slice(&self) -> &[(&'a str, &'a str)] {
+        &self.pairs[..self.len]
     }
 }
 
@@ -214,18 +265,5 @@ fn peer_name(call: &CallContext, message: &Message) -> String {
         "user".to_owned()
     } else {
         user.clone()
-    }
-}
-
-fn with_ids(entry: LogEntry, task_id: &str, context_id: &str) -> LogEntry {
-    let entry = if task_id.is_empty() {
-        entry
-    } else {
-        entry.meta("taskId", task_id)
-    };
-    if context_id.is_empty() {
-        entry
-    } else {
-        entry.meta("contextId", context_id)
     }
 }

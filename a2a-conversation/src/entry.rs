@@ -131,62 +131,78 @@ pub fn new_entry_id(t: DateTime<Utc>) -> String {
     const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     // Written digit by digit: chrono's format strings cost more than the
     // rest of a log line together.
-    let mut id = Vec::with_capacity(26);
-    id.extend_from_slice(b"msg_");
-    push_digits(&mut id, t.year(), 4);
-    push_digits(&mut id, t.month(), 2);
-    push_digits(&mut id, t.day(), 2);
-    id.push(b'_');
-    push_digits(&mut id, t.hour(), 2);
-    push_digits(&mut id, t.minute(), 2);
-    push_digits(&mut id, t.second(), 2);
-    id.push(b'_');
+    let f = Fields::of(&t);
+    let mut id = *b"msg_YYYYMMDD_HHMMSS_rrrrrr";
+    digits(&mut id[4..8], f.year);
+    digits(&mut id[8..10], f.month);
+    digits(&mut id[10..12], f.day);
+    digits(&mut id[13..15], f.hour);
+    digits(&mut id[15..17], f.minute);
+    digits(&mut id[17..19], f.second);
     let random = uuid::Uuid::new_v4();
-    id.extend(
-        random.as_bytes()[..6]
-            .iter()
-            .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()]),
-    );
-    String::from_utf8(id).unwrap_or_default()
+    for (slot, b) in id[20..].iter_mut().zip(random.as_bytes()) {
+        *slot = ALPHABET[usize::from(*b) % ALPHABET.len()];
+    }
+    String::from_utf8_lossy(&id).into_owned()
 }
 
-/// Appends `value` as exactly `width` decimal digits (zero-padded; the
-/// lowest digits of a wider value).
-fn push_digits(out: &mut Vec<u8>, value: impl TryInto<u32>, width: usize) {
-    let mut value = value.try_into().unwrap_or(0);
-    let start = out.len();
-    out.resize(start + width, b'0');
-    for slot in out[start..].iter_mut().rev() {
+/// A time's calendar fields, read once.
+struct Fields {
+    year: u32,
+    month: u32,
+    day: u32,
+    hour: u32,
+    minute: u32,
+    second: u32,
+    micros: u32,
+}
+
+impl Fields {
+    fn of(t: &DateTime<Utc>) -> Fields {
+        let naive = t.naive_utc();
+        let (date, time) = (naive.date(), naive.time());
+        Fields {
+            year: u32::try_from(date.year()).unwrap_or(0),
+            month: date.month(),
+            day: date.day(),
+            hour: time.hour(),
+            minute: time.minute(),
+            second: time.second(),
+            // A leap second shows as a nanosecond count past one second.
+            micros: time.nanosecond() / 1_000 % 1_000_000,
+        }
+    }
+}
+
+/// Writes `value` into `out` as decimal digits, zero-padded to its length
+/// (the lowest digits of a wider value).
+fn digits(out: &mut [u8], mut value: u32) {
+    for slot in out.iter_mut().rev() {
         *slot = b'0' + (value % 10) as u8;
         value /= 10;
     }
 }
 
 /// `t` as ISO 8601 in UTC with microseconds (`2026-11-23T04:05:06.123456Z`).
+#[cfg(test)]
 fn iso_micros(t: &DateTime<Utc>) -> String {
     let mut out = Vec::with_capacity(27);
     push_iso_micros(&mut out, t);
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Appends `t` as [`iso_micros`] writes it.
+/// Appends `t` as ISO 8601 in UTC with microseconds (`2026-11-23T04:05:06.123456Z`).
 fn push_iso_micros(out: &mut Vec<u8>, t: &DateTime<Utc>) {
-    let out = &mut *out;
-    push_digits(out, t.year(), 4);
-    out.push(b'-');
-    push_digits(out, t.month(), 2);
-    out.push(b'-');
-    push_digits(out, t.day(), 2);
-    out.push(b'T');
-    push_digits(out, t.hour(), 2);
-    out.push(b':');
-    push_digits(out, t.minute(), 2);
-    out.push(b':');
-    push_digits(out, t.second(), 2);
-    out.push(b'.');
-    // A leap second shows as a nanosecond count past one second.
-    push_digits(out, t.nanosecond() / 1_000 % 1_000_000, 6);
-    out.push(b'Z');
+    let f = Fields::of(t);
+    let mut text = *b"YYYY-MM-DDTHH:MM:SS.uuuuuuZ";
+    digits(&mut text[0..4], f.year);
+    digits(&mut text[5..7], f.month);
+    digits(&mut text[8..10], f.day);
+    digits(&mut text[11..13], f.hour);
+    digits(&mut text[14..16], f.minute);
+    digits(&mut text[17..19], f.second);
+    digits(&mut text[20..26], f.micros);
+    out.extend_from_slice(&text);
 }
 
 impl LogEntry {
@@ -416,7 +432,9 @@ mod micros {
     use serde::{Deserializer, Serializer};
 
     pub(super) fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&super::iso_micros(t))
+        let mut text = Vec::with_capacity(27);
+        super::push_iso_micros(&mut text, t);
+        s.serialize_str(std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?)
     }
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {

@@ -229,8 +229,12 @@ impl<'a> Ids<'a> {
         if value.is_empty() || self.len == self.pairs.len() {
             return self;
         }
-        let at = self.pairs[..self.len].partition_point(|(k, _)| *k < key);
-        self.pairs.copy_within(at..self.len, at + 1);
+        // Keys mostly come in order: insert from the end.
+        let mut at = self.len;
+        while at > 0 && self.pairs[at - 1].0 > key {
+            self.pairs[at] = self.pairs[at - 1];
+            at -= 1;
+        }
         self.pairs[at] = (key, value);
         self.len += 1;
         self

@@ -45,6 +45,7 @@ pub(crate) async fn read_body(
     headers: &HeaderMap,
     body: Body,
     limit: usize,
+    within: std::time::Duration,
 ) -> Result<Bytes, A2aError> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -55,11 +56,19 @@ pub(crate) async fn read_body(
             "request body is larger than {limit} bytes"
         )));
     }
-    axum::body::to_bytes(body, limit).await.map_err(|_| {
-        A2aError::invalid_request(format!(
-            "request body is larger than {limit} bytes or could not be read"
-        ))
-    })
+    // The whole body within `within`: a client that trickles it holds a
+    // connection and a buffer, and must not hold them for ever.
+    match tokio::time::timeout(within, axum::body::to_bytes(body, limit)).await {
+        Ok(read) => read.map_err(|_| {
+            A2aError::invalid_request(format!(
+                "request body is larger than {limit} bytes or could not be read"
+            ))
+        }),
+        Err(_) => Err(A2aError::invalid_request(format!(
+            "request body was not received within {} s",
+            within.as_secs()
+        ))),
+    }
 }
 
 /// Whether a POST declares one of the JSON media types the protocol allows

@@ -181,7 +181,14 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     if !is_json_content_type(&parts.headers) {
         return error_response(Value::Null, &unsupported_content_type(&parts.headers));
     }
-    let bytes = match read_body(&parts.headers, body, state.config.body_limit).await {
+    let bytes = match read_body(
+        &parts.headers,
+        body,
+        state.config.body_limit,
+        state.config.body_read_timeout,
+    )
+    .await
+    {
         Ok(bytes) => bytes,
         Err(err) => return error_response(Value::Null, &err),
     };

@@ -27,8 +27,11 @@ pub struct HttpConfig {
     pub jsonrpc_path: String,
     /// Base path of the HTTP+JSON routes (`""` for the root).
     pub rest_base: String,
-    /// Largest accepted request body, in bytes.
+    /// Largest accepted request body, in bytes (default 10 MiB).
     pub body_limit: usize,
+    /// How long a request body may take to arrive in full (default 30 s); a
+    /// slower one is refused.
+    pub body_read_timeout: Duration,
     /// Interval of SSE keep-alive comments (`None`: off).
     pub keep_alive: Option<Duration>,
     /// `max-age` of the agent card's `Cache-Control`, in seconds.
@@ -43,6 +46,7 @@ impl Default for HttpConfig {
             jsonrpc_path: "/".into(),
             rest_base: String::new(),
             body_limit: 10 * 1024 * 1024,
+            body_read_timeout: Duration::from_secs(30),
             keep_alive: Some(Duration::from_secs(15)),
             card_max_age: 300,
             card_cors: CorsLayer::new()
@@ -147,28 +151,130 @@ pub async fn serve_until(
     stop: impl std::future::Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> std::io::Result<()> {
-    let stopping = tokio_util::sync::CancellationToken::new();
-    let serving = axum::serve(listener, app)
-        .with_graceful_shutdown(stopping.clone().cancelled_owned())
-        .into_future();
-    let mut serving = tokio::spawn(serving);
-    tokio::select! {
-        // The server failed on its own.
-        ended = &mut serving => return ended.unwrap_or_else(|e| Err(std::io::Error::other(e))),
-        () = stop => {}
-    }
-    stopping.cancel();
-    service.shutdown(grace).await;
-    // Executions are over; what is still connected only waits for events that
-    // will not come from this process any more.
-    match tokio::time::timeout(CONNECTION_DRAIN, &mut serving).await {
-        Ok(ended) => ended.unwrap_or_else(|e| Err(std::io::Error::other(e))),
-        Err(_) => {
-            serving.abort();
-            tracing::info!("closed connections still open after shutdown");
-            Ok(())
+    let config = ServeConfig {
+        grace,
+        ..ServeConfig::default()
+    };
+    serve_with(listener, app, service, stop, config).await
+}
+
+/// How [`serve_with`] treats connections. Every limit has a default meant
+/// for a server on the open network; all are documented with it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeConfig {
+    /// Time running executions get at shutdown (default 10 s).
+    pub grace: Duration,
+    /// Connections open at once (default 10,000). Further connections wait
+    /// in the listen backlog until one closes.
+    pub max_connections: usize,
+    /// How long an HTTP/1 client has to send a request's headers, counted
+    /// from when the connection starts waiting for them, so it also closes
+    /// a connection idle between requests (default 10 s). Stops slowloris
+    /// clients that dribble headers to hold connections.
+    pub header_read_timeout: Duration,
+    /// HTTP/2 keep-alive pings: interval, and how long an answer may take
+    /// before the connection is closed (default 20 s each; also keeps quiet
+    /// gRPC and SSE streams alive through proxies).
+    pub http2_keep_alive: Duration,
+    /// Streams at once on one HTTP/2 connection (default 256).
+    pub http2_max_concurrent_streams: u32,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            grace: Duration::from_secs(10),
+            max_connections: 10_000,
+            header_read_timeout: Duration::from_secs(10),
+            http2_keep_alive: Duration::from_secs(20),
+            http2_max_concurrent_streams: 256,
         }
     }
+}
+
+/// [`serve_until`] with every connection setting given.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    service: A2aService,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    config: ServeConfig,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::server::conn::auto::Builder;
+    use tower::ServiceExt as _;
+
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(config.http2_keep_alive)
+        .keep_alive_timeout(config.http2_keep_alive)
+        .max_concurrent_streams(config.http2_max_concurrent_streams);
+    let builder = Arc::new(builder);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let permits = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+    let mut connections = tokio::task::JoinSet::new();
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        while connections.try_join_next().is_some() {}
+        // A free slot first: over the limit, clients wait in the backlog.
+        let permit = tokio::select! {
+            () = &mut stop => break,
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+        };
+        let (stream, _peer) = tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    // Out of file descriptors, say: back off instead of spinning.
+                    tracing::warn!(error = %err, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let hyper_service =
+            hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                app.clone().oneshot(request.map(axum::body::Body::new))
+            });
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), hyper_service)
+            .into_owned();
+        let connection = graceful.watch(connection);
+        connections.spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!(error = %err, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    // Connections finish what they are doing and take no more requests...
+    let draining = tokio::spawn(graceful.shutdown());
+    // ...while running executions get the grace period.
+    service.shutdown(config.grace).await;
+    // Executions are over; what is still connected only waits for events that
+    // will not come from this process any more.
+    if tokio::time::timeout(CONNECTION_DRAIN, draining)
+        .await
+        .is_err()
+    {
+        tracing::info!("closed connections still open after shutdown");
+    }
+    connections.abort_all();
+    Ok(())
 }
 
 /// How long connections get to finish after the executions have wound down.

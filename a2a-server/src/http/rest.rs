@@ -114,7 +114,14 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
             let err = unsupported_content_type(&parts.headers);
             return json_response(415, media_type, to_json(&err.to_http_body()));
         }
-        let bytes = match read_body(&parts.headers, body, state.config.body_limit).await {
+        let bytes = match read_body(
+            &parts.headers,
+            body,
+            state.config.body_limit,
+            state.config.body_read_timeout,
+        )
+        .await
+        {
             Ok(bytes) => bytes,
             Err(err) => return json_response(413, media_type, to_json(&err.to_http_body())),
         };

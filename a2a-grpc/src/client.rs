@@ -28,6 +28,8 @@ use crate::pb::a2a_service_client::A2aServiceClient;
 pub struct GrpcTransport {
     client: A2aServiceClient<Channel>,
     settings: HttpSettings,
+    /// The largest request sent (checked before sending, for a clear error).
+    max_request: usize,
 }
 
 fn client_error(status: Status) -> ClientError {
@@ -45,6 +47,13 @@ fn client_error(status: Status) -> ClientError {
 fn decode<T: FromProto>(proto: T::Proto) -> Result<T, ClientError> {
     T::from_proto(proto).map_err(|e| ClientError::new(ClientErrorKind::Decode, e.to_string()))
 }
+
+/// The largest gRPC response a client accepts by default (32 MiB, what the
+/// server sends at most).
+pub const MAX_RESPONSE: usize = 32 * 1024 * 1024;
+/// The largest gRPC request a client sends by default (10 MiB, what the
+/// server accepts by default).
+pub const MAX_REQUEST: usize = 10 * 1024 * 1024;
 
 impl GrpcTransport {
     /// A transport for `url` (`host:port`, as in agent cards, or a full
@@ -65,9 +74,25 @@ impl GrpcTransport {
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true);
         Ok(GrpcTransport {
-            client: A2aServiceClient::new(endpoint.connect_lazy()),
+            client: A2aServiceClient::new(endpoint.connect_lazy())
+                .max_decoding_message_size(MAX_RESPONSE)
+                .max_encoding_message_size(MAX_REQUEST),
             settings: HttpSettings::default(),
+            max_request: MAX_REQUEST,
         })
+    }
+
+    /// Sets the largest response the client accepts and the largest request
+    /// it sends (defaults [`MAX_RESPONSE`] and [`MAX_REQUEST`]); a larger
+    /// message fails the call instead of being buffered.
+    #[must_use]
+    pub fn with_message_limits(mut self, response: usize, request: usize) -> Self {
+        self.client = self
+            .client
+            .max_decoding_message_size(response)
+            .max_encoding_message_size(request);
+        self.max_request = request;
+        self
     }
 
     /// Replaces the timeouts.
@@ -77,12 +102,24 @@ impl GrpcTransport {
         self
     }
 
-    fn request<T>(
+    fn request<T: prost::Message>(
         &self,
         message: T,
         options: &CallOptions,
         unary: bool,
     ) -> Result<tonic::Request<T>, ClientError> {
+        // Refused here with a clear error: past the limit, the encoder would
+        // reset the stream mid-send and the caller would see only that.
+        let size = message.encoded_len();
+        if size > self.max_request {
+            return Err(ClientError::new(
+                ClientErrorKind::Unsupported,
+                format!(
+                    "the request is too large for gRPC: {size} bytes, over the limit of {} bytes",
+                    self.max_request
+                ),
+            ));
+        }
         // gRPC has no query string. A credential meant for one (an API key the
         // card declares `in: query`) would be dropped without a word; refuse.
         if let Some((name, _)) = options.query.first() {

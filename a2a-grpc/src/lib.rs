@@ -22,10 +22,10 @@ mod error;
 mod server;
 
 #[cfg(feature = "client")]
-pub use self::client::{GrpcTransport, register};
+pub use self::client::{GrpcTransport, MAX_REQUEST, MAX_RESPONSE, register};
 pub use self::error::{from_status, to_status};
 #[cfg(feature = "server")]
-pub use self::server::{GrpcEventStream, GrpcService, router};
+pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, router};
 
 #[rustfmt::skip]
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]

@@ -241,12 +241,22 @@ impl GrpcA2aService for GrpcService {
     }
 }
 
+/// The largest gRPC response the server encodes (32 MiB): a task with a long
+/// history or large artifacts, but not an unbounded one.
+pub const MAX_RESPONSE_MESSAGE: usize = 32 * 1024 * 1024;
+
 /// One router serving `service` over JSON-RPC, HTTP+JSON, gRPC and the agent card.
 ///
 /// Serve it with `axum::serve`: it answers HTTP/1.1 and h2c on the same port.
+/// gRPC requests are held to the same size as HTTP bodies
+/// ([`HttpConfig::body_limit`](a2a_server::http::HttpConfig::body_limit));
+/// responses to [`MAX_RESPONSE_MESSAGE`].
 pub fn router(service: A2aService, config: a2a_server::http::HttpConfig) -> axum::Router {
     use tower::ServiceExt as _;
-    let grpc = GrpcService::new(service.clone()).into_server();
+    let grpc = GrpcService::new(service.clone())
+        .into_server()
+        .max_decoding_message_size(config.body_limit)
+        .max_encoding_message_size(MAX_RESPONSE_MESSAGE);
     let path = format!("/{}/{{*rest}}", crate::SERVICE_NAME);
     let grpc = grpc.map_request(|request: axum::http::Request<axum::body::Body>| {
         request.map(tonic::body::Body::new)

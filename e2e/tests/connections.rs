@@ -182,3 +182,39 @@ async fn connections_over_the_limit_wait_for_a_free_one() {
     drop(second);
     served.stop().await;
 }
+
+#[tokio::test]
+async fn grpc_requests_over_the_body_limit_are_refused_on_both_sides() {
+    let mut http = HttpConfig::default();
+    http.body_limit = 64 * 1024;
+    let sut = e2e::start_server(ScriptedAgent, support::card, |b| b, http)
+        .await
+        .unwrap();
+    let big = support::request(&"x".repeat(100 * 1024));
+    // The server refuses a request larger than its body limit: tonic stops
+    // reading at the length prefix and answers while the client still sends,
+    // so the client sees either that status or the stream reset with it.
+    let client = support::client(&sut, a2a_core::binding::GRPC);
+    let refused = client.send_message(big.clone(), None).await.unwrap_err();
+    let text = refused.to_string().to_lowercase();
+    assert!(
+        text.contains("too large") || text.contains("http2 error"),
+        "{refused}"
+    );
+    // A small request still works on the same server.
+    client
+        .send_message(support::request("hello"), None)
+        .await
+        .unwrap();
+    // The client refuses to send past its own limit, without a round trip.
+    let transport = a2a_grpc::GrpcTransport::connect_lazy(&sut.addr.to_string())
+        .unwrap()
+        .with_message_limits(a2a_grpc::MAX_RESPONSE, 32 * 1024);
+    let interface = client.interface().clone();
+    let small_client = a2a_client::Client::from_transport(transport, interface);
+    let refused = small_client.send_message(big, None).await.unwrap_err();
+    assert!(
+        refused.to_string().to_lowercase().contains("too large"),
+        "{refused}"
+    );
+}

@@ -326,24 +326,45 @@ async fn canceling_a_waiting_task_reaches_its_subscribers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_limits_per_caller_and_globally() {
     let handler = handler(|config| config.max_concurrent_per_caller = Some(1));
-    let busy = start(&handler, "wait").await;
+    let alice = as_user("alice", "");
+    let busy = match handler
+        .send_message(&alice, immediate("wait"))
+        .await
+        .unwrap()
+    {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(_) => panic!("expected a task"),
+    };
     let err = handler
-        .send_message(&ctx(), request("echo x"))
+        .send_message(&alice, request("echo x"))
         .await
         .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
     assert!(err.message().contains("limit"), "{err}");
-    // Another caller is not affected by this caller's limit.
-    let mut other = ctx();
-    other.user = a2a_server::User::authenticated("bob");
+    // Naming another tenant does not escape the limit: it is the identity's.
+    let err = handler
+        .send_message(&as_user("alice", "elsewhere"), request("echo x"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+    // Another caller is not affected by this caller's limit, nor are
+    // anonymous callers (they share one identity: only the global limit).
+    let other = as_user("bob", "");
     assert!(
         handler
             .send_message(&other, request("echo y"))
             .await
             .is_ok()
     );
+    assert!(
+        handler
+            .send_message(&ctx(), request("echo y"))
+            .await
+            .is_ok()
+    );
     handler
         .cancel_task(
-            &ctx(),
+            &alice,
             CancelTaskRequest {
                 id: busy.id,
                 ..Default::default()
@@ -353,7 +374,7 @@ async fn concurrency_limits_per_caller_and_globally() {
         .unwrap();
     assert!(
         handler
-            .send_message(&ctx(), request("echo z"))
+            .send_message(&alice, request("echo z"))
             .await
             .is_ok()
     );
@@ -366,6 +387,93 @@ async fn concurrency_limits_per_caller_and_globally() {
             .await
             .is_err()
     );
+}
+
+fn as_user(name: &str, tenant: &str) -> CallContext {
+    let mut ctx = ctx();
+    ctx.user = a2a_server::User::authenticated(name);
+    ctx.tenant = tenant.to_owned();
+    ctx
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriber_floods_are_refused_per_task_and_per_caller() {
+    let handler = handler(|config| {
+        config.max_subscribers_per_task = 3;
+        config.max_subscribers_per_caller = 4;
+    });
+    let alice = as_user("alice", "");
+    let bob = as_user("bob", "");
+    let task = match handler
+        .send_message(&alice, immediate("input"))
+        .await
+        .unwrap()
+    {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(_) => panic!("expected a task"),
+    };
+    let subscribe = |who: &CallContext, id: &str| {
+        let request = SubscribeToTaskRequest {
+            id: id.to_owned(),
+            ..Default::default()
+        };
+        let who = who.clone();
+        let handler = &handler;
+        async move { handler.subscribe_to_task(&who, request).await }
+    };
+    // Wait until the task asks for input: it stays open, streams can attach.
+    until_settled(&handler, &alice, &task.id).await;
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(subscribe(&alice, &task.id).await.unwrap());
+    }
+    // The fourth on the same task is refused, for anyone.
+    let err = subscribe(&alice, &task.id).await.err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+    let err = subscribe(&bob, &task.id).await.err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+    // One leaves: room again.
+    open.pop();
+    open.push(subscribe(&alice, &task.id).await.unwrap());
+
+    // Per caller, across tasks: alice holds 3; a second task takes one more,
+    // and the fifth subscription is refused wherever it is.
+    let second = match handler
+        .send_message(&alice, immediate("input"))
+        .await
+        .unwrap()
+    {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(_) => panic!("expected a task"),
+    };
+    until_settled(&handler, &alice, &second.id).await;
+    open.push(subscribe(&alice, &second.id).await.unwrap());
+    let err = subscribe(&alice, &second.id).await.err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+    assert!(err.message().contains("caller"), "{err}");
+    drop(open);
+    assert!(subscribe(&alice, &second.id).await.is_ok());
+}
+
+async fn until_settled(handler: &DefaultRequestHandler, who: &CallContext, id: &str) {
+    for _ in 0..500 {
+        let task = handler
+            .get_task(
+                who,
+                GetTaskRequest {
+                    id: id.to_owned(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        if task.status.state.is_settled() {
+            return;
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    panic!("task {id} did not settle");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

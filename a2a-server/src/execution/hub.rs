@@ -45,14 +45,76 @@ impl Update {
 pub(crate) struct Hubs {
     capacity: usize,
     hubs: Mutex<HashMap<String, broadcast::Sender<Update>>>,
+    /// Most subscribers on one task.
+    per_task: usize,
+    /// Most subscriptions of one caller identity.
+    per_caller: usize,
+    /// Open subscriptions per caller identity (anonymous callers are not
+    /// counted: with no authentication they are everyone at once).
+    callers: Arc<Mutex<HashMap<String, usize>>>,
 }
 
 impl Hubs {
+    #[cfg(test)]
     pub(crate) fn new(capacity: usize) -> Self {
+        Hubs::with_limits(capacity, usize::MAX, usize::MAX)
+    }
+
+    pub(crate) fn with_limits(capacity: usize, per_task: usize, per_caller: usize) -> Self {
         Hubs {
             capacity: capacity.max(1),
             hubs: Mutex::new(HashMap::default()),
+            per_task,
+            per_caller,
+            callers: Arc::default(),
         }
+    }
+
+    /// A new subscriber for `user` (the caller's identity) on a task's hub,
+    /// within the per-task and per-caller limits; see [`Hubs::subscribe`].
+    pub(crate) fn subscribe_as(
+        self: &Arc<Self>,
+        task_id: &str,
+        user: &str,
+    ) -> Result<Subscription, A2aError> {
+        let counted = if user.is_empty() {
+            None
+        } else {
+            let mut callers = self
+                .callers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let open = callers.entry(user.to_owned()).or_insert(0);
+            if *open >= self.per_caller {
+                return Err(A2aError::busy(
+                    format!(
+                        "too many open subscriptions for this caller (at most {}); close one first",
+                        self.per_caller
+                    ),
+                    std::time::Duration::from_secs(1),
+                ));
+            }
+            *open += 1;
+            Some(CallerCount {
+                callers: self.callers.clone(),
+                user: user.to_owned(),
+            })
+        };
+        if self
+            .sender(task_id)
+            .is_some_and(|sender| sender.receiver_count() >= self.per_task)
+        {
+            return Err(A2aError::busy(
+                format!(
+                    "too many subscribers on task {task_id} (at most {})",
+                    self.per_task
+                ),
+                std::time::Duration::from_secs(1),
+            ));
+        }
+        let mut subscription = self.subscribe(task_id);
+        subscription._prune.counted = counted;
+        Ok(subscription)
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, broadcast::Sender<Update>>> {
@@ -80,6 +142,7 @@ impl Hubs {
             _prune: PruneOnDrop {
                 hubs: self.clone(),
                 task_id: task_id.to_owned(),
+                counted: None,
             },
         }
     }
@@ -139,10 +202,33 @@ impl Subscription {
     }
 }
 
-/// Removes the hub when the last subscriber goes away.
+/// Removes the hub when the last subscriber goes away, and gives back the
+/// caller's subscription.
 struct PruneOnDrop {
     hubs: Arc<Hubs>,
     task_id: String,
+    counted: Option<CallerCount>,
+}
+
+/// One of a caller's open subscriptions, given back on drop.
+struct CallerCount {
+    callers: Arc<Mutex<HashMap<String, usize>>>,
+    user: String,
+}
+
+impl Drop for CallerCount {
+    fn drop(&mut self) {
+        let mut callers = self
+            .callers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(open) = callers.get_mut(&self.user) {
+            *open -= 1;
+            if *open == 0 {
+                callers.remove(&self.user);
+            }
+        }
+    }
 }
 
 impl Drop for PruneOnDrop {

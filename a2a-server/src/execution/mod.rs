@@ -87,10 +87,19 @@ use crate::{AgentExecutor, CallContext, Caller, EventQueue, RequestContext};
 pub struct ExecutionConfig {
     /// Fail a task whose agent writes no event for this long (off by default).
     pub inactivity_timeout: Option<Duration>,
-    /// Most executions running at once (unlimited by default).
+    /// Most executions running at once (default 10,000); more are refused
+    /// with a retryable busy error.
     pub max_concurrent: Option<usize>,
-    /// Most executions running at once for one caller (unlimited by default).
+    /// Most executions running at once for one caller identity, counted
+    /// across tenants (default 1,000). Anonymous callers (no authentication)
+    /// share one identity, so only `max_concurrent` applies to them.
     pub max_concurrent_per_caller: Option<usize>,
+    /// Most subscribers (SubscribeToTask and streaming SendMessage) on one
+    /// task at once (default 1,000).
+    pub max_subscribers_per_task: usize,
+    /// Most open subscriptions of one caller identity at once, across tasks
+    /// and tenants (default 1,000; not applied to anonymous callers).
+    pub max_subscribers_per_caller: usize,
     /// Events buffered per subscriber before it is resynced from the store.
     pub subscriber_buffer: usize,
     /// Events buffered between the agent and the pipeline.
@@ -104,8 +113,10 @@ impl Default for ExecutionConfig {
     fn default() -> Self {
         ExecutionConfig {
             inactivity_timeout: None,
-            max_concurrent: None,
-            max_concurrent_per_caller: None,
+            max_concurrent: Some(10_000),
+            max_concurrent_per_caller: Some(1_000),
+            max_subscribers_per_task: 1_000,
+            max_subscribers_per_caller: 1_000,
             subscriber_buffer: 64,
             agent_buffer: 64,
             cancel_grace: cancel::DEFAULT_CANCEL_GRACE,
@@ -231,7 +242,9 @@ struct Live {
 pub(crate) struct Executions {
     shared: Arc<Shared>,
     live: Mutex<HashMap<String, Live>>,
-    per_caller: Mutex<HashMap<Caller, usize>>,
+    /// Running executions per caller identity (the user, whatever tenant it
+    /// names: switching tenants does not escape the limit).
+    per_caller: Mutex<HashMap<String, usize>>,
     permits: Option<Arc<Semaphore>>,
     tracker: TaskTracker,
     draining: AtomicBool,
@@ -253,8 +266,8 @@ pub(crate) struct Start {
 /// Releases the caller's execution slot when an execution ends.
 pub(crate) struct Slot {
     executions: Arc<Executions>,
-    /// The caller whose count this execution holds (only with a per-caller limit).
-    counted: Option<Caller>,
+    /// The caller identity whose count this execution holds (only with a per-caller limit).
+    counted: Option<String>,
     task_id: String,
     _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
@@ -294,14 +307,14 @@ impl Executions {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn counts(&self) -> MutexGuard<'_, HashMap<Caller, usize>> {
+    fn counts(&self) -> MutexGuard<'_, HashMap<String, usize>> {
         self.per_caller
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Gives back one of `caller`'s execution slots.
-    fn release_count(&self, caller: &Caller) {
+    fn release_count(&self, caller: &str) {
         let mut counts = self.counts();
         if let Some(count) = counts.get_mut(caller) {
             *count -= 1;
@@ -351,7 +364,8 @@ impl Executions {
             .shared
             .config
             .max_concurrent_per_caller
-            .is_some_and(|max| self.counts().get(caller).is_some_and(|n| *n >= max));
+            .filter(|_| !caller.user.is_empty())
+            .is_some_and(|max| self.counts().get(&caller.user).is_some_and(|n| *n >= max));
         global || own
     }
 
@@ -382,18 +396,25 @@ impl Executions {
         };
         let task_id = start.ctx.task_id.clone();
         // Counting per caller costs a map update per execution; only a limit needs it.
-        let counted = match self.shared.config.max_concurrent_per_caller {
+        // Anonymous callers are everyone at once (no authentication): only the
+        // global limit applies to them.
+        let per_caller = self
+            .shared
+            .config
+            .max_concurrent_per_caller
+            .filter(|_| !start.caller.user.is_empty());
+        let counted = match per_caller {
             Some(max) => {
                 let mut counts = self.counts();
-                let count = counts.entry(start.caller.clone()).or_insert(0);
+                let count = counts.entry(start.caller.user.clone()).or_insert(0);
                 if *count >= max {
                     if *count == 0 {
-                        counts.remove(&start.caller);
+                        counts.remove(&start.caller.user);
                     }
                     return Err(Self::busy());
                 }
                 *count += 1;
-                Some(start.caller.clone())
+                Some(start.caller.user.clone())
             }
             None => None,
         };
@@ -551,8 +572,12 @@ impl Executions {
 
     /// A subscriber on a task's events (subscribe before reading a snapshot or
     /// starting an execution, so nothing falls in between).
-    pub(crate) fn subscribe(&self, task_id: &str) -> Subscription {
-        self.shared.hubs.subscribe(task_id)
+    pub(crate) fn subscribe(
+        &self,
+        task_id: &str,
+        caller: &Caller,
+    ) -> Result<Subscription, A2aError> {
+        self.shared.hubs.subscribe_as(task_id, &caller.user)
     }
 
     /// A stream of `receiver`'s events; `done` ends it when the execution ends.

@@ -273,7 +273,11 @@ impl HandlerBuilder {
             executor: self.executor,
             store: store.clone(),
             push: push.clone(),
-            hubs: Arc::new(Hubs::new(self.config.subscriber_buffer)),
+            hubs: Arc::new(Hubs::with_limits(
+                self.config.subscriber_buffer,
+                self.config.max_subscribers_per_task,
+                self.config.max_subscribers_per_caller,
+            )),
             config: self.config,
             shutdown: CancellationToken::new(),
             jobs: self.jobs,

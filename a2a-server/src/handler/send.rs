@@ -319,7 +319,7 @@ impl DefaultRequestHandler {
                 s.version,
             )
         });
-        let updates = self.executions.subscribe(&task_id);
+        let updates = self.executions.subscribe(&task_id, &caller)?;
         let Started { done, inline, .. } = self.start(prepared, Drive::Inline).await?;
         // One turn here, so the first events are already waiting when the
         // response starts (and go out with its headers); the rest of the

@@ -65,7 +65,7 @@ impl DefaultRequestHandler {
     ) -> Result<EventStream, A2aError> {
         let caller = ctx.caller();
         // Subscribe before reading the snapshot: nothing can fall in between.
-        let updates = self.executions.subscribe(&request.id);
+        let updates = self.executions.subscribe(&request.id, &caller)?;
         let stored = self.store.get(&caller, &request.id).await?;
         if stored.task.status.state.is_terminal() {
             return Err(A2aError::unsupported_operation(format!(

@@ -519,3 +519,61 @@ async fn tasks_are_invisible_to_other_callers() {
     let list = handler.list_tasks(&bob, Default::default()).await.unwrap();
     assert_eq!(list.total_size, 0);
 }
+
+#[tokio::test]
+async fn a_push_config_flood_is_refused_past_the_per_task_limit() {
+    let limits = a2a_server::push::PushLimits {
+        configs_per_task: 3,
+        ..Default::default()
+    };
+    let handler =
+        DefaultRequestHandler::builder(ScriptedAgent, card("127.0.0.1:1".parse().unwrap()))
+            .push_limits(limits)
+            .build();
+    let task = start(&handler, "input").await;
+    let config = |id: &str| a2a_core::TaskPushNotificationConfig {
+        id: id.to_owned(),
+        task_id: task.id.clone(),
+        url: format!("https://example.com/hook/{id}"),
+        ..Default::default()
+    };
+    for id in ["a", "b", "c"] {
+        handler
+            .create_task_push_notification_config(&ctx(), config(id))
+            .await
+            .unwrap();
+    }
+    let err = handler
+        .create_task_push_notification_config(&ctx(), config("d"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidParams, "{err}");
+    assert!(err.message().contains("delete one first"), "{err}");
+    // Without an id, a new one too.
+    assert!(
+        handler
+            .create_task_push_notification_config(&ctx(), config(""))
+            .await
+            .is_err()
+    );
+    // Replacing an existing one is fine; after a delete there is room.
+    handler
+        .create_task_push_notification_config(&ctx(), config("b"))
+        .await
+        .unwrap();
+    handler
+        .delete_task_push_notification_config(
+            &ctx(),
+            a2a_core::DeleteTaskPushNotificationConfigRequest {
+                task_id: task.id.clone(),
+                id: "a".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    handler
+        .create_task_push_notification_config(&ctx(), config("d"))
+        .await
+        .unwrap();
+}

@@ -33,7 +33,7 @@ impl DefaultRequestHandler {
         let push = self.owned_task(ctx, &config.task_id).await?;
         validate_config(&config, &self.push_policy)?;
         config.tenant.clone_from(&ctx.tenant);
-        Ok(push.configs().save(&ctx.caller(), config).await?)
+        push.save_config(&ctx.caller(), config).await
     }
 
     pub(super) async fn get_push_config(

@@ -93,7 +93,7 @@ impl DefaultRequestHandler {
         if let (Some(mut config), Some(push)) = (push_config, &self.push) {
             config.task_id.clone_from(&task_id);
             config.tenant.clone_from(&ctx.tenant);
-            push_config_id = Some(push.configs().save(&caller, config).await?.id);
+            push_config_id = Some(push.save_config(&caller, config).await?.id);
         }
         let exchange = match &self.recorder {
             // Boxed, as the actor's logging: not to enlarge every send's future.

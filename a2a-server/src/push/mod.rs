@@ -37,6 +37,9 @@ pub struct PushLimits {
     /// grace period, but at least this long, so the final events of executions
     /// stopped at the end of the grace still go out. Default 2 s.
     pub min_drain: Duration,
+    /// Push configs one caller may keep on one task. Default 10; one more is
+    /// refused (replacing an existing one by its id is fine).
+    pub configs_per_task: usize,
 }
 
 impl Default for PushLimits {
@@ -46,6 +49,7 @@ impl Default for PushLimits {
             global: 64,
             queue_depth: 1024,
             min_drain: Duration::from_secs(2),
+            configs_per_task: 10,
         }
     }
 }
@@ -109,6 +113,26 @@ impl PushDispatcher {
                 "push notifications still undelivered at shutdown; dropping them"
             );
         }
+    }
+
+    /// Saves `config` for `caller`, unless the task already has as many
+    /// configs as [`PushLimits::configs_per_task`] and this one is new.
+    pub(crate) async fn save_config(
+        &self,
+        caller: &crate::Caller,
+        config: a2a_core::TaskPushNotificationConfig,
+    ) -> Result<a2a_core::TaskPushNotificationConfig, a2a_core::A2aError> {
+        let max = self.limits.configs_per_task;
+        let existing = self.configs.list(caller, &config.task_id).await?;
+        let replaces = !config.id.is_empty() && existing.iter().any(|c| c.id == config.id);
+        if !replaces && existing.len() >= max {
+            return Err(a2a_core::A2aError::invalid_params(format!(
+                "task {} already has {} push notification configs, the most allowed; delete one first",
+                config.task_id,
+                existing.len()
+            )));
+        }
+        Ok(self.configs.save(caller, config).await?)
     }
 
     pub(crate) fn configs(&self) -> &Arc<dyn PushConfigStore> {

@@ -59,6 +59,8 @@ pub(crate) struct JobChange {
 impl JobChange {
     /// The change `write` asks for, for the task `task_id`.
     pub(crate) fn from_write(task_id: &str, write: &JobWrite<'_>) -> Result<Self, StoreError> {
+        // A job recorded already finished is never resumed: its request (the
+        // message again, as JSON) would only add to every such write.
         let record = |job: &NewJob<'_>, state: JobState, reason: Option<&str>| JobChange {
             op: JobOp::Record,
             task_id: job.task_id.to_owned(),
@@ -69,7 +71,11 @@ impl JobChange {
                 Bind::Text(state.as_str().to_owned()),
                 Bind::Text(job.node.to_owned()),
                 Bind::I64(micros(job.at)),
-                Bind::Text(job.request.to_owned()),
+                Bind::Text(if state.is_finished() {
+                    String::new()
+                } else {
+                    job.request.to_owned()
+                }),
                 Bind::OptText(reason.map(str::to_owned)),
             ],
         };

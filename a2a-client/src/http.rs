@@ -18,6 +18,9 @@ pub struct HttpSettings {
     pub idle_timeout: Duration,
     /// Largest accepted server-sent event.
     pub max_event_size: usize,
+    /// Largest accepted unary response body (default 32 MiB); a larger one
+    /// fails the call without being read further.
+    pub max_response_size: usize,
 }
 
 impl Default for HttpSettings {
@@ -26,6 +29,7 @@ impl Default for HttpSettings {
             timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(300),
             max_event_size: 64 * 1024 * 1024,
+            max_response_size: 32 * 1024 * 1024,
         }
     }
 }
@@ -64,6 +68,51 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         when.duration_since(std::time::SystemTime::now())
             .unwrap_or(Duration::ZERO),
     )
+}
+
+/// Reads `response`'s body, refusing one over `limit` bytes: by its declared
+/// length before reading, else as soon as the bytes read pass it (a server
+/// that sends without end cannot fill the client's memory).
+pub(crate) async fn read_limited(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<bytes::Bytes, ClientError> {
+    let too_large = || {
+        ClientError::new(
+            crate::ClientErrorKind::Decode,
+            format!("the response body is larger than {limit} bytes"),
+        )
+    };
+    if response
+        .content_length()
+        .is_some_and(|length| length > limit as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = response.chunk().await.map_err(ClientError::from_reqwest)? {
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+/// Sends a request whose response is a stream: it has no whole-request
+/// deadline (that would cut the stream), so the wait for the response's
+/// headers gets one of its own.
+pub(crate) async fn send_for_stream(
+    request: reqwest::RequestBuilder,
+    within: Duration,
+) -> Result<reqwest::Response, ClientError> {
+    match tokio::time::timeout(within, request.send()).await {
+        Ok(sent) => sent.map_err(ClientError::from_reqwest),
+        Err(_) => Err(ClientError::new(
+            crate::ClientErrorKind::Timeout,
+            format!("the stream's response headers did not arrive within {within:?}"),
+        )),
+    }
 }
 
 /// Turns an SSE response body into the `data` of each event, with an idle timeout.

@@ -54,7 +54,7 @@ impl JsonRpcTransport {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = serde_json::to_vec(&JsonRpcRequest::new(id, method, params))
             .map_err(|e| ClientError::decode(format!("encoding request: {e}")))?;
-        let mut request = self
+        let request = self
             .http
             .post(&self.url)
             .query(&options.query)
@@ -62,10 +62,16 @@ impl JsonRpcTransport {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, accept)
             .body(body);
-        if accept == "application/json" {
-            request = request.timeout(options.timeout.unwrap_or(self.settings.timeout));
-        }
-        let response = request.send().await.map_err(ClientError::from_reqwest)?;
+        let timeout = options.timeout.unwrap_or(self.settings.timeout);
+        let response = if accept == "application/json" {
+            request
+                .timeout(timeout)
+                .send()
+                .await
+                .map_err(ClientError::from_reqwest)?
+        } else {
+            crate::http::send_for_stream(request, timeout).await?
+        };
         Ok((id, response))
     }
 
@@ -89,7 +95,7 @@ impl JsonRpcTransport {
         let (_, response) = self
             .post(method, params, options, "application/json")
             .await?;
-        decode_unary(response).await
+        decode_unary(response, self.settings.max_response_size).await
     }
 
     async fn stream<P: Serialize>(
@@ -108,7 +114,7 @@ impl JsonRpcTransport {
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !is_sse {
             // An error known before the stream started comes as a plain response.
-            decode_unary(response).await?;
+            decode_unary(response, self.settings.max_response_size).await?;
             return Err(ClientError::decode(format!(
                 "{method} did not answer with an event stream"
             )));
@@ -130,10 +136,10 @@ impl JsonRpcTransport {
     }
 }
 
-async fn decode_unary(response: reqwest::Response) -> Result<Value, ClientError> {
+async fn decode_unary(response: reqwest::Response, limit: usize) -> Result<Value, ClientError> {
     let status = response.status().as_u16();
     let wait = retry_after(response.headers());
-    let bytes = response.bytes().await.map_err(ClientError::from_reqwest)?;
+    let bytes = crate::http::read_limited(response, limit).await?;
     let envelope: JsonRpcResponse<Value> = match serde_json::from_slice(&bytes) {
         Ok(envelope) => envelope,
         Err(_) if status >= 400 => {

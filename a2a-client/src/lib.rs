@@ -29,7 +29,7 @@ pub use self::error::{ClientError, ClientErrorKind};
 pub use self::http::HttpSettings;
 pub use self::jsonrpc::JsonRpcTransport;
 pub use self::middleware::{AuthInterceptor, ClientInterceptor, RetryPolicy, before_fn};
-pub use self::resolver::CardResolver;
+pub use self::resolver::{CardResolver, MAX_CARD_SIZE};
 pub use self::rest::RestTransport;
 pub use self::transport::{CallOptions, EventStream, Transport};
 pub use a2a_conversation as conversation;

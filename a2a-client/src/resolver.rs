@@ -6,6 +6,10 @@ use a2a_core::{AGENT_CARD_PATH, AgentCard};
 
 use crate::ClientError;
 
+/// The largest agent card read (4 MiB: cards are a few kilobytes; a larger
+/// answer is not a card).
+pub const MAX_CARD_SIZE: usize = 4 * 1024 * 1024;
+
 /// Fetches agent cards over HTTP.
 #[derive(Debug, Clone)]
 pub struct CardResolver {
@@ -83,7 +87,7 @@ impl CardResolver {
                 format!("fetching {url}: HTTP {status}"),
             ));
         }
-        let bytes = response.bytes().await.map_err(ClientError::from_reqwest)?;
+        let bytes = crate::http::read_limited(response, MAX_CARD_SIZE).await?;
         a2a_core::protojson::decode(&bytes)
             .map_err(|e| ClientError::decode(format!("agent card at {url}: {e}")))
     }

@@ -128,10 +128,16 @@ impl RestTransport {
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
         }
-        if !streaming {
-            request = request.timeout(options.timeout.unwrap_or(self.settings.timeout));
-        }
-        let response = request.send().await.map_err(ClientError::from_reqwest)?;
+        let timeout = options.timeout.unwrap_or(self.settings.timeout);
+        let response = if streaming {
+            crate::http::send_for_stream(request, timeout).await?
+        } else {
+            request
+                .timeout(timeout)
+                .send()
+                .await
+                .map_err(ClientError::from_reqwest)?
+        };
         if response.status().is_success() {
             Ok(response)
         } else {
@@ -148,7 +154,7 @@ impl RestTransport {
         options: &CallOptions,
     ) -> Result<R, ClientError> {
         let response = self.send(verb, url, query, body, options, false).await?;
-        let bytes = response.bytes().await.map_err(ClientError::from_reqwest)?;
+        let bytes = crate::http::read_limited(response, self.settings.max_response_size).await?;
         let bytes = if bytes.iter().all(u8::is_ascii_whitespace) {
             &b"{}"[..]
         } else {
@@ -195,11 +201,17 @@ fn json<T: Serialize>(value: &T) -> Result<Option<Vec<u8>>, ClientError> {
         .map_err(|e| ClientError::decode(format!("encoding request: {e}")))
 }
 
+/// The most of an error response's body that is read.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
 /// Decodes a non-2xx response into the A2A error it carries, leniently.
 async fn error_from(response: reqwest::Response) -> ClientError {
     let status = response.status().as_u16();
     let wait = retry_after(response.headers());
-    let bytes = response.bytes().await.unwrap_or_default();
+    // An error body is short; a server that sends a long one is cut off.
+    let bytes = crate::http::read_limited(response, ERROR_BODY_LIMIT)
+        .await
+        .unwrap_or_default();
     let error = match serde_json::from_slice::<HttpErrorBody>(&bytes) {
         Ok(body) => ClientError::from(A2aError::from_http_body(status, &body)).with_status(status),
         Err(_) => {

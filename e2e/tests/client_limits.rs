@@ -45,10 +45,11 @@ async fn hostile() -> String {
 }
 
 fn settings(timeout: Duration) -> HttpSettings {
-    let mut settings = HttpSettings::default();
-    settings.timeout = timeout;
-    settings.max_response_size = 8 * 1024 * 1024;
-    settings
+    HttpSettings {
+        timeout,
+        max_response_size: 8 * 1024 * 1024,
+        ..HttpSettings::default()
+    }
 }
 
 #[tokio::test]

@@ -55,7 +55,12 @@ fn entry(text: &str) -> LogEntry {
 fn append(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    let log = ConversationLog::open(dir.path(), LogConfig::default()).expect("log");
+    // No gathering delay: the writer's own cost per line, not its pauses.
+    let config = LogConfig::default().flush(a2a_conversation::Flush::Grouped {
+        max_lines: 4_096,
+        max_delay: std::time::Duration::ZERO,
+    });
+    let log = ConversationLog::open(dir.path(), config).expect("log");
     let text = "Plan a route from the office to the airport avoiding tolls, please.";
     let mut group = c.benchmark_group("log");
     group.throughput(Throughput::Elements(1));

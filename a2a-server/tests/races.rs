@@ -577,3 +577,55 @@ async fn a_push_config_flood_is_refused_past_the_per_task_limit() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_kept_per_task_is_bounded() {
+    let handler = handler(|config| config.max_history = Some(3));
+    let first = match handler
+        .send_message(&ctx(), request("input"))
+        .await
+        .unwrap()
+    {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(_) => panic!("expected a task"),
+    };
+    assert_eq!(first.status.state, TaskState::InputRequired);
+    // Each round adds the agent's question and the user's answer.
+    for round in 0..5 {
+        let mut message = a2a_core::Message::user_text(format!("input {round}"));
+        message.task_id.clone_from(&first.id);
+        let answer = handler
+            .send_message(&ctx(), a2a_core::SendMessageRequest::new(message))
+            .await
+            .unwrap();
+        let SendMessageResponse::Task(task) = answer else {
+            panic!("expected a task");
+        };
+        assert!(
+            task.history.len() <= 3,
+            "round {round}: {}",
+            task.history.len()
+        );
+    }
+    let stored = handler
+        .get_task(
+            &ctx(),
+            GetTaskRequest {
+                id: first.id.clone(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored.history.len(), 3);
+    // The newest are the ones kept.
+    assert!(
+        stored.history.iter().any(|m| m.text() == "input 4"),
+        "{:?}",
+        stored
+            .history
+            .iter()
+            .map(a2a_core::Message::text)
+            .collect::<Vec<_>>()
+    );
+}

@@ -351,6 +351,7 @@ impl Actor {
             &self.caller,
             current,
             &cause,
+            self.shared.config.max_history,
             |task| Ok(!task.status.state.is_terminal()),
         )
         .await?;

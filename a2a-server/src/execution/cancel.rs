@@ -93,6 +93,7 @@ impl Executions {
             &caller,
             &mut current,
             &Cause::event(&event),
+            self.shared.config.max_history,
             cancelable,
         )
         .await?

@@ -386,6 +386,7 @@ async fn abandon(executions: &Executions, job: &Job) -> Result<(), A2aError> {
                 &job.owner,
                 &mut current,
                 &Cause::event(&event),
+                shared.config.max_history,
                 |t| Ok(!t.status.state.is_terminal()),
             )
             .await?;

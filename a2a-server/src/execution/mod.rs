@@ -60,6 +60,7 @@ pub(crate) mod hub;
 pub(crate) mod jobs;
 mod persist;
 mod progress;
+pub(crate) use self::persist::keep_history;
 pub(crate) use self::progress::Progress;
 
 use foldhash::HashMap;
@@ -100,6 +101,9 @@ pub struct ExecutionConfig {
     /// Most open subscriptions of one caller identity at once, across tasks
     /// and tenants (default 1,000; not applied to anonymous callers).
     pub max_subscribers_per_caller: usize,
+    /// History messages kept per task (default 1,000): older ones are
+    /// dropped from the task as new ones arrive (its event log keeps them).
+    pub max_history: Option<usize>,
     /// Events buffered per subscriber before it is resynced from the store.
     pub subscriber_buffer: usize,
     /// Events buffered between the agent and the pipeline.
@@ -117,6 +121,7 @@ impl Default for ExecutionConfig {
             max_concurrent_per_caller: Some(1_000),
             max_subscribers_per_task: 1_000,
             max_subscribers_per_caller: 1_000,
+            max_history: Some(1_000),
             subscriber_buffer: 64,
             agent_buffer: 64,
             cancel_grace: cancel::DEFAULT_CANCEL_GRACE,
@@ -367,6 +372,11 @@ impl Executions {
             .filter(|_| !caller.user.is_empty())
             .is_some_and(|max| self.counts().get(&caller.user).is_some_and(|n| *n >= max));
         global || own
+    }
+
+    /// The execution settings.
+    pub(crate) fn config(&self) -> &ExecutionConfig {
+        &self.shared.config
     }
 
     /// Whether shutdown has begun.

@@ -53,6 +53,7 @@ pub(crate) async fn persist(
     caller: &Caller,
     current: &mut Current,
     cause: &Cause<'_>,
+    max_history: Option<usize>,
     still_applies: impl Fn(&Task) -> Result<bool, A2aError>,
 ) -> Result<Persisted, A2aError> {
     for _attempt in 0..WRITE_ATTEMPTS {
@@ -63,6 +64,7 @@ pub(crate) async fn persist(
             reload(store, caller, current).await;
             return Err(err);
         }
+        keep_history(task, max_history);
         match store.update(caller, task, expected, cause).await {
             Ok(version) => {
                 current.version = version;
@@ -83,6 +85,17 @@ pub(crate) async fn persist(
     Err(A2aError::internal(
         "the task kept changing while being written; try again",
     ))
+}
+
+/// Drops the oldest history messages past `max` (the task's history is kept
+/// bounded; the event log still holds every event).
+pub(crate) fn keep_history(task: &mut Task, max: Option<usize>) {
+    if let Some(max) = max {
+        let len = task.history.len();
+        if len > max {
+            task.history.drain(..len - max);
+        }
+    }
 }
 
 /// Re-reads `current` after a failed write; if even that fails, the next write
@@ -124,6 +137,7 @@ mod tests {
             &caller,
             &mut other,
             &Cause::event(&status(TaskState::Working)),
+            None,
             |_| Ok(true),
         )
         .await
@@ -134,6 +148,7 @@ mod tests {
             &caller,
             &mut stale.clone(),
             &Cause::event(&status(TaskState::Completed)),
+            None,
             |_| Ok(true),
         )
         .await
@@ -145,6 +160,7 @@ mod tests {
             &caller,
             &mut stale,
             &Cause::event(&status(TaskState::Canceled)),
+            None,
             |t| Ok(!t.status.state.is_terminal()),
         )
         .await
@@ -161,9 +177,14 @@ mod tests {
         let mut current = stored(&store, &caller).await;
         let bad = status(TaskState::Unspecified);
         assert!(
-            persist(&store, &caller, &mut current, &Cause::event(&bad), |_| Ok(
-                true
-            ))
+            persist(
+                &store,
+                &caller,
+                &mut current,
+                &Cause::event(&bad),
+                None,
+                |_| Ok(true)
+            )
             .await
             .is_err()
         );

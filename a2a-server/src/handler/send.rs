@@ -194,6 +194,7 @@ impl DefaultRequestHandler {
             // The agent's question (its status message) came before this answer.
             stored.task.archive_status_message();
             stored.task.history.push(recorded.clone());
+            crate::execution::keep_history(&mut stored.task, self.executions.config().max_history);
             let cause = StreamResponse::Message(recorded);
             stored.version = self
                 .store

@@ -97,22 +97,66 @@ pub async fn start_tck_sut(addr: SocketAddr) -> std::io::Result<RunningSut> {
     start_tck_sut_on(addr, None).await
 }
 
+/// Which capabilities the conformance test agent declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TckCapabilities {
+    /// Streaming, push notifications and the extended card, all declared and served.
+    #[default]
+    Full,
+    /// None of them: the configuration for the kit's tests of a capability's
+    /// absence. The server refuses what the card does not offer, as the spec
+    /// says.
+    Minimal,
+    /// All of them, and an extension every request must name
+    /// ([`TCK_REQUIRED_EXTENSION`]), for the kit's required-extension tests.
+    /// (Apart from `Minimal`: the missing extension would be refused first
+    /// and hide the errors those tests look for.)
+    RequiredExtension,
+}
+
+/// The extension the minimal configuration requires.
+pub const TCK_REQUIRED_EXTENSION: &str = "urn:a2a:tck:required-extension";
+
 /// [`start_tck_sut`] keeping its state in `store` (memory when `None`).
 pub async fn start_tck_sut_on(
     addr: SocketAddr,
     store: Option<a2a_store_sql::DurableStore>,
 ) -> std::io::Result<RunningSut> {
+    start_tck_sut_with(addr, store, TckCapabilities::Full).await
+}
+
+/// [`start_tck_sut_on`] declaring `capabilities`.
+pub async fn start_tck_sut_with(
+    addr: SocketAddr,
+    store: Option<a2a_store_sql::DurableStore>,
+    capabilities: TckCapabilities,
+) -> std::io::Result<RunningSut> {
     let listener = bind(addr, DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
-    let card = tck_card(addr);
+    let mut card = tck_card(addr);
+    if capabilities == TckCapabilities::Minimal {
+        card.capabilities.streaming = Some(false);
+        card.capabilities.push_notifications = Some(false);
+        card.capabilities.extended_agent_card = Some(false);
+    }
+    if capabilities == TckCapabilities::RequiredExtension {
+        card.capabilities.extensions.push(a2a_core::AgentExtension {
+            uri: TCK_REQUIRED_EXTENSION.into(),
+            description: "Required by the minimal test configuration".into(),
+            required: true,
+            ..Default::default()
+        });
+    }
     let mut extended = card.clone();
     extended.description = format!("{} (extended card)", extended.description);
     extended.skills.push(
         AgentSkill::new("tck-extended", "Extended", "Only in the extended card").with_tags(["tck"]),
     );
-    let mut builder = DefaultRequestHandler::builder(TckAgent, card)
-        .extended_card(extended)
-        .push_address_policy(loopback_policy());
+    let mut builder =
+        DefaultRequestHandler::builder(TckAgent, card).push_address_policy(loopback_policy());
+    if capabilities != TckCapabilities::Minimal {
+        builder = builder.extended_card(extended);
+    }
     if let Some(store) = store {
         builder = store.install(builder);
     }

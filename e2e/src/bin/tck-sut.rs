@@ -16,6 +16,11 @@ struct Args {
     /// Where state lives: memory, sqlite:DIR or a postgres:// URL.
     #[arg(long, default_value = "memory")]
     store: a2a_store_sql::StoreLocation,
+    /// `minimal`: declare no streaming, no push notifications and no extended
+    /// card; `required-extension`: require an extension. For the kit's tests
+    /// of a capability's absence (`full`, the default, declares everything).
+    #[arg(long, default_value = "full")]
+    capabilities: String,
 }
 
 #[tokio::main]
@@ -28,8 +33,17 @@ async fn main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .init();
+    let capabilities = match args.capabilities.as_str() {
+        "full" => e2e::TckCapabilities::Full,
+        "minimal" => e2e::TckCapabilities::Minimal,
+        "required-extension" => e2e::TckCapabilities::RequiredExtension,
+        other => {
+            anyhow::bail!("--capabilities is full, minimal or required-extension, not {other:?}")
+        }
+    };
     let store = args.store.open(None).await?;
-    let sut = e2e::start_tck_sut_on(SocketAddr::new(args.host, args.port), store).await?;
+    let sut =
+        e2e::start_tck_sut_with(SocketAddr::new(args.host, args.port), store, capabilities).await?;
     println!("tck-sut listening on http://{}", sut.addr);
     tokio::signal::ctrl_c().await?;
     Ok(())

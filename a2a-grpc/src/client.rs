@@ -48,6 +48,10 @@ fn decode<T: FromProto>(proto: T::Proto) -> Result<T, ClientError> {
     T::from_proto(proto).map_err(|e| ClientError::new(ClientErrorKind::Decode, e.to_string()))
 }
 
+/// The interval of the client's HTTP/2 keep-alive pings, and how long an
+/// answer may take before the connection is given up (20 s).
+const KEEP_ALIVE: Duration = Duration::from_secs(20);
+
 /// The largest gRPC response a client accepts by default (32 MiB, what the
 /// server sends at most).
 pub const MAX_RESPONSE: usize = 32 * 1024 * 1024;
@@ -72,7 +76,12 @@ impl GrpcTransport {
                 )
             })?
             .connect_timeout(Duration::from_secs(10))
-            .tcp_nodelay(true);
+            .tcp_nodelay(true)
+            // HTTP/2 pings keep a quiet subscription's connection open through
+            // proxies and NATs, and find a dead peer (the server pings too).
+            .http2_keep_alive_interval(KEEP_ALIVE)
+            .keep_alive_timeout(KEEP_ALIVE)
+            .keep_alive_while_idle(true);
         Ok(GrpcTransport {
             client: A2aServiceClient::new(endpoint.connect_lazy())
                 .max_decoding_message_size(MAX_RESPONSE)

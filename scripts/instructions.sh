@@ -18,6 +18,15 @@ total() { # count
 small=${SMALL:-5000}; large=${LARGE:-25000}
 a=$(total "$small"); b=$(total "$large")
 echo "instructions per blocking SendMessage (handler, in process): $(( (b - a) / (large - small) ))"
+# JWT authentication (JwtAuth, HS256 from a cached JWKS) per call, to set
+# beside the request it guards.
+jwt() { # count
+  local out; out=$(mktemp)
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" jwt --count "$1" >/dev/null 2>&1
+  awk '/^summary:/ {print $2}' "$out"; rm -f "$out"
+}
+a=$(jwt "$small"); b=$(jwt "$large")
+echo "  JWT verification per call: $(( (b - a) / (large - small) ))"
 # The same with the conversation log on (the writer thread's work included).
 logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
 a=$(total "$small" --conversation-log "$logs/a"); b=$(total "$large" --conversation-log "$logs/b")

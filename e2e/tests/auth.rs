@@ -740,3 +740,42 @@ async fn a_card_that_declares_security_refuses_calls_nobody_authenticated() {
             .unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verified_jwt_is_remembered_for_a_while_and_no_longer() {
+    use a2a_server::auth::Authenticate as _;
+    let keys = jwks(serde_json::json!([jwk("k1", KEY_1)])).await;
+    let ttl = Duration::from_millis(300);
+    let auth = JwtAuth::new(keys.url.clone(), "my-agent", "https://issuer.example")
+        .min_refetch(Duration::ZERO)
+        .verified_ttl(ttl);
+    let call = |token: &str| {
+        let mut params = a2a_server::ServiceParams::new();
+        params
+            .append("authorization", &format!("Bearer {token}"))
+            .unwrap();
+        a2a_server::CallContext::new(a2a_core::Method::GetTask, params)
+    };
+    let good = jwt("k1", KEY_1, claims("alice"));
+    assert_eq!(auth.authenticate(&call(&good)).await.unwrap().name, "alice");
+    // The cache is keyed by the whole token: a tampered one is checked, and refused.
+    let mut tampered = good.clone();
+    tampered.pop();
+    tampered.push(if good.ends_with('A') { 'B' } else { 'A' });
+    assert!(auth.authenticate(&call(&tampered)).await.is_err());
+    // A remembered token is never trusted past its `exp`: once that passes,
+    // it is checked again and refused (no leeway here).
+    let auth = JwtAuth::new(keys.url.clone(), "my-agent", "https://issuer.example")
+        .leeway(Duration::ZERO)
+        .verified_ttl(Duration::from_secs(3600));
+    let short = jwt(
+        "k1",
+        KEY_1,
+        with(claims("alice"), "exp", (now() + 1).into()),
+    );
+    assert!(auth.authenticate(&call(&short)).await.is_ok());
+    assert!(auth.authenticate(&call(&short)).await.is_ok());
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    let err = auth.authenticate(&call(&short)).await.unwrap_err();
+    assert_eq!(err.kind(), a2a_core::ErrorKind::Unauthenticated, "{err}");
+}

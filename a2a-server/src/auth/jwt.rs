@@ -53,7 +53,18 @@ pub struct JwtAuth {
     min_refetch: Duration,
     /// Held while fetching, so concurrent misses fetch once.
     fetching: tokio::sync::Mutex<()>,
+    /// Tokens already verified, with their claims, until they expire or
+    /// `verified_ttl` passes: a client sends the same token on every call,
+    /// and a signature check costs more than the rest of a call.
+    verified: std::sync::Mutex<HashMap<String, (Arc<Value>, tokio::time::Instant)>>,
+    verified_ttl: Duration,
 }
+
+/// How long a verified token is trusted without checking it again (so a key
+/// removed from the JWKS stops working within this).
+const VERIFIED_TTL: Duration = Duration::from_secs(60);
+/// The most verified tokens remembered.
+const VERIFIED_MAX: usize = 10_000;
 
 impl std::fmt::Debug for JwtAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -117,6 +128,8 @@ impl JwtAuth {
             cache: tokio::sync::RwLock::new(KeyCache::default()),
             min_refetch: MIN_REFETCH,
             fetching: tokio::sync::Mutex::new(()),
+            verified: std::sync::Mutex::new(HashMap::new()),
+            verified_ttl: VERIFIED_TTL,
         }
     }
 
@@ -129,6 +142,61 @@ impl JwtAuth {
     ) -> Self {
         self.principal = Arc::new(principal);
         self
+    }
+
+    /// How long a verified token is trusted before its signature and claims
+    /// are checked again (default 60 s; never past its `exp`). Zero checks
+    /// every call.
+    #[must_use]
+    pub fn verified_ttl(mut self, ttl: Duration) -> Self {
+        self.verified_ttl = ttl;
+        self
+    }
+
+    /// The claims of `token`: remembered if it was verified lately, else
+    /// verified now (and remembered).
+    async fn claims(&self, token: &str) -> Result<Arc<Value>, A2aError> {
+        let now = tokio::time::Instant::now();
+        if let Some((claims, until)) = self.lock_verified().get(token) {
+            if *until > now {
+                return Ok(claims.clone());
+            }
+        }
+        let claims = Arc::new(self.verify(token).await?);
+        if !self.verified_ttl.is_zero() {
+            // Never trusted past its expiry (without the leeway).
+            let left = claims
+                .get("exp")
+                .and_then(Value::as_u64)
+                .and_then(|exp| {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .ok()?
+                        .as_secs();
+                    exp.checked_sub(now)
+                })
+                .map_or(Duration::ZERO, Duration::from_secs);
+            let keep = self.verified_ttl.min(left);
+            if !keep.is_zero() {
+                let mut verified = self.lock_verified();
+                if verified.len() >= VERIFIED_MAX {
+                    verified.retain(|_, (_, until)| *until > now);
+                    if verified.len() >= VERIFIED_MAX {
+                        verified.clear();
+                    }
+                }
+                verified.insert(token.to_owned(), (claims.clone(), now + keep));
+            }
+        }
+        Ok(claims)
+    }
+
+    fn lock_verified(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, (Arc<Value>, tokio::time::Instant)>> {
+        self.verified
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Clock skew allowed on `exp` and `nbf` (default 30 s).
@@ -271,7 +339,7 @@ impl Authenticate for JwtAuth {
     async fn authenticate(&self, ctx: &CallContext) -> Result<User, A2aError> {
         let token =
             bearer_token(ctx).ok_or_else(|| unauthenticated("a bearer token is required"))?;
-        let claims = self.verify(token).await?;
+        let claims = self.claims(token).await?;
         (self.principal)(&claims)
             .ok_or_else(|| {
                 A2aError::new(

@@ -118,6 +118,12 @@ enum Command {
         #[arg(long)]
         conversation_log: Option<std::path::PathBuf>,
     },
+    /// Verify `count` JWT bearer tokens (HS256, key from a local JWKS, cached)
+    /// with `JwtAuth`, as every call to a server that requires one does.
+    Jwt {
+        #[arg(long, default_value_t = 100_000)]
+        count: usize,
+    },
     /// Measure resident memory per stored completed task.
     Memory {
         #[arg(long, default_value_t = 100_000)]
@@ -647,6 +653,65 @@ async fn handler_only(
     Ok(())
 }
 
+/// Times `JwtAuth::authenticate` on a valid token: the per-call cost of JWT
+/// authentication (the key is fetched once, before the timing).
+async fn jwt_only(count: usize) -> anyhow::Result<()> {
+    use a2a_server::auth::{Authenticate as _, JwtAuth};
+    use base64::Engine as _;
+    let secret = b"a benchmark secret of thirty-two bytes!";
+    let jwks = serde_json::json!({ "keys": [{
+        "kty": "oct", "kid": "k1", "alg": "HS256",
+        "k": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret),
+    }]});
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(move || {
+            let jwks = jwks.clone();
+            async move { axum::Json(jwks) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/jwks.json", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let auth = JwtAuth::new(url, "bench-agent", "https://issuer.example");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    let claims = serde_json::json!({
+        "sub": "alice", "aud": "bench-agent", "iss": "https://issuer.example",
+        "exp": now + 3600, "nbf": now - 10,
+    });
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+    header.kid = Some("k1".into());
+    let token = jsonwebtoken::encode(
+        &header,
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )?;
+    let mut params = a2a_server::ServiceParams::new();
+    params
+        .append("authorization", &format!("Bearer {token}"))
+        .map_err(|_| anyhow::anyhow!("bad header"))?;
+    let ctx = CallContext::new(a2a_core::Method::SendMessage, params);
+    // The first call fetches the key set.
+    auth.authenticate(&ctx)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let started = Instant::now();
+    for _ in 0..count {
+        std::hint::black_box(
+            auth.authenticate(&ctx)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
+        );
+    }
+    let elapsed = started.elapsed();
+    #[allow(clippy::cast_precision_loss)]
+    let per_call = elapsed.as_secs_f64() * 1e6 / count as f64;
+    println!("jwt verifications={count} per_call={per_call:.2}µs");
+    Ok(())
+}
+
 fn resident_bytes() -> anyhow::Result<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm")?;
     let pages: u64 = statm.split_whitespace().nth(1).context("statm")?.parse()?;
@@ -735,5 +800,6 @@ fn main() -> anyhow::Result<()> {
         } => one_worker()?
             .block_on(async { tokio::spawn(handler_only(count, conversation_log)).await? }),
         Command::Memory { tasks } => one_worker()?.block_on(memory(tasks)),
+        Command::Jwt { count } => one_worker()?.block_on(jwt_only(count)),
     }
 }

@@ -24,6 +24,11 @@ pub struct SseParser {
     limit: usize,
     /// A CR ended the last line; a LF right after it belongs to that ending.
     skip_lf: bool,
+    /// Bytes at the start of `buffer` already searched for a line end: a
+    /// long line arriving in many chunks is searched once, not once per chunk.
+    scanned: usize,
+    /// Bytes searched in all, to show the parser stays linear in its input.
+    examined: u64,
 }
 
 impl SseParser {
@@ -35,6 +40,8 @@ impl SseParser {
             has_data: false,
             limit,
             skip_lf: false,
+            scanned: 0,
+            examined: 0,
         }
     }
 
@@ -49,9 +56,16 @@ impl SseParser {
                 }
                 self.skip_lf = false;
             }
-            let Some(end) = self.buffer.iter().position(|b| *b == b'\n' || *b == b'\r') else {
+            let unsearched = &self.buffer[self.scanned..];
+            let found = memchr::memchr2(b'\n', b'\r', unsearched);
+            let searched = found.map_or(unsearched.len(), |at| at + 1);
+            self.examined += searched as u64;
+            let Some(at) = found else {
+                self.scanned = self.buffer.len();
                 break;
             };
+            let end = self.scanned + at;
+            self.scanned = 0;
             let line = self.buffer.split_to(end);
             let terminator = self.buffer[0];
             self.buffer.advance(1);
@@ -100,6 +114,12 @@ impl SseParser {
         Ok(None)
     }
 
+    /// Bytes the parser has searched for line ends so far: never more than it
+    /// was given, however the input was split into chunks.
+    pub fn bytes_examined(&self) -> u64 {
+        self.examined
+    }
+
     /// Whether an event was left incomplete (the stream ended mid-event).
     pub fn has_partial_event(&self) -> bool {
         self.has_data || !self.buffer.is_empty()
@@ -146,6 +166,27 @@ mod tests {
         let mut small = SseParser::new(1024);
         let err = small.push(event.as_bytes()).unwrap_err();
         assert_eq!(err.limit, 1024);
+    }
+
+    #[test]
+    fn each_byte_is_searched_once_however_it_is_split() {
+        // A 4 MiB event in 1-byte chunks: rescanning the buffer per chunk
+        // would search ~8 * 10^12 bytes; a linear parser searches each once.
+        let payload = "y".repeat(4 << 20);
+        let stream = format!("data: {payload}\r\ndata: z\n\n");
+        let mut parser = SseParser::new(16 << 20);
+        let mut events = Vec::new();
+        for byte in stream.as_bytes().chunks(1) {
+            events.extend(parser.push(byte).unwrap());
+        }
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].len(), payload.len() + 2);
+        assert!(
+            parser.bytes_examined() <= stream.len() as u64,
+            "searched {} bytes of {}",
+            parser.bytes_examined(),
+            stream.len()
+        );
     }
 
     #[test]

@@ -124,26 +124,79 @@ pub fn parts_content(parts: &[a2a_core::Part]) -> serde_json::Value {
     }
 }
 
-/// A fresh line id for time `t`: `msg_YYYYMMDD_HHMMSS_` and 6 random
-/// characters from `[a-z0-9]`. The day in the id names the file the line is
-/// in, which is how a chain lookup finds a line without scanning every file.
+/// A fresh line id for time `t`: `msg_YYYYMMDD_HHMMSS_` and 6 characters
+/// from `[a-z0-9]`. The day in the id names the file the line is in, which is
+/// how a chain lookup finds a line without scanning every file.
+///
+/// The 6 characters look random but are a per-process sequence (started at a
+/// random point) scrambled by a bijection of the 36^6 possible suffixes, so
+/// two ids of one process never repeat within the same second. Independent
+/// random draws would: at 20,000 lines a second, two lines of the same
+/// second share an id about once every 11 seconds.
 pub fn new_entry_id(t: DateTime<Utc>) -> String {
-    const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    // Written digit by digit: chrono's format strings cost more than the
-    // rest of a log line together.
-    let f = Fields::of(&t);
+    let second = calendar_second(&t);
     let mut id = *b"msg_YYYYMMDD_HHMMSS_rrrrrr";
-    digits(&mut id[4..8], f.year);
-    digits(&mut id[8..10], f.month);
-    digits(&mut id[10..12], f.day);
-    digits(&mut id[13..15], f.hour);
-    digits(&mut id[15..17], f.minute);
-    digits(&mut id[17..19], f.second);
-    let random = uuid::Uuid::new_v4();
-    for (slot, b) in id[20..].iter_mut().zip(random.as_bytes()) {
-        *slot = ALPHABET[usize::from(*b) % ALPHABET.len()];
+    // `YYYY-MM-DDTHH:MM:SS` → `YYYYMMDD_HHMMSS`.
+    id[4..8].copy_from_slice(&second[0..4]);
+    id[8..10].copy_from_slice(&second[5..7]);
+    id[10..12].copy_from_slice(&second[8..10]);
+    id[13..15].copy_from_slice(&second[11..13]);
+    id[15..17].copy_from_slice(&second[14..16]);
+    id[17..19].copy_from_slice(&second[17..19]);
+    let mut suffix = scrambled_sequence();
+    for slot in id[20..].iter_mut().rev() {
+        *slot = ID_ALPHABET[(suffix % 36) as usize];
+        suffix /= 36;
     }
-    String::from_utf8_lossy(&id).into_owned()
+    // ASCII by construction.
+    String::from_utf8(id.to_vec()).unwrap_or_default()
+}
+
+const ID_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+/// How many different 6-character suffixes there are.
+const SUFFIXES: u64 = 36u64.pow(6);
+
+/// The next number of the process's id sequence, mapped onto `0..SUFFIXES`
+/// by `n * K + R (mod 36^6)`: `K` shares no factor with 36, so the map is a
+/// bijection and consecutive numbers land far apart.
+fn scrambled_sequence() -> u64 {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    const K: u64 = 1_299_709; // prime, not 2 or 3
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static OFFSET: OnceLock<u64> = OnceLock::new();
+    let offset = *OFFSET.get_or_init(|| {
+        let random = uuid::Uuid::new_v4().as_u128();
+        (random as u64) % SUFFIXES
+    });
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % SUFFIXES;
+    (n * K + offset) % SUFFIXES
+}
+
+/// `t` to the second as `YYYY-MM-DDTHH:MM:SS`, remembered per thread for
+/// the current second: lines come thousands a second, and the calendar
+/// arithmetic costs more than the rest of an id.
+fn calendar_second(t: &DateTime<Utc>) -> [u8; 19] {
+    thread_local! {
+        static LAST: std::cell::Cell<(i64, [u8; 19])> = const { std::cell::Cell::new((i64::MIN, [0; 19])) };
+    }
+    let secs = t.timestamp();
+    LAST.with(|last| {
+        let (cached, text) = last.get();
+        if cached == secs {
+            return text;
+        }
+        let f = Fields::of(t);
+        let mut text = *b"YYYY-MM-DDTHH:MM:SS";
+        digits(&mut text[0..4], f.year);
+        digits(&mut text[5..7], f.month);
+        digits(&mut text[8..10], f.day);
+        digits(&mut text[11..13], f.hour);
+        digits(&mut text[14..16], f.minute);
+        digits(&mut text[17..19], f.second);
+        last.set((secs, text));
+        text
+    })
 }
 
 /// A time's calendar fields, read once.
@@ -154,7 +207,6 @@ struct Fields {
     hour: u32,
     minute: u32,
     second: u32,
-    micros: u32,
 }
 
 impl Fields {
@@ -168,8 +220,6 @@ impl Fields {
             hour: time.hour(),
             minute: time.minute(),
             second: time.second(),
-            // A leap second shows as a nanosecond count past one second.
-            micros: time.nanosecond() / 1_000 % 1_000_000,
         }
     }
 }
@@ -193,15 +243,10 @@ fn iso_micros(t: &DateTime<Utc>) -> String {
 
 /// Appends `t` as ISO 8601 in UTC with microseconds (`2026-11-23T04:05:06.123456Z`).
 fn push_iso_micros(out: &mut Vec<u8>, t: &DateTime<Utc>) {
-    let f = Fields::of(t);
     let mut text = *b"YYYY-MM-DDTHH:MM:SS.uuuuuuZ";
-    digits(&mut text[0..4], f.year);
-    digits(&mut text[5..7], f.month);
-    digits(&mut text[8..10], f.day);
-    digits(&mut text[11..13], f.hour);
-    digits(&mut text[14..16], f.minute);
-    digits(&mut text[17..19], f.second);
-    digits(&mut text[20..26], f.micros);
+    text[..19].copy_from_slice(&calendar_second(t));
+    // A leap second shows as a nanosecond count past one second.
+    digits(&mut text[20..26], t.timestamp_subsec_micros() % 1_000_000);
     out.extend_from_slice(&text);
 }
 
@@ -340,6 +385,11 @@ fn push_str(out: &mut Vec<u8>, text: &str) {
 fn push_str_contents(out: &mut Vec<u8>, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
+    // Most strings (ids, names) need no escaping: one check, one copy.
+    if plain_prefix(bytes) == bytes.len() {
+        out.extend_from_slice(bytes);
+        return;
+    }
     let mut run = 0;
     let mut at = 0;
     while at < bytes.len() {
@@ -366,25 +416,39 @@ fn push_str_contents(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(&bytes[run..]);
 }
 
-/// How many leading bytes of `bytes` need no escaping in a JSON string
-/// (none of `"`, `\\` or a control character).
-fn plain_prefix(bytes: &[u8]) -> usize {
+/// Whether any byte of `word` needs escaping in a JSON string (is below
+/// 0x20, `"` or `\\`): the usual has-zero-byte and has-less-than tricks.
+#[inline]
+fn needs_escape(word: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let has_quote = quote.wrapping_sub(ONES) & !quote;
+    let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (below_space | has_quote | has_backslash) & HIGHS != 0
+}
+
+/// How many leading bytes of `bytes` need no escaping in a JSON string.
+fn plain_prefix(bytes: &[u8]) -> usize {
     let mut at = 0;
-    // A word at a time: a byte is flagged if it is below 0x20, or equal to
-    // `"` or `\\` (the usual has-zero-byte and has-less-than tricks).
     while let Some(chunk) = bytes.get(at..at + 8) {
         let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-        let quote = word ^ (ONES * u64::from(b'"'));
-        let backslash = word ^ (ONES * u64::from(b'\\'));
-        let has_quote = quote.wrapping_sub(ONES) & !quote;
-        let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
-        if (below_space | has_quote | has_backslash) & HIGHS != 0 {
+        if needs_escape(word) {
             break;
         }
         at += 8;
+    }
+    // The last few bytes as one word, padded with spaces (which need no
+    // escaping), instead of one at a time.
+    let rest = &bytes[at..];
+    if rest.len() < 8 {
+        let mut padded = [b' '; 8];
+        padded[..rest.len()].copy_from_slice(rest);
+        if !needs_escape(u64::from_le_bytes(padded)) {
+            return bytes.len();
+        }
     }
     while let Some(&b) = bytes.get(at) {
         if b < 0x20 || b == b'"' || b == b'\\' {
@@ -480,6 +544,29 @@ mod tests {
         assert_eq!(String::from_utf8(fast).unwrap(), line);
         assert_eq!(entry.id.len(), "msg_20261123_040506_".len() + 6);
         assert_eq!(day_of_id(&entry.id), Some(t.date_naive()));
+    }
+
+    #[test]
+    fn ids_of_one_second_never_repeat_and_keep_their_shape() {
+        let t = Utc::now();
+        let prefix = format!("msg_{}_", t.format("%Y%m%d_%H%M%S"));
+        let ids: std::collections::HashSet<String> =
+            (0..200_000).map(|_| new_entry_id(t)).collect();
+        assert_eq!(ids.len(), 200_000);
+        for id in ids.iter().take(1_000) {
+            let suffix = id.strip_prefix(&prefix).unwrap();
+            assert_eq!(suffix.len(), 6);
+            assert!(suffix.bytes().all(|b| ID_ALPHABET.contains(&b)), "{id}");
+        }
+        // The calendar part follows the time, also across a cached second.
+        let later = t + chrono::Duration::days(40);
+        assert!(
+            new_entry_id(later).starts_with(&format!("msg_{}_", later.format("%Y%m%d_%H%M%S")))
+        );
+        assert_eq!(
+            iso_micros(&later),
+            later.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+        );
     }
 
     #[test]

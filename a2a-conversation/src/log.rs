@@ -4,11 +4,11 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use chrono::{DateTime, NaiveDate, Utc};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::entry::{Line, LogEntry, new_entry_id};
 use crate::{ARCHIVE_DIR, STREAM_DIR};
@@ -199,29 +199,145 @@ pub(crate) fn io_error(context: impl Into<String>) -> impl FnOnce(std::io::Error
     move |source| LogError::Io { context, source }
 }
 
+/// A request to the writer, answered once everything queued before it is
+/// written.
 enum Command {
-    /// A line, already encoded (by the sender: the writer only copies it).
-    Line { t: DateTime<Utc>, json: Vec<u8> },
     /// Answers once everything queued before it is written (and synced if configured).
     Flush(oneshot::Sender<Result<(), String>>),
     /// Runs the archive pass as of the given day.
     Archive(NaiveDate, oneshot::Sender<Result<(), String>>),
 }
 
+/// What waits for the writer. Appenders add encoded lines to one shared
+/// buffer under a short lock, and the writer swaps the whole buffer out:
+/// no allocation, channel message or wake-up per line.
+#[derive(Default)]
+struct Pending {
+    /// Encoded lines, each ending in `\n`.
+    bytes: Vec<u8>,
+    /// How many lines `bytes` holds.
+    lines: usize,
+    /// The day of each run of lines in `bytes`, and where the run starts.
+    days: Vec<(NaiveDate, usize)>,
+    /// The time of the last line queued.
+    last_t: Option<DateTime<Utc>>,
+    commands: Vec<Command>,
+    /// The writer waits for work: the next line wakes it.
+    writer_idle: bool,
+    /// The writer lets lines gather: a full group wakes it.
+    writer_gathering: bool,
+    /// Every handle is gone: the writer writes what is left and stops.
+    closed: bool,
+    /// The writer has stopped.
+    stopped: bool,
+}
+
 /// The log: cheap to clone; the writer thread ends when the last clone is
 /// dropped, after writing what is queued.
 #[derive(Debug, Clone)]
 pub struct ConversationLog {
-    queue: mpsc::Sender<Command>,
     shared: Arc<Shared>,
+    _open: Arc<OpenHandle>,
 }
 
+/// Closes the log when the last [`ConversationLog`] clone goes.
 #[derive(Debug)]
+struct OpenHandle(Arc<Shared>);
+
+impl Drop for OpenHandle {
+    fn drop(&mut self) {
+        lock(&self.0.pending).closed = true;
+        self.0.wake.notify_one();
+    }
+}
+
 struct Shared {
     dir: PathBuf,
     config: LogConfig,
+    /// The most lines in one group (1 with [`Flush::EachLine`]).
+    max_lines: usize,
     dropped: AtomicU64,
     written: AtomicU64,
+    pending: Mutex<Pending>,
+    /// Wakes the writer.
+    wake: Condvar,
+    /// Wakes appenders waiting for room ([`WhenFull::Wait`]).
+    room: tokio::sync::Notify,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("dir", &self.dir)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
+    // A panic while holding the lock leaves whole lines behind (bytes are
+    // appended in one call), so the data is still good.
+    pending.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Pending {
+    /// Empty, with room for a burst of lines before the first reallocation.
+    fn with_room() -> Pending {
+        Pending {
+            bytes: Vec::with_capacity(256 * 1024),
+            ..Pending::default()
+        }
+    }
+}
+
+/// Why a line was not queued.
+enum Refused {
+    Full,
+    Stopped,
+}
+
+impl Shared {
+    /// Queues one encoded line (without its newline), if there is room.
+    fn try_queue(&self, t: DateTime<Utc>, json: &[u8]) -> Result<(), Refused> {
+        let mut pending = lock(&self.pending);
+        if pending.stopped {
+            return Err(Refused::Stopped);
+        }
+        if pending.lines >= self.config.queue.max(1) {
+            return Err(Refused::Full);
+        }
+        let day = t.date_naive();
+        if pending.days.last().is_none_or(|(last, _)| *last != day) {
+            let start = pending.bytes.len();
+            pending.days.push((day, start));
+        }
+        pending.bytes.extend_from_slice(json);
+        pending.bytes.push(b'\n');
+        pending.lines += 1;
+        pending.last_t = Some(t);
+        let wake =
+            pending.writer_idle || (pending.writer_gathering && pending.lines >= self.max_lines);
+        if wake {
+            pending.writer_idle = false;
+            pending.writer_gathering = false;
+            drop(pending);
+            self.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    fn send(&self, command: Command) -> Result<(), LogError> {
+        let mut pending = lock(&self.pending);
+        if pending.stopped {
+            return Err(LogError::Stopped);
+        }
+        pending.commands.push(command);
+        pending.writer_idle = false;
+        pending.writer_gathering = false;
+        drop(pending);
+        self.wake.notify_one();
+        Ok(())
+    }
 }
 
 impl ConversationLog {
@@ -231,26 +347,36 @@ impl ConversationLog {
         let dir = data_dir.as_ref().join(STREAM_DIR);
         std::fs::create_dir_all(dir.join(ARCHIVE_DIR))
             .map_err(io_error(format!("creating {}", dir.display())))?;
-        let (queue, commands) = mpsc::channel(config.queue.max(1));
+        let max_lines = match config.flush {
+            Flush::EachLine => 1,
+            Flush::Grouped { max_lines, .. } => max_lines.max(1),
+        };
         let shared = Arc::new(Shared {
             dir,
             config,
+            max_lines,
             dropped: AtomicU64::new(0),
             written: AtomicU64::new(0),
+            pending: Mutex::new(Pending::with_room()),
+            wake: Condvar::new(),
+            room: tokio::sync::Notify::new(),
         });
         let writer = Writer {
             shared: shared.clone(),
             file: None,
-            buffer: Vec::with_capacity(64 * 1024),
+            taken: Pending::with_room(),
             reported_dropped: 0,
             archived_as_of: None,
             last_t: None,
         };
         std::thread::Builder::new()
             .name("a2a-conversation-log".into())
-            .spawn(move || writer.run(commands))
+            .spawn(move || writer.run())
             .map_err(io_error("starting the conversation log's writer"))?;
-        Ok(ConversationLog { queue, shared })
+        Ok(ConversationLog {
+            _open: Arc::new(OpenHandle(shared.clone())),
+            shared,
+        })
     }
 
     /// The folder of the daily files.
@@ -266,13 +392,25 @@ impl ConversationLog {
     /// Queues `entry` for writing and returns its id. Never waits for the
     /// disk; with [`WhenFull::Wait`] it waits for room in the queue.
     pub async fn append(&self, entry: LogEntry) -> Result<String, LogError> {
-        let mut json = Vec::with_capacity(512);
-        entry.write_json(&mut json).map_err(|e| LogError::Io {
-            context: "encoding a conversation log line".into(),
-            source: std::io::Error::other(e),
-        })?;
-        self.queue_line(entry.t, json).await?;
-        Ok(entry.id)
+        let encoded = with_scratch(|json| {
+            entry.write_json(json)?;
+            Ok::<_, serde_json::Error>(
+                self.shared
+                    .try_queue(entry.t, json)
+                    .map_err(|r| (r, json.clone())),
+            )
+        });
+        match encoded {
+            Ok(Ok(())) => Ok(entry.id),
+            Ok(Err((refused, json))) => {
+                self.refused(entry.t, refused, json).await?;
+                Ok(entry.id)
+            }
+            Err(e) => Err(LogError::Io {
+                context: "encoding a conversation log line".into(),
+                source: std::io::Error::other(e),
+            }),
+        }
     }
 
     /// Queues `line` with a fresh id, which it returns: as [`append`](Self::append)
@@ -280,36 +418,51 @@ impl ConversationLog {
     /// borrowed fields (the cheap way for code that logs on every request).
     pub async fn append_line(&self, line: Line<'_>) -> Result<String, LogError> {
         let id = new_entry_id(line.t);
-        let mut json = Vec::with_capacity(384);
-        line.write_json(&id, &mut json);
-        self.queue_line(line.t, json).await?;
+        let queued = with_scratch(|json| {
+            line.write_json(&id, json);
+            self.shared
+                .try_queue(line.t, json)
+                .map_err(|r| (r, json.clone()))
+        });
+        if let Err((refused, json)) = queued {
+            self.refused(line.t, refused, json).await?;
+        }
         Ok(id)
     }
 
-    async fn queue_line(&self, t: DateTime<Utc>, json: Vec<u8>) -> Result<(), LogError> {
-        let command = Command::Line { t, json };
+    /// A line found no room (or no writer): drop it on record, or wait for room.
+    async fn refused(
+        &self,
+        t: DateTime<Utc>,
+        refused: Refused,
+        json: Vec<u8>,
+    ) -> Result<(), LogError> {
+        if matches!(refused, Refused::Stopped) {
+            return Err(LogError::Stopped);
+        }
         match self.shared.config.when_full {
-            WhenFull::Wait => self
-                .queue
-                .send(command)
-                .await
-                .map_err(|_| LogError::Stopped)?,
-            WhenFull::DropAndRecord => match self.queue.try_send(command) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    let dropped = self.shared.dropped.fetch_add(1, Ordering::Relaxed) + 1;
-                    if dropped.is_power_of_two() {
-                        tracing::warn!(
-                            dropped,
-                            "the conversation log's queue is full; dropping lines (a line in the log will say how many)"
-                        );
-                    }
-                    return Err(LogError::Full);
+            WhenFull::DropAndRecord => {
+                let dropped = self.shared.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                if dropped.is_power_of_two() {
+                    tracing::warn!(
+                        dropped,
+                        "the conversation log's queue is full; dropping lines (a line in the log will say how many)"
+                    );
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => return Err(LogError::Stopped),
+                Err(LogError::Full)
+            }
+            WhenFull::Wait => loop {
+                let room = self.shared.room.notified();
+                tokio::pin!(room);
+                // Registered before trying, so room made in between is not missed.
+                room.as_mut().enable();
+                match self.shared.try_queue(t, &json) {
+                    Ok(()) => return Ok(()),
+                    Err(Refused::Stopped) => return Err(LogError::Stopped),
+                    Err(Refused::Full) => room.await,
+                }
             },
         }
-        Ok(())
     }
 
     /// Lines dropped because the queue was full, since the log was opened.
@@ -325,10 +478,7 @@ impl ConversationLog {
     /// Waits until every line queued before this call is in its file.
     pub async fn flush(&self) -> Result<(), LogError> {
         let (done, answer) = oneshot::channel();
-        self.queue
-            .send(Command::Flush(done))
-            .await
-            .map_err(|_| LogError::Stopped)?;
+        self.shared.send(Command::Flush(done))?;
         answer
             .await
             .map_err(|_| LogError::Stopped)?
@@ -344,10 +494,7 @@ impl ConversationLog {
     /// older than [`LogConfig::gzip_after_days`] are gzipped.
     pub async fn archive(&self, today: NaiveDate) -> Result<(), LogError> {
         let (done, answer) = oneshot::channel();
-        self.queue
-            .send(Command::Archive(today, done))
-            .await
-            .map_err(|_| LogError::Stopped)?;
+        self.shared.send(Command::Archive(today, done))?;
         answer
             .await
             .map_err(|_| LogError::Stopped)?
@@ -356,6 +503,24 @@ impl ConversationLog {
                 source: std::io::Error::other(e),
             })
     }
+}
+
+/// Runs `encode` on a cleared buffer kept per thread, so encoding a line
+/// allocates nothing.
+fn with_scratch<R>(encode: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        scratch.clear();
+        let result = encode(&mut scratch);
+        // A huge line should not pin its memory to the thread.
+        if scratch.capacity() > 64 * 1024 {
+            *scratch = Vec::new();
+        }
+        result
+    })
 }
 
 /// The path of `day`'s live file in `dir`.
@@ -375,7 +540,9 @@ struct Writer {
     shared: Arc<Shared>,
     /// The open file and its day.
     file: Option<(NaiveDate, File)>,
-    buffer: Vec<u8>,
+    /// What the writer took from [`Pending`] last (its buffers are swapped
+    /// back and forth, so their memory is reused).
+    taken: Pending,
     /// Dropped lines already written up as a line of their own.
     reported_dropped: u64,
     /// The day the last archive pass ran as of.
@@ -384,56 +551,116 @@ struct Writer {
     last_t: Option<DateTime<Utc>>,
 }
 
+/// Marks the writer stopped however its thread ends, so appends fail
+/// instead of queueing lines nobody will write.
+struct StopGuard(Arc<Shared>);
+
+impl Drop for StopGuard {
+    fn drop(&mut self) {
+        lock(&self.0.pending).stopped = true;
+        self.0.room.notify_waiters();
+    }
+}
+
 impl Writer {
-    fn run(mut self, mut commands: mpsc::Receiver<Command>) {
-        let (max_lines, gather) = match self.shared.config.flush {
-            Flush::EachLine => (1, std::time::Duration::ZERO),
-            Flush::Grouped {
-                max_lines,
-                max_delay,
-            } => (max_lines.max(1), max_delay),
+    fn run(mut self) {
+        let _stopped = StopGuard(self.shared.clone());
+        let gather = match self.shared.config.flush {
+            Flush::EachLine => std::time::Duration::ZERO,
+            Flush::Grouped { max_delay, .. } => max_delay,
         };
-        let mut batch = Vec::with_capacity(max_lines.min(65_536));
-        while commands.blocking_recv_many(&mut batch, max_lines) > 0 {
-            let mut result = Ok(());
-            for command in batch.drain(..) {
+        loop {
+            if !self.take() {
+                break;
+            }
+            self.shared.room.notify_waiters();
+            let written = self.write_taken();
+            let mut commands = std::mem::take(&mut self.taken.commands);
+            for command in commands.drain(..) {
                 match command {
-                    Command::Line { t, json } => {
-                        if let Err(err) = self.line(t, &json) {
-                            tracing::error!(error = %err, "writing the conversation log failed");
-                            result = Err(err);
-                        }
-                    }
                     Command::Flush(done) => {
-                        let flushed = self.write_out().map_err(|e| e.to_string());
-                        let _ =
-                            done.send(result.as_ref().map_err(ToString::to_string).and(flushed));
+                        let _ = done.send(written.clone());
                     }
                     Command::Archive(today, done) => {
-                        let archived = self.write_out().and_then(|()| self.archive(today));
+                        let archived = self.archive(today);
                         let _ = done.send(archived.map_err(|e| e.to_string()));
                     }
                 }
             }
-            if let Err(err) = self.write_out() {
-                tracing::error!(error = %err, "writing the conversation log failed");
-            }
+            self.taken.commands = commands;
             self.report_dropped();
             // Waking for every line costs a thread switch and a system call
-            // per line; sleeping instead lets senders queue without waking
+            // per line; waiting instead lets appenders queue without waking
             // anyone, and the next pass writes them in one go.
-            if !gather.is_zero() && commands.len() < max_lines {
-                std::thread::sleep(gather);
+            if !gather.is_zero() && self.taken.lines < self.shared.max_lines {
+                let mut pending = lock(&self.shared.pending);
+                if !pending.closed && pending.lines < self.shared.max_lines {
+                    pending.writer_gathering = true;
+                    let (mut pending, _) = self
+                        .shared
+                        .wake
+                        .wait_timeout(pending, gather)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    pending.writer_gathering = false;
+                }
             }
         }
-        let _ = self.write_out();
     }
 
-    /// Adds one line to the buffer (switching files when its day changes).
-    fn line(&mut self, t: DateTime<Utc>, json: &[u8]) -> std::io::Result<()> {
-        let day = t.date_naive();
+    /// Waits for work and takes all of it; false once the log is closed and
+    /// everything is written.
+    fn take(&mut self) -> bool {
+        let mut pending = lock(&self.shared.pending);
+        while pending.bytes.is_empty() && pending.commands.is_empty() && !pending.closed {
+            pending.writer_idle = true;
+            pending = self
+                .shared
+                .wake
+                .wait(pending)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        pending.writer_idle = false;
+        if pending.closed && pending.bytes.is_empty() && pending.commands.is_empty() {
+            return false;
+        }
+        self.taken.bytes.clear();
+        self.taken.days.clear();
+        std::mem::swap(&mut self.taken.bytes, &mut pending.bytes);
+        std::mem::swap(&mut self.taken.days, &mut pending.days);
+        std::mem::swap(&mut self.taken.commands, &mut pending.commands);
+        self.taken.lines = std::mem::take(&mut pending.lines);
+        if let Some(t) = pending.last_t.take() {
+            self.last_t = Some(t);
+        }
+        true
+    }
+
+    /// Writes the taken lines, each day's run to that day's file.
+    fn write_taken(&mut self) -> Result<(), String> {
+        let mut result = Ok(());
+        let days = std::mem::take(&mut self.taken.days);
+        let bytes = std::mem::take(&mut self.taken.bytes);
+        for (n, &(day, start)) in days.iter().enumerate() {
+            let end = days.get(n + 1).map_or(bytes.len(), |&(_, next)| next);
+            if let Err(err) = self.write_day(day, &bytes[start..end]) {
+                tracing::error!(error = %err, "writing the conversation log failed");
+                result = Err(err.to_string());
+            }
+        }
+        if result.is_ok() {
+            self.shared
+                .written
+                .fetch_add(self.taken.lines as u64, Ordering::Relaxed);
+        }
+        self.taken.days = days;
+        self.taken.bytes = bytes;
+        result
+    }
+
+    /// Appends whole lines to `day`'s file (switching files when the day
+    /// changes), and syncs if configured.
+    fn write_day(&mut self, day: NaiveDate, lines: &[u8]) -> std::io::Result<()> {
         if self.file.as_ref().is_none_or(|(open, _)| *open != day) {
-            self.write_out()?;
             self.file = None;
             if self.archived_as_of.is_none_or(|as_of| as_of < day) {
                 if let Err(err) = self.archive(day) {
@@ -442,25 +669,10 @@ impl Writer {
             }
             self.file = Some((day, open_for_append(&day_file(&self.shared.dir, day))?));
         }
-        self.buffer.extend_from_slice(json);
-        self.buffer.push(b'\n');
-        self.last_t = Some(t);
-        self.shared.written.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Writes the buffered lines to the open file (one call), and syncs if configured.
-    fn write_out(&mut self) -> std::io::Result<()> {
-        if self.buffer.is_empty() {
-            return Ok(());
-        }
         let Some((_, file)) = self.file.as_mut() else {
-            self.buffer.clear();
             return Ok(());
         };
-        let written = file.write_all(&self.buffer);
-        self.buffer.clear();
-        written?;
+        file.write_all(lines)?;
         if self.shared.config.sync {
             file.sync_data()?;
         }
@@ -490,9 +702,13 @@ impl Writer {
         let written = entry
             .write_json(&mut json)
             .map_err(std::io::Error::other)
-            .and_then(|()| self.line(entry.t, &json))
-            .and_then(|()| self.write_out());
-        if written.is_err() {
+            .and_then(|()| {
+                json.push(b'\n');
+                self.write_day(entry.t.date_naive(), &json)
+            });
+        if written.is_ok() {
+            self.shared.written.fetch_add(1, Ordering::Relaxed);
+        } else {
             tracing::error!(lost, "could not record dropped conversation log lines");
         }
     }

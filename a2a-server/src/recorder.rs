@@ -80,8 +80,11 @@ impl Recorder {
             .as_ref()
             .and_then(|m| m.get(metadata_keys::LOG_PARENT))
             .and_then(|v| v.as_str());
-        let ids =
-            Ids::of(&message.task_id, &message.context_id).with("messageId", &message.message_id);
+        let ids = Ids::sorted([
+            ("contextId", &message.context_id),
+            ("messageId", &message.message_id),
+            ("taskId", &message.task_id),
+        ]);
         let id = self
             .append(
                 EntryType::Request,
@@ -145,7 +148,11 @@ impl Recorder {
     }
 
     async fn artifact(&self, exchange: &Exchange, artifact: &Artifact, task: &Task) {
-        let ids = Ids::of(&task.id, &task.context_id).with("artifactId", &artifact.artifact_id);
+        let ids = Ids::sorted([
+            ("artifactId", &artifact.artifact_id),
+            ("contextId", &task.context_id),
+            ("taskId", &task.id),
+        ]);
         let parent = exchange.tip.get();
         let id = self
             .append(
@@ -168,11 +175,12 @@ impl Recorder {
         message: &Message,
         state: Option<TaskState>,
     ) {
-        let mut ids =
-            Ids::of(&message.task_id, &message.context_id).with("messageId", &message.message_id);
-        if let Some(state) = state {
-            ids = ids.with("state", state.as_str());
-        }
+        let ids = Ids::sorted([
+            ("contextId", &message.context_id),
+            ("messageId", &message.message_id),
+            ("state", state.map_or("", TaskState::as_str)),
+            ("taskId", &message.task_id),
+        ]);
         let parent = exchange.tip.get();
         let id = self
             .append(
@@ -191,9 +199,12 @@ impl Recorder {
     /// Logs a request refused with `err`.
     pub(crate) async fn error(&self, call: &CallContext, message: &Message, err: &A2aError) {
         let code = err.kind().to_string();
-        let ids = Ids::of(&message.task_id, &message.context_id)
-            .with("code", &code)
-            .with("messageId", &message.message_id);
+        let ids = Ids::sorted([
+            ("code", &code),
+            ("contextId", &message.context_id),
+            ("messageId", &message.message_id),
+            ("taskId", &message.task_id),
+        ]);
         let peer = peer_name(call, message);
         self.append(
             EntryType::Error,
@@ -206,38 +217,31 @@ impl Recorder {
     }
 }
 
-/// A line's metadata: the A2A ids and a few more, kept sorted by key (the
-/// order a stored entry's metadata reads back in), on the stack.
+/// A line's metadata: the A2A ids and a few more, sorted by key (the order
+/// a stored entry's metadata reads back in), on the stack.
 struct Ids<'a> {
-    pairs: [(&'a str, &'a str); 6],
+    pairs: [(&'a str, &'a str); 4],
     len: usize,
 }
 
 impl<'a> Ids<'a> {
-    /// The task and context ids, where known.
-    fn of(task_id: &'a str, context_id: &'a str) -> Ids<'a> {
-        Ids {
-            pairs: [("", ""); 6],
+    /// The pairs with a value, given in key order (checked in debug builds).
+    fn sorted<const N: usize>(given: [(&'a str, &'a str); N]) -> Ids<'a> {
+        debug_assert!(
+            given.windows(2).all(|w| w[0].0 < w[1].0),
+            "keys out of order"
+        );
+        let mut ids = Ids {
+            pairs: [("", ""); 4],
             len: 0,
+        };
+        for (key, value) in given {
+            if !value.is_empty() && ids.len < ids.pairs.len() {
+                ids.pairs[ids.len] = (key, value);
+                ids.len += 1;
+            }
         }
-        .with("contextId", context_id)
-        .with("taskId", task_id)
-    }
-
-    /// Adds `key` (skipped when `value` is empty), keeping the keys sorted.
-    fn with(mut self, key: &'a str, value: &'a str) -> Ids<'a> {
-        if value.is_empty() || self.len == self.pairs.len() {
-            return self;
-        }
-        // Keys mostly come in order: insert from the end.
-        let mut at = self.len;
-        while at > 0 && self.pairs[at - 1].0 > key {
-            self.pairs[at] = self.pairs[at - 1];
-            at -= 1;
-        }
-        self.pairs[at] = (key, value);
-        self.len += 1;
-        self
+        ids
     }
 
     fn as_slice(&self) -> &[(&'a str, &'a str)] {

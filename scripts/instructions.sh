@@ -18,15 +18,18 @@ total() { # count
 small=${SMALL:-5000}; large=${LARGE:-25000}
 a=$(total "$small"); b=$(total "$large")
 echo "instructions per blocking SendMessage (handler, in process): $(( (b - a) / (large - small) ))"
-# JWT authentication (JwtAuth, HS256 from a cached JWKS) per call, to set
-# beside the request it guards.
-jwt() { # count
+# JWT authentication (JwtAuth, from a cached JWKS) per call, to set beside
+# the request it guards: a remembered token, and a full check every call.
+jwt() { # count alg [--uncached]
   local out; out=$(mktemp)
-  valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" jwt --count "$1" >/dev/null 2>&1
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" jwt --count "$1" --alg "$2" "${@:3}" >/dev/null 2>&1
   awk '/^summary:/ {print $2}' "$out"; rm -f "$out"
 }
-a=$(jwt "$small"); b=$(jwt "$large")
-echo "  JWT verification per call: $(( (b - a) / (large - small) ))"
+for alg in hs256 rs256 es256; do
+  a=$(jwt 200 $alg); b=$(jwt 1200 $alg)
+  c=$(jwt 50 $alg --uncached); d=$(jwt 250 $alg --uncached)
+  echo "  JWT $alg per call: $(( (b - a) / 1000 )) remembered, $(( (d - c) / 200 )) verified in full"
+done
 # The same with the conversation log on (the writer thread's work included).
 logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
 a=$(total "$small" --conversation-log "$logs/a"); b=$(total "$large" --conversation-log "$logs/b")

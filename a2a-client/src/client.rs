@@ -11,13 +11,13 @@ use a2a_core::{
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     ListTasksRequest, ListTasksResponse, Message, Method, SendMessageRequest, SendMessageResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, binding,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskState, binding,
 };
 
 use crate::http::HttpSettings;
 use crate::{
-    CallOptions, CardResolver, ClientError, ClientInterceptor, EventStream, JsonRpcTransport,
-    RestTransport, RetryPolicy, Transport,
+    CallOptions, CardResolver, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
+    JsonRpcTransport, RestTransport, RetryPolicy, Transport,
 };
 
 /// Makes a [`Transport`] for one interface of a card.
@@ -47,6 +47,7 @@ pub struct ClientBuilder {
     defaults: CallOptions,
     interceptors: Vec<Arc<dyn ClientInterceptor>>,
     retry: RetryPolicy,
+    track_blocking_sends: bool,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -79,6 +80,7 @@ impl ClientBuilder {
             defaults: CallOptions::default(),
             interceptors: Vec::new(),
             retry: RetryPolicy::default(),
+            track_blocking_sends: true,
         };
         let (h, s) = (http.clone(), settings.clone());
         builder = builder.transport(binding::JSONRPC, move |i: &AgentInterface| {
@@ -121,6 +123,21 @@ impl ClientBuilder {
     #[must_use]
     pub fn interceptor(mut self, interceptor: impl ClientInterceptor) -> Self {
         self.interceptors.push(Arc::new(interceptor));
+        self
+    }
+
+    /// Whether a blocking `SendMessage` learns its task's id as soon as the
+    /// agent makes the task (default: yes), so a call that runs out of time
+    /// or loses its connection fails with the id ([`ClientError::task_id`])
+    /// instead of losing the task. The call is then made as
+    /// `SendStreamingMessage` when the card declares streaming (followed by
+    /// `GetTask` for the finished task), else as `SendMessage` with
+    /// `returnImmediately` and `GetTask` until the task is done; the answer is
+    /// the same as a plain blocking call's. With `false`, it is one plain
+    /// blocking call, and a timeout leaves the caller without the task.
+    #[must_use]
+    pub fn track_blocking_sends(mut self, track: bool) -> Self {
+        self.track_blocking_sends = track;
         self
     }
 
@@ -176,6 +193,7 @@ impl ClientBuilder {
             defaults: Arc::new(self.defaults.clone()),
             interceptors: self.interceptors.clone().into(),
             retry: self.retry.clone(),
+            track_blocking_sends: self.track_blocking_sends,
         })
     }
 }
@@ -196,6 +214,47 @@ macro_rules! call {
     }};
 }
 
+/// How far the stream of a tracked blocking send got.
+enum Followed {
+    /// The agent answered with a message and no task.
+    Reply(Message),
+    /// The task settled (terminal or interrupted).
+    Settled(String),
+    /// The stream ended or broke before the task settled.
+    Unsettled(String),
+}
+
+/// A blocking send that ran out of time, naming its task when known.
+fn timed_out(task_id: Option<&str>) -> ClientError {
+    match task_id {
+        Some(id) => ClientError::new(
+            ClientErrorKind::Timeout,
+            format!(
+                "the agent did not finish task {id} in time; it goes on there: follow it with GetTask or SubscribeToTask"
+            ),
+        )
+        .with_task_id(id),
+        None => ClientError::new(
+            ClientErrorKind::Timeout,
+            "the agent did not answer in time",
+        ),
+    }
+}
+
+/// Runs `future` until `deadline` (if any); past it, a timeout naming `task_id`.
+async fn within<T>(
+    deadline: Option<tokio::time::Instant>,
+    task_id: Option<&str>,
+    future: impl Future<Output = T>,
+) -> Result<T, ClientError> {
+    match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, future)
+            .await
+            .map_err(|_| timed_out(task_id)),
+        None => Ok(future.await),
+    }
+}
+
 /// Calls one agent. Cheap to clone.
 ///
 /// ```no_run
@@ -212,6 +271,7 @@ pub struct Client {
     defaults: Arc<CallOptions>,
     interceptors: Arc<[Arc<dyn ClientInterceptor>]>,
     retry: RetryPolicy,
+    track_blocking_sends: bool,
 }
 
 impl std::fmt::Debug for Client {
@@ -238,7 +298,16 @@ impl Client {
             defaults: Arc::new(CallOptions::default()),
             interceptors: Arc::from(Vec::new()),
             retry: RetryPolicy::default(),
+            track_blocking_sends: true,
         }
+    }
+
+    /// This client, with blocking sends tracked or not (see
+    /// [`ClientBuilder::track_blocking_sends`]).
+    #[must_use]
+    pub fn with_tracked_blocking_sends(mut self, track: bool) -> Self {
+        self.track_blocking_sends = track;
+        self
     }
 
     /// The interface in use.
@@ -333,8 +402,26 @@ impl Client {
             .await
     }
 
-    /// `SendMessage`.
+    /// `SendMessage`. A blocking send (no `returnImmediately`) is tracked
+    /// unless turned off ([`ClientBuilder::track_blocking_sends`]): when it
+    /// fails after the agent made the task, the error carries the task's id
+    /// ([`ClientError::task_id`]).
     pub async fn send_message(
+        &self,
+        request: SendMessageRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<SendMessageResponse, ClientError> {
+        let blocking = !request
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.return_immediately);
+        if blocking && self.track_blocking_sends {
+            return self.send_tracked(request, options).await;
+        }
+        self.send_message_once(request, options).await
+    }
+
+    async fn send_message_once(
         &self,
         mut request: SendMessageRequest,
         options: Option<&CallOptions>,
@@ -347,6 +434,155 @@ impl Client {
             options,
             self.retry.retry_send_message && !request.message.message_id.is_empty()
         )
+    }
+
+    /// A blocking send that knows its task from the first event on.
+    async fn send_tracked(
+        &self,
+        request: SendMessageRequest,
+        options: Option<&CallOptions>,
+    ) -> Result<SendMessageResponse, ClientError> {
+        let deadline = self
+            .options(options)
+            .timeout
+            .or_else(|| self.transport.default_timeout())
+            .map(|timeout| tokio::time::Instant::now() + timeout);
+        let history_length = request
+            .configuration
+            .as_ref()
+            .and_then(|c| c.history_length);
+        let streams = self
+            .card
+            .as_ref()
+            .is_some_and(|card| card.capabilities.streaming == Some(true));
+        let task_id = if streams {
+            match self.follow_stream(request, options, deadline).await? {
+                Followed::Reply(message) => return Ok(SendMessageResponse::Message(message)),
+                Followed::Settled(id) => {
+                    let task = self
+                        .get_task_within(&id, history_length, options, deadline)
+                        .await?;
+                    return Ok(SendMessageResponse::Task(task));
+                }
+                Followed::Unsettled(id) => id,
+            }
+        } else {
+            let mut request = request;
+            request
+                .configuration
+                .get_or_insert_with(Default::default)
+                .return_immediately = true;
+            match within(deadline, None, self.send_message_once(request, options)).await?? {
+                SendMessageResponse::Task(task) if !task.status.state.is_settled() => task.id,
+                settled_or_reply => return Ok(settled_or_reply),
+            }
+        };
+        self.poll_until_settled(task_id, history_length, options, deadline)
+            .await
+            .map(SendMessageResponse::Task)
+    }
+
+    /// Reads the stream of a tracked send until its task settles.
+    async fn follow_stream(
+        &self,
+        request: SendMessageRequest,
+        options: Option<&CallOptions>,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<Followed, ClientError> {
+        let mut stream = within(
+            deadline,
+            None,
+            self.send_streaming_message(request, options),
+        )
+        .await??;
+        let mut task_id: Option<String> = None;
+        loop {
+            let event = match within(deadline, task_id.as_deref(), stream.next()).await? {
+                Some(Ok(event)) => event,
+                Some(Err(err)) => match task_id {
+                    // The task goes on without this connection: ask for it.
+                    Some(id) => {
+                        tracing::debug!(task_id = %id, error = %err, "the stream of a blocking send broke; polling its task");
+                        return Ok(Followed::Unsettled(id));
+                    }
+                    None => return Err(err),
+                },
+                None => {
+                    return match task_id {
+                        Some(id) => Ok(Followed::Unsettled(id)),
+                        None => Err(ClientError::decode(
+                            "the agent's stream ended before it named a task or replied",
+                        )),
+                    };
+                }
+            };
+            let (id, state) = match event {
+                StreamResponse::Message(message) if task_id.is_none() => {
+                    return Ok(Followed::Reply(message));
+                }
+                StreamResponse::Message(_) => continue,
+                StreamResponse::Task(task) => (task.id, Some(task.status.state)),
+                StreamResponse::StatusUpdate(update) => (update.task_id, Some(update.status.state)),
+                StreamResponse::ArtifactUpdate(update) => (update.task_id, None),
+            };
+            let id = task_id.get_or_insert(id);
+            if state.is_some_and(TaskState::is_settled) {
+                return Ok(Followed::Settled(id.clone()));
+            }
+        }
+    }
+
+    /// `GetTask` until the task settles or the deadline passes.
+    async fn poll_until_settled(
+        &self,
+        id: String,
+        history_length: Option<i32>,
+        options: Option<&CallOptions>,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<Task, ClientError> {
+        let mut wait = std::time::Duration::from_millis(50);
+        loop {
+            let task = self
+                .get_task_within(&id, history_length, options, deadline)
+                .await?;
+            if task.status.state.is_settled() {
+                return Ok(task);
+            }
+            if let Some(deadline) = deadline {
+                if tokio::time::Instant::now() + wait >= deadline {
+                    tokio::time::sleep_until(deadline).await;
+                    return Err(timed_out(Some(&id)));
+                }
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(std::time::Duration::from_secs(2));
+        }
+    }
+
+    /// `GetTask` in what is left of the deadline; any failure names the task.
+    async fn get_task_within(
+        &self,
+        id: &str,
+        history_length: Option<i32>,
+        options: Option<&CallOptions>,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<Task, ClientError> {
+        let mut call = options.cloned().unwrap_or_default();
+        if let Some(deadline) = deadline {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Err(timed_out(Some(id)));
+            }
+            call.timeout = Some(left);
+        }
+        let request = GetTaskRequest {
+            id: id.to_owned(),
+            history_length,
+            ..GetTaskRequest::default()
+        };
+        self.get_task(request, Some(&call))
+            .await
+            .map_err(|err| err.with_task_id(id))
     }
 
     /// `GetTask`.

@@ -32,6 +32,7 @@ struct Inner {
     status: Option<u16>,
     protocol: Option<A2aError>,
     retry_after: Option<std::time::Duration>,
+    task_id: Option<String>,
 }
 
 impl ClientError {
@@ -43,6 +44,7 @@ impl ClientError {
             status: None,
             protocol: None,
             retry_after: None,
+            task_id: None,
         }))
     }
 
@@ -96,6 +98,21 @@ impl ClientError {
     /// The HTTP status of the response, when there was one.
     pub fn status(&self) -> Option<u16> {
         self.0.status
+    }
+
+    /// The task the failed call had started, when the agent named it before
+    /// the failure: a blocking `SendMessage` that ran out of time leaves its
+    /// task running on the agent, to be followed with `GetTask` or
+    /// `SubscribeToTask`.
+    pub fn task_id(&self) -> Option<&str> {
+        self.0.task_id.as_deref()
+    }
+
+    /// Records the task the failed call had started.
+    #[must_use]
+    pub fn with_task_id(mut self, task_id: impl Into<String>) -> Self {
+        self.0.task_id = Some(task_id.into());
+        self
     }
 
     /// The wait the server asked for (`Retry-After`), if any.

@@ -135,6 +135,12 @@ pub trait Transport: Send + Sync + 'static {
         request: GetExtendedAgentCardRequest,
         options: &CallOptions,
     ) -> Result<AgentCard, ClientError>;
+
+    /// The timeout of a unary call that sets none, if the transport has one
+    /// (a tracked blocking send keeps to it as a whole).
+    fn default_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// Implements [`Transport`] for a JSON binding from two methods of its own:
@@ -260,6 +266,10 @@ macro_rules! json_transport {
             ) -> Result<a2a_core::AgentCard, $crate::ClientError> {
                 self.call(a2a_core::Method::GetExtendedAgentCard, &request, options)
                     .await
+            }
+
+            fn default_timeout(&self) -> Option<std::time::Duration> {
+                Some(self.settings.timeout)
             }
         }
     };

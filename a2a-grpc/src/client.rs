@@ -40,6 +40,11 @@ fn client_error(status: Status) -> ClientError {
         Code::DeadlineExceeded => {
             ClientError::new(ClientErrorKind::Timeout, status.message().to_owned())
         }
+        // The call's own timeout: tonic reports it as CANCELLED with this
+        // message (the error it came from is not kept).
+        Code::Cancelled if status.message() == tonic::TimeoutExpired(()).to_string() => {
+            ClientError::new(ClientErrorKind::Timeout, status.message().to_owned())
+        }
         _ => ClientError::from(from_status(&status)),
     }
 }
@@ -225,6 +230,10 @@ pub fn register(builder: ClientBuilder) -> ClientBuilder {
 
 #[async_trait]
 impl Transport for GrpcTransport {
+    fn default_timeout(&self) -> Option<Duration> {
+        Some(self.settings.timeout)
+    }
+
     async fn send_message(
         &self,
         request: SendMessageRequest,

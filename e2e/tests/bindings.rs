@@ -256,6 +256,9 @@ async fn an_api_key_in_the_query_reaches_the_server_on_every_operation() {
         let client = a2a_grpc::register(a2a_client::ClientBuilder::new())
             .prefer([binding])
             .interceptor(a2a_client::AuthInterceptor::new().credential("key", "k-123"))
+            // Each operation as itself: a tracked send would arrive as
+            // SendStreamingMessage and GetTask.
+            .track_blocking_sends(false)
             .build(api_key_card(server.addr))
             .unwrap();
         if binding == a2a_core::binding::GRPC {

@@ -123,6 +123,12 @@ enum Command {
     Jwt {
         #[arg(long, default_value_t = 100_000)]
         count: usize,
+        /// Signature algorithm: hs256, rs256 or es256.
+        #[arg(long, default_value = "hs256")]
+        alg: String,
+        /// Verify every call in full (no remembered tokens).
+        #[arg(long)]
+        uncached: bool,
     },
     /// Measure resident memory per stored completed task.
     Memory {
@@ -655,14 +661,41 @@ async fn handler_only(
 
 /// Times `JwtAuth::authenticate` on a valid token: the per-call cost of JWT
 /// authentication (the key is fetched once, before the timing).
-async fn jwt_only(count: usize) -> anyhow::Result<()> {
+async fn jwt_only(count: usize, alg: &str, uncached: bool) -> anyhow::Result<()> {
     use a2a_server::auth::{Authenticate as _, JwtAuth};
     use base64::Engine as _;
+    use e2e::bench_keys;
+    use jsonwebtoken::{Algorithm, EncodingKey};
+    let standard = base64::engine::general_purpose::STANDARD;
     let secret = b"a benchmark secret of thirty-two bytes!";
-    let jwks = serde_json::json!({ "keys": [{
-        "kty": "oct", "kid": "k1", "alg": "HS256",
-        "k": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret),
-    }]});
+    let (algorithm, key, jwk) = match alg {
+        "hs256" => (
+            Algorithm::HS256,
+            EncodingKey::from_secret(secret),
+            serde_json::json!({
+                "kty": "oct", "kid": "k1", "alg": "HS256",
+                "k": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret),
+            }),
+        ),
+        "rs256" => (
+            Algorithm::RS256,
+            EncodingKey::from_rsa_der(&standard.decode(bench_keys::RSA_PRIVATE_DER)?),
+            serde_json::json!({
+                "kty": "RSA", "kid": "k1", "alg": "RS256",
+                "n": bench_keys::RSA_MODULUS, "e": "AQAB",
+            }),
+        ),
+        "es256" => (
+            Algorithm::ES256,
+            EncodingKey::from_ec_der(&standard.decode(bench_keys::EC_PRIVATE_DER)?),
+            serde_json::json!({
+                "kty": "EC", "kid": "k1", "alg": "ES256", "crv": "P-256",
+                "x": bench_keys::EC_X, "y": bench_keys::EC_Y,
+            }),
+        ),
+        other => anyhow::bail!("unknown algorithm {other:?}: use hs256, rs256 or es256"),
+    };
+    let jwks = serde_json::json!({ "keys": [jwk] });
     let app = axum::Router::new().route(
         "/jwks.json",
         axum::routing::get(move || {
@@ -673,7 +706,10 @@ async fn jwt_only(count: usize) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/jwks.json", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let auth = JwtAuth::new(url, "bench-agent", "https://issuer.example");
+    let mut auth = JwtAuth::new(url, "bench-agent", "https://issuer.example");
+    if uncached {
+        auth = auth.verified_ttl(std::time::Duration::ZERO);
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .as_secs();
@@ -681,13 +717,9 @@ async fn jwt_only(count: usize) -> anyhow::Result<()> {
         "sub": "alice", "aud": "bench-agent", "iss": "https://issuer.example",
         "exp": now + 3600, "nbf": now - 10,
     });
-    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+    let mut header = jsonwebtoken::Header::new(algorithm);
     header.kid = Some("k1".into());
-    let token = jsonwebtoken::encode(
-        &header,
-        &claims,
-        &jsonwebtoken::EncodingKey::from_secret(secret),
-    )?;
+    let token = jsonwebtoken::encode(&header, &claims, &key)?;
     let mut params = a2a_server::ServiceParams::new();
     params
         .append("authorization", &format!("Bearer {token}"))
@@ -708,7 +740,7 @@ async fn jwt_only(count: usize) -> anyhow::Result<()> {
     let elapsed = started.elapsed();
     #[allow(clippy::cast_precision_loss)]
     let per_call = elapsed.as_secs_f64() * 1e6 / count as f64;
-    println!("jwt verifications={count} per_call={per_call:.2}µs");
+    println!("jwt alg={alg} uncached={uncached} verifications={count} per_call={per_call:.2}µs");
     Ok(())
 }
 
@@ -800,6 +832,10 @@ fn main() -> anyhow::Result<()> {
         } => one_worker()?
             .block_on(async { tokio::spawn(handler_only(count, conversation_log)).await? }),
         Command::Memory { tasks } => one_worker()?.block_on(memory(tasks)),
-        Command::Jwt { count } => one_worker()?.block_on(jwt_only(count)),
+        Command::Jwt {
+            count,
+            alg,
+            uncached,
+        } => one_worker()?.block_on(jwt_only(count, &alg, uncached)),
     }
 }

@@ -440,13 +440,23 @@ fn plain_prefix(bytes: &[u8]) -> usize {
         }
         at += 8;
     }
-    // The last few bytes as one word, padded with spaces (which need no
-    // escaping), instead of one at a time.
-    let rest = &bytes[at..];
-    if rest.len() < 8 {
-        let mut padded = [b' '; 8];
-        padded[..rest.len()].copy_from_slice(rest);
-        if !needs_escape(u64::from_le_bytes(padded)) {
+    // The last few bytes as one word instead of one at a time: the final
+    // eight bytes of the string (overlapping what was checked), or, for a
+    // string shorter than a word, its bytes over a word of spaces (which
+    // need no escaping).
+    if at < bytes.len() && bytes.len() - at < 8 {
+        let word = match bytes.len().checked_sub(8) {
+            Some(start) => {
+                u64::from_le_bytes(bytes[start..].try_into().unwrap_or([0; 8]))
+            }
+            None => bytes
+                .iter()
+                .enumerate()
+                .fold(u64::from_le_bytes([b' '; 8]), |word, (n, &b)| {
+                    (word & !(0xff << (8 * n))) | (u64::from(b) << (8 * n))
+                }),
+        };
+        if !needs_escape(word) {
             return bytes.len();
         }
     }

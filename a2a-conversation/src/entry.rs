@@ -446,9 +446,7 @@ fn plain_prefix(bytes: &[u8]) -> usize {
     // need no escaping).
     if at < bytes.len() && bytes.len() - at < 8 {
         let word = match bytes.len().checked_sub(8) {
-            Some(start) => {
-                u64::from_le_bytes(bytes[start..].try_into().unwrap_or([0; 8]))
-            }
+            Some(start) => u64::from_le_bytes(bytes[start..].try_into().unwrap_or([0; 8])),
             None => bytes
                 .iter()
                 .enumerate()

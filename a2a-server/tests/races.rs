@@ -629,3 +629,62 @@ async fn the_history_kept_per_task_is_bounded() {
             .collect::<Vec<_>>()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_tasks_are_limited_per_caller_and_refreshed_from_the_store() {
+    let store = a2a_server::store::InMemoryTaskStore::new();
+    let mut config = ExecutionConfig::default();
+    config.max_tasks_per_caller = Some(3);
+    let handler =
+        DefaultRequestHandler::builder(ScriptedAgent, card("127.0.0.1:1".parse().unwrap()))
+            .execution_config(config)
+            .task_store(store.clone())
+            .build();
+    let alice = as_user("alice", "");
+    let mut kept = Vec::new();
+    for n in 0..3 {
+        match handler
+            .send_message(&alice, request(&format!("input {n}")))
+            .await
+            .unwrap()
+        {
+            SendMessageResponse::Task(task) => kept.push(task),
+            SendMessageResponse::Message(_) => panic!("expected a task"),
+        }
+    }
+    let err = handler
+        .send_message(&alice, request("echo one too many"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(60)));
+    assert!(err.message().contains("3 tasks"), "{err}");
+    // Continuing a stored task makes no new one: still allowed.
+    let mut follow_up = request("echo more");
+    follow_up.message.task_id.clone_from(&kept[0].id);
+    handler.send_message(&alice, follow_up).await.unwrap();
+    // Others are not affected, nor are anonymous callers (one shared space).
+    handler
+        .send_message(&as_user("bob", ""), request("echo b"))
+        .await
+        .unwrap();
+    handler
+        .send_message(&ctx(), request("echo anon"))
+        .await
+        .unwrap();
+    assert_eq!(store.len(), 5);
+
+    // A fresh handler on the same store reads alice's count from the store.
+    let mut config = ExecutionConfig::default();
+    config.max_tasks_per_caller = Some(3);
+    let restarted =
+        DefaultRequestHandler::builder(ScriptedAgent, card("127.0.0.1:1".parse().unwrap()))
+            .execution_config(config)
+            .task_store(store.clone())
+            .build();
+    let err = restarted
+        .send_message(&alice, request("echo after restart"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+}

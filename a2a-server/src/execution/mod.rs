@@ -101,6 +101,11 @@ pub struct ExecutionConfig {
     /// Most open subscriptions of one caller identity at once, across tasks
     /// and tenants (default 1,000; not applied to anonymous callers).
     pub max_subscribers_per_caller: usize,
+    /// Most tasks one caller identity keeps in the store (default 100,000,
+    /// per tenant it uses; not applied to anonymous callers): a new task over
+    /// it is refused with a retryable busy error until retention removes
+    /// old ones. Counts are read from the store once a minute per caller.
+    pub max_tasks_per_caller: Option<u64>,
     /// History messages kept per task (default 1,000): older ones are
     /// dropped from the task as new ones arrive (its event log keeps them).
     pub max_history: Option<usize>,
@@ -121,6 +126,7 @@ impl Default for ExecutionConfig {
             max_concurrent_per_caller: Some(1_000),
             max_subscribers_per_task: 1_000,
             max_subscribers_per_caller: 1_000,
+            max_tasks_per_caller: Some(100_000),
             max_history: Some(1_000),
             subscriber_buffer: 64,
             agent_buffer: 64,

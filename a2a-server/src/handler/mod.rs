@@ -1,6 +1,7 @@
 //! `RequestHandler`: the eleven A2A operations, independent of any binding.
 
 mod push;
+mod quota;
 mod send;
 mod tasks;
 mod validate;
@@ -127,6 +128,8 @@ pub struct DefaultRequestHandler {
     recovered: CancellationToken,
     /// Writes the conversation log, when the server logs.
     recorder: Option<Recorder>,
+    /// Stored tasks per caller.
+    quota: quota::TaskQuota,
 }
 
 impl std::fmt::Debug for DefaultRequestHandler {
@@ -269,6 +272,7 @@ impl HandlerBuilder {
         let recorder = self
             .conversation_log
             .map(|log| Recorder::new(log, self.card.name.clone()));
+        let quota = quota::TaskQuota::new(self.config.max_tasks_per_caller);
         let executions = Executions::new(Shared {
             executor: self.executor,
             store: store.clone(),
@@ -315,6 +319,7 @@ impl HandlerBuilder {
             follow_up_wait: Duration::from_secs(2),
             recovered,
             recorder,
+            quota,
         }
     }
 }

@@ -75,6 +75,9 @@ impl DefaultRequestHandler {
             let stored = self.follow_up(ctx, &mut message).await?;
             Some(stored)
         };
+        if existing.is_none() {
+            self.quota.admit(self.store.as_ref(), &caller).await?;
+        }
         let (task_id, context_id) = match &existing {
             Some(stored) => (stored.task.id.clone(), stored.task.context_id.clone()),
             None if message.context_id.is_empty() => (a2a_core::new_id(), a2a_core::new_id()),

@@ -20,6 +20,9 @@
 //! ```
 
 pub mod auth;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod context;
 mod execution;
 mod executor;

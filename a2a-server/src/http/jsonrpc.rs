@@ -164,10 +164,25 @@ fn envelope(body: &[u8]) -> Result<(Value, Method, &str), (Value, A2aError)> {
 }
 
 /// The request's id and call, or the id (if known) and what is wrong.
-fn read_call(body: &[u8]) -> Result<(Value, service::Request), (Value, A2aError)> {
-    if let Ok(Direct { id, call }) = serde_json::from_slice::<Direct>(body) {
-        return Ok((id, call));
+pub(crate) fn read_call(body: &[u8]) -> Result<(Value, service::Request), (Value, A2aError)> {
+    match read_call_in_one_pass(body) {
+        Some(read) => Ok(read),
+        None => read_call_in_two_passes(body),
     }
+}
+
+/// The one-pass shortcut of [`read_call`]: `None` for any body it does not
+/// read by itself, whatever the reason.
+pub(crate) fn read_call_in_one_pass(body: &[u8]) -> Option<(Value, service::Request)> {
+    let Direct { id, call } = serde_json::from_slice::<Direct>(body).ok()?;
+    Some((id, call))
+}
+
+/// [`read_call`] without the one-pass shortcut: what it falls back to, and
+/// what the shortcut must agree with whenever the shortcut succeeds.
+pub(crate) fn read_call_in_two_passes(
+    body: &[u8],
+) -> Result<(Value, service::Request), (Value, A2aError)> {
     let (id, method, params) = envelope(body)?;
     match decode_call(method, params) {
         Ok(call) => Ok((id, call)),

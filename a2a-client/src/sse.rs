@@ -170,7 +170,10 @@ mod tests {
         }
         // Lines within the limit still pass, in one chunk or many.
         let mut parser = SseParser::new(16);
-        assert_eq!(parser.push(b": short\ndata: x\n\n"), Ok(vec!["x".to_owned()]));
+        assert_eq!(
+            parser.push(b": short\ndata: x\n\n"),
+            Ok(vec!["x".to_owned()])
+        );
     }
 
     #[test]

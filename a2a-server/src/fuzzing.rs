@@ -20,9 +20,7 @@ pub fn read_jsonrpc_call(body: &[u8]) -> Result<(Value, Request), (Value, A2aErr
 /// [`read_jsonrpc_call`] without its one-pass shortcut (the envelope first,
 /// then the params): whenever the shortcut accepts a body, this must read
 /// the same id and call from it.
-pub fn read_jsonrpc_call_in_two_passes(
-    body: &[u8],
-) -> Result<(Value, Request), (Value, A2aError)> {
+pub fn read_jsonrpc_call_in_two_passes(body: &[u8]) -> Result<(Value, Request), (Value, A2aError)> {
     jsonrpc::read_call_in_two_passes(body)
 }
 

@@ -20,12 +20,12 @@
 //! ```
 
 pub mod auth;
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing;
 mod context;
 mod execution;
 mod executor;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod handler;
 pub mod http;
 pub mod push;

@@ -48,7 +48,11 @@ fn every_committed_fuzz_input_replays() {
             }
         }
     }
-    assert!(failures.is_empty(), "failing inputs:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "failing inputs:\n{}",
+        failures.join("\n")
+    );
     println!("replayed {replayed} fuzz inputs");
 }
 

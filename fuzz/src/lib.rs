@@ -104,10 +104,7 @@ pub fn jsonrpc_envelope(body: &[u8]) {
     }
     match read {
         Ok((id, call)) => {
-            assert!(
-                id.is_string() || id.is_number() || id.is_null(),
-                "id {id}"
-            );
+            assert!(id.is_string() || id.is_number() || id.is_null(), "id {id}");
             // The method a call reports is the one the server routes on.
             let _ = call.method();
         }
@@ -230,9 +227,9 @@ pub fn sse_parser(data: &[u8]) {
             chunked.events,
             bytewise.events
         ),
-        (whole, chunked, bytewise) => panic!(
-            "limit {limit} hit: whole {whole}, chunked {chunked}, byte-wise {bytewise}"
-        ),
+        (whole, chunked, bytewise) => {
+            panic!("limit {limit} hit: whole {whole}, chunked {chunked}, byte-wise {bytewise}")
+        }
     }
 }
 

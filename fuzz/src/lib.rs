@@ -18,8 +18,11 @@ use prost::Message as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+/// The body of a fuzz target: takes one input, panics on a finding.
+pub type Body = fn(&[u8]);
+
 /// Every target: its name (the folder of its corpus) and its body.
-pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+pub const TARGETS: [(&str, Body); 4] = [
     ("jsonrpc_envelope", jsonrpc_envelope),
     ("protojson_requests", protojson_requests),
     ("sse_parser", sse_parser),

@@ -18,3 +18,12 @@ cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
 # The interop suites (ignored by a plain `cargo test`, which lacks the peers).
 cargo test --locked -p e2e --test interop -- --ignored
+
+# Fuzz smoke: ~15 s of real fuzzing per target where a nightly toolchain
+# works (cargo-fuzz needs one). The committed corpora are replayed on stable
+# above either way, by e2e/tests/fuzz_corpus.rs.
+if cargo +nightly --version >/dev/null 2>&1; then
+  ./scripts/fuzz-smoke.sh
+else
+  echo "fuzz smoke skipped: no nightly toolchain"
+fi

@@ -67,6 +67,13 @@ impl SseParser {
             let end = self.scanned + at;
             self.scanned = 0;
             let line = self.buffer.split_to(end);
+            // A line counts whole against the limit, however it arrived. The
+            // check after the loop sees only the part of a line still waiting
+            // for its end, so without this a long line would be refused when
+            // split across chunks and accepted when it came in one.
+            if line.len() + self.data.len() > self.limit {
+                return Err(EventTooLarge { limit: self.limit });
+            }
             let terminator = self.buffer[0];
             self.buffer.advance(1);
             if terminator == b'\r' {
@@ -186,6 +193,27 @@ mod tests {
             "searched {} bytes of {}",
             parser.bytes_examined(),
             stream.len()
+        );
+    }
+
+    #[test]
+    fn the_limit_is_hit_alike_however_the_stream_is_split() {
+        // Found by the sse_parser fuzz target: a line longer than the limit
+        // (here a comment) was refused only when it spanned two chunks.
+        let stream = b": a comment longer than the limit\n\ndata: x\n\n";
+        let whole = SseParser::new(16).push(stream);
+        assert_eq!(whole, Err(EventTooLarge { limit: 16 }));
+        for split in 1..stream.len() {
+            let (a, b) = stream.split_at(split);
+            let mut parser = SseParser::new(16);
+            let split_run = parser.push(a).and_then(|_| parser.push(b));
+            assert_eq!(split_run, whole, "split at {split}");
+        }
+        // Lines within the limit still pass, in one chunk or many.
+        let mut parser = SseParser::new(16);
+        assert_eq!(
+            parser.push(b": short\ndata: x\n\n"),
+            Ok(vec!["x".to_owned()])
         );
     }
 

@@ -4,8 +4,9 @@
 //! - a `null` value is read as the field's default;
 //! - `bytes` are emitted as padded standard base64, and read in standard or
 //!   URL-safe alphabets, padded or not;
-//! - timestamps are RFC 3339 UTC with millisecond precision on output, any
-//!   precision (and any offset, normalised to UTC) on input;
+//! - timestamps are RFC 3339 UTC with 3, 6 or 9 fractional digits on output, any
+//!   precision (and any offset, normalised to UTC) on input, within years
+//!   0001 to 9999 as ProtoJSON requires;
 //! - `int32` accepts a JSON number or a decimal string, as ProtoJSON allows.
 
 use std::fmt;
@@ -47,17 +48,31 @@ pub fn decode_bytes(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
     }
 }
 
-/// Formats a timestamp as ProtoJSON emits it: UTC, `Z`, milliseconds.
+/// Formats a timestamp as ProtoJSON emits it: UTC, `Z`, and 3, 6 or 9
+/// fractional digits, the fewest that hold the value exactly.
 pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
+    // Fewer digits than the value has would change it on every JSON hop,
+    // while the gRPC binding carries nanoseconds through.
+    let nanos = ts.timestamp_subsec_nanos();
+    let precision = if nanos % 1_000_000 == 0 {
+        SecondsFormat::Millis
+    } else if nanos % 1_000 == 0 {
+        SecondsFormat::Micros
+    } else {
+        SecondsFormat::Nanos
+    };
     // Every task carries timestamps, so the usual shape skips chrono's general
-    // formatter (several times the cost); years outside 0..=9999 and leap
-    // seconds take the general path.
+    // formatter (several times the cost); sub-millisecond values, years
+    // outside 0..=9999 and leap seconds take the general path.
     let millis = ts.timestamp_millis();
     let days = millis.div_euclid(86_400_000);
     let of_day = millis.rem_euclid(86_400_000);
     let (year, month, day) = civil_from_days(days);
-    if !(0..=9999).contains(&year) || ts.timestamp_subsec_millis() > 999 {
-        return ts.to_rfc3339_opts(SecondsFormat::Millis, true);
+    if precision != SecondsFormat::Millis
+        || !(0..=9999).contains(&year)
+        || ts.timestamp_subsec_millis() > 999
+    {
+        return ts.to_rfc3339_opts(precision, true);
     }
     let mut text = *b"0000-00-00T00:00:00.000Z";
     let mut put = |at: usize, width: usize, mut value: i64| {
@@ -100,9 +115,21 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
-/// Parses an RFC 3339 timestamp of any sub-second precision into UTC.
+/// Parses an RFC 3339 timestamp of any sub-second precision into UTC,
+/// refusing instants outside ProtoJSON's range (years 0001 to 9999, in UTC).
 pub fn parse_timestamp(text: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
-    DateTime::parse_from_rfc3339(text).map(|ts| ts.with_timezone(&Utc))
+    use chrono::Datelike as _;
+    let ts = DateTime::parse_from_rfc3339(text)?.with_timezone(&Utc);
+    if (1..=9999).contains(&ts.year()) {
+        return Ok(ts);
+    }
+    // An offset can carry a four-digit year out of range ("9999-12-31T23:00:00
+    // -05:00"), and such an instant has no RFC 3339 text to be written back
+    // as. chrono makes its out-of-range error only inside its parser, so ask
+    // it for one.
+    Err(chrono::format::Parsed::new()
+        .set_year(i64::MAX)
+        .expect_err("i64::MAX is no year"))
 }
 
 /// `serde(with)` module for `Option<DateTime<Utc>>` timestamps.
@@ -347,6 +374,7 @@ pub struct UnknownEnumValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy as _;
 
     proptest::proptest! {
         // The fast formatter writes exactly what chrono's RFC 3339 formatter does.
@@ -368,6 +396,23 @@ mod tests {
                 ts.to_rfc3339_opts(SecondsFormat::Millis, true)
             );
         }
+
+        // Found by the protojson_requests fuzz target: what is written reads
+        // back as the same instant, whatever its precision.
+        #[test]
+        fn timestamps_read_back_as_written(
+            seconds in -62_135_596_800_i64..253_402_300_800,
+            nanos in proptest::prop_oneof![
+                0_u32..1_000,
+                (0_u32..1_000).prop_map(|n| n * 1_000),
+                (0_u32..1_000).prop_map(|n| n * 1_000_000),
+                0_u32..1_000_000_000,
+            ],
+        ) {
+            let ts = DateTime::from_timestamp(seconds, nanos).unwrap();
+            let text = format_timestamp(&ts);
+            proptest::prop_assert_eq!(parse_timestamp(&text), Ok(ts), "{}", text);
+        }
     }
 
     #[test]
@@ -381,13 +426,35 @@ mod tests {
     }
 
     #[test]
-    fn timestamps_emit_millis_and_accept_any_precision() {
+    fn timestamps_keep_their_precision_and_accept_any() {
         let ts = parse_timestamp("2025-11-09T10:30:00.123456789Z").unwrap();
-        assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.123Z");
+        assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.123456789Z");
+        let ts = parse_timestamp("2025-11-09T10:30:00.1234Z").unwrap();
+        assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.123400Z");
+        let ts = parse_timestamp("2025-11-09T10:30:00.1Z").unwrap();
+        assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.100Z");
         let ts = parse_timestamp("2025-11-09T10:30:00Z").unwrap();
         assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.000Z");
         let ts = parse_timestamp("2025-11-09T12:30:00+02:00").unwrap();
         assert_eq!(format_timestamp(&ts), "2025-11-09T10:30:00.000Z");
+    }
+
+    #[test]
+    fn timestamps_outside_years_1_to_9999_are_refused() {
+        // Found by the protojson_requests fuzz target: the offset carried the
+        // instant into year 10000, which was written as "+10000-01-01T..."
+        // and could not be read back.
+        for text in [
+            "9999-12-31T23:59:59-05:00",
+            "0001-01-01T00:00:00+00:01",
+            "0000-06-01T00:00:00Z",
+        ] {
+            assert!(parse_timestamp(text).is_err(), "{text}");
+        }
+        for text in ["9999-12-31T23:59:59.999999999Z", "0001-01-01T00:00:00.000Z"] {
+            let ts = parse_timestamp(text).unwrap();
+            assert_eq!(format_timestamp(&ts), text);
+        }
     }
 }
 

@@ -42,3 +42,17 @@ proptest! {
     #[test] fn get_extended_agent_card_request(v in arb::get_extended_agent_card_request()) { json_round_trip(&v)?; }
     #[test] fn agent_card(v in arb::agent_card()) { json_round_trip(&v)?; }
 }
+
+/// Found by the `protojson_requests` fuzz target: serde_json's default float
+/// reader took this long decimal one ulp off the nearest double, so the
+/// number written back read as another number, and metadata changed on every
+/// hop. serde_json's `float_roundtrip` reads it exactly.
+#[test]
+fn long_decimals_survive_a_round_trip() {
+    let json = r#"{"messageId":"m","role":"ROLE_USER","parts":[{"data":[11111111111111111111111111111111111111111111111111111111111111111111111112.5]}]}"#;
+    let message: a2a_core::Message = serde_json::from_str(json).unwrap_or_default();
+    let text = serde_json::to_string(&message).unwrap_or_default();
+    let again: a2a_core::Message = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(again, message, "{text}");
+    assert!(!message.parts.is_empty());
+}

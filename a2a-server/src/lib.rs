@@ -23,6 +23,9 @@ pub mod auth;
 mod context;
 mod execution;
 mod executor;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod handler;
 pub mod http;
 pub mod push;

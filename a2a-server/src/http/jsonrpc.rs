@@ -164,10 +164,31 @@ fn envelope(body: &[u8]) -> Result<(Value, Method, &str), (Value, A2aError)> {
 }
 
 /// The request's id and call, or the id (if known) and what is wrong.
-fn read_call(body: &[u8]) -> Result<(Value, service::Request), (Value, A2aError)> {
-    if let Ok(Direct { id, call }) = serde_json::from_slice::<Direct>(body) {
-        return Ok((id, call));
+pub(crate) fn read_call(body: &[u8]) -> Result<(Value, service::Request), (Value, A2aError)> {
+    match read_call_in_one_pass(body) {
+        Some(read) => Ok(read),
+        None => read_call_in_two_passes(body),
     }
+}
+
+/// The one-pass shortcut of [`read_call`]: `None` for any body it does not
+/// read by itself, whatever the reason.
+pub(crate) fn read_call_in_one_pass(body: &[u8]) -> Option<(Value, service::Request)> {
+    // serde_json checks the UTF-8 of the strings it keeps, not of the members
+    // it skips, so a stray byte in an unknown member was accepted here yet a
+    // parse error for the two-pass reader: member order decided. JSON text is
+    // UTF-8 throughout; one check of the whole body also spares serde_json
+    // checking each kept string again.
+    let text = std::str::from_utf8(body).ok()?;
+    let Direct { id, call } = serde_json::from_str::<Direct>(text).ok()?;
+    Some((id, call))
+}
+
+/// [`read_call`] without the one-pass shortcut: what it falls back to, and
+/// what the shortcut must agree with whenever the shortcut succeeds.
+pub(crate) fn read_call_in_two_passes(
+    body: &[u8],
+) -> Result<(Value, service::Request), (Value, A2aError)> {
     let (id, method, params) = envelope(body)?;
     match decode_call(method, params) {
         Ok(call) => Ok((id, call)),
@@ -306,6 +327,21 @@ mod tests {
         ];
         for (body, id, code) in cases {
             assert_eq!(read(body), Err((id, code)), "{body}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_parse_error_in_any_member_order() {
+        // Found by the jsonrpc_envelope fuzz target: a byte that is not UTF-8
+        // inside a member the reader skips was accepted when method came
+        // before params, and a parse error otherwise.
+        let method_first =
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"GetTask\",\"params\":{\"x\":\"\xd0\",\"id\":\"t\"}}";
+        let params_first =
+            b"{\"params\":{\"x\":\"\xd0\",\"id\":\"t\"},\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"GetTask\"}";
+        for body in [&method_first[..], &params_first[..]] {
+            let read = read_call(body).map_err(|(id, err)| (id, err.to_jsonrpc().code));
+            assert_eq!(read.map(|_| ()), Err((Value::Null, -32700)));
         }
     }
 

@@ -3,7 +3,7 @@
 
 mod card;
 mod common;
-mod jsonrpc;
+pub(crate) mod jsonrpc;
 mod rest;
 
 use std::sync::Arc;

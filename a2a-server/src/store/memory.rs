@@ -51,9 +51,67 @@ struct Record {
 struct Shard {
     tasks: BTreeMap<TaskKey, Record>,
     index: BTreeSet<IndexKey>,
-    /// One shared copy of each owner, instead of one per task.
-    owners: foldhash::HashMap<Caller, Arc<Caller>>,
+    /// Each owner with tasks in this shard.
+    owners: foldhash::HashMap<Caller, Owner>,
 }
+
+/// Tasks counted by state, indexed by `TaskState as usize`.
+type StateCounts = [u64; 9];
+
+/// An owner's tasks in one shard: one shared copy of the owner (instead of
+/// one per task), and counts that answer ListTasks' `totalSize` without a
+/// scan, for every filter but the timestamp.
+#[derive(Debug)]
+struct Owner {
+    caller: Arc<Caller>,
+    by_state: StateCounts,
+    by_context: foldhash::HashMap<Box<str>, StateCounts>,
+}
+
+impl Owner {
+    /// Moves one task of `context` from `from` (if it was counted) to `to`
+    /// (if it still is).
+    fn recount(&mut self, context: &str, from: Option<TaskState>, to: Option<TaskState>) {
+        let by_context = match self.by_context.get_mut(context) {
+            Some(counts) => counts,
+            None => self.by_context.entry(context.into()).or_insert([0; 9]),
+        };
+        if let Some(from) = from {
+            self.by_state[from as usize] -= 1;
+            by_context[from as usize] -= 1;
+        }
+        if let Some(to) = to {
+            self.by_state[to as usize] += 1;
+            by_context[to as usize] += 1;
+        }
+        if by_context.iter().all(|n| *n == 0) {
+            self.by_context.remove(context);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_state.iter().all(|n| *n == 0)
+    }
+
+    /// This shard's tasks of the owner that pass the context and state filters.
+    fn count(&self, context: Option<&str>, state: Option<TaskState>) -> u64 {
+        let counts = match context {
+            Some(context) => match self.by_context.get(context) {
+                Some(counts) => counts,
+                None => return 0,
+            },
+            None => &self.by_state,
+        };
+        match state {
+            Some(state) => counts[state as usize],
+            None => counts.iter().sum(),
+        }
+    }
+}
+
+/// Index entries read per lock while listing: a listing that must pass over
+/// many tasks (a filter few match) lets writers in between.
+const SCAN_CHUNK: usize = 1_024;
 
 /// A task store in process memory. Cheap to clone; clones share the data.
 #[derive(Debug, Clone)]
@@ -117,6 +175,47 @@ fn decode(bytes: &[u8]) -> Result<Task, StoreError> {
 }
 
 impl InMemoryTaskStore {
+    /// How many of `caller`'s tasks pass the query's filters (not its
+    /// cursor): from the owners' counts, except with a timestamp filter,
+    /// which counts the tasks newer than it (the head of each shard's list).
+    fn count_matching(&self, caller: &Caller, owner_hash: u64, query: &TaskQuery<'_>) -> u64 {
+        let mut total = 0;
+        for shard in self.shards.iter() {
+            let Some(from_ms) = query.timestamp_from_ms else {
+                total += lock(shard)
+                    .owners
+                    .get(caller)
+                    .map_or(0, |owner| owner.count(query.context_id, query.state));
+                continue;
+            };
+            let mut from = std::ops::Bound::Included((owner_hash, Reverse(i64::MAX), 0, 0));
+            'shard: loop {
+                let shard = lock(shard);
+                let mut read = 0;
+                for &key in shard.index.range((from, std::ops::Bound::Unbounded)) {
+                    let (hash, ts, sequence, id_hash) = key;
+                    if hash != owner_hash || ts.0 < from_ms {
+                        break 'shard;
+                    }
+                    if read == SCAN_CHUNK {
+                        break;
+                    }
+                    read += 1;
+                    from = std::ops::Bound::Excluded(key);
+                    let matches = shard.tasks.get(&(id_hash, sequence)).is_some_and(|record| {
+                        *record.owner == *caller
+                            && query.matches(&record.context_id, record.state, ts.0)
+                    });
+                    total += u64::from(matches);
+                }
+                if read < SCAN_CHUNK {
+                    break;
+                }
+            }
+        }
+        total
+    }
+
     /// An empty store.
     pub fn new() -> Self {
         InMemoryTaskStore::default()
@@ -175,14 +274,16 @@ impl TaskStore for InMemoryTaskStore {
             return Err(StoreError::AlreadyExists(task.id.clone()));
         }
         let sequence = self.sequence.fetch_add(1, Ordering::Relaxed);
-        let owner = match shard.owners.get(caller) {
-            Some(owner) => owner.clone(),
-            None => {
-                let owner = Arc::new(caller.clone());
-                shard.owners.insert(caller.clone(), owner.clone());
-                owner
-            }
+        let stats = match shard.owners.get_mut(caller) {
+            Some(stats) => stats,
+            None => shard.owners.entry(caller.clone()).or_insert_with(|| Owner {
+                caller: Arc::new(caller.clone()),
+                by_state: [0; 9],
+                by_context: foldhash::HashMap::default(),
+            }),
         };
+        stats.recount(&task.context_id, None, Some(task.status.state));
+        let owner = stats.caller.clone();
         let record = Record {
             id: task.id.as_str().into(),
             owner,
@@ -238,6 +339,15 @@ impl TaskStore for InMemoryTaskStore {
                     .insert((owner_hash, Reverse(new_ts), sequence, id_hash));
             }
         }
+        if record.state != task.status.state {
+            if let Some(stats) = shard.owners.get_mut(&*record.owner) {
+                stats.recount(
+                    &record.context_id,
+                    Some(record.state),
+                    Some(task.status.state),
+                );
+            }
+        }
         record.encoded = encoded;
         record.version += 1;
         record.timestamp_ms = new_ts;
@@ -274,34 +384,63 @@ impl TaskStore for InMemoryTaskStore {
     ) -> Result<ListTasksResponse, StoreError> {
         let query = TaskQuery::from_request(request)?;
         let owner_hash = self.hash(caller);
+        let total = self.count_matching(caller, owner_hash, &query);
 
-        // Matching tasks of every shard, in list order, with where to find them.
+        // The first page_size + 1 matches past the cursor in each shard (each
+        // shard's index is in list order), merged: a page costs what it
+        // holds, not what the caller has stored.
+        let wanted = query.page_size.saturating_add(1);
         let mut matches: Vec<(ListPosition, usize, u64)> = Vec::new();
-        for (shard_index, shard) in self.shards.iter().enumerate() {
-            let shard = lock(shard);
-            let range = shard
-                .index
-                .range((owner_hash, Reverse(i64::MAX), 0, 0)..)
-                .take_while(|(hash, ..)| *hash == owner_hash);
-            for &(_, ts, sequence, id_hash) in range {
-                let Some(record) = shard.tasks.get(&(id_hash, sequence)) else {
-                    continue;
-                };
-                if *record.owner == *caller && query.matches(&record.context_id, record.state, ts.0)
-                {
-                    matches.push((ListPosition::new(ts.0, sequence), shard_index, id_hash));
+        for shard_index in 0..self.shards.len() {
+            let mut from = match query.after {
+                Some(after) => std::ops::Bound::Excluded((
+                    owner_hash,
+                    Reverse(after.timestamp_ms),
+                    after.sequence,
+                    u64::MAX,
+                )),
+                None => std::ops::Bound::Included((owner_hash, Reverse(i64::MAX), 0, 0)),
+            };
+            let mut found = 0;
+            'shard: loop {
+                let shard = lock(&self.shards[shard_index]);
+                let mut read = 0;
+                for &key in shard.index.range((from, std::ops::Bound::Unbounded)) {
+                    let (hash, ts, sequence, id_hash) = key;
+                    if hash != owner_hash || query.timestamp_from_ms.is_some_and(|from| ts.0 < from)
+                    {
+                        break 'shard;
+                    }
+                    if read == SCAN_CHUNK {
+                        // Let writers in; go on from here.
+                        break;
+                    }
+                    read += 1;
+                    from = std::ops::Bound::Excluded(key);
+                    let Some(record) = shard.tasks.get(&(id_hash, sequence)) else {
+                        continue;
+                    };
+                    if *record.owner == *caller
+                        && query.matches(&record.context_id, record.state, ts.0)
+                    {
+                        matches.push((ListPosition::new(ts.0, sequence), shard_index, id_hash));
+                        found += 1;
+                        if found == wanted {
+                            break 'shard;
+                        }
+                    }
+                }
+                if read < SCAN_CHUNK {
+                    break;
                 }
             }
         }
         matches.sort_unstable();
-        let total_size = i32::try_from(matches.len()).unwrap_or(i32::MAX);
-        let start = matches.partition_point(|(position, ..)| !query.is_past_cursor(position));
-        let page = &matches[start..];
-        let page = &page[..page.len().min(query.page_size)];
-        let next_page_token = TaskQuery::next_page_token(
-            page.last().map(|(position, ..)| position),
-            start + page.len() < matches.len(),
-        );
+        let more = matches.len() > query.page_size;
+        let page = &matches[..matches.len().min(query.page_size)];
+        let total_size = i32::try_from(total).unwrap_or(i32::MAX);
+        let next_page_token =
+            TaskQuery::next_page_token(page.last().map(|(position, ..)| position), more);
         let mut tasks = Vec::with_capacity(page.len());
         for &(position, shard_index, id_hash) in page {
             let sequence = position.sequence;
@@ -339,6 +478,12 @@ impl TaskStore for InMemoryTaskStore {
             shard
                 .index
                 .remove(&(owner_hash, Reverse(record.timestamp_ms), sequence, id_hash));
+            if let Some(stats) = shard.owners.get_mut(caller) {
+                stats.recount(&record.context_id, Some(record.state), None);
+                if stats.is_empty() {
+                    shard.owners.remove(caller);
+                }
+            }
         }
         Ok(())
     }
@@ -376,6 +521,118 @@ mod tests {
             let read = decode(&encode(&task).unwrap()).unwrap();
             proptest::prop_assert_eq!(read, expected);
         }
+    }
+
+    /// Lists every page of `request` for `caller`: the tasks' ids, and the
+    /// `totalSize` every page reported.
+    async fn list_every_page(
+        store: &InMemoryTaskStore,
+        caller: &Caller,
+        mut request: ListTasksRequest,
+    ) -> (Vec<String>, Vec<i32>) {
+        let (mut ids, mut totals) = (Vec::new(), Vec::new());
+        loop {
+            let page = store.list(caller, &request).await.unwrap();
+            ids.extend(page.tasks.iter().map(|t| t.id.clone()));
+            totals.push(page.total_size);
+            if page.next_page_token.is_empty() {
+                return (ids, totals);
+            }
+            request.page_token = page.next_page_token;
+        }
+    }
+
+    #[tokio::test]
+    async fn counts_and_pages_hold_across_writes_and_long_scans() {
+        let store = InMemoryTaskStore::new();
+        let (alice, bob) = (caller("alice"), caller("bob"));
+        // Enough tasks that each shard holds more than one scan chunk.
+        let mut expected: Vec<(String, String, TaskState, i64)> = Vec::new();
+        for n in 0..20_000i64 {
+            let state = if n % 997 == 0 {
+                TaskState::Failed
+            } else {
+                TaskState::Completed
+            };
+            let context = format!("c{}", n % 5);
+            let mut task = task_at(&format!("a{n}"), 1_000 + n, state);
+            task.context_id.clone_from(&context);
+            store
+                .create(&alice, &task, &Cause::event(&event()))
+                .await
+                .unwrap();
+            expected.push((task.id, context, state, 1_000 + n));
+        }
+        for n in 0..50 {
+            let task = task_at(&format!("b{n}"), 5, TaskState::Failed);
+            store
+                .create(&bob, &task, &Cause::event(&event()))
+                .await
+                .unwrap();
+        }
+        // Writes after creation move the counts: a state change, a delete.
+        let mut moved = task_at("a10", 1_010, TaskState::Working);
+        moved.context_id = "c0".into();
+        store
+            .update(&alice, &moved, 1, &Cause::event(&event()))
+            .await
+            .unwrap();
+        expected[10].2 = TaskState::Working;
+        store.delete(&alice, "a11").await.unwrap();
+        expected.remove(11);
+
+        let requests = [
+            ListTasksRequest::default(),
+            ListTasksRequest {
+                context_id: "c3".into(),
+                ..Default::default()
+            },
+            ListTasksRequest {
+                status: TaskState::Failed,
+                ..Default::default()
+            },
+            ListTasksRequest {
+                status: TaskState::Working,
+                context_id: "c0".into(),
+                ..Default::default()
+            },
+            ListTasksRequest {
+                status: TaskState::Failed,
+                context_id: "c2".into(),
+                ..Default::default()
+            },
+            ListTasksRequest {
+                status_timestamp_after: chrono::DateTime::from_timestamp_millis(20_000),
+                status: TaskState::Failed,
+                ..Default::default()
+            },
+        ];
+        for request in requests {
+            let query = TaskQuery::from_request(&request).unwrap();
+            let mut want: Vec<_> = expected
+                .iter()
+                .filter(|(_, context, state, ts)| query.matches(context, *state, *ts))
+                .collect();
+            want.sort_by_key(|(_, _, _, ts)| Reverse(*ts));
+            let want: Vec<String> = want.into_iter().map(|(id, ..)| id.clone()).collect();
+            let mut paged = request.clone();
+            paged.page_size = Some(100);
+            let (ids, totals) = list_every_page(&store, &alice, paged).await;
+            assert_eq!(ids, want, "{request:?}");
+            let count = i32::try_from(want.len()).unwrap();
+            assert!(
+                totals.iter().all(|t| *t == count),
+                "{request:?}: {totals:?} != {count}"
+            );
+        }
+        assert_eq!(
+            store
+                .list(&bob, &ListTasksRequest::default())
+                .await
+                .unwrap()
+                .total_size,
+            50
+        );
     }
 
     #[tokio::test]

@@ -109,6 +109,18 @@ impl Owner {
     }
 }
 
+/// How far one shard's index has been read for a listing.
+struct ShardScan {
+    /// Where to go on.
+    from: std::ops::Bound<IndexKey>,
+    /// The last entry read (`None`: none yet, which sorts first).
+    frontier: Option<ListPosition>,
+    /// Entries to read next time.
+    step: usize,
+    /// Nothing more of the caller's can match.
+    done: bool,
+}
+
 /// Index entries read per lock while listing: a listing that must pass over
 /// many tasks (a filter few match) lets writers in between.
 const SCAN_CHUNK: usize = 1_024;
@@ -386,56 +398,84 @@ impl TaskStore for InMemoryTaskStore {
         let owner_hash = self.hash(caller);
         let total = self.count_matching(caller, owner_hash, &query);
 
-        // The first page_size + 1 matches past the cursor in each shard (each
-        // shard's index is in list order), merged: a page costs what it
-        // holds, not what the caller has stored.
+        // The shards' indexes are each in list order: scan them side by side,
+        // always the one scanned least far, in steps that grow, and take a
+        // match once no shard can still hold an earlier one. A page thus
+        // costs the entries up to its end in list order (for a filter that
+        // matches one task in k, k times the page), not what is stored.
         let wanted = query.page_size.saturating_add(1);
-        let mut matches: Vec<(ListPosition, usize, u64)> = Vec::new();
-        for shard_index in 0..self.shards.len() {
-            let mut from = match query.after {
-                Some(after) => std::ops::Bound::Excluded((
-                    owner_hash,
-                    Reverse(after.timestamp_ms),
-                    after.sequence,
-                    u64::MAX,
-                )),
-                None => std::ops::Bound::Included((owner_hash, Reverse(i64::MAX), 0, 0)),
-            };
-            let mut found = 0;
-            'shard: loop {
-                let shard = lock(&self.shards[shard_index]);
-                let mut read = 0;
-                for &key in shard.index.range((from, std::ops::Bound::Unbounded)) {
-                    let (hash, ts, sequence, id_hash) = key;
-                    if hash != owner_hash || query.timestamp_from_ms.is_some_and(|from| ts.0 < from)
-                    {
-                        break 'shard;
-                    }
-                    if read == SCAN_CHUNK {
-                        // Let writers in; go on from here.
-                        break;
-                    }
-                    read += 1;
-                    from = std::ops::Bound::Excluded(key);
-                    let Some(record) = shard.tasks.get(&(id_hash, sequence)) else {
-                        continue;
-                    };
-                    if *record.owner == *caller
-                        && query.matches(&record.context_id, record.state, ts.0)
-                    {
-                        matches.push((ListPosition::new(ts.0, sequence), shard_index, id_hash));
-                        found += 1;
-                        if found == wanted {
-                            break 'shard;
-                        }
-                    }
-                }
-                if read < SCAN_CHUNK {
+        let start = match query.after {
+            Some(after) => std::ops::Bound::Excluded((
+                owner_hash,
+                Reverse(after.timestamp_ms),
+                after.sequence,
+                u64::MAX,
+            )),
+            None => std::ops::Bound::Included((owner_hash, Reverse(i64::MAX), 0, 0)),
+        };
+        let first_step = wanted.div_ceil(SHARDS) + 1;
+        let mut scans: Vec<ShardScan> = (0..self.shards.len())
+            .map(|_| ShardScan {
+                from: start,
+                frontier: None,
+                step: first_step,
+                done: false,
+            })
+            .collect();
+        let mut candidates: std::collections::BinaryHeap<Reverse<(ListPosition, usize, u64)>> =
+            std::collections::BinaryHeap::new();
+        let mut matches: Vec<(ListPosition, usize, u64)> = Vec::with_capacity(wanted);
+        while matches.len() < wanted {
+            let least = scans
+                .iter()
+                .enumerate()
+                .filter(|(_, scan)| !scan.done)
+                .min_by_key(|(_, scan)| scan.frontier)
+                .map(|(index, scan)| (index, scan.frontier));
+            while let Some(Reverse(top)) = candidates.peek() {
+                let settled = match least {
+                    None => true,
+                    Some((_, frontier)) => frontier.is_some_and(|f| top.0 <= f),
+                };
+                if !settled || matches.len() == wanted {
                     break;
                 }
+                if let Some(Reverse(top)) = candidates.pop() {
+                    matches.push(top);
+                }
             }
+            let Some((shard_index, _)) = least else {
+                break;
+            };
+            if matches.len() == wanted {
+                break;
+            }
+            let scan = &mut scans[shard_index];
+            let shard = lock(&self.shards[shard_index]);
+            scan.done = true;
+            let entries = shard.index.range((scan.from, std::ops::Bound::Unbounded));
+            for (read, &key) in entries.enumerate() {
+                let (hash, ts, sequence, id_hash) = key;
+                if hash != owner_hash || query.timestamp_from_ms.is_some_and(|from| ts.0 < from) {
+                    break;
+                }
+                if read == scan.step {
+                    scan.done = false;
+                    break;
+                }
+                scan.from = std::ops::Bound::Excluded(key);
+                let position = ListPosition::new(ts.0, sequence);
+                scan.frontier = Some(position);
+                let Some(record) = shard.tasks.get(&(id_hash, sequence)) else {
+                    continue;
+                };
+                if *record.owner == *caller && query.matches(&record.context_id, record.state, ts.0)
+                {
+                    candidates.push(Reverse((position, shard_index, id_hash)));
+                }
+            }
+            scan.step = (scan.step * 2).min(SCAN_CHUNK);
         }
-        matches.sort_unstable();
         let more = matches.len() > query.page_size;
         let page = &matches[..matches.len().min(query.page_size)];
         let total_size = i32::try_from(total).unwrap_or(i32::MAX);

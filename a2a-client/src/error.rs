@@ -18,6 +18,8 @@ pub enum ClientErrorKind {
     Decode,
     /// The client cannot do this (no usable interface, unsupported binding, ...).
     Unsupported,
+    /// The client's own setup is unusable (an unreadable CA certificate, say).
+    Config,
 }
 
 /// A failed call. Boxed inside, so `Result<T, ClientError>` stays small.
@@ -133,7 +135,9 @@ impl ClientError {
                         .status
                         .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504)
             }
-            ClientErrorKind::Decode | ClientErrorKind::Unsupported => false,
+            ClientErrorKind::Decode | ClientErrorKind::Unsupported | ClientErrorKind::Config => {
+                false
+            }
         }
     }
 

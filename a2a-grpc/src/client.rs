@@ -47,8 +47,21 @@ fn client_error(status: Status) -> ClientError {
         Code::Cancelled if status.message() == tonic::TimeoutExpired(()).to_string() => {
             ClientError::new(ClientErrorKind::Timeout, status.message().to_owned())
         }
-        _ => ClientError::from(from_status(&status)),
+        _ => match local_failure(&status) {
+            Some(kind) => ClientError::new(kind, status.message().to_owned()),
+            None => ClientError::from(from_status(&status)),
+        },
     }
+}
+
+/// The kind of a status tonic made on this side from a failure of its own: a
+/// connection that broke or spoke something else than HTTP/2 (a plaintext
+/// client on a TLS port, say). The server's statuses come from trailers and
+/// have no source error; these have one.
+fn local_failure(status: &Status) -> Option<ClientErrorKind> {
+    std::error::Error::source(status)?;
+    matches!(status.code(), Code::Internal | Code::Unknown | Code::Cancelled)
+        .then_some(ClientErrorKind::Connection)
 }
 
 fn decode<T: FromProto>(proto: T::Proto) -> Result<T, ClientError> {

@@ -149,7 +149,18 @@ impl ClientError {
         } else {
             ClientErrorKind::Connection
         };
-        let error = ClientError::new(kind, format!("{err:#}"));
+        // reqwest's own message stops at "error sending request"; the reason
+        // (a refused connection, an untrusted certificate) is in its sources.
+        let mut message = err.to_string();
+        let mut source = std::error::Error::source(&err);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.contains(&text) {
+                message = format!("{message}: {text}");
+            }
+            source = cause.source();
+        }
+        let error = ClientError::new(kind, message);
         match err.status() {
             Some(status) => error.with_status(status.as_u16()),
             None => error,

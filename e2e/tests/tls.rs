@@ -235,6 +235,11 @@ async fn a_client_that_does_not_trust_the_ca_fails_with_a_connection_error() {
                 ClientErrorKind::Connection,
                 "{who}, {binding}: {err}"
             );
+            // The reason reaches the caller, not only "cannot connect".
+            assert!(
+                err.to_string().contains("certificate"),
+                "{who}, {binding}: {err}"
+            );
         }
     }
     server.stop().await;

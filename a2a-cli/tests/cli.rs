@@ -624,9 +624,15 @@ fn serve_refuses_unusable_tls_files_at_start() {
     let missing = dir.path().join("missing.pem");
     let missing = missing.to_str().unwrap();
     for (args, says) in [
-        (vec!["--tls-cert", missing, "--tls-key", &key], "missing.pem"),
+        (
+            vec!["--tls-cert", missing, "--tls-key", &key],
+            "missing.pem",
+        ),
         // A CA certificate is no private key.
-        (vec!["--tls-cert", &cert, "--tls-key", &ca], "no private key"),
+        (
+            vec!["--tls-cert", &cert, "--tls-key", &ca],
+            "no private key",
+        ),
         (vec!["--tls-cert", &cert], "--tls-key"),
     ] {
         let mut all = vec!["serve", "--store", "memory", "--port", "0"];

@@ -76,9 +76,8 @@ impl RootCertificates {
     /// cannot serve as a trust anchor (not a certificate, say), so a bad
     /// file fails here rather than at the first connection.
     pub fn add_der(self, certificate: CertificateDer<'static>) -> Result<Self, ClientError> {
-        webpki::anchor_from_trusted_cert(&certificate).map_err(|err| {
-            config_error(format!("not a usable CA certificate: {err}"))
-        })?;
+        webpki::anchor_from_trusted_cert(&certificate)
+            .map_err(|err| config_error(format!("not a usable CA certificate: {err}")))?;
         let mut added = self.added.to_vec();
         added.push(certificate);
         Ok(RootCertificates {
@@ -109,9 +108,8 @@ impl RootCertificates {
     fn add_pem_from(mut self, pem: &[u8], source: &str) -> Result<Self, ClientError> {
         let mut found = 0;
         for certificate in CertificateDer::pem_slice_iter(pem) {
-            let certificate = certificate.map_err(|err| {
-                config_error(format!("malformed PEM in {source}: {err}"))
-            })?;
+            let certificate = certificate
+                .map_err(|err| config_error(format!("malformed PEM in {source}: {err}")))?;
             self = self.add_der(certificate).map_err(|err| {
                 config_error(format!("certificate {} of {source}: {err}", found + 1))
             })?;

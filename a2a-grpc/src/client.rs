@@ -60,8 +60,11 @@ fn client_error(status: Status) -> ClientError {
 /// have no source error; these have one.
 fn local_failure(status: &Status) -> Option<ClientErrorKind> {
     std::error::Error::source(status)?;
-    matches!(status.code(), Code::Internal | Code::Unknown | Code::Cancelled)
-        .then_some(ClientErrorKind::Connection)
+    matches!(
+        status.code(),
+        Code::Internal | Code::Unknown | Code::Cancelled
+    )
+    .then_some(ClientErrorKind::Connection)
 }
 
 fn decode<T: FromProto>(proto: T::Proto) -> Result<T, ClientError> {
@@ -110,7 +113,10 @@ impl GrpcTransport {
             // The name checked against the certificate; an IPv6 literal
             // comes bracketed in the URI, and a certificate names it bare.
             let host = endpoint.uri().host().unwrap_or_default();
-            let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+            let host = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned();
             let tls = ClientTlsConfig::new()
                 .domain_name(host)
                 .trust_anchors(roots.trust_anchors())

@@ -38,7 +38,8 @@ struct Pki {
 fn pki() -> Pki {
     let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "a2a test CA");
+    ca.distinguished_name
+        .push(DnType::CommonName, "a2a test CA");
     ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
     let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
     let mut server =
@@ -210,9 +211,12 @@ async fn a_client_that_does_not_trust_the_ca_fails_with_a_connection_error() {
     let server = serve_tls(&pki, quick_config()).await;
 
     // The card fetch is refused as well: the system's roots do not have the CA.
-    let err = bounded("the card fetch", ClientBuilder::new().resolver().resolve(&server.url()))
-        .await
-        .unwrap_err();
+    let err = bounded(
+        "the card fetch",
+        ClientBuilder::new().resolver().resolve(&server.url()),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.kind(), ClientErrorKind::Connection, "{err}");
 
     // Trusting only another CA is no better than trusting the system's.
@@ -404,13 +408,18 @@ fn unusable_certificate_files_are_refused_with_a_clear_error() {
     };
     let cert = write("cert.pem", &pki.cert);
     let key = write("key.pem", &pki.key);
-    let other_key = write("other-key.pem", &KeyPair::generate().unwrap().serialize_pem());
+    let other_key = write(
+        "other-key.pem",
+        &KeyPair::generate().unwrap().serialize_pem(),
+    );
     let garbage = write("garbage.pem", "not a pem file\n");
     let missing = dir.path().join("missing.pem");
 
     TlsConfig::from_pem_files(&cert, &key).unwrap();
     let message = |cert: &std::path::Path, key: &std::path::Path| {
-        TlsConfig::from_pem_files(cert, key).unwrap_err().to_string()
+        TlsConfig::from_pem_files(cert, key)
+            .unwrap_err()
+            .to_string()
     };
     let err = message(&missing, &key);
     assert!(

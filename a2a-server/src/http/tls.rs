@@ -88,7 +88,10 @@ impl TlsConfig {
         let (chain_path, key_path) = (chain.as_ref(), key.as_ref());
         let read = |path: &Path, what: &str| {
             std::fs::read(path).map_err(|err| {
-                TlsConfigError(format!("cannot read the TLS {what} {}: {err}", path.display()))
+                TlsConfigError(format!(
+                    "cannot read the TLS {what} {}: {err}",
+                    path.display()
+                ))
             })
         };
         let chain = certificates(
@@ -138,14 +141,12 @@ impl TlsConfig {
             }
             self.acceptor.accept(stream).await
         };
-        tokio::time::timeout(within, handshake)
-            .await
-            .map_err(|_| {
-                std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("the TLS handshake did not finish within {within:?}"),
-                )
-            })?
+        tokio::time::timeout(within, handshake).await.map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the TLS handshake did not finish within {within:?}"),
+            )
+        })?
     }
 }
 

@@ -1,5 +1,7 @@
 //! The HTTP bindings on axum: JSON-RPC 2.0 (+ SSE), HTTP+JSON (+ SSE) and the
-//! agent card, all in one [`axum::Router`] the user can nest or merge.
+//! agent card, all in one [`axum::Router`] the user can nest or merge; and
+//! [`serve_with`], which serves a router with connection limits, in the
+//! clear or over TLS ([`ServeConfig::with_tls`]).
 
 mod card;
 mod common;

@@ -108,6 +108,14 @@ pub struct ServeArgs {
     /// out is logged under `--data-dir`/stream, one JSON line each).
     #[arg(long)]
     pub no_conversation_log: bool,
+    /// Serve TLS with this certificate chain (PEM, the server's certificate
+    /// first); needs --tls-key. Every binding then takes `https://` URLs,
+    /// and the card says so.
+    #[arg(long, value_name = "FILE", env = "A2A_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", env = "A2A_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 /// The authentication `a2a serve` enforces (one kind at a time); the card
@@ -237,6 +245,10 @@ pub struct Target {
     /// Bearer token (sent as `Authorization: Bearer <token>`).
     #[arg(long, global = true, env = "A2A_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Also trust the CA certificates in this PEM file for https, on every
+    /// binding (for a server with a private or self-signed certificate).
+    #[arg(long, global = true, value_name = "FILE", env = "A2A_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
 }
 
 /// Arguments of `a2a send`.

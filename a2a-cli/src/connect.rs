@@ -1,6 +1,6 @@
 //! Building a client from the command line's target options.
 
-use a2a_client::{CallOptions, CardResolver, Client, ClientBuilder};
+use a2a_client::{CallOptions, Client, ClientBuilder, RootCertificates};
 use a2a_core::{AgentCard, binding};
 use anyhow::{Context as _, bail};
 
@@ -32,9 +32,24 @@ pub(crate) fn options(target: &Target) -> anyhow::Result<CallOptions> {
     Ok(options)
 }
 
+/// A client builder with every binding, trusting `--tls-ca` besides the
+/// system's roots.
+fn builder(target: &Target) -> anyhow::Result<ClientBuilder> {
+    let mut builder = a2a_grpc::register(ClientBuilder::new());
+    if let Some(path) = &target.tls_ca {
+        let roots = RootCertificates::system().add_pem_file(path)?;
+        builder = builder.root_certificates(roots);
+    }
+    Ok(builder)
+}
+
 /// Fetches the card (with the same headers).
 pub(crate) async fn card(target: &Target) -> anyhow::Result<AgentCard> {
-    let mut resolver = CardResolver::new();
+    card_with(target, &builder(target)?).await
+}
+
+async fn card_with(target: &Target, builder: &ClientBuilder) -> anyhow::Result<AgentCard> {
+    let mut resolver = builder.resolver();
     for (name, value) in options(target)?.headers {
         resolver = resolver.header(name, value);
     }
@@ -46,8 +61,9 @@ pub(crate) async fn card(target: &Target) -> anyhow::Result<AgentCard> {
 
 /// A client for the target, on the requested or preferred binding.
 pub(crate) async fn client(target: &Target) -> anyhow::Result<(Client, CallOptions)> {
-    let card = card(target).await?;
-    let mut builder = a2a_grpc::register(ClientBuilder::new()).default_options(options(target)?);
+    let builder = builder(target)?;
+    let card = card_with(target, &builder).await?;
+    let mut builder = builder.default_options(options(target)?);
     if let Some(transport) = &target.transport {
         let wanted = binding_name(transport)?;
         if card.interface(wanted).is_none() {

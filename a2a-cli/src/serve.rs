@@ -7,7 +7,7 @@ use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_grpc::router;
 use a2a_server::auth::{ApiKeyAuth, BearerAuth, JwtAuth, Principal};
 use a2a_server::conversation::{ConversationLog, LogConfig};
-use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
+use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, ServeConfig, TlsConfig, bind};
 use a2a_server::{A2aService, DefaultRequestHandler};
 use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
 use anyhow::Context as _;
@@ -74,14 +74,21 @@ fn authentication(auth: &AuthArgs) -> anyhow::Result<Option<Auth>> {
     Ok(None)
 }
 
-fn card(addr: SocketAddr) -> AgentCard {
+/// The card; with TLS every interface URL is `https://` (gRPC's included,
+/// since a bare `host:port` means plaintext to clients).
+fn card(addr: SocketAddr, tls: bool) -> AgentCard {
+    let (jsonrpc, grpc) = if tls {
+        (format!("https://{addr}/"), format!("https://{addr}"))
+    } else {
+        (format!("http://{addr}/"), addr.to_string())
+    };
     AgentCard::new(
         "a2a echo agent",
         "The built-in agent of `a2a serve`: echoes your message back, streamed word by word.",
     )
-    .with_interface(format!("http://{addr}/"), binding::JSONRPC)
-    .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
-    .with_interface(addr.to_string(), binding::GRPC)
+    .with_interface(jsonrpc.clone(), binding::JSONRPC)
+    .with_interface(jsonrpc.trim_end_matches('/'), binding::HTTP_JSON)
+    .with_interface(grpc, binding::GRPC)
     .with_skill(
         AgentSkill::new(
             "echo",
@@ -122,6 +129,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .init();
     // Flags are checked before anything is opened or bound.
     let auth = authentication(&args.auth)?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
+        _ => None,
+    };
     let push_key = args
         .push_key_file
         .as_deref()
@@ -131,7 +142,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::new(args.host, args.port), DEFAULT_BACKLOG)
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
     let addr = listener.local_addr()?;
-    let card = card(addr);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let card = card(addr, tls.is_some());
     let mut builder = DefaultRequestHandler::builder(BuiltinAgent, card);
     if let Some(store) = store {
         builder = store.install(builder);
@@ -150,8 +162,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let app = router(service.clone(), HttpConfig::default());
 
-    println!("A2A server listening on http://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
-    println!("Agent card: http://{addr}{}", a2a_core::AGENT_CARD_PATH);
+    println!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
+    println!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
     println!("State: {state}");
     match &log_dir {
         Some(dir) => println!(
@@ -167,8 +179,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     println!("Press Ctrl-C to stop.");
-    let grace = Duration::from_secs(args.shutdown_grace);
-    a2a_server::http::serve_until(listener, app, service, stop_signal(), grace).await?;
+    let mut config = ServeConfig::default();
+    config.grace = Duration::from_secs(args.shutdown_grace);
+    if let Some(tls) = tls {
+        config = config.with_tls(tls);
+    }
+    a2a_server::http::serve_with(listener, app, service, stop_signal(), config).await?;
     Ok(())
 }
 

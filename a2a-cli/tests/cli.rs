@@ -39,7 +39,7 @@ fn serve_with(extra: &[&str]) -> Server {
     stdout.read_line(&mut first).unwrap();
     let url = first
         .split_whitespace()
-        .find(|w| w.starts_with("http://"))
+        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
         .unwrap()
         .to_owned();
     Server {
@@ -544,4 +544,104 @@ fn serve_logs_every_message_in_and_out_by_default() {
     ok(&["send", &server.url, "hello"]);
     drop(server);
     assert!(!quiet.path().join("stream").exists());
+}
+
+/// A CA and a server certificate it signed for 127.0.0.1, written as PEM
+/// files into `dir`: (CA, certificate, key).
+fn tls_files(dir: &std::path::Path) -> [String; 3] {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &ca)
+        .unwrap();
+    [
+        ("ca.pem", ca.pem()),
+        ("cert.pem", cert.pem()),
+        ("key.pem", key.serialize_pem()),
+    ]
+    .map(|(name, pem)| {
+        let path = dir.join(name);
+        std::fs::write(&path, pem).unwrap();
+        path.to_str().unwrap().to_owned()
+    })
+}
+
+#[test]
+fn serve_speaks_tls_from_its_flags_with_https_urls_for_every_binding() {
+    let dir = tempfile::tempdir().unwrap();
+    let [ca, cert, key] = tls_files(dir.path());
+    let mut server = serve_with(&[
+        "--store",
+        "memory",
+        "--no-conversation-log",
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ]);
+    let url = server.url.clone();
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let banner = banner(&mut server);
+    assert!(banner.contains("Agent card: https://"), "{banner}");
+
+    let card = json(&["card", &url, "--tls-ca", &ca]);
+    let interfaces = card["supportedInterfaces"].as_array().unwrap();
+    assert_eq!(interfaces.len(), 3, "{card}");
+    for interface in interfaces {
+        let at = interface["url"].as_str().unwrap();
+        assert!(at.starts_with("https://127.0.0.1:"), "{interface}");
+    }
+    for transport in ["jsonrpc", "http_json", "grpc"] {
+        let out = ok(&[
+            "send",
+            &url,
+            "hello over tls",
+            "--transport",
+            transport,
+            "--tls-ca",
+            &ca,
+        ]);
+        assert!(
+            out.contains("COMPLETED") && out.contains("hello over tls"),
+            "{transport}: {out}"
+        );
+    }
+    // Without the CA, the client refuses the server's certificate.
+    let out = a2a(&["card", &url]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("certificate"), "{stderr}");
+}
+
+#[test]
+fn serve_refuses_unusable_tls_files_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let [ca, cert, key] = tls_files(dir.path());
+    let missing = dir.path().join("missing.pem");
+    let missing = missing.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--tls-cert", missing, "--tls-key", &key],
+            "missing.pem",
+        ),
+        // A CA certificate is no private key.
+        (
+            vec!["--tls-cert", &cert, "--tls-key", &ca],
+            "no private key",
+        ),
+        (vec!["--tls-cert", &cert], "--tls-key"),
+    ] {
+        let mut all = vec!["serve", "--store", "memory", "--port", "0"];
+        all.extend(args);
+        // Refused at once (a server that started would not exit by itself).
+        let out = a2a(&all);
+        assert!(!out.status.success(), "{all:?}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+    }
 }

@@ -17,13 +17,86 @@ use a2a_core::{
 use crate::http::HttpSettings;
 use crate::{
     CallOptions, CardResolver, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
-    JsonRpcTransport, RestTransport, RetryPolicy, Transport,
+    JsonRpcTransport, RestTransport, RetryPolicy, RootCertificates, Transport,
 };
 
 /// Makes a [`Transport`] for one interface of a card.
 pub trait TransportFactory: Send + Sync + 'static {
     /// Creates a transport talking to `interface`.
     fn create(&self, interface: &AgentInterface) -> Result<Arc<dyn Transport>, ClientError>;
+
+    /// Creates a transport with the builder's shared setup: its HTTP
+    /// client, settings and trusted roots. [`ClientBuilder::build`] calls
+    /// this one. The default ignores `context` and calls
+    /// [`create`](Self::create); a factory whose transport makes its own
+    /// connections (gRPC) overrides it, so that it trusts the same roots as
+    /// the HTTP bindings.
+    fn create_in(
+        &self,
+        interface: &AgentInterface,
+        context: &TransportContext,
+    ) -> Result<Arc<dyn Transport>, ClientError> {
+        let _ = context;
+        self.create(interface)
+    }
+}
+
+/// What a [`ClientBuilder`] shares with every transport it makes (see
+/// [`TransportFactory::create_in`]).
+#[derive(Debug, Clone)]
+pub struct TransportContext {
+    http: reqwest::Client,
+    settings: HttpSettings,
+    roots: RootCertificates,
+}
+
+impl Default for TransportContext {
+    fn default() -> Self {
+        TransportContext {
+            http: crate::http::default_client(),
+            settings: HttpSettings::default(),
+            roots: RootCertificates::system(),
+        }
+    }
+}
+
+impl TransportContext {
+    /// The HTTP client of the JSON bindings and the card fetch.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// Timeouts and limits.
+    pub fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
+    /// The certificate authorities trusted for `https` URLs.
+    pub fn roots(&self) -> &RootCertificates {
+        &self.roots
+    }
+}
+
+/// JSON-RPC or HTTP+JSON on the builder's HTTP client.
+struct BuiltIn(&'static str);
+
+impl TransportFactory for BuiltIn {
+    fn create(&self, interface: &AgentInterface) -> Result<Arc<dyn Transport>, ClientError> {
+        self.create_in(interface, &TransportContext::default())
+    }
+
+    fn create_in(
+        &self,
+        interface: &AgentInterface,
+        context: &TransportContext,
+    ) -> Result<Arc<dyn Transport>, ClientError> {
+        let (http, settings) = (context.http.clone(), context.settings.clone());
+        Ok(if self.0 == binding::JSONRPC {
+            Arc::new(JsonRpcTransport::with_client(http, &interface.url).with_settings(settings))
+        } else {
+            Arc::new(RestTransport::with_client(http, &interface.url).with_settings(settings))
+        })
+    }
 }
 
 impl<F> TransportFactory for F
@@ -48,6 +121,13 @@ pub struct ClientBuilder {
     interceptors: Vec<Arc<dyn ClientInterceptor>>,
     retry: RetryPolicy,
     track_blocking_sends: bool,
+    context: TransportContext,
+    /// Whether `context.http` is the builder's own (so it may be remade with
+    /// other roots) rather than one the caller gave.
+    own_http: bool,
+    /// Why the HTTP client could not be made with the requested roots;
+    /// reported by `build`, so that the builder's methods chain.
+    setup_error: Option<ClientError>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -69,31 +149,67 @@ impl ClientBuilder {
     /// JSON-RPC and HTTP+JSON built in, JSON-RPC preferred.
     pub fn new() -> Self {
         let http = crate::http::default_client();
-        ClientBuilder::with_http_client(http, HttpSettings::default())
+        let mut builder = ClientBuilder::with_http_client(http, HttpSettings::default());
+        builder.own_http = true;
+        builder
     }
 
-    /// Built-in transports on a custom HTTP client and settings.
+    /// Built-in transports on a custom HTTP client and settings. The client's
+    /// TLS setup is its own: to trust a private CA, add it to the client
+    /// (`reqwest::ClientBuilder::tls_certs_merge`) and give it to
+    /// [`root_certificates`](Self::root_certificates) too, for gRPC.
     pub fn with_http_client(http: reqwest::Client, settings: HttpSettings) -> Self {
-        let mut builder = ClientBuilder {
+        ClientBuilder {
             factories: HashMap::new(),
             preferences: vec![binding::JSONRPC.to_owned(), binding::HTTP_JSON.to_owned()],
             defaults: CallOptions::default(),
             interceptors: Vec::new(),
             retry: RetryPolicy::default(),
             track_blocking_sends: true,
-        };
-        let (h, s) = (http.clone(), settings.clone());
-        builder = builder.transport(binding::JSONRPC, move |i: &AgentInterface| {
-            Ok(
-                Arc::new(JsonRpcTransport::with_client(h.clone(), &i.url).with_settings(s.clone()))
-                    as Arc<dyn Transport>,
-            )
-        });
-        builder.transport(binding::HTTP_JSON, move |i: &AgentInterface| {
-            Ok(Arc::new(
-                RestTransport::with_client(http.clone(), &i.url).with_settings(settings.clone()),
-            ) as Arc<dyn Transport>)
-        })
+            context: TransportContext {
+                http,
+                settings,
+                roots: RootCertificates::system(),
+            },
+            own_http: false,
+            setup_error: None,
+        }
+        .transport(binding::JSONRPC, BuiltIn(binding::JSONRPC))
+        .transport(binding::HTTP_JSON, BuiltIn(binding::HTTP_JSON))
+    }
+
+    /// Trusts `roots` for `https` URLs on every binding: JSON-RPC, HTTP+JSON,
+    /// gRPC (registered with `a2a_grpc::register`, before or after this
+    /// call) and the card fetch of [`resolver`](Self::resolver) and
+    /// [`connect`](Self::connect). The builder's HTTP client is remade to
+    /// trust them; one given to [`with_http_client`](Self::with_http_client)
+    /// is kept as it is. A client that cannot be made is reported by
+    /// [`build`](Self::build).
+    #[must_use]
+    pub fn root_certificates(mut self, roots: RootCertificates) -> Self {
+        if self.own_http {
+            match roots.http_client() {
+                Ok(http) => self.context.http = http,
+                Err(err) => self.setup_error = Some(err),
+            }
+        }
+        self.context.roots = roots;
+        self
+    }
+
+    /// A card resolver on this builder's HTTP client (and so its trusted roots).
+    pub fn resolver(&self) -> CardResolver {
+        CardResolver::with_client(self.context.http.clone())
+    }
+
+    /// Fetches the agent card at `base_url` with [`resolver`](Self::resolver)
+    /// and builds a client for it.
+    pub async fn connect(&self, base_url: &str) -> Result<Client, ClientError> {
+        if let Some(err) = &self.setup_error {
+            return Err(ClientError::new(err.kind(), err.to_string()));
+        }
+        let card = self.resolver().resolve(base_url).await?;
+        self.build(card)
     }
 
     /// Registers (or replaces) the transport of a binding, e.g. gRPC from `a2a-grpc`.
@@ -184,8 +300,12 @@ impl ClientBuilder {
 
     /// A client for `card`, on the preferred usable interface.
     pub fn build(&self, card: AgentCard) -> Result<Client, ClientError> {
+        if let Some(err) = &self.setup_error {
+            return Err(ClientError::new(err.kind(), err.to_string()));
+        }
         let interface = self.choose(&card)?.clone();
-        let transport = self.factories[&interface.protocol_binding].create(&interface)?;
+        let transport =
+            self.factories[&interface.protocol_binding].create_in(&interface, &self.context)?;
         Ok(Client {
             transport,
             interface,

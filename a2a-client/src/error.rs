@@ -18,6 +18,8 @@ pub enum ClientErrorKind {
     Decode,
     /// The client cannot do this (no usable interface, unsupported binding, ...).
     Unsupported,
+    /// The client's own setup is unusable (an unreadable CA certificate, say).
+    Config,
 }
 
 /// A failed call. Boxed inside, so `Result<T, ClientError>` stays small.
@@ -133,7 +135,9 @@ impl ClientError {
                         .status
                         .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504)
             }
-            ClientErrorKind::Decode | ClientErrorKind::Unsupported => false,
+            ClientErrorKind::Decode | ClientErrorKind::Unsupported | ClientErrorKind::Config => {
+                false
+            }
         }
     }
 
@@ -145,7 +149,18 @@ impl ClientError {
         } else {
             ClientErrorKind::Connection
         };
-        let error = ClientError::new(kind, format!("{err:#}"));
+        // reqwest's own message stops at "error sending request"; the reason
+        // (a refused connection, an untrusted certificate) is in its sources.
+        let mut message = err.to_string();
+        let mut source = std::error::Error::source(&err);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.contains(&text) {
+                message = format!("{message}: {text}");
+            }
+            source = cause.source();
+        }
+        let error = ClientError::new(kind, message);
         match err.status() {
             Some(status) => error.with_status(status.as_u16()),
             None => error,

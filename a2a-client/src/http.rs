@@ -37,11 +37,14 @@ impl Default for HttpSettings {
 /// The default HTTP client: connect timeout only, so streams are never cut by a
 /// whole-request deadline.
 pub(crate) fn default_client() -> reqwest::Client {
+    default_client_builder().build().unwrap_or_default()
+}
+
+/// The settings of [`default_client`], for a client that adds its own.
+pub(crate) fn default_client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .tcp_nodelay(true)
-        .build()
-        .unwrap_or_default()
 }
 
 pub(crate) fn headers(options: &CallOptions) -> Result<HeaderMap, ClientError> {

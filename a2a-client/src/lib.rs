@@ -1,7 +1,9 @@
 //! Calling A2A agents: a [`Client`] made from an agent card picks a transport
 //! (JSON-RPC and HTTP+JSON built in, gRPC through `a2a-grpc`) and offers the
 //! eleven operations; streams are `futures::Stream`s with an idle timeout
-//! instead of a whole-request deadline.
+//! instead of a whole-request deadline. `https://` URLs use TLS on every
+//! binding, checked against the system's roots and any given once to
+//! [`ClientBuilder::root_certificates`] (a private CA, say).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), a2a_client::ClientError> {
@@ -21,9 +23,10 @@ mod middleware;
 mod resolver;
 mod rest;
 pub mod sse;
+mod tls;
 mod transport;
 
-pub use self::client::{Client, ClientBuilder, TransportFactory};
+pub use self::client::{Client, ClientBuilder, TransportContext, TransportFactory};
 pub use self::conversations::Conversations;
 pub use self::error::{ClientError, ClientErrorKind};
 pub use self::http::HttpSettings;
@@ -31,6 +34,7 @@ pub use self::jsonrpc::JsonRpcTransport;
 pub use self::middleware::{AuthInterceptor, ClientInterceptor, RetryPolicy, before_fn};
 pub use self::resolver::{CardResolver, MAX_CARD_SIZE};
 pub use self::rest::RestTransport;
+pub use self::tls::RootCertificates;
 pub use self::transport::{CallOptions, EventStream, Transport};
 pub use a2a_conversation as conversation;
 pub use a2a_core as core;

@@ -28,8 +28,15 @@ impl Default for CardResolver {
 impl CardResolver {
     /// Resolves from the well-known path with a 30 s timeout.
     pub fn new() -> Self {
+        CardResolver::with_client(crate::http::default_client())
+    }
+
+    /// Resolves with the given HTTP client (one that trusts a private CA,
+    /// say; [`ClientBuilder::resolver`](crate::ClientBuilder::resolver) gives
+    /// the builder's).
+    pub fn with_client(http: reqwest::Client) -> Self {
         CardResolver {
-            http: crate::http::default_client(),
+            http,
             path: AGENT_CARD_PATH.to_owned(),
             headers: Vec::new(),
             timeout: Duration::from_secs(30),

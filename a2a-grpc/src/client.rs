@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_client::{
-    CallOptions, ClientBuilder, ClientError, ClientErrorKind, EventStream, HttpSettings, Transport,
+    CallOptions, ClientBuilder, ClientError, ClientErrorKind, EventStream, HttpSettings,
+    RootCertificates, Transport, TransportContext, TransportFactory,
 };
 use a2a_core::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
@@ -16,14 +17,15 @@ use a2a_core::{
 use async_trait::async_trait;
 use futures::StreamExt;
 use tonic::metadata::{MetadataKey, MetadataValue};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Status};
 
 use crate::convert::{FromProto, ToProto};
 use crate::error::from_status;
 use crate::pb::a2a_service_client::A2aServiceClient;
 
-/// Talks gRPC to one `host:port` (or `http(s)://host:port`) endpoint.
+/// Talks gRPC to one `host:port` (or `http(s)://host:port`) endpoint:
+/// over TLS for an `https://` URL, in the clear (h2c) otherwise.
 #[derive(Debug, Clone)]
 pub struct GrpcTransport {
     client: A2aServiceClient<Channel>,
@@ -45,8 +47,24 @@ fn client_error(status: Status) -> ClientError {
         Code::Cancelled if status.message() == tonic::TimeoutExpired(()).to_string() => {
             ClientError::new(ClientErrorKind::Timeout, status.message().to_owned())
         }
-        _ => ClientError::from(from_status(&status)),
+        _ => match local_failure(&status) {
+            Some(kind) => ClientError::new(kind, status.message().to_owned()),
+            None => ClientError::from(from_status(&status)),
+        },
     }
+}
+
+/// The kind of a status tonic made on this side from a failure of its own: a
+/// connection that broke or spoke something else than HTTP/2 (a plaintext
+/// client on a TLS port, say). The server's statuses come from trailers and
+/// have no source error; these have one.
+fn local_failure(status: &Status) -> Option<ClientErrorKind> {
+    std::error::Error::source(status)?;
+    matches!(
+        status.code(),
+        Code::Internal | Code::Unknown | Code::Cancelled
+    )
+    .then_some(ClientErrorKind::Connection)
 }
 
 fn decode<T: FromProto>(proto: T::Proto) -> Result<T, ClientError> {
@@ -64,23 +82,49 @@ pub const MAX_RESPONSE: usize = 32 * 1024 * 1024;
 /// server accepts by default).
 pub const MAX_REQUEST: usize = 10 * 1024 * 1024;
 
+/// How long the TCP connection, and then the TLS handshake, may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl GrpcTransport {
     /// A transport for `url` (`host:port`, as in agent cards, or a full
     /// `http://` / `https://` URL). The connection is made on first use.
+    /// An `https://` server is verified against the system's roots.
     pub fn connect_lazy(url: &str) -> Result<Self, ClientError> {
+        GrpcTransport::connect_lazy_trusting(url, &RootCertificates::system())
+    }
+
+    /// [`connect_lazy`](Self::connect_lazy) verifying an `https://` server
+    /// against `roots` (a private CA, say). `http://` and bare `host:port`
+    /// stay in the clear.
+    pub fn connect_lazy_trusting(url: &str, roots: &RootCertificates) -> Result<Self, ClientError> {
         let uri = if url.contains("://") {
             url.to_owned()
         } else {
             format!("http://{url}")
         };
-        let endpoint = Endpoint::from_shared(uri)
-            .map_err(|e| {
-                ClientError::new(
-                    ClientErrorKind::Unsupported,
-                    format!("invalid gRPC url {url:?}: {e}"),
-                )
-            })?
-            .connect_timeout(Duration::from_secs(10))
+        let invalid = |e: &dyn std::fmt::Display| {
+            ClientError::new(
+                ClientErrorKind::Unsupported,
+                format!("invalid gRPC url {url:?}: {e}"),
+            )
+        };
+        let mut endpoint = Endpoint::from_shared(uri).map_err(|e| invalid(&e))?;
+        if endpoint.uri().scheme_str() == Some("https") {
+            // The name checked against the certificate; an IPv6 literal
+            // comes bracketed in the URI, and a certificate names it bare.
+            let host = endpoint.uri().host().unwrap_or_default();
+            let host = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned();
+            let tls = ClientTlsConfig::new()
+                .domain_name(host)
+                .trust_anchors(roots.trust_anchors())
+                .timeout(CONNECT_TIMEOUT);
+            endpoint = endpoint.tls_config(tls).map_err(|e| invalid(&e))?;
+        }
+        let endpoint = endpoint
+            .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             // HTTP/2 pings keep a quiet subscription's connection open through
             // proxies and NATs, and find a dead peer (the server pings too).
@@ -221,11 +265,31 @@ macro_rules! streaming {
     }};
 }
 
+/// Makes gRPC transports with the builder's roots and settings.
+struct GrpcFactory;
+
+impl TransportFactory for GrpcFactory {
+    fn create(&self, interface: &AgentInterface) -> Result<Arc<dyn Transport>, ClientError> {
+        Ok(Arc::new(GrpcTransport::connect_lazy(&interface.url)?))
+    }
+
+    fn create_in(
+        &self,
+        interface: &AgentInterface,
+        context: &TransportContext,
+    ) -> Result<Arc<dyn Transport>, ClientError> {
+        let transport = GrpcTransport::connect_lazy_trusting(&interface.url, context.roots())?
+            .with_settings(context.settings().clone());
+        Ok(Arc::new(transport))
+    }
+}
+
 /// Registers the gRPC transport with a client builder (the `GRPC` binding).
+/// It trusts the builder's roots
+/// ([`ClientBuilder::root_certificates`]) and keeps its timeouts, whether
+/// those are set before or after this call.
 pub fn register(builder: ClientBuilder) -> ClientBuilder {
-    builder.transport(binding::GRPC, |interface: &AgentInterface| {
-        Ok(Arc::new(GrpcTransport::connect_lazy(&interface.url)?) as Arc<dyn Transport>)
-    })
+    builder.transport(binding::GRPC, GrpcFactory)
 }
 
 #[async_trait]

@@ -5,7 +5,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `server` | yes | [`GrpcService`], and [`router`] serving every binding on one port |
-//! | `client` | yes | [`GrpcTransport`], and [`register`] for `a2a_client::ClientBuilder` |
+//! | `client` | yes | [`GrpcTransport`] (TLS for `https://` URLs, rustls), and [`register`] for `a2a_client::ClientBuilder` |
 //!
 //! ```
 //! use a2a_grpc::convert::{FromProto, ToProto};

@@ -1,9 +1,10 @@
 //! The tonic `A2AService` over an [`A2aService`], and a router that serves
 //! gRPC next to JSON-RPC and HTTP+JSON on one port.
 //!
-//! One port, because hyper serves HTTP/1.1 and HTTP/2 (h2c) on the same socket
-//! and gRPC's paths (`/lf.a2a.v1.A2AService/...`) never collide with the A2A
-//! HTTP paths: one listener to run and secure, and the card lists one host.
+//! One port, because hyper serves HTTP/1.1 and HTTP/2 (h2c, or h2 by ALPN
+//! over TLS) on the same socket and gRPC's paths (`/lf.a2a.v1.A2AService/...`)
+//! never collide with the A2A HTTP paths: one listener to run and secure, and
+//! the card lists one host.
 
 use std::pin::Pin;
 
@@ -247,7 +248,9 @@ pub const MAX_RESPONSE_MESSAGE: usize = 32 * 1024 * 1024;
 
 /// One router serving `service` over JSON-RPC, HTTP+JSON, gRPC and the agent card.
 ///
-/// Serve it with `axum::serve`: it answers HTTP/1.1 and h2c on the same port.
+/// Serve it with `axum::serve`: it answers HTTP/1.1 and h2c on the same port;
+/// or with [`a2a_server::http::serve_with`], for connection limits and TLS
+/// (`ServeConfig::with_tls`; the card's gRPC URL is then `https://host:port`).
 /// gRPC requests are held to the same size as HTTP bodies
 /// ([`HttpConfig::body_limit`](a2a_server::http::HttpConfig::body_limit));
 /// responses to [`MAX_RESPONSE_MESSAGE`].

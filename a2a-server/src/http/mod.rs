@@ -1,10 +1,13 @@
 //! The HTTP bindings on axum: JSON-RPC 2.0 (+ SSE), HTTP+JSON (+ SSE) and the
-//! agent card, all in one [`axum::Router`] the user can nest or merge.
+//! agent card, all in one [`axum::Router`] the user can nest or merge; and
+//! [`serve_with`], which serves a router with connection limits, in the
+//! clear or over TLS ([`ServeConfig::with_tls`]).
 
 mod card;
 mod common;
 pub(crate) mod jsonrpc;
 mod rest;
+mod tls;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +17,11 @@ use axum::Router;
 use axum::extract::Request;
 use axum::routing::{get, post};
 use tower_http::cors::CorsLayer;
+
+pub use self::tls::{TlsConfig, TlsConfigError};
+/// The rustls version [`TlsConfig`] takes, for its certificate types and
+/// [`TlsConfig::from_rustls`].
+pub use tokio_rustls::rustls;
 
 use self::card::CardDocument;
 use crate::service::A2aService;
@@ -171,7 +179,10 @@ pub struct ServeConfig {
     /// How long an HTTP/1 client has to send a request's headers, counted
     /// from when the connection starts waiting for them, so it also closes
     /// a connection idle between requests (default 10 s). Stops slowloris
-    /// clients that dribble headers to hold connections.
+    /// clients that dribble headers to hold connections. With TLS, the
+    /// handshake must finish within this time too, before the wait for
+    /// headers begins: a client that connects and never completes it is
+    /// dropped.
     pub header_read_timeout: Duration,
     /// HTTP/2 keep-alive pings: interval, and how long an answer may take
     /// before the connection is closed (default 20 s each; also keeps quiet
@@ -179,6 +190,24 @@ pub struct ServeConfig {
     pub http2_keep_alive: Duration,
     /// Streams at once on one HTTP/2 connection (default 256).
     pub http2_max_concurrent_streams: u32,
+    /// TLS on the listener (default: none, plain TCP); see
+    /// [`with_tls`](Self::with_tls).
+    pub tls: Option<TlsConfig>,
+}
+
+impl ServeConfig {
+    /// Serves TLS with `tls`'s certificate on every connection: JSON-RPC,
+    /// HTTP+JSON, gRPC (ALPN `h2`) and the card, on the one port. Give the
+    /// card `https://` interface URLs (gRPC's too: `https://host:port`).
+    /// The limits hold as without TLS: a connection counts against
+    /// [`max_connections`](Self::max_connections) from its accept, and its
+    /// handshake against [`header_read_timeout`](Self::header_read_timeout).
+    /// A failed handshake closes that connection only.
+    #[must_use]
+    pub fn with_tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
 }
 
 impl Default for ServeConfig {
@@ -189,6 +218,7 @@ impl Default for ServeConfig {
             header_read_timeout: Duration::from_secs(10),
             http2_keep_alive: Duration::from_secs(20),
             http2_max_concurrent_streams: 256,
+            tls: None,
         }
     }
 }
@@ -249,13 +279,33 @@ pub async fn serve_with(
             hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
                 app.clone().oneshot(request.map(axum::body::Body::new))
             });
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), hyper_service)
-            .into_owned();
-        let connection = graceful.watch(connection);
+        let Some(tls) = config.tls.clone() else {
+            let connection = builder
+                .serve_connection_with_upgrades(TokioIo::new(stream), hyper_service)
+                .into_owned();
+            let connection = graceful.watch(connection);
+            connections.spawn(async move {
+                if let Err(err) = connection.await {
+                    tracing::debug!(error = %err, "connection ended with an error");
+                }
+                drop(permit);
+            });
+            continue;
+        };
+        // The handshake runs in the connection's own task: a slow or broken
+        // client holds its slot (the permit), never the accept loop.
+        let (builder, watcher) = (builder.clone(), graceful.watcher());
+        let handshake_timeout = config.header_read_timeout;
         connections.spawn(async move {
-            if let Err(err) = connection.await {
-                tracing::debug!(error = %err, "connection ended with an error");
+            match tls.accept(stream, handshake_timeout).await {
+                Ok(stream) => {
+                    let connection =
+                        builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_service);
+                    if let Err(err) = watcher.watch(connection).await {
+                        tracing::debug!(error = %err, "connection ended with an error");
+                    }
+                }
+                Err(err) => tracing::debug!(error = %err, "TLS handshake failed"),
             }
             drop(permit);
         });

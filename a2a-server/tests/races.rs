@@ -659,6 +659,12 @@ async fn stored_tasks_are_limited_per_caller_and_refreshed_from_the_store() {
     assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
     assert_eq!(err.retry_after(), Some(Duration::from_secs(60)));
     assert!(err.message().contains("3 tasks"), "{err}");
+    // Naming another tenant does not escape the limit: it is the identity's.
+    let err = handler
+        .send_message(&as_user("alice", "elsewhere"), request("echo x"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
     // Continuing a stored task makes no new one: still allowed.
     let mut follow_up = request("echo more");
     follow_up.message.task_id.clone_from(&kept[0].id);

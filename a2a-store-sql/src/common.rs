@@ -554,6 +554,15 @@ macro_rules! sql_stores {
                     })
                 }
 
+                async fn count_for_user(&self, user: &str) -> Result<Option<u64>, StoreError> {
+                    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE owner_user = $1")
+                        .bind(user)
+                        .fetch_one(self.reader())
+                        .await
+                        .map_err(backend)?;
+                    Ok(Some(to_u64(count, "task count")?))
+                }
+
                 async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
                     // Its events go with it (ON DELETE CASCADE).
                     self.execute_write(

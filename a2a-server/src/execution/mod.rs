@@ -101,8 +101,8 @@ pub struct ExecutionConfig {
     /// Most open subscriptions of one caller identity at once, across tasks
     /// and tenants (default 1,000; not applied to anonymous callers).
     pub max_subscribers_per_caller: usize,
-    /// Most tasks one caller identity keeps in the store (default 100,000,
-    /// per tenant it uses; not applied to anonymous callers): a new task over
+    /// Most tasks one caller identity keeps in the store, across tenants
+    /// (default 100,000; not applied to anonymous callers): a new task over
     /// it is refused with a retryable busy error until retention removes
     /// old ones. Counts are read from the store once a minute per caller.
     pub max_tasks_per_caller: Option<u64>,

@@ -1,11 +1,14 @@
-//! The most tasks one caller may keep in the store
-//! ([`ExecutionConfig::max_tasks_per_caller`](crate::ExecutionConfig::max_tasks_per_caller)).
+//! The most tasks one caller identity may keep in the store
+//! ([`ExecutionConfig::max_tasks_per_caller`](crate::ExecutionConfig::max_tasks_per_caller)),
+//! counted across tenants so that naming another tenant does not escape it
+//! (per tenant with a store that cannot count across them, see
+//! [`TaskStore::count_for_user`]).
 //!
 //! Counting a caller's tasks in the store on every new task would cost a scan
 //! (or an index count) per request; instead each caller's count is read from
 //! the store once a minute and moved on by the tasks created since. Tasks that
-//! leave the store (retention) show at the next read, and callers racing
-//! each other can pass the limit by at most the executions they run at once.
+//! leave the store (retention) show at the next read, and calls racing each
+//! other can pass the limit by at most the executions the caller runs at once.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -22,11 +25,18 @@ const FRESH_FOR: Duration = Duration::from_secs(60);
 /// Callers remembered before stale counts are dropped.
 const REMEMBERED: usize = 100_000;
 
-/// Counts of stored tasks per caller.
+/// Whose count: an identity (across tenants), or one tenant of it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Counted {
+    User(String),
+    Caller(Caller),
+}
+
+/// Counts of stored tasks per caller identity.
 #[derive(Debug)]
 pub(crate) struct TaskQuota {
     max: Option<u64>,
-    counts: Mutex<HashMap<Caller, (u64, Instant)>>,
+    counts: Mutex<HashMap<Counted, (u64, Instant)>>,
 }
 
 impl TaskQuota {
@@ -37,7 +47,7 @@ impl TaskQuota {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<Caller, (u64, Instant)>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Counted, (u64, Instant)>> {
         self.counts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -53,29 +63,42 @@ impl TaskQuota {
             return Ok(());
         };
         let now = Instant::now();
-        let known = self
-            .lock()
-            .get(caller)
-            .filter(|(_, read)| now.duration_since(*read) < FRESH_FOR)
-            .map(|(count, _)| *count);
-        let count = match known {
-            Some(count) => count,
+        let fresh = |key: &Counted| {
+            self.lock()
+                .get(key)
+                .filter(|(_, read)| now.duration_since(*read) < FRESH_FOR)
+                .map(|(count, _)| *count)
+        };
+        // Keyed by the identity when the store counts across tenants.
+        let by_user = Counted::User(caller.user.clone());
+        let by_caller = Counted::Caller(caller.clone());
+        let known = fresh(&by_user)
+            .map(|n| (by_user.clone(), n))
+            .or_else(|| fresh(&by_caller).map(|n| (by_caller.clone(), n)));
+        let (key, count) = match known {
+            Some(known) => known,
             None => {
-                let request = ListTasksRequest {
-                    page_size: Some(1),
-                    ..ListTasksRequest::default()
-                };
-                let listed = store.list(caller, &request).await.map_err(|err| {
+                let failed = |err: crate::store::StoreError| {
                     tracing::error!(error = %err, "counting a caller's stored tasks failed");
                     A2aError::internal("the task store is unavailable")
-                })?;
-                let count = u64::try_from(listed.total_size).unwrap_or(0);
+                };
+                let (key, count) = match store.count_for_user(&caller.user).await.map_err(failed)? {
+                    Some(count) => (by_user, count),
+                    None => {
+                        let request = ListTasksRequest {
+                            page_size: Some(1),
+                            ..ListTasksRequest::default()
+                        };
+                        let listed = store.list(caller, &request).await.map_err(failed)?;
+                        (by_caller, u64::try_from(listed.total_size).unwrap_or(0))
+                    }
+                };
                 let mut counts = self.lock();
                 if counts.len() >= REMEMBERED {
                     counts.retain(|_, (_, read)| now.duration_since(*read) < FRESH_FOR);
                 }
-                counts.insert(caller.clone(), (count, now));
-                count
+                counts.insert(key.clone(), (count, now));
+                (key, count)
             }
         };
         if count >= max {
@@ -86,7 +109,7 @@ impl TaskQuota {
                 FRESH_FOR,
             ));
         }
-        if let Some((count, _)) = self.lock().get_mut(caller) {
+        if let Some((count, _)) = self.lock().get_mut(&key) {
             *count += 1;
         }
         Ok(())

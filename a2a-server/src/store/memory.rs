@@ -502,6 +502,19 @@ impl TaskStore for InMemoryTaskStore {
         })
     }
 
+    async fn count_for_user(&self, user: &str) -> Result<Option<u64>, StoreError> {
+        let mut total = 0;
+        for shard in self.shards.iter() {
+            total += lock(shard)
+                .owners
+                .iter()
+                .filter(|(caller, _)| caller.user == user)
+                .map(|(_, owner)| owner.count(None, None))
+                .sum::<u64>();
+        }
+        Ok(Some(total))
+    }
+
     async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
         let owner_hash = self.hash(caller);
         let id_hash = self.id_hash(task_id);

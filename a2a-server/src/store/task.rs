@@ -234,6 +234,15 @@ pub trait TaskStore: Send + Sync + 'static {
         request: &ListTasksRequest,
     ) -> Result<ListTasksResponse, StoreError>;
 
+    /// How many tasks `user` keeps, across every tenant, if the store can
+    /// count them (the per-caller limit of stored tasks uses it, so that
+    /// naming another tenant does not escape the limit). The default,
+    /// `None`, counts per tenant instead.
+    async fn count_for_user(&self, user: &str) -> Result<Option<u64>, StoreError> {
+        let _ = user;
+        Ok(None)
+    }
+
     /// Deletes a task with its checkpoint and event log; deleting a missing
     /// task (or another caller's) succeeds and changes nothing.
     async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError>;

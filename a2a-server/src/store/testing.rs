@@ -68,6 +68,29 @@ pub async fn task_store_suite<S: TaskStore>(store: &S) {
     checkpoints(store).await;
     delete(store).await;
     event_log(store).await;
+    counts_per_user(store).await;
+}
+
+/// A store that counts a user's tasks counts them in every tenant, and only theirs.
+async fn counts_per_user<S: TaskStore>(store: &S) {
+    let user = format!("counted-{}", a2a_core::new_id());
+    let Some(before) = store.count_for_user(&user).await.unwrap() else {
+        return;
+    };
+    assert_eq!(before, 0, "a new user keeps no tasks");
+    let (here, there) = (
+        caller_in(&fresh_tenant(), &user),
+        caller_in(&fresh_tenant(), &user),
+    );
+    create_numbered(store, &here, &format!("{}-", a2a_core::new_id()), 3).await;
+    create_numbered(store, &there, &format!("{}-", a2a_core::new_id()), 2).await;
+    let other = caller_in(&fresh_tenant(), &format!("other-{}", a2a_core::new_id()));
+    create_numbered(store, &other, &format!("{}-", a2a_core::new_id()), 4).await;
+    assert_eq!(
+        store.count_for_user(&user).await.unwrap(),
+        Some(5),
+        "counted across tenants, and only the user's"
+    );
 }
 
 async fn versions_and_conflicts<S: TaskStore>(store: &S) {

@@ -90,9 +90,11 @@ pub fn new_id() -> String {
         .to_owned()
 }
 
-/// The current time at the millisecond precision ProtoJSON carries.
+/// The current time, to the millisecond.
 ///
-/// Truncating here keeps a value equal to itself after a JSON round trip.
+/// ProtoJSON carries any precision up to nanoseconds, but tasks are ordered
+/// and paged by their status time in milliseconds (in every store), so a time
+/// made here reads back equal from any store and sorts as it was written.
 pub fn now() -> chrono::DateTime<chrono::Utc> {
     let now = chrono::Utc::now();
     chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)

@@ -31,19 +31,24 @@ fn within(timeout: Duration) -> CallOptions {
     }
 }
 
+/// A send the agent takes 1.5 s over, with 300 ms to wait: it must time out.
+async fn send_too_slow(client: &Client) -> a2a_client::ClientError {
+    let err = client
+        .send_message(
+            request("slow 1500"),
+            Some(&within(Duration::from_millis(300))),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ClientErrorKind::Timeout, "{err}");
+    err
+}
+
 async fn a_send_that_outlives_the_timeout_names_its_task(binding: &str) {
     let server = server().await;
     for streaming in [true, false] {
         let client = client(&server, binding, streaming, true);
-        // The agent takes 1.5 s; the caller gives it 300 ms.
-        let err = client
-            .send_message(
-                request("slow 1500"),
-                Some(&within(Duration::from_millis(300))),
-            )
-            .await
-            .unwrap_err();
-        assert_eq!(err.kind(), ClientErrorKind::Timeout, "{err}");
+        let err = send_too_slow(&client).await;
         let id = err
             .task_id()
             .unwrap_or_else(|| panic!("streaming={streaming}: no task id in {err}"))
@@ -55,14 +60,7 @@ async fn a_send_that_outlives_the_timeout_names_its_task(binding: &str) {
     }
     // Untracked, the same call loses the task: what tracking is for.
     let plain = client(&server, binding, true, false);
-    let err = plain
-        .send_message(
-            request("slow 1500"),
-            Some(&within(Duration::from_millis(300))),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), ClientErrorKind::Timeout, "{err}");
+    let err = send_too_slow(&plain).await;
     assert_eq!(err.task_id(), None);
 }
 

@@ -1,0 +1,112 @@
+//! `RemoteError`: a remote agent that cannot be reached or misbehaves, named
+//! with its URL so that whoever reads the failed task knows where to look.
+
+use a2a_client::{ClientError, ClientErrorKind};
+use a2a_core::{A2aError, ErrorKind};
+
+/// The class of a [`RemoteError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RemoteErrorKind {
+    /// No connection could be made, or it broke.
+    Unreachable,
+    /// The remote did not answer in time.
+    Timeout,
+    /// The card could not be fetched or read, or names no usable interface.
+    BadCard,
+    /// The remote answered with an A2A error ([`RemoteError::protocol`]).
+    Protocol,
+    /// The remote's answer was not valid A2A (undecodable, or an event that
+    /// does not belong to the task).
+    BadResponse,
+    /// The gateway's own setup for this agent is unusable.
+    Config,
+}
+
+/// A failed exchange with a remote agent.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("remote agent {agent:?} at {url}: {message}")]
+pub struct RemoteError {
+    agent: String,
+    url: String,
+    kind: RemoteErrorKind,
+    message: String,
+    protocol: Option<A2aError>,
+}
+
+impl RemoteError {
+    pub(crate) fn new(
+        agent: &str,
+        url: &str,
+        kind: RemoteErrorKind,
+        message: impl Into<String>,
+    ) -> Self {
+        RemoteError {
+            agent: agent.to_owned(),
+            url: url.to_owned(),
+            kind,
+            message: message.into(),
+            protocol: None,
+        }
+    }
+
+    /// A client failure while `doing` something.
+    pub(crate) fn from_client(agent: &str, url: &str, doing: &str, err: &ClientError) -> Self {
+        let kind = match err.kind() {
+            ClientErrorKind::Protocol => RemoteErrorKind::Protocol,
+            ClientErrorKind::Connection => RemoteErrorKind::Unreachable,
+            ClientErrorKind::Timeout => RemoteErrorKind::Timeout,
+            ClientErrorKind::Config => RemoteErrorKind::Config,
+            _ => RemoteErrorKind::BadResponse,
+        };
+        RemoteError {
+            protocol: err.protocol().cloned(),
+            ..RemoteError::new(agent, url, kind, format!("{doing}: {err}"))
+        }
+    }
+
+    /// The name the gateway hosts the agent under.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// The URL the agent was configured with.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The class of failure.
+    pub fn kind(&self) -> RemoteErrorKind {
+        self.kind
+    }
+
+    /// The A2A error the remote answered with, if that is what this is.
+    pub fn protocol(&self) -> Option<&A2aError> {
+        self.protocol.as_ref()
+    }
+}
+
+impl From<RemoteError> for A2aError {
+    /// Keeps the kind of the errors that say something about the task or
+    /// the message (a task that is not cancelable stays so for the gateway's
+    /// caller); the rest, the remote refusing the gateway's credentials
+    /// included, is the gateway failing to reach its agent, not the caller's
+    /// fault.
+    fn from(err: RemoteError) -> Self {
+        let kind = match (err.protocol.as_ref().map(A2aError::kind), err.kind) {
+            (
+                Some(
+                    kind @ (ErrorKind::TaskNotCancelable
+                    | ErrorKind::UnsupportedOperation
+                    | ErrorKind::ContentTypeNotSupported),
+                ),
+                _,
+            ) => kind,
+            (_, RemoteErrorKind::BadResponse | RemoteErrorKind::BadCard) => {
+                ErrorKind::InvalidAgentResponse
+            }
+            _ => ErrorKind::Internal,
+        };
+        A2aError::new(kind, err.to_string())
+    }
+}

@@ -184,11 +184,14 @@ fn config(remote: SocketAddr) -> RemoteAgentConfig {
     RemoteAgentConfig::new(format!("http://{remote}")).bearer("gateway-token")
 }
 
-/// A client of the gateway for `user`, on `binding`.
+/// A client of the gateway for `user`, on `binding`. Its blocking sends are
+/// plain ones: a tracked send of a follow-up reads the task as it stood
+/// (the first event of a follow-up's stream) as the answer.
 fn client(gateway: SocketAddr, user: &str, binding: &str) -> Client {
     let options = CallOptions::default().header("authorization", format!("Bearer {user}-token"));
     a2a_grpc::register(ClientBuilder::new())
         .prefer([binding])
+        .track_blocking_sends(false)
         .default_options(options)
         .build(card("gateway", gateway, true))
         .unwrap()

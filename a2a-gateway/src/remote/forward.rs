@@ -395,13 +395,14 @@ impl<'a> Forward<'a> {
                     }
                     self.stale = None;
                 }
-                let flow = self.mirror_status_if_changed(status, metadata).await?;
+                // Artifacts first: a status that ends the turn ends the
+                // local execution, and nothing after it would be taken.
                 for artifact in artifacts {
                     if self.artifacts.get(&artifact.artifact_id) != Some(&artifact) {
                         self.mirror_artifact(artifact, false, false).await?;
                     }
                 }
-                Ok(flow)
+                self.mirror_status_if_changed(status, metadata).await
             }
             StreamResponse::StatusUpdate(update) => {
                 self.learn(&update.task_id, &update.context_id)?;

@@ -23,10 +23,14 @@ pub enum RemoteErrorKind {
     Config,
 }
 
-/// A failed exchange with a remote agent.
+/// A failed exchange with a remote agent. Boxed inside, so that results
+/// carrying it stay small.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("remote agent {agent:?} at {url}: {message}")]
-pub struct RemoteError {
+#[error("remote agent {:?} at {}: {}", .0.agent, .0.url, .0.message)]
+pub struct RemoteError(Box<Inner>);
+
+#[derive(Debug, Clone)]
+struct Inner {
     agent: String,
     url: String,
     kind: RemoteErrorKind,
@@ -41,13 +45,13 @@ impl RemoteError {
         kind: RemoteErrorKind,
         message: impl Into<String>,
     ) -> Self {
-        RemoteError {
+        RemoteError(Box::new(Inner {
             agent: agent.to_owned(),
             url: url.to_owned(),
             kind,
             message: message.into(),
             protocol: None,
-        }
+        }))
     }
 
     /// A client failure while `doing` something.
@@ -59,30 +63,29 @@ impl RemoteError {
             ClientErrorKind::Config => RemoteErrorKind::Config,
             _ => RemoteErrorKind::BadResponse,
         };
-        RemoteError {
-            protocol: err.protocol().cloned(),
-            ..RemoteError::new(agent, url, kind, format!("{doing}: {err}"))
-        }
+        let mut error = RemoteError::new(agent, url, kind, format!("{doing}: {err}"));
+        error.0.protocol = err.protocol().cloned();
+        error
     }
 
     /// The name the gateway hosts the agent under.
     pub fn agent(&self) -> &str {
-        &self.agent
+        &self.0.agent
     }
 
     /// The URL the agent was configured with.
     pub fn url(&self) -> &str {
-        &self.url
+        &self.0.url
     }
 
     /// The class of failure.
     pub fn kind(&self) -> RemoteErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The A2A error the remote answered with, if that is what this is.
     pub fn protocol(&self) -> Option<&A2aError> {
-        self.protocol.as_ref()
+        self.0.protocol.as_ref()
     }
 }
 
@@ -93,7 +96,7 @@ impl From<RemoteError> for A2aError {
     /// included, is the gateway failing to reach its agent, not the caller's
     /// fault.
     fn from(err: RemoteError) -> Self {
-        let kind = match (err.protocol.as_ref().map(A2aError::kind), err.kind) {
+        let kind = match (err.protocol().map(A2aError::kind), err.kind()) {
             (
                 Some(
                     kind @ (ErrorKind::TaskNotCancelable

@@ -554,7 +554,10 @@ impl<'a> Forward<'a> {
 /// What tells two statuses apart: the state and the status message.
 fn seen(status: &TaskStatus) -> (TaskState, String) {
     let message = status.message.as_ref();
-    (status.state, message.map(|m| m.message_id.clone()).unwrap_or_default())
+    (
+        status.state,
+        message.map(|m| m.message_id.clone()).unwrap_or_default(),
+    )
 }
 
 /// The remote's turn is over at a terminal state or when it asks for input

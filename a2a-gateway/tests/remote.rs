@@ -24,7 +24,7 @@ use a2a_gateway::remote::{
 use a2a_server::http::HttpConfig;
 use a2a_server::{
     A2aService, AgentExecutor, Authenticator, DefaultRequestHandler, EventQueue, RequestContext,
-    User,
+    RequestHandler, User,
 };
 use futures::StreamExt as _;
 use tokio::net::TcpListener;
@@ -718,4 +718,80 @@ async fn a_restarted_gateway_follows_the_remote_task_instead_of_sending_again() 
     assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
     assert_eq!(status_text(&done), "released");
     assert_eq!(remote.agent.seen().len(), 1, "the message was sent once");
+}
+
+// ===== a gateway that stops while a send is in flight =====
+
+/// A remote whose first JSON-RPC call waits at the door until `open` says so
+/// (`arrived` tells when it got there).
+async fn gated_remote() -> (Remote, tokio::sync::oneshot::Sender<()>, Arc<Notify>) {
+    let (open, gate) = tokio::sync::oneshot::channel::<()>();
+    let gate = Arc::new(Mutex::new(Some(gate)));
+    let arrived = Arc::new(Notify::new());
+    let agent = Backend::default();
+    let (listener, addr) = listener().await;
+    let handler =
+        DefaultRequestHandler::builder(agent.clone(), card("backend", addr, true)).build();
+    let at_the_door = arrived.clone();
+    let app = a2a_grpc::router(A2aService::new(handler), HttpConfig::default()).layer(
+        axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let waiting = (request.method() == axum::http::Method::POST)
+                    .then(|| gate.lock().unwrap().take())
+                    .flatten();
+                let arrived = at_the_door.clone();
+                async move {
+                    if let Some(gate) = waiting {
+                        arrived.notify_one();
+                        let _ = gate.await;
+                    }
+                    next.run(request).await
+                }
+            },
+        ),
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (Remote { agent, addr }, open, arrived)
+}
+
+#[tokio::test]
+async fn a_gateway_stopped_during_a_send_cancels_what_the_send_made() {
+    let (remote, open, arrived) = gated_remote().await;
+    let (listener, addr) = listener().await;
+    let agent = RemoteAgent::new(
+        "backend",
+        RemoteAgentConfig::new(format!("http://{}", remote.addr)),
+    );
+    let handler =
+        Arc::new(DefaultRequestHandler::builder(agent, card("gateway", addr, true)).build());
+    serve(listener, callers(A2aService::from_arc(handler.clone()))).await;
+    let alice = client(addr, "alice", binding::JSONRPC);
+    let sending = tokio::spawn(async move { alice.send_message(request("hold"), None).await });
+    tokio::time::timeout(Duration::from_secs(20), arrived.notified())
+        .await
+        .unwrap();
+
+    // The gateway stops before the remote has answered: nobody could follow
+    // the task the send is making, so it is canceled once it exists.
+    handler.shutdown(Duration::ZERO).await;
+    open.send(()).unwrap();
+    let canceled = async {
+        loop {
+            if let Some(id) = remote.agent.canceled.lock().unwrap().first() {
+                return id.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let canceled = tokio::time::timeout(Duration::from_secs(20), canceled)
+        .await
+        .unwrap();
+    assert_eq!(canceled, remote.agent.seen()[0].task_id);
+    let answer = sending.await.unwrap();
+    assert!(
+        matches!(&answer, Ok(SendMessageResponse::Task(t)) if t.status.state == TaskState::Failed),
+        "{answer:?}"
+    );
 }

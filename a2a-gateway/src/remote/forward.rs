@@ -4,10 +4,11 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_client::{ClientError, EventStream};
+use a2a_client::{Client, ClientError, EventStream};
 use a2a_core::{
     A2aError, Artifact, ErrorKind, GetTaskRequest, Message, Metadata, Role,
     SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
@@ -117,6 +118,14 @@ impl<'a> Forward<'a> {
 
     /// Runs the execution to the end of the remote's turn.
     pub(crate) async fn run(mut self) -> Result<(), RemoteError> {
+        let outcome = self.forward().await;
+        if self.ctx.cancellation.is_cancelled() {
+            self.stopped();
+        }
+        outcome
+    }
+
+    async fn forward(&mut self) -> Result<(), RemoteError> {
         let delivered = self
             .remote
             .as_ref()
@@ -127,35 +136,69 @@ impl<'a> Forward<'a> {
             tracing::debug!(agent = %self.link().agent, task_id = %self.ctx.task_id, "following the remote task again after a restart");
             return self.follow().await;
         }
-        let request = self.request();
-        if self.streams() {
-            let stream = self
-                .bounded(
-                    "sending the message",
-                    self.connected.client.send_streaming_message(request, None),
-                )
-                .await?;
-            self.pump(stream, "sending the message").await
-        } else {
-            let mut request = request;
+        if self.ctx.cancellation.is_cancelled() {
+            return Ok(());
+        }
+        let streams = self.streams();
+        let mut request = self.request();
+        if !streams {
             request
                 .configuration
                 .get_or_insert_with(Default::default)
                 .return_immediately = true;
-            let answer = self
-                .bounded(
-                    "sending the message",
-                    self.connected.client.send_message(request, None),
-                )
-                .await?;
-            let event = match answer {
-                SendMessageResponse::Message(message) => StreamResponse::Message(message),
-                SendMessageResponse::Task(task) => StreamResponse::Task(task),
-            };
-            if self.handle(event).await? == Flow::Done {
+        }
+        let mut send = send(self.connected.client.clone(), request, streams);
+        let limit = self.config().request_timeout;
+        let sent = tokio::select! {
+            biased;
+            () = self.ctx.cancellation.cancelled() => {
+                // The remote may be making the task right now, and nobody
+                // would ever hear of it: the send goes on without this
+                // execution, and what it made is canceled.
+                let inner = Arc::clone(self.inner);
+                tokio::spawn(inner.cancel_when_sent(send, self.ctx.metadata.clone()));
                 return Ok(());
             }
-            self.follow().await
+            sent = tokio::time::timeout(limit, &mut send) => sent,
+        };
+        let sent = match sent {
+            Ok(Ok(sent)) => sent,
+            Ok(Err(err)) => return Err(self.client_error("sending the message", &err)),
+            Err(_) => {
+                return Err(self.link().error(
+                    RemoteErrorKind::Timeout,
+                    format!("sending the message: no answer within {limit:?}"),
+                ));
+            }
+        };
+        match sent {
+            Sent::Stream(stream) => self.pump(stream, "sending the message").await,
+            Sent::Answer(answer) => {
+                let event = match *answer {
+                    SendMessageResponse::Message(message) => StreamResponse::Message(message),
+                    SendMessageResponse::Task(task) => StreamResponse::Task(task),
+                };
+                if self.handle(event).await? == Flow::Done {
+                    return Ok(());
+                }
+                self.follow().await
+            }
+        }
+    }
+
+    /// The execution was stopped (canceled, timed out, or the server is
+    /// shutting down). The remote task is canceled if a cancel came before
+    /// the hook could know it, or if the local task does not name it yet:
+    /// then nothing could ever follow it again, and a resumed execution
+    /// sends the message anew.
+    fn stopped(&self) {
+        let Some(remote) = &self.remote else {
+            return;
+        };
+        if self.unrecorded || self.inner.cancel_requested(&self.key) {
+            let inner = Arc::clone(self.inner);
+            let (remote, metadata) = (remote.clone(), self.ctx.metadata.clone());
+            tokio::spawn(async move { inner.cancel_remote(&remote, metadata).await.ok() });
         }
     }
 
@@ -506,12 +549,6 @@ impl<'a> Forward<'a> {
                     .await
                     .map_err(|e| self.ended(e))?;
                 self.unrecorded = false;
-                if self.inner.cancel_requested(&self.key) {
-                    // A cancel came before the remote task was known: it
-                    // reaches the remote now.
-                    self.inner.cancel_remote(&remote, self.ctx).await.ok();
-                    return Ok(Flow::Done);
-                }
             }
             None => self.events.send(update).await.map_err(|e| self.ended(e))?,
         }
@@ -549,6 +586,32 @@ impl<'a> Forward<'a> {
             format!("mirroring its task: {}", err.message()),
         )
     }
+}
+
+/// What a send brought back: a stream of events, or the answer to a send
+/// with `returnImmediately`.
+pub(crate) enum Sent {
+    Stream(EventStream),
+    Answer(Box<SendMessageResponse>),
+}
+
+/// A send in flight, owning all it needs (it may outlive its execution).
+pub(crate) type Sending = Pin<Box<dyn Future<Output = Result<Sent, ClientError>> + Send>>;
+
+fn send(client: Client, request: SendMessageRequest, streams: bool) -> Sending {
+    Box::pin(async move {
+        if streams {
+            client
+                .send_streaming_message(request, None)
+                .await
+                .map(Sent::Stream)
+        } else {
+            client
+                .send_message(request, None)
+                .await
+                .map(|answer| Sent::Answer(Box::new(answer)))
+        }
+    })
 }
 
 /// What tells two statuses apart: the state and the status message.

@@ -54,11 +54,15 @@ pub use self::mapping::{CALLER_METADATA_KEY, ForwardedCaller, REMOTE_METADATA_KE
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use a2a_core::{A2aError, AgentCapabilities, AgentCard, CancelTaskRequest, ErrorKind};
+use a2a_core::{
+    A2aError, AgentCapabilities, AgentCard, CancelTaskRequest, ErrorKind, Metadata,
+    SendMessageResponse, StreamResponse,
+};
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use async_trait::async_trait;
+use futures::StreamExt as _;
 
-use self::forward::Forward;
+use self::forward::{Forward, Sending, Sent};
 use self::link::Link;
 
 /// Most conversations whose remote context the gateway remembers; past it
@@ -231,7 +235,7 @@ impl Inner {
     async fn cancel_remote(
         &self,
         remote: &RemoteTask,
-        ctx: &RequestContext,
+        metadata: Option<Metadata>,
     ) -> Result<(), RemoteError> {
         let connected = match self.link.connect().await {
             Ok(connected) => connected,
@@ -242,7 +246,7 @@ impl Inner {
         };
         let request = CancelTaskRequest {
             id: remote.task_id.clone(),
-            metadata: ctx.metadata.clone(),
+            metadata,
             ..CancelTaskRequest::default()
         };
         let limit = self.link.config.request_timeout;
@@ -268,6 +272,39 @@ impl Inner {
                 Ok(())
             }
         }
+    }
+}
+
+impl Inner {
+    /// Waits for a send whose execution has stopped, and cancels the task it
+    /// made, if any (bounded by the request timeout at each step).
+    async fn cancel_when_sent(self: Arc<Self>, send: Sending, metadata: Option<Metadata>) {
+        let limit = self.link.config.request_timeout;
+        let task_id = match tokio::time::timeout(limit, send).await {
+            Ok(Ok(Sent::Answer(answer))) => match *answer {
+                SendMessageResponse::Task(task) => task.id,
+                SendMessageResponse::Message(_) => return,
+            },
+            Ok(Ok(Sent::Stream(mut stream))) => loop {
+                match tokio::time::timeout(limit, stream.next()).await {
+                    Ok(Some(Ok(StreamResponse::Message(_)))) => return,
+                    Ok(Some(Ok(event))) if !event.task_id().is_empty() => {
+                        break event.task_id().to_owned();
+                    }
+                    Ok(Some(Ok(_))) => {}
+                    _ => return,
+                }
+            },
+            _ => return,
+        };
+        let remote = RemoteTask {
+            agent: self.link.agent.clone(),
+            task_id,
+            context_id: String::new(),
+            message_id: String::new(),
+            turns: 0,
+        };
+        self.cancel_remote(&remote, metadata).await.ok();
     }
 }
 
@@ -313,7 +350,7 @@ impl AgentExecutor for RemoteAgent {
                 entry.remote.clone()
             });
         match known {
-            Some(remote) => Ok(self.inner.cancel_remote(&remote, &ctx).await?),
+            Some(remote) => Ok(self.inner.cancel_remote(&remote, ctx.metadata).await?),
             None => Ok(()),
         }
     }

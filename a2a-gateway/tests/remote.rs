@@ -521,7 +521,7 @@ async fn a_remote_down_at_start_is_tried_again_later() {
     let agent = RemoteAgent::new("backend", config(addr).retry_card_after(Duration::ZERO));
     // The gateway starts (and builds its card) whatever the remote does.
     assert!(agent.card().await.is_err());
-    assert!(agent.cached_card().await.is_none());
+    assert!(agent.cached_card().is_none());
     let gateway = gateway(agent.clone()).await;
     let alice = client(gateway, "alice", binding::JSONRPC);
     fails_naming_the_remote(&alice, &format!("http://{addr}")).await;
@@ -534,7 +534,7 @@ async fn a_remote_down_at_start_is_tried_again_later() {
     serve(listener, A2aService::new(handler)).await;
     let task = send(&alice, request("hello")).await;
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
-    assert_eq!(agent.cached_card().await.unwrap().name, "backend");
+    assert_eq!(agent.cached_card().unwrap().name, "backend");
     let hosted = RemoteAgent::hosted_card(&agent.card().await.unwrap());
     assert_eq!(hosted.name, "backend");
     assert!(hosted.supported_interfaces.is_empty());

@@ -51,6 +51,9 @@ pub(crate) struct Forward<'a> {
     /// Whether the record of the remote task has changed since it was last
     /// written to the local task.
     unrecorded: bool,
+    /// Whether this execution's message made the remote task (rather than
+    /// continuing one that earlier turns made).
+    made_here: bool,
     /// The last status mirrored (state and message id), to skip repeats when polling.
     status: Option<(TaskState, String)>,
     /// For a follow-up, the status the remote task had when it asked for
@@ -90,6 +93,7 @@ impl<'a> Forward<'a> {
             key,
             remote,
             unrecorded: false,
+            made_here: false,
             status: None,
             stale,
             artifacts,
@@ -152,18 +156,29 @@ impl<'a> Forward<'a> {
         let sent = tokio::select! {
             biased;
             () = self.ctx.cancellation.cancelled() => {
-                // The remote may be making the task right now, and nobody
-                // would ever hear of it: the send goes on without this
-                // execution, and what it made is canceled.
-                let inner = Arc::clone(self.inner);
-                tokio::spawn(inner.cancel_when_sent(send, self.ctx.metadata.clone()));
+                // A new remote task may be in the making right now, and
+                // nobody would ever hear of it: the send goes on without this
+                // execution, and what it made is canceled. (A follow-up's
+                // task is known and was canceled by the hook if that is what
+                // this is; a resumed execution sends the message again.)
+                if self.remote.is_none() {
+                    let inner = Arc::clone(self.inner);
+                    let metadata = forwarded_metadata(self.ctx, &self.link().agent);
+                    tokio::spawn(inner.cancel_when_sent(send, metadata));
+                }
                 return Ok(());
             }
             sent = tokio::time::timeout(limit, &mut send) => sent,
         };
         let sent = match sent {
             Ok(Ok(sent)) => sent,
-            Ok(Err(err)) => return Err(self.client_error("sending the message", &err)),
+            Ok(Err(err)) => {
+                let err = self.client_error("sending the message", &err);
+                if err.kind() == RemoteErrorKind::Unreachable {
+                    self.inner.link.forget().await;
+                }
+                return Err(err);
+            }
             Err(_) => {
                 return Err(self.link().error(
                     RemoteErrorKind::Timeout,
@@ -188,16 +203,17 @@ impl<'a> Forward<'a> {
 
     /// The execution was stopped (canceled, timed out, or the server is
     /// shutting down). The remote task is canceled if a cancel came before
-    /// the hook could know it, or if the local task does not name it yet:
-    /// then nothing could ever follow it again, and a resumed execution
-    /// sends the message anew.
+    /// the hook could know it, or if this execution made it and the local
+    /// task does not name it yet: then nothing could ever follow it again,
+    /// and a resumed execution sends the message anew.
     fn stopped(&self) {
         let Some(remote) = &self.remote else {
             return;
         };
-        if self.unrecorded || self.inner.cancel_requested(&self.key) {
+        if (self.unrecorded && self.made_here) || self.inner.cancel_requested(&self.key) {
             let inner = Arc::clone(self.inner);
-            let (remote, metadata) = (remote.clone(), self.ctx.metadata.clone());
+            let remote = remote.clone();
+            let metadata = forwarded_metadata(self.ctx, &self.link().agent);
             tokio::spawn(async move { inner.cancel_remote(&remote, metadata).await.ok() });
         }
     }
@@ -228,16 +244,6 @@ impl<'a> Forward<'a> {
             extensions: ctx.message.extensions.clone(),
             reference_task_ids,
         };
-        let mut metadata = ctx.metadata.clone().unwrap_or_default();
-        let caller = ForwardedCaller {
-            agent: self.link().agent.clone(),
-            tenant: ctx.call.tenant.clone(),
-            user: ctx.call.user.name.clone(),
-            authenticated: ctx.call.user.authenticated,
-        };
-        if let Ok(value) = serde_json::to_value(caller) {
-            metadata.insert(CALLER_METADATA_KEY.to_owned(), value);
-        }
         let configuration = ctx.configuration.as_ref().and_then(|c| {
             (!c.accepted_output_modes.is_empty()).then(|| SendMessageConfiguration {
                 accepted_output_modes: c.accepted_output_modes.clone(),
@@ -248,7 +254,7 @@ impl<'a> Forward<'a> {
             tenant: String::new(),
             message,
             configuration,
-            metadata: Some(metadata),
+            metadata: forwarded_metadata(ctx, &self.link().agent),
         }
     }
 
@@ -284,7 +290,7 @@ impl<'a> Forward<'a> {
             let next = tokio::select! {
                 biased;
                 // Canceled, timed out or shutting down: the server settles the
-                // local task, and a cancel reached the remote through the hook.
+                // local task; the hook or `run` sees to the remote one.
                 () = self.ctx.cancellation.cancelled() => return Ok(()),
                 next = tokio::time::timeout(idle, stream.next()) => next,
             };
@@ -500,6 +506,7 @@ impl<'a> Forward<'a> {
                 self.inner.learned(&self.key, self.ctx, &remote);
                 self.remote = Some(remote);
                 self.unrecorded = true;
+                self.made_here = true;
                 Ok(())
             }
         }
@@ -586,6 +593,22 @@ impl<'a> Forward<'a> {
             format!("mirroring its task: {}", err.message()),
         )
     }
+}
+
+/// The caller's request metadata, with who the caller is under
+/// [`CALLER_METADATA_KEY`] (replacing whatever the caller put there).
+pub(crate) fn forwarded_metadata(ctx: &RequestContext, agent: &str) -> Option<Metadata> {
+    let mut metadata = ctx.metadata.clone().unwrap_or_default();
+    let caller = ForwardedCaller {
+        agent: agent.to_owned(),
+        tenant: ctx.call.tenant.clone(),
+        user: ctx.call.user.name.clone(),
+        authenticated: ctx.call.user.authenticated,
+    };
+    if let Ok(value) = serde_json::to_value(caller) {
+        metadata.insert(CALLER_METADATA_KEY.to_owned(), value);
+    }
+    Some(metadata)
 }
 
 /// What a send brought back: a stream of events, or the answer to a send

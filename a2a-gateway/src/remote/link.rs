@@ -49,9 +49,16 @@ impl Link {
         RemoteError::new(&self.agent, &self.config.url, kind, message)
     }
 
-    /// The card and client if made already, without trying.
-    pub(crate) async fn cached(&self) -> Option<Connected> {
-        self.state.lock().await.connected.clone()
+    /// The card and client if made already, without trying (and without
+    /// waiting for an attempt under way).
+    pub(crate) fn cached(&self) -> Option<Connected> {
+        self.state.try_lock().ok()?.connected.clone()
+    }
+
+    /// Forgets the client, so that the next call fetches the card again: the
+    /// remote may have moved, and its new card says where.
+    pub(crate) async fn forget(&self) {
+        self.state.lock().await.connected = None;
     }
 
     /// The client, made now if need be. Callers that arrive during an attempt

@@ -154,9 +154,10 @@ impl RemoteAgent {
         Ok(self.inner.link.connect().await?.card)
     }
 
-    /// The remote's card if it has been fetched, without fetching it.
-    pub async fn cached_card(&self) -> Option<Arc<AgentCard>> {
-        self.inner.link.cached().await.map(|c| c.card)
+    /// The remote's card if it has been fetched, without fetching it (nor
+    /// waiting for a fetch under way).
+    pub fn cached_card(&self) -> Option<Arc<AgentCard>> {
+        self.inner.link.cached().map(|c| c.card)
     }
 
     /// What of a remote's card the gateway presents as its own agent's:
@@ -350,7 +351,10 @@ impl AgentExecutor for RemoteAgent {
                 entry.remote.clone()
             });
         match known {
-            Some(remote) => Ok(self.inner.cancel_remote(&remote, ctx.metadata).await?),
+            Some(remote) => {
+                let metadata = forward::forwarded_metadata(&ctx, self.name());
+                Ok(self.inner.cancel_remote(&remote, metadata).await?)
+            }
             None => Ok(()),
         }
     }

@@ -297,7 +297,6 @@ impl<'a> Forward<'a> {
             let err = match next {
                 Ok(Some(Ok(event))) => {
                     if self.handle(event).await? == Flow::Done {
-                        drain(stream);
                         return Ok(());
                     }
                     continue;
@@ -405,7 +404,6 @@ impl<'a> Forward<'a> {
             match next {
                 Ok(Some(Ok(event))) => {
                     if self.handle(event).await? == Flow::Done {
-                        drain(stream);
                         return Ok(Flow::Done);
                     }
                 }
@@ -637,18 +635,6 @@ fn send(client: Client, request: SendMessageRequest, streams: bool) -> Sending {
                 .map(|answer| Sent::Answer(Box::new(answer)))
         }
     })
-}
-
-/// Reads what is left of a stream whose turn has ended (the remote closes it
-/// right after), in the background: a connection whose response was read to
-/// the end goes back to the pool, while one dropped midway is closed and the
-/// next call pays for a new one.
-fn drain(stream: EventStream) {
-    const DRAIN_LIMIT: Duration = Duration::from_secs(1);
-    tokio::spawn(async move {
-        let rest = stream.for_each(|_| std::future::ready(()));
-        let _ = tokio::time::timeout(DRAIN_LIMIT, rest).await;
-    });
 }
 
 /// What tells two statuses apart: the state and the status message.

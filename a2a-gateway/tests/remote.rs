@@ -40,12 +40,14 @@ struct Seen {
     follow_up: bool,
     metadata: Option<Metadata>,
     authorization: Option<String>,
+    api_key: Option<String>,
 }
 
 /// The agent behind the remote server. The first word says what to do:
 /// `reply` answers with a message, `stream <n>` sends `n` chunks, `ask` asks
 /// for input (the answer completes the same task), `hold` works until
-/// released or canceled; anything else is echoed with an artifact.
+/// released or canceled (`hold stubbornly` refuses to be canceled); anything
+/// else is echoed with an artifact.
 #[derive(Debug, Clone, Default)]
 struct Backend {
     seen: Arc<Mutex<Vec<Seen>>>,
@@ -74,6 +76,7 @@ impl AgentExecutor for Backend {
                 .service_params
                 .get("authorization")
                 .map(str::to_owned),
+            api_key: ctx.call.service_params.get("x-api-key").map(str::to_owned),
         });
         if ctx.is_follow_up() {
             let answer = format!("{text}, in task {}", ctx.task_id);
@@ -110,6 +113,12 @@ impl AgentExecutor for Backend {
     }
 
     async fn cancel(&self, ctx: RequestContext) -> Result<(), A2aError> {
+        if ctx.message.text().ends_with("stubbornly") {
+            return Err(A2aError::new(
+                ErrorKind::TaskNotCancelable,
+                "this one runs to the end",
+            ));
+        }
         self.canceled.lock().unwrap().push(ctx.task_id);
         Ok(())
     }
@@ -426,6 +435,70 @@ async fn cancel_reaches_a_streaming_remote_task() {
 #[tokio::test]
 async fn cancel_reaches_a_polled_remote_task() {
     cancel_reaches_the_remote_task(false).await;
+}
+
+#[tokio::test]
+async fn a_remote_that_refuses_the_cancel_refuses_it_for_the_gateways_caller() {
+    let remote = remote(true).await;
+    let gateway = gateway(RemoteAgent::new("backend", config(remote.addr))).await;
+    let alice = client(gateway, "alice", binding::JSONRPC);
+    let mut hold = request("hold stubbornly");
+    hold.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    let task = send(&alice, hold).await;
+    let cancel = CancelTaskRequest {
+        id: task.id.clone(),
+        ..Default::default()
+    };
+    let err = alice.cancel_task(cancel, None).await.unwrap_err();
+    assert_eq!(
+        err.protocol_kind(),
+        Some(ErrorKind::TaskNotCancelable),
+        "{err}"
+    );
+    assert!(err.to_string().contains("\"backend\""), "{err}");
+    // The task goes on, and ends as the remote's does.
+    remote.agent.release.notify_one();
+    let done = until(&alice, &task.id, |t| t.status.state.is_terminal()).await;
+    assert_eq!(status_text(&done), "released");
+}
+
+#[tokio::test]
+async fn the_remote_gets_the_gateways_api_key_and_never_the_callers_credentials() {
+    let agent = Backend::default();
+    let (listener, addr) = listener().await;
+    let handler =
+        DefaultRequestHandler::builder(agent.clone(), card("backend", addr, false)).build();
+    let service =
+        A2aService::new(handler).with_interceptor(Authenticator::new(|params| {
+            match params.get("x-api-key") {
+                Some("gateway-key") => Ok(Some(User::authenticated("gateway"))),
+                _ => Err(ErrorKind::Unauthenticated.into()),
+            }
+        }));
+    serve(listener, service).await;
+    let config =
+        RemoteAgentConfig::new(format!("http://{addr}")).api_key("x-api-key", "gateway-key");
+    let gateway = gateway(RemoteAgent::new("backend", config)).await;
+    let bob = client(gateway, "bob", binding::HTTP_JSON);
+
+    let mut request = request("who am I");
+    let mut metadata = Metadata::new();
+    // A caller cannot pass itself off as another.
+    metadata.insert(
+        CALLER_METADATA_KEY.into(),
+        serde_json::json!({"user": "admin"}),
+    );
+    request.metadata = Some(metadata);
+    let task = send(&bob, request).await;
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    let seen = &agent.seen()[0];
+    assert_eq!(seen.api_key.as_deref(), Some("gateway-key"));
+    assert_eq!(seen.authorization, None);
+    let caller = &seen.metadata.as_ref().unwrap()[CALLER_METADATA_KEY];
+    assert_eq!(caller["user"], "bob");
 }
 
 #[tokio::test]

@@ -39,10 +39,15 @@ impl Forward<'_> {
                 }
                 // Artifacts first: a status that ends the turn ends the
                 // local execution, and nothing after it would be taken.
-                for artifact in artifacts {
-                    if self.artifacts.get(&artifact.artifact_id) != Some(&artifact) {
-                        self.mirror_artifact(artifact, false, false).await?;
-                    }
+                let fresh: Vec<Artifact> = artifacts
+                    .into_iter()
+                    .filter(|a| self.artifacts.get(&a.artifact_id) != Some(a))
+                    .collect();
+                if !fresh.is_empty() {
+                    self.record_first().await?;
+                }
+                for artifact in fresh {
+                    self.mirror_artifact(artifact, false, false).await?;
                 }
                 self.mirror_status_if_changed(status, metadata).await
             }
@@ -52,16 +57,24 @@ impl Forward<'_> {
             }
             StreamResponse::ArtifactUpdate(update) => {
                 self.learn(&update.task_id, &update.context_id)?;
-                if self.unrecorded {
-                    // The record rides on a status update; an artifact cannot carry it.
-                    let status = TaskStatus::new(TaskState::Working);
-                    self.mirror_status(status, None).await?;
-                }
+                self.record_first().await?;
                 self.mirror_artifact(update.artifact, update.append, update.last_chunk)
                     .await?;
                 Ok(Flow::Continue)
             }
         }
+    }
+
+    /// Writes the record of the remote task before an artifact: it rides on
+    /// a status update (an artifact cannot carry task metadata), and the
+    /// local task must name its remote task from its first event on, so that
+    /// a cancel or a restart finds it.
+    async fn record_first(&mut self) -> Result<(), RemoteError> {
+        if self.unrecorded {
+            let status = TaskStatus::new(TaskState::Working);
+            self.mirror_status(status, None).await?;
+        }
+        Ok(())
     }
 
     /// Notes the remote task an event belongs to: the first one names it,

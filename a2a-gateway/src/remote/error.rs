@@ -113,3 +113,32 @@ impl From<RemoteError> for A2aError {
         A2aError::new(kind, err.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_errors_about_the_task_keep_their_kind_for_the_gateways_caller() {
+        let refused = ClientError::from(A2aError::new(ErrorKind::TaskNotCancelable, "no"));
+        let err = RemoteError::from_client("weather", "http://w", "canceling", &refused);
+        assert_eq!(err.kind(), RemoteErrorKind::Protocol);
+        let local = A2aError::from(err);
+        assert_eq!(local.kind(), ErrorKind::TaskNotCancelable);
+        assert_eq!(
+            local.message(),
+            "remote agent \"weather\" at http://w: canceling: no (TASK_NOT_CANCELABLE)"
+        );
+
+        // The remote refusing the gateway is not the caller's fault.
+        let denied = ClientError::from(A2aError::new(ErrorKind::Unauthenticated, "who?"));
+        let err = RemoteError::from_client("weather", "http://w", "sending", &denied);
+        assert_eq!(A2aError::from(err).kind(), ErrorKind::Internal);
+
+        let garbage = RemoteError::new("weather", "http://w", RemoteErrorKind::BadCard, "x");
+        assert_eq!(
+            A2aError::from(garbage).kind(),
+            ErrorKind::InvalidAgentResponse
+        );
+    }
+}

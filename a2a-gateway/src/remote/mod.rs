@@ -16,6 +16,16 @@
 //! cancels the remote one, and an execution resumed after a gateway restart
 //! follows the remote task again instead of sending the message twice.
 //!
+//! The local task exists from the remote's first answer on (a reply with a
+//! message instead of a task stays a message), so a `returnImmediately` call
+//! to the gateway returns once the remote has answered, within the request
+//! timeout. A message reaches the remote at least once: it carries an id
+//! made from the local task and message ids, the same when an execution
+//! resumed after a crash sends it again because the crash came before its
+//! remote task was recorded (a remote that drops repeated message ids drops
+//! it). A task made by a send whose execution stops before recording it is
+//! canceled, since nothing could follow it again.
+//!
 //! The card is fetched on first use, not at start: a remote that is down
 //! does not keep the gateway from starting. Its calls then fail at once
 //! with an error naming the agent and its URL, and the card is fetched

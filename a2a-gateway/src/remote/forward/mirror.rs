@@ -5,7 +5,7 @@ use a2a_server::store::Checkpoint;
 
 use super::{Flow, Forward};
 use crate::remote::error::{RemoteError, RemoteErrorKind};
-use crate::remote::mapping::{RemoteTask, local_artifact, local_message, local_status, scrub};
+use crate::remote::mapping::{RemoteTask, local_artifact, local_message, local_status};
 
 impl Forward<'_> {
     /// Mirrors one remote event into the local task.
@@ -118,6 +118,8 @@ impl Forward<'_> {
         }
     }
 
+    /// Mirrors the status of a snapshot (a poll, the first event of a
+    /// subscription) unless it is the one mirrored last.
     async fn mirror_status_if_changed(
         &mut self,
         status: TaskStatus,
@@ -129,6 +131,10 @@ impl Forward<'_> {
         self.mirror_status(status, metadata).await
     }
 
+    /// Mirrors a remote status. The first one after the remote task is
+    /// learned (or continued with a new message) carries its record, and is
+    /// waited for until stored: from then on a restart finds the remote task
+    /// instead of sending the message again.
     async fn mirror_status(
         &mut self,
         status: TaskStatus,
@@ -142,12 +148,7 @@ impl Forward<'_> {
         }
         self.status = Some(seen(&status));
         self.stale = None;
-        let mut update = local_status(
-            status,
-            scrub(metadata),
-            &self.ctx.task_id,
-            &self.ctx.context_id,
-        );
+        let mut update = local_status(status, metadata, &self.ctx.task_id, &self.ctx.context_id);
         let record = self.remote.as_ref().filter(|_| self.unrecorded).cloned();
         match record {
             Some(remote) => {

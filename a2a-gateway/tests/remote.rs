@@ -251,9 +251,12 @@ async fn until(client: &Client, id: &str, done: impl Fn(&Task) -> bool) -> Task 
 
 // ===== the happy paths =====
 
+/// A round trip with `binding` on both hops (caller to gateway, gateway to
+/// remote).
 async fn a_message_round_trips_through_the_gateway(streaming: bool, binding: &str) {
     let remote = remote(streaming).await;
-    let gateway = gateway(RemoteAgent::new("backend", config(remote.addr))).await;
+    let agent = RemoteAgent::new("backend", config(remote.addr).prefer([binding]));
+    let gateway = gateway(agent).await;
     let alice = client(gateway, "alice", binding);
 
     let task = send(&alice, request("hello")).await;
@@ -306,11 +309,11 @@ async fn a_message_round_trips_over_grpc() {
     a_message_round_trips_through_the_gateway(true, binding::GRPC).await;
 }
 
-#[tokio::test]
-async fn remote_events_stream_through_under_local_ids() {
+async fn remote_events_stream_through_under_local_ids(binding: &str) {
     let remote = remote(true).await;
-    let gateway = gateway(RemoteAgent::new("backend", config(remote.addr))).await;
-    let alice = client(gateway, "alice", binding::JSONRPC);
+    let agent = RemoteAgent::new("backend", config(remote.addr).prefer([binding]));
+    let gateway = gateway(agent).await;
+    let alice = client(gateway, "alice", binding);
 
     let stream = alice
         .send_streaming_message(request("stream 3"), None)
@@ -343,6 +346,16 @@ async fn remote_events_stream_through_under_local_ids() {
         .collect();
     assert_eq!(whole, "chunk-0 chunk-1 chunk-2 ");
     assert_eq!(status_text(&task), "streamed 3");
+}
+
+#[tokio::test]
+async fn remote_events_stream_through_under_local_ids_over_json_rpc() {
+    remote_events_stream_through_under_local_ids(binding::JSONRPC).await;
+}
+
+#[tokio::test]
+async fn remote_events_stream_through_under_local_ids_over_grpc() {
+    remote_events_stream_through_under_local_ids(binding::GRPC).await;
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, HandlerBuilde
 use async_trait::async_trait;
 use axum::Router;
 use axum::response::IntoResponse as _;
+use tower::ServiceExt as _;
 
 use crate::peers::{AgentCallers, Directory, GatewayAuth, Listed, Peers, UnknownAgent};
 
@@ -461,10 +462,26 @@ impl Gateway {
     pub fn router(&self, config: HttpConfig) -> Router {
         let mut app = a2a_grpc::router(self.root.clone(), config.clone());
         for agent in &self.agents {
-            app = app.nest(
-                &format!("{AGENTS_PATH}/{}", agent.name),
-                a2a_server::http::router(agent.service.clone(), config.clone()),
-            );
+            let path = format!("{AGENTS_PATH}/{}", agent.name);
+            let agent_app = a2a_server::http::router(agent.service.clone(), config.clone());
+            // A nested router's `/` is the prefix without the slash; clients
+            // post JSON-RPC to the interface URL with one as well.
+            let with_slash =
+                agent_app
+                    .clone()
+                    .map_request(|mut request: axum::extract::Request| {
+                        // API keys may travel in the query.
+                        let uri = match request.uri().query() {
+                            Some(query) => format!("/?{query}").parse().ok(),
+                            None => None,
+                        };
+                        *request.uri_mut() =
+                            uri.unwrap_or_else(|| axum::http::Uri::from_static("/"));
+                        request
+                    });
+            app = app
+                .nest(&path, agent_app)
+                .route_service(&format!("{path}/"), with_slash);
         }
         let listing = Arc::new(self.listing());
         let known = self.clone();

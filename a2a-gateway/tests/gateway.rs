@@ -153,6 +153,30 @@ async fn every_agent_on_every_binding_under_its_own_path() {
 }
 
 #[tokio::test]
+async fn json_rpc_takes_the_agent_url_with_or_without_a_slash() {
+    let running = start(|b| b).await;
+    let http = reqwest::Client::new();
+    for path in ["/agents/echo", "/agents/echo/"] {
+        let answer: serde_json::Value = http
+            .post(format!("http://{}{path}", running.addr))
+            .json(&serde_json::json!({
+                "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+            }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{path}: {answer}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn root_card_and_listing_point_to_the_agents() {
     let running = start(|b| b.default_agent("relay")).await;
     let http = reqwest::Client::new();

@@ -881,3 +881,47 @@ async fn a_gateway_stopped_during_a_send_cancels_what_the_send_made() {
         "{answer:?}"
     );
 }
+
+// ===== hosted by the gateway =====
+
+#[tokio::test]
+async fn the_gateway_hosts_a_remote_agent_like_any_other() {
+    let remote = remote(true).await;
+    let (listener, addr) = listener().await;
+    let agent = RemoteAgent::new("backend", config(remote.addr));
+    let down = RemoteAgent::new("down", config(closed_port().await));
+    let gateway = a2a_gateway::Gateway::builder()
+        .agent(agent.definition().await)
+        .agent(down.definition().await)
+        .build(&format!("http://{addr}"))
+        .unwrap();
+    assert!(gateway.table().contains("remote"), "{}", gateway.table());
+    let app = gateway.router(HttpConfig::default());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+
+    for (name, on) in [("backend", binding::JSONRPC), ("down", binding::HTTP_JSON)] {
+        let builder = a2a_grpc::register(ClientBuilder::new())
+            .prefer([on])
+            .track_blocking_sends(false);
+        let card = builder
+            .resolver()
+            .resolve(&format!("http://{addr}/agents/{name}"))
+            .await
+            .unwrap();
+        let client = builder.build(card).unwrap();
+        let task = send(&client, request("hello")).await;
+        match name {
+            "backend" => {
+                // Its card is the remote's, its interfaces the gateway's.
+                assert_eq!(client.card().unwrap().name, "backend");
+                assert_eq!(status_text(&task), "echo: hello");
+            }
+            _ => {
+                assert_eq!(task.status.state, TaskState::Failed);
+                assert!(status_text(&task).contains("\"down\""), "{task:?}");
+            }
+        }
+    }
+}

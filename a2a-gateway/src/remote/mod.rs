@@ -41,13 +41,17 @@
 //!     "weather",
 //!     RemoteAgentConfig::new("https://weather.example.com").bearer("gateway-token"),
 //! );
-//! // The gateway's card for the agent, from the remote's when it answers.
+//! // Hosted by a gateway, with a card made from the remote's.
+//! let gateway = a2a_gateway::Gateway::builder()
+//!     .agent(weather.clone().definition().await)
+//!     .build("http://127.0.0.1:8080");
+//! // Or behind a handler of its own.
 //! let card = match weather.card().await {
 //!     Ok(card) => RemoteAgent::hosted_card(&card),
 //!     Err(_) => a2a_core::AgentCard::new("weather", "(remote agent unavailable)"),
 //! };
 //! let handler = DefaultRequestHandler::builder(weather, card).build();
-//! # let _ = handler;
+//! # let _ = (gateway, handler);
 //! # }
 //! ```
 
@@ -74,6 +78,7 @@ use futures::StreamExt as _;
 
 use self::forward::{Forward, Sending, Sent};
 use self::link::Link;
+use crate::{AgentDefinition, AgentKind};
 
 /// Most conversations whose remote context the gateway remembers; past it
 /// the memory starts over (a new task in a forgotten conversation starts a
@@ -168,6 +173,27 @@ impl RemoteAgent {
     /// waiting for a fetch under way).
     pub fn cached_card(&self) -> Option<Arc<AgentCard>> {
         self.inner.link.cached().map(|c| c.card)
+    }
+
+    /// The agent as a [`Gateway`](crate::Gateway) hosts it, under its name:
+    /// its card made from the remote's with [`hosted_card`](Self::hosted_card),
+    /// fetched now (within the card timeout). A remote that does not answer
+    /// does not stop the gateway: the agent gets a card with its name only,
+    /// and its calls reach the remote once it is up.
+    pub async fn definition(self) -> AgentDefinition {
+        let card = match self.card().await {
+            Ok(card) => RemoteAgent::hosted_card(&card),
+            Err(err) => {
+                tracing::warn!(agent = %self.name(), error = %err, "hosting a remote agent whose card could not be read");
+                AgentCard::new(
+                    self.name(),
+                    "A remote agent (its card could not be read at start).",
+                )
+                .with_streaming(true)
+            }
+        };
+        let (name, url) = (self.name().to_owned(), self.config().url.clone());
+        AgentDefinition::new(name, card, self).kind(AgentKind::Remote, url)
     }
 
     /// What of a remote's card the gateway presents as its own agent's:

@@ -113,40 +113,7 @@ impl Link {
             .track_blocking_sends(false);
         let card = match &config.card {
             Some(card) => card.clone(),
-            None => {
-                let mut resolver = builder.resolver().timeout(config.card_timeout);
-                for (name, value) in defaults.headers {
-                    resolver = resolver.header(name, value);
-                }
-                let url = resolver.card_url(&config.url);
-                // The resolver's timeout covers the request; this one also
-                // covers a gRPC-less HTTP stack that never gets to it.
-                let fetched =
-                    tokio::time::timeout(config.card_timeout, resolver.resolve(&config.url))
-                        .await
-                        .map_err(|_| {
-                            self.error(
-                                RemoteErrorKind::Timeout,
-                                format!(
-                                    "fetching the card at {url}: no answer within {:?}",
-                                    config.card_timeout
-                                ),
-                            )
-                        })?;
-                fetched.map_err(|e| {
-                    let mut err =
-                        RemoteError::from_client(&self.agent, &config.url, "fetching the card", &e);
-                    if err.kind() == RemoteErrorKind::BadResponse
-                        || err.kind() == RemoteErrorKind::Protocol
-                    {
-                        err = self.error(
-                            RemoteErrorKind::BadCard,
-                            format!("fetching the card at {url}: {e}"),
-                        );
-                    }
-                    err
-                })?
-            }
+            None => self.fetch_card(&builder, &defaults.headers).await?,
         };
         let client = builder
             .build(card.clone())
@@ -154,6 +121,45 @@ impl Link {
         Ok(Connected {
             client,
             card: Arc::new(card),
+        })
+    }
+
+    /// Fetches the card with the gateway's credentials, within the card
+    /// timeout (kept here too, so that it holds whatever the resolver's HTTP
+    /// client does).
+    async fn fetch_card(
+        &self,
+        builder: &ClientBuilder,
+        headers: &[(String, String)],
+    ) -> Result<AgentCard, RemoteError> {
+        let config = &self.config;
+        let mut resolver = builder.resolver().timeout(config.card_timeout);
+        for (name, value) in headers {
+            resolver = resolver.header(name, value);
+        }
+        let url = resolver.card_url(&config.url);
+        let fetched = tokio::time::timeout(config.card_timeout, resolver.resolve(&config.url))
+            .await
+            .map_err(|_| {
+                self.error(
+                    RemoteErrorKind::Timeout,
+                    format!(
+                        "fetching the card at {url}: no answer within {:?}",
+                        config.card_timeout
+                    ),
+                )
+            })?;
+        fetched.map_err(|e| {
+            let err = RemoteError::from_client(&self.agent, &config.url, "fetching the card", &e);
+            match err.kind() {
+                // Unreachable or too slow says where to look; anything else
+                // is what was found at the URL.
+                RemoteErrorKind::Unreachable | RemoteErrorKind::Timeout => err,
+                _ => self.error(
+                    RemoteErrorKind::BadCard,
+                    format!("fetching the card at {url}: {e}"),
+                ),
+            }
         })
     }
 }

@@ -310,9 +310,7 @@ impl Inner {
             }
         }
     }
-}
 
-impl Inner {
     /// Waits for a send whose execution has stopped, and cancels the task it
     /// made, if any (bounded by the request timeout at each step).
     async fn cancel_when_sent(self: Arc<Self>, send: Sending, metadata: Option<Metadata>) {

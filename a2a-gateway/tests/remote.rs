@@ -925,3 +925,30 @@ async fn the_gateway_hosts_a_remote_agent_like_any_other() {
         }
     }
 }
+
+/// (On the real clock: a paused one would jump past the idle timeout while
+/// the remote's first events are on their way over the socket.)
+#[tokio::test]
+async fn a_remote_task_that_goes_quiet_is_followed_not_failed() {
+    let remote = remote(true).await;
+    let quiet = config(remote.addr).idle_timeout(Duration::from_millis(200));
+    let gateway = gateway(RemoteAgent::new("backend", quiet)).await;
+    let alice = client(gateway, "alice", binding::JSONRPC);
+    let mut hold = request("hold");
+    hold.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    let task = send(&alice, hold).await;
+
+    // Silent for several idle timeouts (plus their one-second margin): the
+    // gateway reads the task and subscribes again each time, and the task
+    // stays at work.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let working = get(&alice, &task.id).await.unwrap();
+    assert_eq!(working.status.state, TaskState::Working, "{working:?}");
+    remote.agent.release.notify_one();
+    let done = until(&alice, &task.id, |t| t.status.state.is_terminal()).await;
+    assert_eq!(status_text(&done), "released");
+    assert_eq!(remote.agent.seen().len(), 1);
+}

@@ -56,9 +56,11 @@ impl Forward<'_> {
     }
 
     /// Follows the known remote task: reads it, then subscribes to it (a
-    /// streaming remote) or polls it, until its turn ends. Gives up after
-    /// [`MAX_FOLLOW_FAILURES`] failed attempts in a row, or at once when the
-    /// remote says the task is gone.
+    /// streaming remote) or waits a little (polling), until its turn ends.
+    /// Only reads count as failures: a subscription that breaks or goes quiet
+    /// is followed by a read, and a remote whose subscriptions keep failing
+    /// is polled. Gives up after [`MAX_FOLLOW_FAILURES`] failed reads in a
+    /// row, or at once when the remote says the task is gone.
     pub(super) async fn follow(&mut self) -> Result<(), RemoteError> {
         let Some(remote) = self.remote.clone() else {
             return Err(self
@@ -73,14 +75,13 @@ impl Forward<'_> {
                 history_length: Some(0),
                 ..GetTaskRequest::default()
             };
-            let attempt = match self
-                .bounded(
-                    "reading the remote task",
-                    self.connected.client.get_task(read, None),
-                )
-                .await
-            {
+            let task = self.bounded(
+                "reading the remote task",
+                self.connected.client.get_task(read, None),
+            );
+            match task.await {
                 Ok(task) => {
+                    failures = 0;
                     let before = self.status.clone();
                     if self.handle(StreamResponse::Task(task)).await? == Flow::Done {
                         return Ok(());
@@ -88,24 +89,17 @@ impl Forward<'_> {
                     if self.status != before {
                         wait = FIRST_POLL;
                     }
-                    if self.streams() {
-                        self.subscribe(&remote.task_id).await
-                    } else {
-                        Ok(Flow::Continue)
+                    if self.streams() && self.subscribe(&remote.task_id).await? == Flow::Done {
+                        return Ok(());
                     }
                 }
-                Err(err) => Err(err),
-            };
-            match attempt {
-                Ok(Flow::Done) => return Ok(()),
-                Ok(Flow::Continue) => failures = 0,
                 Err(err) if gone(&err) => return Err(err),
                 Err(err) => {
                     failures += 1;
                     if failures >= MAX_FOLLOW_FAILURES {
                         return Err(err);
                     }
-                    tracing::debug!(agent = %self.link().agent, error = %err, failures, "following the remote task failed; trying again");
+                    tracing::debug!(agent = %self.link().agent, error = %err, failures, "reading the remote task failed; trying again");
                 }
             }
             tokio::select! {
@@ -118,18 +112,25 @@ impl Forward<'_> {
     }
 
     /// One subscription to the remote task, until the turn ends or the
-    /// stream does (then the caller reads the task again).
+    /// stream does. A subscription that cannot be made, breaks or goes quiet
+    /// is `Continue` (the caller reads the task again); only a failure to
+    /// mirror an event is an error.
     async fn subscribe(&mut self, remote_id: &str) -> Result<Flow, RemoteError> {
         let request = SubscribeToTaskRequest {
             id: remote_id.to_owned(),
             ..SubscribeToTaskRequest::default()
         };
-        let mut stream = self
-            .bounded(
-                "subscribing to the remote task",
-                self.connected.client.subscribe_to_task(request, None),
-            )
-            .await?;
+        let opened = self.bounded(
+            "subscribing to the remote task",
+            self.connected.client.subscribe_to_task(request, None),
+        );
+        let mut stream = match opened.await {
+            Ok(stream) => stream,
+            Err(err) => {
+                tracing::debug!(agent = %self.link().agent, error = %err, "no subscription to the remote task; polling it");
+                return Ok(Flow::Continue);
+            }
+        };
         let idle = self.config().idle_timeout + Duration::from_secs(1);
         loop {
             let next = tokio::select! {
@@ -144,7 +145,8 @@ impl Forward<'_> {
                     }
                 }
                 Ok(Some(Err(err))) => {
-                    return Err(self.client_error("following the remote task", &err));
+                    tracing::debug!(agent = %self.link().agent, error = %err, "the subscription to the remote task ended");
+                    return Ok(Flow::Continue);
                 }
                 Ok(None) | Err(_) => return Ok(Flow::Continue),
             }

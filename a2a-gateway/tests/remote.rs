@@ -41,6 +41,7 @@ struct Seen {
     metadata: Option<Metadata>,
     authorization: Option<String>,
     api_key: Option<String>,
+    extensions: Vec<String>,
 }
 
 /// The agent behind the remote server. The first word says what to do:
@@ -77,6 +78,7 @@ impl AgentExecutor for Backend {
                 .get("authorization")
                 .map(str::to_owned),
             api_key: ctx.call.service_params.get("x-api-key").map(str::to_owned),
+            extensions: ctx.call.requested_extensions.clone(),
         });
         if ctx.is_follow_up() {
             let answer = format!("{text}, in task {}", ctx.task_id);
@@ -505,9 +507,15 @@ async fn the_remote_gets_the_gateways_api_key_and_never_the_callers_credentials(
         serde_json::json!({"user": "admin"}),
     );
     request.metadata = Some(metadata);
-    let task = send(&bob, request).await;
+    // The extensions it asks the gateway for are asked of the remote.
+    let options = CallOptions::default().extension("urn:test:extension");
+    let answer = bob.send_message(request, Some(&options)).await.unwrap();
+    let SendMessageResponse::Task(task) = answer else {
+        panic!("expected a task, got {answer:?}")
+    };
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
     let seen = &agent.seen()[0];
+    assert_eq!(seen.extensions, ["urn:test:extension"]);
     assert_eq!(seen.api_key.as_deref(), Some("gateway-key"));
     assert_eq!(seen.authorization, None);
     let caller = &seen.metadata.as_ref().unwrap()[CALLER_METADATA_KEY];

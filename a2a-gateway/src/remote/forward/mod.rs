@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_client::{Client, ClientError, EventStream};
+use a2a_client::{CallOptions, Client, ClientError, EventStream};
 use a2a_core::{
     Artifact, Message, Metadata, Role, SendMessageConfiguration, SendMessageRequest,
     SendMessageResponse, StreamResponse, TaskState,
@@ -150,7 +150,13 @@ impl<'a> Forward<'a> {
                 .get_or_insert_with(Default::default)
                 .return_immediately = true;
         }
-        let mut send = send(self.connected.client.clone(), request, streams);
+        // The extensions the caller asked the gateway for, asked of the
+        // remote (the message names those it uses, and is forwarded whole).
+        let options = CallOptions {
+            extensions: self.ctx.call.requested_extensions.clone(),
+            ..CallOptions::default()
+        };
+        let mut send = send(self.connected.client.clone(), request, options, streams);
         let limit = self.config().request_timeout;
         let sent = tokio::select! {
             biased;
@@ -305,16 +311,21 @@ pub(crate) enum Sent {
 /// A send in flight, owning all it needs (it may outlive its execution).
 pub(crate) type Sending = Pin<Box<dyn Future<Output = Result<Sent, ClientError>> + Send>>;
 
-fn send(client: Client, request: SendMessageRequest, streams: bool) -> Sending {
+fn send(
+    client: Client,
+    request: SendMessageRequest,
+    options: CallOptions,
+    streams: bool,
+) -> Sending {
     Box::pin(async move {
         if streams {
             client
-                .send_streaming_message(request, None)
+                .send_streaming_message(request, Some(&options))
                 .await
                 .map(Sent::Stream)
         } else {
             client
-                .send_message(request, None)
+                .send_message(request, Some(&options))
                 .await
                 .map(|answer| Sent::Answer(Box::new(answer)))
         }

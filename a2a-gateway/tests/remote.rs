@@ -1,9 +1,12 @@
 //! A remote agent hosted by the gateway, over real sockets: a real A2A server
 //! runs a small agent, a second server hosts a `RemoteAgent` forwarding to it,
-//! and clients call the second. Round trips (polled and streamed), direct
-//! replies, input-required follow-ups and cancels reach the remote task;
-//! callers of the gateway stay apart; a remote that is down, silent, or
-//! broken fails the call fast with an error naming the agent and its URL.
+//! and clients call the second. Round trips (polled and streamed, on every
+//! binding), direct replies, input-required follow-ups and cancels reach the
+//! remote task; callers of the gateway stay apart, and the remote sees the
+//! gateway's credentials with the caller named in the metadata; a remote that
+//! is down, silent or broken fails the call fast with an error naming the
+//! agent and its URL, while one that only goes quiet is followed; a restarted
+//! gateway follows its remote tasks instead of sending their messages again.
 
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
@@ -564,7 +567,7 @@ async fn callers_of_the_gateway_cannot_see_each_others_tasks() {
 
 // ===== a remote that is down, silent or broken =====
 
-/// Sends `text` to the gateway and expects a failed task whose message names
+/// Sends "hello" to the gateway and expects a failed task whose message names
 /// the agent and `url`.
 async fn fails_naming_the_remote(alice: &Client, url: &str) -> String {
     let task = send(alice, request("hello")).await;
@@ -744,6 +747,33 @@ async fn a_remote_that_breaks_mid_stream_fails_the_task_clearly() {
     let alice = client(gateway, "alice", binding::JSONRPC);
     let text = fails_naming_the_remote(&alice, &format!("http://{addr}")).await;
     assert!(text.contains("remote task"), "{text}");
+}
+
+/// (On the real clock: a paused one would jump past the idle timeout while
+/// the remote's first events are on their way over the socket.)
+#[tokio::test]
+async fn a_remote_task_that_goes_quiet_is_followed_not_failed() {
+    let remote = remote(true).await;
+    let quiet = config(remote.addr).idle_timeout(Duration::from_millis(200));
+    let gateway = gateway(RemoteAgent::new("backend", quiet)).await;
+    let alice = client(gateway, "alice", binding::JSONRPC);
+    let mut hold = request("hold");
+    hold.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    let task = send(&alice, hold).await;
+
+    // Silent for several idle timeouts (plus their one-second margin): the
+    // gateway reads the task and subscribes again each time, and the task
+    // stays at work.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let working = get(&alice, &task.id).await.unwrap();
+    assert_eq!(working.status.state, TaskState::Working, "{working:?}");
+    remote.agent.release.notify_one();
+    let done = until(&alice, &task.id, |t| t.status.state.is_terminal()).await;
+    assert_eq!(status_text(&done), "released");
+    assert_eq!(remote.agent.seen().len(), 1);
 }
 
 // ===== a gateway restart =====
@@ -932,31 +962,4 @@ async fn the_gateway_hosts_a_remote_agent_like_any_other() {
             }
         }
     }
-}
-
-/// (On the real clock: a paused one would jump past the idle timeout while
-/// the remote's first events are on their way over the socket.)
-#[tokio::test]
-async fn a_remote_task_that_goes_quiet_is_followed_not_failed() {
-    let remote = remote(true).await;
-    let quiet = config(remote.addr).idle_timeout(Duration::from_millis(200));
-    let gateway = gateway(RemoteAgent::new("backend", quiet)).await;
-    let alice = client(gateway, "alice", binding::JSONRPC);
-    let mut hold = request("hold");
-    hold.configuration = Some(SendMessageConfiguration {
-        return_immediately: true,
-        ..Default::default()
-    });
-    let task = send(&alice, hold).await;
-
-    // Silent for several idle timeouts (plus their one-second margin): the
-    // gateway reads the task and subscribes again each time, and the task
-    // stays at work.
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
-    let working = get(&alice, &task.id).await.unwrap();
-    assert_eq!(working.status.state, TaskState::Working, "{working:?}");
-    remote.agent.release.notify_one();
-    let done = until(&alice, &task.id, |t| t.status.state.is_terminal()).await;
-    assert_eq!(status_text(&done), "released");
-    assert_eq!(remote.agent.seen().len(), 1);
 }

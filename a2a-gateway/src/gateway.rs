@@ -460,7 +460,8 @@ impl Gateway {
     /// `/agents/<name>`; at the root, gRPC, JSON-RPC and HTTP+JSON routed by
     /// tenant and the default agent's card; `GET /agents` lists the agents.
     pub fn router(&self, config: HttpConfig) -> Router {
-        let mut app = a2a_grpc::router(self.root.clone(), config.clone());
+        let body_limit = config.body_limit;
+        let mut app = Router::new();
         for agent in &self.agents {
             let path = format!("{AGENTS_PATH}/{}", agent.name);
             let agent_app = a2a_server::http::router(agent.service.clone(), config.clone());
@@ -484,42 +485,46 @@ impl Gateway {
                 .route_service(&format!("{path}/"), with_slash);
         }
         let listing = Arc::new(self.listing());
-        let known = self.clone();
+        let directory = self.directory.clone();
         // After routing, so it sees every request, the ones no route took too.
         let unknown_agents = axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
-                let known = known.clone();
+                let unknown = request
+                    .uri()
+                    .path()
+                    .strip_prefix(AGENTS_PATH)
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .map(|rest| rest.split('/').next().unwrap_or_default())
+                    .and_then(|name| directory.get()?.get(name).err());
                 async move {
-                    let name = request
-                        .uri()
-                        .path()
-                        .strip_prefix(AGENTS_PATH)
-                        .and_then(|rest| rest.strip_prefix('/'))
-                        .map(|rest| rest.split('/').next().unwrap_or_default());
-                    match name {
-                        Some(name) if known.agent(name).is_err() => {
-                            let message = known.unknown(name).to_string();
-                            (
-                                axum::http::StatusCode::NOT_FOUND,
-                                axum::Json(serde_json::json!({
-                                    "error": {"code": 404, "status": "NOT_FOUND", "message": message}
-                                })),
-                            )
-                                .into_response()
-                        }
-                        _ => next.run(request).await,
+                    match unknown {
+                        Some(unknown) => (
+                            axum::http::StatusCode::NOT_FOUND,
+                            axum::Json(serde_json::json!({
+                                "error": {
+                                    "code": 404,
+                                    "status": "NOT_FOUND",
+                                    "message": unknown.to_string(),
+                                }
+                            })),
+                        )
+                            .into_response(),
+                        None => next.run(request).await,
                     }
                 }
             },
         );
-        app.route(
+        // Only the root's routes and fallback pay for the check: a request
+        // for a known agent always matches that agent's routes.
+        let root = a2a_server::http::router(self.root.clone(), config).layer(unknown_agents);
+        let root = a2a_grpc::with_grpc(root, self.root.clone(), body_limit);
+        app.merge(root).route(
             AGENTS_PATH,
             axum::routing::get(move || {
                 let listing = listing.clone();
                 async move { axum::Json((*listing).clone()) }
             }),
         )
-        .layer(unknown_agents)
     }
 
     /// What `GET /agents` answers: each agent's name, kind, description and

@@ -50,6 +50,11 @@ impl std::fmt::Display for AgentKind {
 
 type MakeExecutor = Box<dyn FnOnce(Peers) -> Arc<dyn AgentExecutor> + Send>;
 
+/// What stops an agent's own machinery (a child process, say) once its
+/// handler has wound down, given the grace period.
+pub type StopAgent =
+    Box<dyn FnOnce(Duration) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 /// One agent to host: its name, card and executor.
 pub struct AgentDefinition {
     name: String,
@@ -57,6 +62,7 @@ pub struct AgentDefinition {
     endpoint: String,
     card: AgentCard,
     make: MakeExecutor,
+    stop: Option<StopAgent>,
 }
 
 impl std::fmt::Debug for AgentDefinition {
@@ -91,7 +97,17 @@ impl AgentDefinition {
             endpoint: "in-process".to_owned(),
             card,
             make: Box::new(move |peers| make(peers).into()),
+            stop: None,
         }
+    }
+
+    /// Runs `stop` when the gateway shuts down, after the agent's handler
+    /// has wound down (running work had its grace and durable work is left
+    /// resumable): for what the executor runs besides, like a child process.
+    #[must_use]
+    pub fn on_shutdown(mut self, stop: StopAgent) -> Self {
+        self.stop = Some(stop);
+        self
     }
 
     /// Says what the agent is and where it runs (the command line, the
@@ -159,6 +175,7 @@ pub struct GatewayBuilder {
     config: Option<String>,
     setup: Option<HandlerSetup>,
     auth: Option<Arc<dyn Authenticate>>,
+    secrets: HashMap<String, String>,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -221,6 +238,17 @@ impl GatewayBuilder {
         self
     }
 
+    /// The secret agent `name` presents (`Authorization: Bearer <secret>`)
+    /// to call the gateway's agents as `agent:<name>`, for an agent outside
+    /// this process: a child process gets it in its environment, say.
+    /// Agents in this process call through [`Peers`], which presents it.
+    pub fn agent_secret(&mut self, name: &str) -> String {
+        self.secrets
+            .entry(name.to_owned())
+            .or_insert_with(new_secret)
+            .clone()
+    }
+
     /// Builds the gateway served at `base_url` (`http://host:port` or
     /// `https://host:port`): the agents' cards say where each is reachable
     /// from there.
@@ -253,7 +281,9 @@ impl GatewayBuilder {
         let mut hosted = Vec::with_capacity(self.agents.len());
         let mut listed = HashMap::with_capacity(self.agents.len());
         let mut tokens = HashMap::with_capacity(self.agents.len());
+        let mut stops = Vec::new();
         for agent in std::mem::take(&mut self.agents) {
+            stops.extend(agent.stop);
             let mut card = agent.card;
             card.supported_interfaces = agent_interfaces(base_url, &agent.name);
             let executor = (agent.make)(Peers::new(&agent.name, directory.clone()));
@@ -271,7 +301,8 @@ impl GatewayBuilder {
                     directory: directory.clone(),
                 }),
             };
-            tokens.insert(agent.name.clone(), new_secret());
+            let secret = self.secrets.remove(&agent.name).unwrap_or_else(new_secret);
+            tokens.insert(agent.name.clone(), secret);
             listed.insert(
                 agent.name.clone(),
                 Listed {
@@ -303,6 +334,7 @@ impl GatewayBuilder {
             ByTenant {
                 directory: directory.clone(),
                 default: default_service,
+                stops: std::sync::Mutex::new(stops),
             },
         );
         Ok(Gateway {
@@ -351,6 +383,8 @@ pub fn agent_interfaces(base_url: &str, name: &str) -> Vec<AgentInterface> {
 struct ByTenant {
     directory: Arc<OnceLock<Directory>>,
     default: A2aService,
+    /// Taken by the first shutdown.
+    stops: std::sync::Mutex<Vec<StopAgent>>,
 }
 
 #[async_trait]
@@ -372,6 +406,8 @@ impl TenantRouter for ByTenant {
             let all = directory.agents.values().map(|a| a.service.shutdown(grace));
             futures::future::join_all(all).await;
         }
+        let stops = std::mem::take(&mut *self.stops.lock().unwrap_or_else(|e| e.into_inner()));
+        futures::future::join_all(stops.into_iter().map(|stop| stop(grace))).await;
     }
 }
 
@@ -460,7 +496,8 @@ impl Gateway {
     /// `/agents/<name>`; at the root, gRPC, JSON-RPC and HTTP+JSON routed by
     /// tenant and the default agent's card; `GET /agents` lists the agents.
     pub fn router(&self, config: HttpConfig) -> Router {
-        let mut app = a2a_grpc::router(self.root.clone(), config.clone());
+        let body_limit = config.body_limit;
+        let mut app = Router::new();
         for agent in &self.agents {
             let path = format!("{AGENTS_PATH}/{}", agent.name);
             let agent_app = a2a_server::http::router(agent.service.clone(), config.clone());
@@ -484,42 +521,46 @@ impl Gateway {
                 .route_service(&format!("{path}/"), with_slash);
         }
         let listing = Arc::new(self.listing());
-        let known = self.clone();
+        let directory = self.directory.clone();
         // After routing, so it sees every request, the ones no route took too.
         let unknown_agents = axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
-                let known = known.clone();
+                let unknown = request
+                    .uri()
+                    .path()
+                    .strip_prefix(AGENTS_PATH)
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .map(|rest| rest.split('/').next().unwrap_or_default())
+                    .and_then(|name| directory.get()?.get(name).err());
                 async move {
-                    let name = request
-                        .uri()
-                        .path()
-                        .strip_prefix(AGENTS_PATH)
-                        .and_then(|rest| rest.strip_prefix('/'))
-                        .map(|rest| rest.split('/').next().unwrap_or_default());
-                    match name {
-                        Some(name) if known.agent(name).is_err() => {
-                            let message = known.unknown(name).to_string();
-                            (
-                                axum::http::StatusCode::NOT_FOUND,
-                                axum::Json(serde_json::json!({
-                                    "error": {"code": 404, "status": "NOT_FOUND", "message": message}
-                                })),
-                            )
-                                .into_response()
-                        }
-                        _ => next.run(request).await,
+                    match unknown {
+                        Some(unknown) => (
+                            axum::http::StatusCode::NOT_FOUND,
+                            axum::Json(serde_json::json!({
+                                "error": {
+                                    "code": 404,
+                                    "status": "NOT_FOUND",
+                                    "message": unknown.to_string(),
+                                }
+                            })),
+                        )
+                            .into_response(),
+                        None => next.run(request).await,
                     }
                 }
             },
         );
-        app.route(
+        // Only the root's routes and fallback pay for the check: a request
+        // for a known agent always matches that agent's routes.
+        let root = a2a_server::http::router(self.root.clone(), config).layer(unknown_agents);
+        let root = a2a_grpc::with_grpc(root, self.root.clone(), body_limit);
+        app.merge(root).route(
             AGENTS_PATH,
             axum::routing::get(move || {
                 let listing = listing.clone();
                 async move { axum::Json((*listing).clone()) }
             }),
         )
-        .layer(unknown_agents)
     }
 
     /// What `GET /agents` answers: each agent's name, kind, description and

@@ -17,6 +17,6 @@ pub mod remote;
 
 pub use self::gateway::{
     AGENTS_PATH, AgentDefinition, AgentKind, Gateway, GatewayBuilder, GatewayError, HostedAgent,
-    agent_interfaces, is_valid_agent_name,
+    StopAgent, agent_interfaces, is_valid_agent_name,
 };
 pub use self::peers::{Peers, UnknownAgent, agent_identity};

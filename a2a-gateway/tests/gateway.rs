@@ -394,3 +394,37 @@ fn build_refuses_bad_agent_sets() {
         .unwrap_err();
     assert!(err.to_string().contains("no agent named \"b\""), "{err}");
 }
+
+#[tokio::test]
+async fn shutdown_reaches_every_agent_then_their_stop_hooks() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let hook = |stopped: Arc<AtomicUsize>| -> a2a_gateway::StopAgent {
+        Box::new(move |_grace| {
+            Box::pin(async move {
+                stopped.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+    };
+    let gateway = Gateway::builder()
+        .agent(
+            AgentDefinition::new("a", AgentCard::new("A", "a"), Echo)
+                .on_shutdown(hook(stopped.clone())),
+        )
+        .agent(
+            AgentDefinition::new("b", AgentCard::new("B", "b"), Echo)
+                .on_shutdown(hook(stopped.clone())),
+        )
+        .build("http://127.0.0.1:1")
+        .unwrap();
+    let grace = std::time::Duration::from_millis(10);
+    gateway.service().shutdown(grace).await;
+    assert_eq!(stopped.load(Ordering::SeqCst), 2);
+    // A second shutdown does not run them again.
+    gateway.service().shutdown(grace).await;
+    assert_eq!(stopped.load(Ordering::SeqCst), 2);
+    // After shutdown the agents take no new work.
+    let peers = gateway.peers("a").unwrap();
+    let refused = peers.client("b").unwrap().send_text("late").await;
+    assert!(refused.is_err(), "{refused:?}");
+}

@@ -25,7 +25,7 @@ mod server;
 pub use self::client::{GrpcTransport, MAX_REQUEST, MAX_RESPONSE, register};
 pub use self::error::{from_status, to_status};
 #[cfg(feature = "server")]
-pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, router};
+pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc};
 
 #[rustfmt::skip]
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]

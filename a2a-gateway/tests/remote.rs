@@ -963,3 +963,45 @@ async fn the_gateway_hosts_a_remote_agent_like_any_other() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_remote_agent_of_the_configuration_file_keeps_what_the_file_says() {
+    let remote = remote(false).await;
+    let text = format!(
+        "[agents.reviewer]\nkind = \"remote\"\nurl = \"http://{}\"\ndescription = \"Reviews.\"\n\n[agents.planner]\nkind = \"rust\"\nexecutor = \"echo\"\n",
+        remote.addr
+    );
+    let config = a2a_gateway::config::GatewayConfig::parse("gateway.toml", &text).unwrap();
+    let reviewer = &config.agents[0];
+    assert!(
+        RemoteAgent::configured(&config.agents[1]).await.is_none(),
+        "not remote"
+    );
+    // Without the file's token the remote refuses it: the call fails clearly.
+    let definition = RemoteAgent::configured(reviewer).await.unwrap();
+    assert_eq!(definition.name(), "reviewer");
+    let (listener, addr) = listener().await;
+    let gateway = a2a_gateway::Gateway::builder()
+        .agent(definition)
+        .build(&format!("http://{addr}"))
+        .unwrap();
+    let card = gateway.agent("reviewer").unwrap().card().clone();
+    // The file's description, the remote's name (the file sets no title).
+    assert_eq!(
+        (card.name.as_str(), card.description.as_str()),
+        ("backend", "Reviews.")
+    );
+    let app = gateway.router(HttpConfig::default());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let builder = ClientBuilder::new().track_blocking_sends(false);
+    let card = builder
+        .resolver()
+        .resolve(&format!("http://{addr}/agents/reviewer"))
+        .await
+        .unwrap();
+    let task = send(&builder.build(card).unwrap(), request("hello")).await;
+    assert_eq!(task.status.state, TaskState::Failed);
+    assert!(status_text(&task).contains("\"reviewer\""), "{task:?}");
+}

@@ -58,6 +58,7 @@
 mod config;
 mod error;
 mod forward;
+mod hosting;
 mod link;
 mod mapping;
 
@@ -69,8 +70,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_core::{
-    A2aError, AgentCapabilities, AgentCard, CancelTaskRequest, ErrorKind, Metadata,
-    SendMessageResponse, StreamResponse,
+    A2aError, AgentCard, CancelTaskRequest, ErrorKind, Metadata, SendMessageResponse,
+    StreamResponse,
 };
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use async_trait::async_trait;
@@ -78,7 +79,6 @@ use futures::StreamExt as _;
 
 use self::forward::{Forward, Sending, Sent};
 use self::link::Link;
-use crate::{AgentDefinition, AgentKind};
 
 /// Most conversations whose remote context the gateway remembers; past it
 /// the memory starts over (a new task in a forgotten conversation starts a
@@ -173,54 +173,6 @@ impl RemoteAgent {
     /// waiting for a fetch under way).
     pub fn cached_card(&self) -> Option<Arc<AgentCard>> {
         self.inner.link.cached().map(|c| c.card)
-    }
-
-    /// The agent as a [`Gateway`](crate::Gateway) hosts it, under its name:
-    /// its card made from the remote's with [`hosted_card`](Self::hosted_card),
-    /// fetched now (within the card timeout). A remote that does not answer
-    /// does not stop the gateway: the agent gets a card with its name only,
-    /// and its calls reach the remote once it is up.
-    pub async fn definition(self) -> AgentDefinition {
-        let card = match self.card().await {
-            Ok(card) => RemoteAgent::hosted_card(&card),
-            Err(err) => {
-                tracing::warn!(agent = %self.name(), error = %err, "hosting a remote agent whose card could not be read");
-                AgentCard::new(
-                    self.name(),
-                    "A remote agent (its card could not be read at start).",
-                )
-                .with_streaming(true)
-            }
-        };
-        let (name, url) = (self.name().to_owned(), self.config().url.clone());
-        AgentDefinition::new(name, card, self).kind(AgentKind::Remote, url)
-    }
-
-    /// What of a remote's card the gateway presents as its own agent's:
-    /// name, description, version, provider, documentation, icon, skills,
-    /// input and output modes, and the extensions. Interfaces, security and
-    /// signatures are the gateway's business, as are streaming, push
-    /// notifications and the extended card: the gateway serves them for every
-    /// agent it hosts (streaming is left on; the others off, for the gateway
-    /// to set).
-    pub fn hosted_card(remote: &AgentCard) -> AgentCard {
-        AgentCard {
-            name: remote.name.clone(),
-            description: remote.description.clone(),
-            provider: remote.provider.clone(),
-            version: remote.version.clone(),
-            documentation_url: remote.documentation_url.clone(),
-            capabilities: AgentCapabilities {
-                streaming: Some(true),
-                extensions: remote.capabilities.extensions.clone(),
-                ..AgentCapabilities::default()
-            },
-            default_input_modes: remote.default_input_modes.clone(),
-            default_output_modes: remote.default_output_modes.clone(),
-            skills: remote.skills.clone(),
-            icon_url: remote.icon_url.clone(),
-            ..AgentCard::default()
-        }
     }
 }
 

@@ -364,6 +364,39 @@ async fn remote_events_stream_through_under_local_ids_over_grpc() {
 }
 
 #[tokio::test]
+async fn a_caller_subscribes_to_the_local_task_and_sees_the_remote_progress() {
+    let remote = remote(true).await;
+    let gateway = gateway(RemoteAgent::new("backend", config(remote.addr))).await;
+    let alice = client(gateway, "alice", binding::HTTP_JSON);
+    let mut hold = request("hold");
+    hold.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    let task = send(&alice, hold).await;
+    let subscribe = a2a_core::SubscribeToTaskRequest {
+        id: task.id.clone(),
+        ..Default::default()
+    };
+    let mut events = alice.subscribe_to_task(subscribe, None).await.unwrap();
+    // The stream starts with the task as it stands, then follows it.
+    let first = events.next().await.unwrap().unwrap();
+    assert_eq!(first.state(), Some(TaskState::Working));
+    remote.agent.release.notify_one();
+    let rest: Vec<StreamResponse> = tokio::time::timeout(
+        Duration::from_secs(20),
+        events.map(|e| e.unwrap()).collect(),
+    )
+    .await
+    .unwrap();
+    let last = rest.last().unwrap();
+    assert_eq!(
+        (last.task_id(), last.state()),
+        (task.id.as_str(), Some(TaskState::Completed))
+    );
+}
+
+#[tokio::test]
 async fn a_direct_reply_stays_a_direct_reply() {
     for streaming in [true, false] {
         let remote = remote(streaming).await;

@@ -189,7 +189,8 @@ impl Inner {
             .referenced_tasks
             .iter()
             .filter(|t| t.context_id == ctx.context_id)
-            .find_map(RemoteTask::of);
+            .filter_map(RemoteTask::of)
+            .find(|r| r.agent == self.link.agent);
         if let Some(remote) = referenced {
             return remote.context_id;
         }

@@ -233,10 +233,13 @@ impl<'a> Forward<'a> {
             Some(remote) => (remote.task_id.clone(), remote.context_id.clone()),
             None => (String::new(), self.inner.remote_context(ctx)),
         };
+        // Only tasks of this remote mean anything to it (a store shared by
+        // several agents would hold others' too).
         let reference_task_ids = ctx
             .referenced_tasks
             .iter()
             .filter_map(RemoteTask::of)
+            .filter(|r| r.agent == self.link().agent)
             .map(|r| r.task_id)
             .collect();
         let message = Message {

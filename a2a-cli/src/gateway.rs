@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use a2a_core::AgentCard;
 use a2a_gateway::config::{AgentConfig, AgentSource, GatewayConfig};
+use a2a_gateway::remote::RemoteAgent;
 use a2a_gateway::{AgentDefinition, Gateway};
 use a2a_server::auth::Authenticate;
 use a2a_server::conversation::ConversationLog;
@@ -53,7 +54,10 @@ async fn definition(agent: &AgentConfig) -> anyhow::Result<AgentDefinition> {
                     .into());
             }
         },
-        AgentSource::Process { .. } | AgentSource::Remote { .. } => {
+        AgentSource::Remote { .. } => RemoteAgent::configured(agent)
+            .await
+            .ok_or_else(|| agent.error("kind", "not a remote agent"))?,
+        AgentSource::Process { .. } => {
             return Err(agent
                 .error(
                     "kind",

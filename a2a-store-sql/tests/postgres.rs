@@ -20,6 +20,8 @@ use a2a_store_sql::{OpenError, PostgresStore, PushKey};
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
 
+mod support;
+
 fn url() -> String {
     std::env::var("A2A_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
@@ -138,6 +140,31 @@ async fn credentials_are_encrypted_at_rest_and_a_wrong_key_is_refused() {
         assert!(matches!(wrong.await, Err(OpenError::WrongKey)));
         let keyless = PostgresStore::connect_with(options, None);
         assert!(matches!(keyless.await, Err(OpenError::KeyRequired)));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_counts_migration_counts_the_tasks_already_stored() {
+    in_fresh_schema(None, |store, options| async move {
+        support::seed(&store, 0..3).await;
+        // Back to the schema before the counts (migration 1), tasks and all...
+        sqlx::raw_sql(
+            "DROP TRIGGER tasks_counted_created ON tasks; DROP TRIGGER tasks_counted_deleted ON tasks; \
+             DROP TRIGGER tasks_counted_moved ON tasks; DROP FUNCTION a2a_tasks_counted(); \
+             DROP FUNCTION a2a_count_state(TEXT, TEXT, INTEGER, BIGINT); \
+             DROP FUNCTION a2a_count_context(TEXT, TEXT, TEXT, INTEGER, BIGINT); \
+             DROP TABLE task_counts; DROP TABLE task_context_counts; \
+             DELETE FROM _sqlx_migrations WHERE version = 2",
+        )
+        .execute(store.pool())
+        .await
+        .unwrap();
+        // ...and tasks written by a release that kept no counts.
+        support::seed(&store, 3..5).await;
+        let reopened = PostgresStore::connect_with(options, None).await.unwrap();
+        support::assert_seeded_totals(&reopened).await;
+        reopened.close().await;
     })
     .await;
 }

@@ -168,3 +168,52 @@ async fn the_counts_migration_counts_the_tasks_already_stored() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn tasks_moving_both_ways_at_once_keep_their_counts_without_deadlock() {
+    use a2a_core::{ListTasksRequest, StreamResponse, Task, TaskState};
+    use a2a_server::store::{Cause, TaskStore};
+    in_fresh_schema(None, |store, _| async move {
+        // Writers flip their tasks between two states at once, half of them
+        // one way while the other half go the other: count rows taken in
+        // write order, not key order, would deadlock.
+        let states = [TaskState::Working, TaskState::InputRequired];
+        let writers = (0..16).map(|i| {
+            let store = store.clone();
+            async move {
+                let id = format!("flip-{i}");
+                let mut task = Task::new(id, "shared", states[i % 2]);
+                let event = StreamResponse::Task(task.clone());
+                let cause = Cause::event(&event);
+                store
+                    .create(&support::owner(), &task, &cause)
+                    .await
+                    .unwrap();
+                let mut version = 1;
+                for turn in 1..=20 {
+                    task.status.state = states[(i + turn) % 2];
+                    version = store
+                        .update(&support::owner(), &task, version, &cause)
+                        .await
+                        .unwrap();
+                }
+            }
+        });
+        futures::future::join_all(writers).await;
+        // Twenty flips bring every task back to its first state.
+        for (state, want) in [(TaskState::Working, 8), (TaskState::InputRequired, 8)] {
+            for context in ["", "shared"] {
+                let request = ListTasksRequest {
+                    context_id: context.into(),
+                    status: state,
+                    ..Default::default()
+                };
+                let page = TaskStore::list(&store, &support::owner(), &request)
+                    .await
+                    .unwrap();
+                assert_eq!(page.total_size, want, "{state} in {context:?}");
+            }
+        }
+    })
+    .await;
+}

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use a2a_client::{CallOptions, RootCertificates, Transport};
-use a2a_core::{Message, SendMessageRequest, TaskState};
-use a2a_grpc::{GrpcSettings, GrpcTransport};
+use a2a_client::ClientBuilder;
+use a2a_core::{Message, SendMessageRequest, TaskState, binding};
+use a2a_grpc::GrpcSettings;
 use a2a_server::http::{HttpConfig, ServeConfig};
 use futures::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -120,18 +120,14 @@ async fn quiet_stream(client_ping: Duration, server_ping: Duration) -> Outcome {
     config.http2_keep_alive_timeout = Duration::from_secs(10);
     let server = support::serve(support::card, config, HttpConfig::default()).await;
     let cutter = idle_cutter(server.addr, IDLE_CUT).await;
+    // Through the client builder, as an application would set it.
     let settings = GrpcSettings::default().keep_alive(client_ping, Duration::from_secs(10));
-    let transport = GrpcTransport::connect_lazy_with(
-        &cutter.addr.to_string(),
-        &RootCertificates::system(),
-        &settings,
-    )
-    .unwrap();
-    let request = SendMessageRequest::new(Message::user_text(QUIET));
-    let events = transport
-        .send_streaming_message(request, &CallOptions::default())
-        .await
+    let client = a2a_grpc::register_with(ClientBuilder::new(), settings)
+        .prefer([binding::GRPC])
+        .build(support::card(cutter.addr))
         .unwrap();
+    let request = SendMessageRequest::new(Message::user_text(QUIET));
+    let events = client.send_streaming_message(request, None).await.unwrap();
     let events: Vec<_> = tokio::time::timeout(Duration::from_secs(20), events.collect())
         .await
         .expect("the stream ends, with its last event or an error");

@@ -11,7 +11,11 @@
 -- its count rows in key order (the old and new keys of a move sorted), so two
 -- writers moving tasks in opposite directions cannot deadlock; every task
 -- write is one row (a statement writing many tasks at once would lock them in
--- row order, and should sort its rows).
+-- row order, and should sort its rows). Such a statement would also move an
+-- owner's count rows once per task, each time past every version it left
+-- earlier in its transaction: 50,000 tasks of one owner in one INSERT took
+-- 39 s here, against 1 s without the counts. One task per statement, as the
+-- store writes, costs about 0.1 ms more.
 
 -- No task write may fall between counting the stored tasks and the trigger.
 LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE;

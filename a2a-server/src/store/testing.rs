@@ -1024,6 +1024,7 @@ pub async fn job_writes_suite<S: TaskStore + JobStore>(store: &S) {
         version_of(&busy).await,
         Err(StoreError::NotFound(_))
     ));
+    totals::total_size_follows_retention(store).await;
 }
 
 /// Creates `task` (`version` 0) or updates it from `version`, with `job`.

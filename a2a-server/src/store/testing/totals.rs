@@ -10,7 +10,9 @@ use a2a_core::{ListTasksRequest, TaskState};
 
 use super::{at_ms, caller_in, fresh_tenant, status_event, task_at};
 use crate::Caller;
-use crate::store::task::{Cause, StoreError, TaskStore};
+use crate::store::job::{JobState, JobStore, NewJob};
+use crate::store::retention::prune_finished;
+use crate::store::task::{Cause, JobWrite, StoreError, TaskStore};
 
 /// A task as the model knows it.
 struct Modelled {
@@ -232,4 +234,63 @@ pub(super) async fn total_size_follows_writes<S: TaskStore>(store: &S) {
         .unwrap();
     model.push(task);
     assert_totals(store, &owners, &model, "a deleted id created again").await;
+}
+
+/// totalSize follows retention, which deletes the tasks of jobs finished
+/// before a cutoff. Its jobs finished long before any other of the job
+/// suite's, so the cutoff takes only them.
+pub(super) async fn total_size_follows_retention<S: TaskStore + JobStore>(store: &S) {
+    let tenant = fresh_tenant();
+    let user = format!("retained-{}", a2a_core::new_id());
+    let owners = [
+        caller_in(&tenant, &user),
+        caller_in(&tenant, &format!("{user}-bob")),
+        caller_in(&fresh_tenant(), &user),
+    ];
+    let prefix = a2a_core::new_id();
+    let mut model = Vec::new();
+    // Jobs finished at 1 s, 2 s and 3 s after the epoch, and a task without one.
+    for (i, finished_s) in [Some(1), Some(2), Some(3), None].into_iter().enumerate() {
+        let task = Modelled {
+            owner: i % 2 * 2,
+            id: format!("{prefix}-{i}"),
+            context: CONTEXTS[i % 2],
+            state: if finished_s.is_some() {
+                TaskState::Completed
+            } else {
+                TaskState::Working
+            },
+            ms: 1_000 + i64::try_from(i).unwrap(),
+            version: 1,
+        };
+        let stored = task_at(&task.id, task.context, Some(task.ms), task.state);
+        let event = status_event(&stored);
+        let job = finished_s.map(|s| NewJob {
+            task_id: &task.id,
+            owner: &owners[task.owner],
+            node: "node-r",
+            request: "{}",
+            at: at_ms(s * 1_000),
+        });
+        let cause = match &job {
+            Some(job) => Cause::event(&event).with_job(JobWrite::RecordFinished {
+                job,
+                state: JobState::Completed,
+                reason: None,
+            }),
+            None => Cause::event(&event),
+        };
+        store
+            .create(&owners[task.owner], &stored, &cause)
+            .await
+            .unwrap();
+        model.push(task);
+    }
+    assert_totals(store, &owners, &model, "tasks with finished jobs").await;
+    let pruned = prune_finished(store, store, None, at_ms(2_500))
+        .await
+        .unwrap();
+    assert_eq!(pruned, 2, "the jobs finished before the cutoff go");
+    model.drain(..2);
+    assert_totals(store, &owners, &model, "retention").await;
 }

@@ -42,7 +42,8 @@ pub(crate) struct Child {
     generation: u64,
     pid: Option<u32>,
     started: Instant,
-    writer: JoinHandle<()>,
+    /// Taken when stopped: a finished `JoinHandle` must not be awaited twice.
+    writer: Option<JoinHandle<()>>,
     reader: Option<JoinHandle<()>>,
     stderr: JoinHandle<()>,
 }
@@ -91,19 +92,21 @@ pub(crate) fn start(
     ));
     let reader = tokio::spawn(read_lines(Arc::clone(shared), generation, stdout));
     let stderr = tokio::spawn(log_stderr(Arc::clone(shared), pid, stderr));
-    shared.state.send_replace(ProcessState {
-        phase: Phase::Running,
-        generation,
-        pid,
-        restarts: generation - 1,
-        last_exit: shared.state.borrow().last_exit.clone(),
+    shared.state.send_modify(|state| {
+        *state = ProcessState {
+            phase: Phase::Running,
+            generation,
+            pid,
+            restarts: generation - 1,
+            last_exit: state.last_exit.take(),
+        };
     });
     Ok(Child {
         process,
         generation,
         pid,
         started: Instant::now(),
-        writer,
+        writer: Some(writer),
         reader: Some(reader),
         stderr,
     })
@@ -122,13 +125,12 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut child: Child, queue: Queu
     let name = shared.name.clone();
     let mut backoff = Backoff::new(shared.config.restart_initial, shared.config.restart_max);
     loop {
-        let ended = run(&shared, &mut child).await;
-        let uptime = child.started.elapsed();
+        let (ended, uptime) = run(&shared, &mut child).await;
         child.finish_io().await;
         let what = match ended {
             Ended::Stopped(what) => {
                 tracing::info!(agent = %name, pid = child.pid, "agent process {what}");
-                stopped(&shared, format!("{what} (shut down)"));
+                stopped(&shared, what);
                 return;
             }
             Ended::Died(what) => what,
@@ -175,8 +177,10 @@ fn stopped(shared: &Shared, what: String) {
     });
 }
 
-/// Waits for the child to die, to close its stdout, or for the shutdown.
-async fn run(shared: &Shared, child: &mut Child) -> Ended {
+/// Waits for the child to die, to close its stdout, or for the shutdown;
+/// returns how, and how long the child was up (until the first sign of its
+/// end, not counting the graces after it).
+async fn run(shared: &Shared, child: &mut Child) -> (Ended, Duration) {
     let reader = async {
         match child.reader.as_mut() {
             Some(reader) => {
@@ -185,31 +189,39 @@ async fn run(shared: &Shared, child: &mut Child) -> Ended {
             None => std::future::pending().await,
         }
     };
+    let started = child.started;
+    let uptime = || started.elapsed();
     tokio::select! {
-        status = child.process.wait() => Ended::Died(describe(status)),
+        status = child.process.wait() => (Ended::Died(describe(status)), uptime()),
         () = reader => {
             child.reader = None;
+            let uptime = uptime();
             // Usually the child is exiting; one that lives on without its
             // stdout can never finish a task again.
-            match tokio::time::timeout(STDOUT_CLOSED_GRACE, child.process.wait()).await {
+            let ended = match tokio::time::timeout(STDOUT_CLOSED_GRACE, child.process.wait()).await {
                 Ok(status) => Ended::Died(describe(status)),
+                // The timer can beat the exit notice by a hair; a child that
+                    // has exited is reaped here and described as it ended.
+                Err(_) if matches!(child.process.try_wait(), Ok(Some(_))) => {
+                    Ended::Died(describe(child.process.wait().await))
+                }
                 Err(_) => {
                     tracing::warn!(agent = %shared.name, pid = child.pid, "agent process closed its stdout but kept running; killing it");
                     let _ = child.process.start_kill();
                     let _ = child.process.wait().await;
                     Ended::Died("closed its stdout (killed)".to_owned())
                 }
-            }
+            };
+            (ended, uptime)
         }
-        () = shared.shutdown.cancelled() => Ended::Stopped(stop(shared, child).await),
+        () = shared.shutdown.cancelled() => (Ended::Stopped(stop(shared, child).await), uptime()),
     }
 }
 
 /// Closes the child's stdin (the protocol's "stop"), then asks with SIGTERM,
 /// then kills: each step after half the grace.
 async fn stop(shared: &Shared, child: &mut Child) -> String {
-    child.writer.abort();
-    let _ = (&mut child.writer).await;
+    child.stop_writer().await;
     let half = shared.stop_grace() / 2;
     if let Ok(status) = tokio::time::timeout(half, child.process.wait()).await {
         return describe(status);
@@ -231,11 +243,20 @@ async fn stop(shared: &Shared, child: &mut Child) -> String {
 
 impl Child {
     /// Stops the writer and lets the reader deliver what the child wrote.
+    async fn stop_writer(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            writer.abort();
+            let _ = writer.await;
+        }
+    }
+
     async fn finish_io(&mut self) {
-        self.writer.abort();
-        let _ = (&mut self.writer).await;
+        self.stop_writer().await;
         if let Some(mut reader) = self.reader.take() {
-            if tokio::time::timeout(DRAIN_GRACE, &mut reader).await.is_err() {
+            if tokio::time::timeout(DRAIN_GRACE, &mut reader)
+                .await
+                .is_err()
+            {
                 reader.abort();
             }
         }

@@ -196,7 +196,10 @@ mod tests {
         let ms = Duration::from_millis;
         let mut backoff = Backoff::new(ms(100), ms(1000));
         let delays: Vec<_> = (0..6).map(|_| backoff.next_delay()).collect();
-        assert_eq!(delays, [ms(100), ms(200), ms(400), ms(800), ms(1000), ms(1000)]);
+        assert_eq!(
+            delays,
+            [ms(100), ms(200), ms(400), ms(800), ms(1000), ms(1000)]
+        );
         backoff.child_ran(ms(999));
         assert_eq!(backoff.next_delay(), ms(1000));
         backoff.child_ran(ms(1000));

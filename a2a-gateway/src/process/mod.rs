@@ -45,8 +45,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a_core::{
-    A2aError, Artifact, StreamResponse, TaskArtifactUpdateEvent, TaskStatus,
-    TaskStatusUpdateEvent,
+    A2aError, Artifact, StreamResponse, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent,
 };
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use async_trait::async_trait;
@@ -117,8 +116,8 @@ impl ProcessAgent {
         config: ProcessAgentConfig,
     ) -> Result<ProcessAgent, ProcessError> {
         let name = name.into();
-        let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|_| ProcessError::NoRuntime {
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| ProcessError::NoRuntime {
                 agent: name.clone(),
             })?;
         let program = config.program.clone();
@@ -132,13 +131,12 @@ impl ProcessAgent {
         let (shared, queue) = Shared::new(name.clone(), config, initial);
         let queue: child::Queue = Arc::new(tokio::sync::Mutex::new(queue));
         let _guard = runtime.enter();
-        let first = child::start(&shared, 1, &queue, Vec::new()).map_err(|source| {
-            ProcessError::Spawn {
+        let first =
+            child::start(&shared, 1, &queue, Vec::new()).map_err(|source| ProcessError::Spawn {
                 agent: name,
                 program,
                 source,
-            }
-        })?;
+            })?;
         let supervisor = runtime.spawn(child::supervise(Arc::clone(&shared), first, queue));
         Ok(ProcessAgent {
             handle: Arc::new(Handle {

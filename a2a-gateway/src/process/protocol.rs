@@ -34,7 +34,11 @@ pub(crate) struct Execute {
 
 /// The gateway's lines other than `hello` and `execute`.
 #[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub(crate) enum Notice<'a> {
     /// Stop working on a task.
     Cancel { task_id: &'a str },
@@ -77,7 +81,11 @@ impl CheckpointLine {
 
 /// One line from the agent.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub(crate) enum FromAgent {
     /// The task moves to a state.
     Status {
@@ -181,12 +189,12 @@ fn state_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<TaskState, D
         _ => name.parse::<TaskState>().ok(),
     };
     match state {
-        Some(TaskState::Submitted | TaskState::Unspecified) | None => Err(D::Error::custom(
-            format_args!(
+        Some(TaskState::Submitted | TaskState::Unspecified) | None => {
+            Err(D::Error::custom(format_args!(
                 "unknown state {name:?}; expected working, completed, failed, canceled, \
                  rejected, input-required or auth-required"
-            ),
-        )),
+            )))
+        }
         Some(state) => Ok(state),
     }
 }
@@ -219,7 +227,10 @@ pub(crate) fn parse(line: &[u8]) -> Result<FromAgent, BadLine> {
         Ok(value) => value,
         Err(error) => return Err(BadLine::NotJson(error.to_string())),
     };
-    let kind = value.get("type").and_then(Value::as_str).unwrap_or_default();
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if !matches!(kind, "status" | "artifact" | "reply" | "event" | "log") {
         let shown = match kind.is_empty() {
             true => "a line without a \"type\"".to_owned(),

@@ -172,8 +172,7 @@ impl Shared {
         let (lost_in, lost) = oneshot::channel();
         let registration = {
             let mut table = self.table();
-            if table.tasks.len() >= self.config.max_tasks && !table.tasks.contains_key(&task_id)
-            {
+            if table.tasks.len() >= self.config.max_tasks && !table.tasks.contains_key(&task_id) {
                 return Err(A2aError::busy(
                     format!(
                         "agent '{}' is working on {} tasks, its most at once",

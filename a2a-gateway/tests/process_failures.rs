@@ -68,7 +68,7 @@ async fn resend_gives_in_flight_tasks_to_the_restarted_child() {
     assert_eq!(task.status.state, TaskState::Failed);
     assert_eq!(
         status_text(&task),
-        "agent 'test' exited (status 5); restarted (the task was sent 1 more times; giving up)"
+        "agent 'test' exited (status 5); restarted (gave up after 1 resends)"
     );
     eventually(|| gateway.agent.state().borrow().restarts == 3).await;
 }

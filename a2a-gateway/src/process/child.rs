@@ -471,7 +471,7 @@ async fn dispatch(shared: &Shared, generation: u64, line: &[u8], warnings: &mut 
         }
         Ok(parsed) => {
             let task_id = parsed.task_id().unwrap_or_default().to_owned();
-            (task_id, Inbound::Line(parsed))
+            (task_id, Inbound::Line(Box::new(parsed)))
         }
         Err(BadLine::Invalid {
             kind,

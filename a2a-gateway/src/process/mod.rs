@@ -7,9 +7,10 @@
 //! at once. A child that dies is restarted with exponential backoff, and the
 //! tasks it had are failed with a reason ("agent 'echo' exited (status 1);
 //! restarted") or sent again, per [`InFlightPolicy`]. Its stderr goes to the
-//! log with the agent's name. The protocol is in `PROCESS_PROTOCOL.md` next
-//! to this crate's manifest, with an example exchange; `examples/gateway/agents/echo.py`
-//! is a commented agent to start from.
+//! log with the agent's name. The protocol follows below (it is the crate's
+//! `PROCESS_PROTOCOL.md`), with an example exchange;
+//! `examples/gateway/agents/echo.py` in the repository is a commented agent
+//! to start from.
 //!
 //! ```no_run
 //! use a2a_core::AgentCard;
@@ -34,6 +35,8 @@
 //! that names a task but does not fit fails that task with the reason. A
 //! child that writes faster than its tasks' events are stored is slowed down
 //! by its own stdout pipe filling up.
+//!
+#![doc = include_str!("../../PROCESS_PROTOCOL.md")]
 
 mod child;
 mod config;
@@ -225,7 +228,7 @@ impl AgentExecutor for ProcessAgent {
                         }
                     }
                     Some(Inbound::Line(line)) => {
-                        if forward.line(line).await? {
+                        if forward.line(*line).await? {
                             return Ok(());
                         }
                     }
@@ -335,7 +338,7 @@ impl Forward<'_> {
             } => {
                 fill_ids(&mut event, events);
                 let done = event_ends_turn(&event, self.started);
-                (event, checkpoint, done)
+                (*event, checkpoint, done)
             }
             FromAgent::Log { .. } => return Ok(false),
         };

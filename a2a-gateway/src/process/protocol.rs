@@ -123,7 +123,7 @@ pub(crate) enum FromAgent {
     Event {
         #[serde(alias = "task_id")]
         task_id: String,
-        event: StreamResponse,
+        event: Box<StreamResponse>,
         checkpoint: Option<CheckpointLine>,
     },
     /// A log line for the gateway's log.

@@ -34,7 +34,7 @@ pub(crate) enum Outgoing {
 #[derive(Debug)]
 pub(crate) enum Inbound {
     /// A line about this task.
-    Line(super::protocol::FromAgent),
+    Line(Box<super::protocol::FromAgent>),
     /// A line that names this task but could not be used; the reason.
     Invalid(String),
 }
@@ -264,7 +264,7 @@ impl Shared {
                 }
                 InFlightPolicy::Resend { max_resends } => lost.push((
                     task_id.clone(),
-                    format!("{reason} (the task was sent {max_resends} more times; giving up)"),
+                    format!("{reason} (gave up after {max_resends} resends)"),
                 )),
                 InFlightPolicy::Fail => lost.push((task_id.clone(), reason.to_owned())),
             }

@@ -73,6 +73,24 @@ async fn resend_gives_in_flight_tasks_to_the_restarted_child() {
     eventually(|| gateway.agent.state().borrow().restarts == 3).await;
 }
 
+#[tokio::test]
+async fn a_resent_task_resumes_from_its_last_stored_checkpoint() {
+    let policy = InFlightPolicy::Resend { max_resends: 1 };
+    let gateway = Gateway::start(
+        config()
+            .restart_backoff(Duration::ZERO, Duration::ZERO)
+            .in_flight(policy),
+    );
+    // Turn 1 is checkpointed and acknowledged, then the child dies.
+    let task = gateway.task("turns").await;
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(
+        status_text(&task),
+        r#"resumed after turn 1 with {"done": ["t1"]}"#
+    );
+    assert_eq!(task.artifacts[0].artifact_id, "t1");
+}
+
 /// Restart delays double from the initial one up to the cap. The clock is
 /// paused: each wait passes as soon as nothing else can run, and the
 /// supervisor's sleeps are measured exactly.

@@ -121,6 +121,20 @@ def handle(line):
             acked = acks[task].wait(10)
             status(task, "completed", "acked" if acked else "no ack")
         threading.Thread(target=turn, daemon=True).start()
+    elif word == "turns":
+        checkpoint = line.get("checkpoint")
+        if line.get("resumed") and checkpoint:
+            status(task, "completed", "resumed after turn %d with %s"
+                   % (checkpoint["turn"], json.dumps(checkpoint["state"])))
+            return
+        acks[task] = threading.Event()
+
+        def first_turn_then_crash():
+            send({"type": "artifact", "taskId": task, "artifactId": "t1", "text": "turn 1",
+                  "checkpoint": {"turn": 1, "state": {"done": ["t1"]}}})
+            acks[task].wait(10)
+            os._exit(9)
+        threading.Thread(target=first_turn_then_crash, daemon=True).start()
     elif word == "hello":
         status(task, "completed", "%s %s" % (hello.get("agent"), hello.get("protocol")))
     elif word == "pid":

@@ -48,12 +48,13 @@ pub(crate) struct Child {
     stderr: JoinHandle<()>,
 }
 
-/// Starts child `generation`, which is sent `first` before anything queued.
+/// Starts child `generation`, which is sent `first` before anything queued
+/// (taken only once the child runs: a failed start leaves it for the next).
 pub(crate) fn start(
     shared: &Arc<Shared>,
     generation: u64,
     queue: &Queue,
-    first: Vec<Outgoing>,
+    first: &mut Vec<Outgoing>,
 ) -> io::Result<Child> {
     let config = &shared.config;
     let mut command = Command::new(&config.program);
@@ -88,7 +89,7 @@ pub(crate) fn start(
         generation,
         stdin,
         Arc::clone(queue),
-        first,
+        std::mem::take(first),
     ));
     let reader = tokio::spawn(read_lines(Arc::clone(shared), generation, stdout));
     let stderr = tokio::spawn(log_stderr(Arc::clone(shared), pid, stderr));
@@ -156,12 +157,10 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut child: Child, queue: Queu
                     return;
                 }
             }
-            match start(&shared, generation, &queue, std::mem::take(&mut resend)) {
+            match start(&shared, generation, &queue, &mut resend) {
                 Ok(next) => break next,
                 Err(error) => {
                     tracing::warn!(agent = %name, %error, "agent process could not be restarted");
-                    // What was to be resent must not be lost with the attempt.
-                    resend = shared.orphaned(generation, &reason);
                 }
             }
         };
@@ -201,7 +200,7 @@ async fn run(shared: &Shared, child: &mut Child) -> (Ended, Duration) {
             let ended = match tokio::time::timeout(STDOUT_CLOSED_GRACE, child.process.wait()).await {
                 Ok(status) => Ended::Died(describe(status)),
                 // The timer can beat the exit notice by a hair; a child that
-                    // has exited is reaped here and described as it ended.
+                // has exited is reaped here and described as it ended.
                 Err(_) if matches!(child.process.try_wait(), Ok(Some(_))) => {
                     Ended::Died(describe(child.process.wait().await))
                 }
@@ -242,7 +241,7 @@ async fn stop(shared: &Shared, child: &mut Child) -> String {
 }
 
 impl Child {
-    /// Stops the writer and lets the reader deliver what the child wrote.
+    /// Stops the writer, which closes the child's stdin.
     async fn stop_writer(&mut self) {
         if let Some(writer) = self.writer.take() {
             writer.abort();
@@ -250,6 +249,7 @@ impl Child {
         }
     }
 
+    /// Stops the writer and lets the reader deliver what the child wrote.
     async fn finish_io(&mut self) {
         self.stop_writer().await;
         if let Some(mut reader) = self.reader.take() {
@@ -491,8 +491,11 @@ async fn dispatch(shared: &Shared, generation: u64, line: &[u8], warnings: &mut 
                     BadLine::NotJson(error) => {
                         tracing::warn!(agent = %name, nth, %error, %line, "agent line is not JSON; ignored");
                     }
-                    BadLine::UnknownType(what) => {
-                        tracing::warn!(agent = %name, nth, %line, "agent line of unknown {what}; ignored");
+                    BadLine::UnknownType(Some(kind)) => {
+                        tracing::warn!(agent = %name, nth, %line, "agent line of unknown type {kind:?}; ignored");
+                    }
+                    BadLine::UnknownType(None) => {
+                        tracing::warn!(agent = %name, nth, %line, "agent line without a \"type\"; ignored");
                     }
                     BadLine::Invalid { kind, error, .. } => {
                         tracing::warn!(agent = %name, nth, %error, %line, "agent {kind} line without a taskId; ignored");
@@ -518,11 +521,11 @@ async fn dispatch(shared: &Shared, generation: u64, line: &[u8], warnings: &mut 
 fn log_line(agent: &str, task_id: Option<&str>, level: Option<&str>, text: &str) {
     let task_id = task_id.unwrap_or_default();
     match level.map(str::to_ascii_lowercase).as_deref() {
-        Some("error") => tracing::error!(agent, task_id, "{text}"),
-        Some("warn" | "warning") => tracing::warn!(agent, task_id, "{text}"),
-        Some("debug") => tracing::debug!(agent, task_id, "{text}"),
-        Some("trace") => tracing::trace!(agent, task_id, "{text}"),
-        _ => tracing::info!(agent, task_id, "{text}"),
+        Some("error") => tracing::error!(agent = %agent, task_id, "{text}"),
+        Some("warn" | "warning") => tracing::warn!(agent = %agent, task_id, "{text}"),
+        Some("debug") => tracing::debug!(agent = %agent, task_id, "{text}"),
+        Some("trace") => tracing::trace!(agent = %agent, task_id, "{text}"),
+        _ => tracing::info!(agent = %agent, task_id, "{text}"),
     }
 }
 
@@ -534,10 +537,10 @@ async fn log_stderr(shared: Arc<Shared>, pid: Option<u32>, stderr: tokio::proces
         match read_line(&mut reader, &mut line, MAX_STDERR_LINE).await {
             Ok(ReadLine::Line) => {
                 let text = String::from_utf8_lossy(&line);
-                tracing::info!(target: "a2a_gateway::process::stderr", agent, pid, "{text}");
+                tracing::info!(target: "a2a_gateway::process::stderr", agent = %agent, pid, "{text}");
             }
             Ok(ReadLine::TooLong(length)) => {
-                tracing::info!(target: "a2a_gateway::process::stderr", agent, pid, length, "(a stderr line too long to log)");
+                tracing::info!(target: "a2a_gateway::process::stderr", agent = %agent, pid, length, "(a stderr line too long to log)");
             }
             Ok(ReadLine::Eof) | Err(_) => return,
         }

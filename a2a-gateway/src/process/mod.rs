@@ -134,12 +134,13 @@ impl ProcessAgent {
         let (shared, queue) = Shared::new(name.clone(), config, initial);
         let queue: child::Queue = Arc::new(tokio::sync::Mutex::new(queue));
         let _guard = runtime.enter();
-        let first =
-            child::start(&shared, 1, &queue, Vec::new()).map_err(|source| ProcessError::Spawn {
+        let first = child::start(&shared, 1, &queue, &mut Vec::new()).map_err(|source| {
+            ProcessError::Spawn {
                 agent: name,
                 program,
                 source,
-            })?;
+            }
+        })?;
         let supervisor = runtime.spawn(child::supervise(Arc::clone(&shared), first, queue));
         Ok(ProcessAgent {
             handle: Arc::new(Handle {

@@ -204,9 +204,9 @@ fn state_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<TaskState, D
 pub(crate) enum BadLine {
     /// Not JSON at all (or not UTF-8).
     NotJson(String),
-    /// JSON without a `type` this gateway knows; ignored for forward
-    /// compatibility.
-    UnknownType(String),
+    /// JSON without a `type` this gateway knows (the type, if it has one);
+    /// ignored for forward compatibility.
+    UnknownType(Option<String>),
     /// A known type with fields that do not fit; `task_id` when the line
     /// names one, so that task can be told.
     Invalid {
@@ -232,11 +232,8 @@ pub(crate) fn parse(line: &[u8]) -> Result<FromAgent, BadLine> {
         .and_then(Value::as_str)
         .unwrap_or_default();
     if !matches!(kind, "status" | "artifact" | "reply" | "event" | "log") {
-        let shown = match kind.is_empty() {
-            true => "a line without a \"type\"".to_owned(),
-            false => format!("type {kind:?}"),
-        };
-        return Err(BadLine::UnknownType(shown));
+        let kind = (!kind.is_empty()).then(|| kind.to_owned());
+        return Err(BadLine::UnknownType(kind));
     }
     let task_id = ["taskId", "task_id"]
         .iter()

@@ -91,6 +91,55 @@ async fn a_resent_task_resumes_from_its_last_stored_checkpoint() {
     assert_eq!(task.artifacts[0].artifact_id, "t1");
 }
 
+/// A restart that cannot start the program is tried again with backoff, and
+/// the tasks waiting to be resent wait for the child that does start.
+#[tokio::test]
+async fn a_failed_restart_is_retried_and_keeps_the_tasks_to_resend() {
+    // The interpreter itself: `python3` on PATH may be a wrapper script
+    // (pyenv's shims) that goes by the name it is called with.
+    let output = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    let python = std::path::PathBuf::from(String::from_utf8(output.stdout).unwrap().trim());
+    // The program is a symlink the test removes and puts back (a link, not
+    // a copy: an executable written while other tests fork can be "busy").
+    let dir = std::env::temp_dir().join(format!("a2a-process-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("agent-python");
+    let _ = std::fs::remove_file(&program);
+    std::os::unix::fs::symlink(&python, &program).unwrap();
+    let policy = InFlightPolicy::Resend { max_resends: 1 };
+    let config = ProcessAgentConfig::new(&program)
+        .arg("-u")
+        .arg(script("test_agent.py"))
+        .restart_backoff(Duration::from_millis(10), Duration::from_millis(40))
+        .in_flight(policy);
+    let gateway = Gateway::start(config);
+    std::fs::remove_file(&program).unwrap();
+
+    let mut state = gateway.agent.state();
+    let put_back = async {
+        // Two attempts in the restarting phase: the first restart failed.
+        let mut attempts = 0;
+        while attempts < 2 {
+            state.changed().await.unwrap();
+            if state.borrow_and_update().phase == Phase::Restarting {
+                attempts += 1;
+            }
+        }
+        std::os::unix::fs::symlink(&python, &program).unwrap();
+    };
+    // The task exists only once a child answers, so the send waits for it.
+    let both = async { tokio::join!(gateway.task("crash-once"), put_back) };
+    let (task, ()) = tokio::time::timeout(Duration::from_secs(20), both)
+        .await
+        .expect("the resent task is answered");
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(status_text(&task), "resumed after a crash");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Restart delays double from the initial one up to the cap. The clock is
 /// paused: each wait passes as soon as nothing else can run, and the
 /// supervisor's sleeps are measured exactly.

@@ -212,3 +212,31 @@ async fn tasks_over_the_limit_are_refused() {
         "{second:?}"
     );
 }
+
+/// The example agent users start from (examples/gateway/agents/echo.py)
+/// does what its comments say.
+#[tokio::test]
+async fn the_example_echo_agent_works() {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/gateway/agents/echo.py");
+    let config = a2a_gateway::process::ProcessAgentConfig::new("python3").arg(script);
+    let gateway = Gateway::start(config);
+    assert_eq!(status_text(&gateway.task("hi").await), "hi");
+
+    let asked = gateway.task("ask").await;
+    assert_eq!(asked.status.state, TaskState::InputRequired);
+    let answer = Message::user_text("Ada").with_task_id(asked.id.clone());
+    let greeted = gateway.task_for(SendMessageRequest::new(answer)).await;
+    assert_eq!(status_text(&greeted), "Hello, Ada!");
+
+    let request = SendMessageRequest::new(Message::user_text("ping"));
+    let SendMessageResponse::Message(pong) = gateway.send(request).await else {
+        panic!("expected a message")
+    };
+    assert_eq!(pong.text(), "pong");
+
+    let counted = gateway.task("slow 1").await;
+    assert_eq!(status_text(&counted), "done counting");
+    assert_eq!(counted.artifacts[0].parts[0].as_text(), Some("1 "));
+    gateway.agent.shutdown(Duration::from_secs(5)).await;
+}

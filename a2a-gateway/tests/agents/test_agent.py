@@ -129,12 +129,16 @@ def handle(line):
             return
         acks[task] = threading.Event()
 
-        def first_turn_then_crash():
+        def first_turn_then_stop():
             send({"type": "artifact", "taskId": task, "artifactId": "t1", "text": "turn 1",
                   "checkpoint": {"turn": 1, "state": {"done": ["t1"]}}})
             acks[task].wait(10)
-            os._exit(9)
-        threading.Thread(target=first_turn_then_crash, daemon=True).start()
+            if rest == "hold":
+                # Stay on the task until the gateway goes away.
+                status(task, "working", "turn 1 stored")
+            else:
+                os._exit(9)
+        threading.Thread(target=first_turn_then_stop, daemon=True).start()
     elif word == "hello":
         status(task, "completed", "%s %s" % (hello.get("agent"), hello.get("protocol")))
     elif word == "pid":

@@ -70,6 +70,26 @@ impl ProcessAgentConfig {
         }
     }
 
+    /// Runs a command line given as program and arguments (as a
+    /// configuration file lists it); `None` when it is empty.
+    ///
+    /// ```
+    /// use a2a_gateway::process::ProcessAgentConfig;
+    ///
+    /// let config = ProcessAgentConfig::from_command(["python3", "agents/coder.py"]).unwrap();
+    /// assert_eq!(config.program, std::path::Path::new("python3"));
+    /// assert!(ProcessAgentConfig::from_command(Vec::<String>::new()).is_none());
+    /// ```
+    pub fn from_command<I, S>(command: I) -> Option<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        let mut command = command.into_iter().map(Into::into);
+        let program = command.next()?;
+        Some(ProcessAgentConfig::new(program).args(command))
+    }
+
     /// Adds an argument.
     #[must_use]
     pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
@@ -152,6 +172,14 @@ pub enum InFlightPolicy {
         /// How many times one task is sent again before it is failed.
         max_resends: u32,
     },
+}
+
+impl InFlightPolicy {
+    /// [`Resend`](Self::Resend) with the default limit: each task is sent
+    /// again at most 3 times.
+    pub const fn resend() -> Self {
+        InFlightPolicy::Resend { max_resends: 3 }
+    }
 }
 
 /// Exponential restart delays: `initial`, doubling, capped at `max`.

@@ -116,6 +116,10 @@ pub struct ServeArgs {
     /// The private key of --tls-cert (PEM).
     #[arg(long, value_name = "FILE", env = "A2A_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Host the agents of this gateway file (TOML) instead of the built-in
+    /// echo agent: each under /agents/NAME with its own card and tasks.
+    #[arg(long, value_name = "FILE", env = "A2A_GATEWAY_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 /// The authentication `a2a serve` enforces (one kind at a time); the card

@@ -5,6 +5,7 @@ mod agent;
 mod cli;
 mod commands;
 mod connect;
+mod gateway;
 mod jobs;
 mod log;
 mod output;

@@ -1,11 +1,13 @@
 //! `a2a serve`.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_core::{AgentCard, AgentSkill, binding};
+use a2a_gateway::config::GatewayConfig;
 use a2a_grpc::router;
-use a2a_server::auth::{ApiKeyAuth, BearerAuth, JwtAuth, Principal};
+use a2a_server::auth::{ApiKeyAuth, Authenticate, BearerAuth, JwtAuth, Principal};
 use a2a_server::conversation::{ConversationLog, LogConfig};
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, ServeConfig, TlsConfig, bind};
 use a2a_server::{A2aService, DefaultRequestHandler};
@@ -28,6 +30,14 @@ impl Auth {
             Auth::Bearer(auth) => service.with_authentication(auth),
             Auth::ApiKey(auth) => service.with_authentication(auth),
             Auth::Jwt(auth) => service.with_authentication(*auth),
+        }
+    }
+
+    fn into_authenticate(self) -> Arc<dyn Authenticate> {
+        match self {
+            Auth::Bearer(auth) => Arc::new(auth),
+            Auth::ApiKey(auth) => Arc::new(auth),
+            Auth::Jwt(auth) => Arc::new(*auth),
         }
     }
 }
@@ -138,32 +148,88 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(PushKey::from_file)
         .transpose()?;
-    let (state, store) = open_state(&args, push_key).await?;
+    // A gateway file is read whole before anything is opened or bound.
+    let gateway_config = match &args.config {
+        Some(path) => Some(GatewayConfig::load(path)?),
+        None => None,
+    };
+    let location = args.state.location()?;
     let listener = bind(SocketAddr::new(args.host, args.port), DEFAULT_BACKLOG)
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
     let addr = listener.local_addr()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let card = card(addr, tls.is_some());
-    let mut builder = DefaultRequestHandler::builder(BuiltinAgent, card);
-    if let Some(store) = store {
-        builder = store.install(builder);
-    }
     let log_dir = (!args.no_conversation_log).then(|| args.state.data_dir.clone());
-    if let Some(dir) = &log_dir {
-        let log = ConversationLog::open(dir, LogConfig::default())
-            .with_context(|| format!("cannot open the conversation log in {}", dir.display()))?;
-        builder = builder.conversation_log(log);
-    }
-    let service = A2aService::new(builder.build());
-    let authenticated = auth.is_some();
-    let service = match auth {
-        Some(auth) => auth.enforce_on(service),
-        None => service,
+    let log = match &log_dir {
+        Some(dir) => Some(
+            ConversationLog::open(dir, LogConfig::default()).with_context(|| {
+                format!("cannot open the conversation log in {}", dir.display())
+            })?,
+        ),
+        None => None,
     };
-    let app = router(service.clone(), HttpConfig::default());
-
-    println!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
-    println!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
+    let authenticated = auth.is_some();
+    let (service, app, state) = match gateway_config {
+        None => {
+            let (state, store) = open_state(&location, push_key).await?;
+            let card = card(addr, tls.is_some());
+            let mut builder = DefaultRequestHandler::builder(BuiltinAgent, card);
+            if let Some(store) = store {
+                builder = store.install(builder);
+            }
+            if let Some(log) = log {
+                builder = builder.conversation_log(log);
+            }
+            let service = A2aService::new(builder.build());
+            let service = match auth {
+                Some(auth) => auth.enforce_on(service),
+                None => service,
+            };
+            let app = router(service.clone(), HttpConfig::default());
+            println!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
+            println!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
+            (service, app, state)
+        }
+        Some(config) => {
+            let base_url = format!("{scheme}://{addr}");
+            let gateway = crate::gateway::build(
+                &config,
+                &base_url,
+                crate::gateway::Setup {
+                    location: &location,
+                    push_key,
+                    log,
+                    auth: auth.map(Auth::into_authenticate),
+                },
+            )
+            .await?;
+            let app = gateway.router(HttpConfig::default());
+            println!(
+                "A2A gateway listening on {base_url} with {} agent(s) from {}:",
+                gateway.agents().len(),
+                config.path.display()
+            );
+            print!("{}", gateway.table());
+            println!(
+                "Root card: {base_url}{} (agent {}); list: {base_url}{}",
+                a2a_core::AGENT_CARD_PATH,
+                gateway.default_agent(),
+                a2a_gateway::AGENTS_PATH
+            );
+            let state = match &location {
+                StoreLocation::Sqlite(dir) => {
+                    format!(
+                        "SQLite in {}, one database per agent",
+                        dir.join("agents").display()
+                    )
+                }
+                StoreLocation::Postgres(_) => {
+                    "PostgreSQL, one schema per agent (a2a_agent_NAME)".to_owned()
+                }
+                StoreLocation::Memory => "in memory (lost on exit)".to_owned(),
+            };
+            (gateway.service().clone(), app, state)
+        }
+    };
     println!("State: {state}");
     match &log_dir {
         Some(dir) => println!(
@@ -188,12 +254,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens the store `args` chose; returns a description of it for the banner.
+/// Opens the store at `location`; returns a description of it for the banner.
 async fn open_state(
-    args: &ServeArgs,
+    location: &StoreLocation,
     push_key: Option<PushKey>,
 ) -> anyhow::Result<(String, Option<DurableStore>)> {
-    let location = args.state.location()?;
     let description = match &location {
         StoreLocation::Memory => "in memory (lost on exit)".to_owned(),
         StoreLocation::Sqlite(dir) => format!("SQLite in {}", dir.display()),

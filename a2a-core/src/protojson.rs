@@ -500,6 +500,22 @@ fn decode_error(err: serde_path_to_error::Error<serde_json::Error>) -> DecodeErr
     }
 }
 
+/// The text of a JSON document, or a syntax error if it is not UTF-8.
+///
+/// JSON text is UTF-8 throughout (RFC 8259, section 8.1), but serde_json
+/// checks only the strings a reader keeps: a stray byte inside a member the
+/// reader skips (an unknown field) would pass, and whether a body is JSON
+/// would depend on the reader. Every reader of request bodies checks here
+/// first, so all bindings give the same parse error for the same bytes (and
+/// serde_json need not check each kept string again).
+pub fn json_text(bytes: &[u8]) -> Result<&str, DecodeError> {
+    std::str::from_utf8(bytes).map_err(|err| DecodeError {
+        path: String::new(),
+        message: format!("invalid JSON: {err}"),
+        syntax: true,
+    })
+}
+
 /// Parses ProtoJSON bytes into `T`, reporting the path of any field that fails.
 ///
 /// The common, valid case takes the plain (fast) path; only a failure is parsed
@@ -514,13 +530,14 @@ pub fn decode_seed<'de, S>(bytes: &'de [u8], seed: S) -> Result<S::Value, Decode
 where
     S: serde::de::DeserializeSeed<'de> + Clone,
 {
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let text = json_text(bytes)?;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
     if let Ok(value) = seed.clone().deserialize(&mut deserializer) {
         if deserializer.end().is_ok() {
             return Ok(value);
         }
     }
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let mut deserializer = serde_json::Deserializer::from_str(text);
     let mut track = serde_path_to_error::Track::new();
     let value = seed
         .deserialize(serde_path_to_error::Deserializer::new(

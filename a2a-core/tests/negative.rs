@@ -129,3 +129,17 @@ fn lenient_input_forms() {
         serde_json::from_value(json!({"status_update": {"task_id": "t"}, "x": 1})).unwrap();
     assert_eq!(event.task_id(), "t");
 }
+
+#[test]
+fn invalid_utf8_in_a_skipped_member_is_a_syntax_error() {
+    // serde_json checks only the strings it keeps: the byte 0xd0 inside an
+    // unknown member was skipped unchecked, and the body accepted.
+    let body = b"{\"id\":\"t\",\"unknown\":\"\xd0\"}";
+    let err = decode::<GetTaskRequest>(body).expect_err("not UTF-8");
+    assert!(err.syntax, "{err}");
+    assert_eq!(A2aError::from(err).kind(), ErrorKind::ParseError);
+    let err = decode::<GetTaskRequest>(b"{\"\xd0\":1,\"id\":\"t\"}").expect_err("not UTF-8");
+    assert!(err.syntax, "{err}");
+    // The same body without the stray byte is a request.
+    assert!(decode::<GetTaskRequest>(b"{\"id\":\"t\",\"unknown\":\"x\"}").is_ok());
+}

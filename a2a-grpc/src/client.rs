@@ -71,9 +71,46 @@ fn decode<T: FromProto>(proto: T::Proto) -> Result<T, ClientError> {
     T::from_proto(proto).map_err(|e| ClientError::new(ClientErrorKind::Decode, e.to_string()))
 }
 
-/// The interval of the client's HTTP/2 keep-alive pings, and how long an
-/// answer may take before the connection is given up (20 s).
-const KEEP_ALIVE: Duration = Duration::from_secs(20);
+/// The default interval of the client's HTTP/2 keep-alive pings, and how
+/// long an answer may take before the connection is given up (20 s): under
+/// the idle timeouts of common NATs and load balancers (often 30 to 60 s).
+pub const KEEP_ALIVE: Duration = Duration::from_secs(20);
+
+/// Settings of a gRPC transport's HTTP/2 connection. Start from
+/// `GrpcSettings::default()` and change what you need; give them with
+/// [`GrpcTransport::connect_lazy_with`] or [`register_with`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GrpcSettings {
+    /// Interval of the HTTP/2 keep-alive pings the client sends while the
+    /// connection is quiet, with or without calls on it (default
+    /// [`KEEP_ALIVE`], 20 s). A proxy, NAT or load balancer that cuts
+    /// connections idle for longer than this would otherwise cut a quiet
+    /// subscription; the pings also find a dead peer.
+    pub keep_alive_interval: Duration,
+    /// How long a ping's answer may take before the connection is given up
+    /// (default [`KEEP_ALIVE`], 20 s).
+    pub keep_alive_timeout: Duration,
+}
+
+impl Default for GrpcSettings {
+    fn default() -> Self {
+        GrpcSettings {
+            keep_alive_interval: KEEP_ALIVE,
+            keep_alive_timeout: KEEP_ALIVE,
+        }
+    }
+}
+
+impl GrpcSettings {
+    /// Sets the keep-alive ping interval and the time a ping's answer may take.
+    #[must_use]
+    pub fn keep_alive(mut self, interval: Duration, timeout: Duration) -> Self {
+        self.keep_alive_interval = interval;
+        self.keep_alive_timeout = timeout;
+        self
+    }
+}
 
 /// The largest gRPC response a client accepts by default (32 MiB, what the
 /// server sends at most).
@@ -97,6 +134,16 @@ impl GrpcTransport {
     /// against `roots` (a private CA, say). `http://` and bare `host:port`
     /// stay in the clear.
     pub fn connect_lazy_trusting(url: &str, roots: &RootCertificates) -> Result<Self, ClientError> {
+        GrpcTransport::connect_lazy_with(url, roots, &GrpcSettings::default())
+    }
+
+    /// [`connect_lazy_trusting`](Self::connect_lazy_trusting) with the
+    /// connection's HTTP/2 settings (keep-alive pings) given.
+    pub fn connect_lazy_with(
+        url: &str,
+        roots: &RootCertificates,
+        grpc: &GrpcSettings,
+    ) -> Result<Self, ClientError> {
         let uri = if url.contains("://") {
             url.to_owned()
         } else {
@@ -128,8 +175,8 @@ impl GrpcTransport {
             .tcp_nodelay(true)
             // HTTP/2 pings keep a quiet subscription's connection open through
             // proxies and NATs, and find a dead peer (the server pings too).
-            .http2_keep_alive_interval(KEEP_ALIVE)
-            .keep_alive_timeout(KEEP_ALIVE)
+            .http2_keep_alive_interval(grpc.keep_alive_interval)
+            .keep_alive_timeout(grpc.keep_alive_timeout)
             .keep_alive_while_idle(true);
         Ok(GrpcTransport {
             client: A2aServiceClient::new(endpoint.connect_lazy())
@@ -266,11 +313,18 @@ macro_rules! streaming {
 }
 
 /// Makes gRPC transports with the builder's roots and settings.
-struct GrpcFactory;
+struct GrpcFactory {
+    grpc: GrpcSettings,
+}
 
 impl TransportFactory for GrpcFactory {
     fn create(&self, interface: &AgentInterface) -> Result<Arc<dyn Transport>, ClientError> {
-        Ok(Arc::new(GrpcTransport::connect_lazy(&interface.url)?))
+        let transport = GrpcTransport::connect_lazy_with(
+            &interface.url,
+            &RootCertificates::system(),
+            &self.grpc,
+        )?;
+        Ok(Arc::new(transport))
     }
 
     fn create_in(
@@ -278,8 +332,9 @@ impl TransportFactory for GrpcFactory {
         interface: &AgentInterface,
         context: &TransportContext,
     ) -> Result<Arc<dyn Transport>, ClientError> {
-        let transport = GrpcTransport::connect_lazy_trusting(&interface.url, context.roots())?
-            .with_settings(context.settings().clone());
+        let transport =
+            GrpcTransport::connect_lazy_with(&interface.url, context.roots(), &self.grpc)?
+                .with_settings(context.settings().clone());
         Ok(Arc::new(transport))
     }
 }
@@ -289,7 +344,12 @@ impl TransportFactory for GrpcFactory {
 /// ([`ClientBuilder::root_certificates`]) and keeps its timeouts, whether
 /// those are set before or after this call.
 pub fn register(builder: ClientBuilder) -> ClientBuilder {
-    builder.transport(binding::GRPC, GrpcFactory)
+    register_with(builder, GrpcSettings::default())
+}
+
+/// [`register`] with the connections' HTTP/2 settings (keep-alive pings) given.
+pub fn register_with(builder: ClientBuilder, grpc: GrpcSettings) -> ClientBuilder {
+    builder.transport(binding::GRPC, GrpcFactory { grpc })
 }
 
 #[async_trait]

@@ -5,7 +5,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `server` | yes | [`GrpcService`], and [`router`] serving every binding on one port |
-//! | `client` | yes | [`GrpcTransport`] (TLS for `https://` URLs, rustls), and [`register`] for `a2a_client::ClientBuilder` |
+//! | `client` | yes | [`GrpcTransport`] (TLS for `https://` URLs, rustls), and [`register`] (or [`register_with`] and its [`GrpcSettings`]) for `a2a_client::ClientBuilder` |
 //!
 //! ```
 //! use a2a_grpc::convert::{FromProto, ToProto};
@@ -22,10 +22,12 @@ mod error;
 mod server;
 
 #[cfg(feature = "client")]
-pub use self::client::{GrpcTransport, MAX_REQUEST, MAX_RESPONSE, register};
+pub use self::client::{
+    GrpcSettings, GrpcTransport, KEEP_ALIVE, MAX_REQUEST, MAX_RESPONSE, register, register_with,
+};
 pub use self::error::{from_status, to_status};
 #[cfg(feature = "server")]
-pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, router};
+pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc};
 
 #[rustfmt::skip]
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]

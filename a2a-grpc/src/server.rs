@@ -255,14 +255,26 @@ pub const MAX_RESPONSE_MESSAGE: usize = 32 * 1024 * 1024;
 /// ([`HttpConfig::body_limit`](a2a_server::http::HttpConfig::body_limit));
 /// responses to [`MAX_RESPONSE_MESSAGE`].
 pub fn router(service: A2aService, config: a2a_server::http::HttpConfig) -> axum::Router {
+    let body_limit = config.body_limit;
+    with_grpc(
+        a2a_server::http::router(service.clone(), config),
+        service,
+        body_limit,
+    )
+}
+
+/// Adds the gRPC binding of `service` to `router` (requests up to
+/// `body_limit` bytes), on the gRPC service's own paths: for a router built
+/// piece by piece, where [`router`] does it all at once.
+pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -> axum::Router {
     use tower::ServiceExt as _;
-    let grpc = GrpcService::new(service.clone())
+    let grpc = GrpcService::new(service)
         .into_server()
-        .max_decoding_message_size(config.body_limit)
+        .max_decoding_message_size(body_limit)
         .max_encoding_message_size(MAX_RESPONSE_MESSAGE);
     let path = format!("/{}/{{*rest}}", crate::SERVICE_NAME);
     let grpc = grpc.map_request(|request: axum::http::Request<axum::body::Body>| {
         request.map(tonic::body::Body::new)
     });
-    a2a_server::http::router(service, config).route_service(&path, grpc)
+    router.route_service(&path, grpc)
 }

@@ -65,3 +65,43 @@ fn invalid_proto_values_name_the_field() {
         "parts[0]: part has no content; expected one of text, raw, url, data"
     );
 }
+
+#[test]
+fn timestamps_outside_years_1_to_9999_are_refused_like_json() {
+    use a2a_core::A2aError;
+    use chrono::{DateTime, Utc};
+    let at = |seconds, nanos| prost_types::Timestamp { seconds, nanos };
+    // 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999999Z: the bounds.
+    let first = DateTime::<Utc>::from_proto(at(-62_135_596_800, 0)).unwrap();
+    assert_eq!(
+        a2a_core::protojson::format_timestamp(&first),
+        "0001-01-01T00:00:00.000Z"
+    );
+    let last = DateTime::<Utc>::from_proto(at(253_402_300_799, 999_999_999)).unwrap();
+    assert_eq!(
+        a2a_core::protojson::format_timestamp(&last),
+        "9999-12-31T23:59:59.999999999Z"
+    );
+    // One second either side: year 0000 and year 10000, which the JSON
+    // bindings refuse too.
+    for (seconds, json) in [
+        (-62_135_596_801, "0000-12-31T23:59:59Z"),
+        (253_402_300_800, "+10000-01-01T00:00:00Z"),
+    ] {
+        assert!(a2a_core::protojson::parse_timestamp(json).is_err());
+        let status = a2a_grpc::pb::TaskStatus {
+            state: a2a_core::TaskState::Working.number(),
+            timestamp: Some(at(seconds, 0)),
+            ..Default::default()
+        };
+        let err = a2a_core::TaskStatus::from_proto(status).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("timestamp: timestamp {seconds}s is outside years 0001 to 9999")
+        );
+        assert_eq!(
+            A2aError::from(err).kind(),
+            a2a_core::ErrorKind::InvalidParams
+        );
+    }
+}

@@ -39,7 +39,7 @@ pub use self::execution::jobs::JobConfig;
 pub use self::executor::{AgentExecutor, EventQueue, RequestContext};
 pub use self::handler::{DefaultRequestHandler, EventStream, HandlerBuilder, RequestHandler};
 pub use self::service::{
-    A2aService, Authenticator, CallInterceptor, Request, Response, VersionPolicy,
+    A2aService, Authenticator, CallInterceptor, Request, Response, TenantRouter, VersionPolicy,
 };
 pub use a2a_conversation as conversation;
 pub use a2a_conversation::ChainTip;

@@ -100,6 +100,46 @@ impl Request {
             Request::GetExtendedAgentCard(r) => &r.tenant,
         }
     }
+
+    /// The `tenant` field of the request body, to rewrite.
+    pub fn tenant_mut(&mut self) -> &mut String {
+        match self {
+            Request::SendMessage(r) | Request::SendStreamingMessage(r) => &mut r.tenant,
+            Request::GetTask(r) => &mut r.tenant,
+            Request::ListTasks(r) => &mut r.tenant,
+            Request::CancelTask(r) => &mut r.tenant,
+            Request::SubscribeToTask(r) => &mut r.tenant,
+            Request::CreatePushConfig(r) => &mut r.tenant,
+            Request::GetPushConfig(r) => &mut r.tenant,
+            Request::ListPushConfigs(r) => &mut r.tenant,
+            Request::DeletePushConfig(r) => &mut r.tenant,
+            Request::GetExtendedAgentCard(r) => &mut r.tenant,
+        }
+    }
+}
+
+/// Chooses the service that answers a call from the tenant it names: how one
+/// endpoint serves several agents (the A2A `tenant` is an opaque routing value
+/// that clients copy from the interface they chose, on every binding).
+///
+/// See [`A2aService::routed`].
+#[async_trait]
+pub trait TenantRouter: Send + Sync + 'static {
+    /// The service for a call naming `tenant`, and the tenant that service
+    /// sees; an error refuses the call before any service looks at it.
+    fn route(&self, tenant: &str) -> Result<(A2aService, String), A2aError>;
+
+    /// Winds every routed service down (see [`A2aService::shutdown`]).
+    async fn shutdown(&self, grace: std::time::Duration);
+}
+
+/// What answers an [`A2aService`]'s calls.
+#[derive(Clone)]
+enum Backend {
+    /// One handler.
+    Handler(Arc<dyn RequestHandler>),
+    /// Other services, chosen by tenant.
+    Routed(Arc<dyn TenantRouter>),
 }
 
 /// The answer to a call.
@@ -245,7 +285,7 @@ pub enum VersionPolicy {
 /// Binding-independent front of a [`RequestHandler`].
 #[derive(Clone)]
 pub struct A2aService {
-    handler: Arc<dyn RequestHandler>,
+    backend: Backend,
     card: Arc<AgentCard>,
     interceptors: Arc<[Arc<dyn CallInterceptor>]>,
     version_policy: VersionPolicy,
@@ -290,7 +330,25 @@ impl A2aService {
         A2aService {
             requires_authentication: declares_security(&card),
             card: Arc::new(card),
-            handler,
+            backend: Backend::Handler(handler),
+            interceptors: Arc::from(Vec::new()),
+            version_policy: VersionPolicy::default(),
+            authentication: None,
+        }
+    }
+
+    /// A service that answers no call itself: each goes to the service
+    /// `router` picks by the call's tenant, with the tenant it gives, and that
+    /// service's checks, authentication and interceptors apply. `card` is what
+    /// this endpoint's agent card route serves.
+    ///
+    /// Checks and interceptors added to this service do not run (each routed
+    /// service has its own).
+    pub fn routed(card: AgentCard, router: impl TenantRouter) -> Self {
+        A2aService {
+            requires_authentication: declares_security(&card),
+            card: Arc::new(card),
+            backend: Backend::Routed(Arc::new(router)),
             interceptors: Arc::from(Vec::new()),
             version_policy: VersionPolicy::default(),
             authentication: None,
@@ -340,7 +398,10 @@ impl A2aService {
     /// Winds the handler down: no new work, running work gets `grace` (see
     /// [`RequestHandler::shutdown`]). Call it after the server stops accepting.
     pub async fn shutdown(&self, grace: std::time::Duration) {
-        self.handler.shutdown(grace).await;
+        match &self.backend {
+            Backend::Handler(handler) => handler.shutdown(grace).await,
+            Backend::Routed(router) => router.shutdown(grace).await,
+        }
     }
 
     /// Checks the requested protocol version.
@@ -397,6 +458,12 @@ impl A2aService {
         if ctx.tenant.is_empty() {
             request.tenant().clone_into(&mut ctx.tenant);
         }
+        if let Backend::Routed(router) = &self.backend {
+            let (target, tenant) = router.route(&ctx.tenant)?;
+            tenant.clone_into(request.tenant_mut());
+            ctx.tenant = tenant;
+            return Box::pin(target.call(ctx, request)).await;
+        }
         if let Some(auth) = &self.authentication {
             ctx.user = auth.authenticate(ctx).await?;
         }
@@ -435,7 +502,13 @@ impl A2aService {
     }
 
     async fn dispatch(&self, ctx: &CallContext, request: Request) -> Result<Response, A2aError> {
-        let h = &self.handler;
+        let h = match &self.backend {
+            Backend::Handler(handler) => handler,
+            // `call` hands routed calls on before dispatching.
+            Backend::Routed(_) => {
+                return Err(A2aError::internal("a routed service has no handler"));
+            }
+        };
         Ok(match request {
             Request::SendMessage(r) => Response::SendMessage(h.send_message(ctx, r).await?),
             Request::SendStreamingMessage(r) => {

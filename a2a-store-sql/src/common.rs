@@ -357,6 +357,38 @@ macro_rules! sql_stores {
                 sql
             }
 
+            /// The query that counts ListTasks' `totalSize`: from the counts the
+            /// schema's triggers keep (see the `task_counts` migration) for
+            /// every filter they can answer, so a page does not cost all of
+            /// the caller's tasks. A timestamp filter cannot be answered from
+            /// counts and counts the matching rows: an index range of the
+            /// caller's tasks newer than the instant (each filter's index leads
+            /// with the owner, then the status time).
+            fn total_size<'a>(caller: &'a Caller, query: &TaskQuery<'a>) -> QueryBuilder<'a, $db> {
+                if query.timestamp_from_ms.is_some() {
+                    return filtered("COUNT(*)", caller, query);
+                }
+                // CAST: PostgreSQL's SUM of a BIGINT is a NUMERIC.
+                let table = match query.context_id {
+                    Some(_) => "task_context_counts",
+                    None => "task_counts",
+                };
+                let mut sql = QueryBuilder::new(format!(
+                    "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM {table}"
+                ));
+                sql.push(" WHERE owner_tenant = ")
+                    .push_bind(caller.tenant.as_str())
+                    .push(" AND owner_user = ")
+                    .push_bind(caller.user.as_str());
+                if let Some(context_id) = query.context_id {
+                    sql.push(" AND context_id = ").push_bind(context_id);
+                }
+                if let Some(state) = query.state {
+                    sql.push(" AND state = ").push_bind(state.number());
+                }
+                sql
+            }
+
             #[async_trait]
             impl TaskStore for $store {
                 async fn create(
@@ -516,7 +548,7 @@ macro_rules! sql_stores {
                     request: &ListTasksRequest,
                 ) -> Result<ListTasksResponse, StoreError> {
                     let query = TaskQuery::from_request(request)?;
-                    let total: i64 = filtered("COUNT(*)", caller, &query)
+                    let total: i64 = total_size(caller, &query)
                         .build_query_scalar()
                         .fetch_one(self.reader())
                         .await
@@ -555,7 +587,11 @@ macro_rules! sql_stores {
                 }
 
                 async fn count_for_user(&self, user: &str) -> Result<Option<u64>, StoreError> {
-                    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE owner_user = $1")
+                    // The counts hold a row per owner and state: far fewer than
+                    // the user's tasks (and owner_user leads no index of tasks).
+                    let count: i64 = sqlx::query_scalar(
+                        "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM task_counts WHERE owner_user = $1",
+                    )
                         .bind(user)
                         .fetch_one(self.reader())
                         .await

@@ -11,6 +11,9 @@
 //! - every task write appends the event that caused it to the task's event
 //!   log in the same transaction, so [`TaskStore::events`] reads them back;
 //! - a turn checkpoint given with a write is stored in that transaction too;
+//! - ListTasks' `totalSize` is read from per-owner counts that the schema's
+//!   triggers keep with every task write, so a page costs the page, not all
+//!   of the caller's tasks (only a `statusTimestampAfter` filter counts rows);
 //! - the schema is versioned: migrations are embedded and applied on open, and
 //!   a database migrated by a newer release refuses to open;
 //! - push-config credentials are encrypted at rest when a [`PushKey`] is given.

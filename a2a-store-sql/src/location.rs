@@ -93,6 +93,52 @@ impl StoreLocation {
 }
 
 impl StoreLocation {
+    /// Opens the store of agent `name` of a gateway here, apart from every
+    /// other agent's (`None` for memory): SQLite in `DIR/agents/<name>`,
+    /// PostgreSQL in the schema `a2a_agent_<name>` of the database (created
+    /// if missing). `name` is a gateway agent name (letters, digits, `-`, `_`).
+    pub async fn open_for_agent(
+        &self,
+        name: &str,
+        push_key: Option<PushKey>,
+    ) -> Result<Option<DurableStore>, OpenError> {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(OpenError::Unsupported(format!(
+                "agent name {name:?} cannot name a store"
+            )));
+        }
+        match self {
+            StoreLocation::Memory => Ok(None),
+            StoreLocation::Sqlite(dir) => {
+                StoreLocation::Sqlite(dir.join("agents").join(name))
+                    .open(push_key)
+                    .await
+            }
+            #[cfg(feature = "postgres")]
+            StoreLocation::Postgres(url) => {
+                use sqlx::Connection as _;
+                let schema = format!("a2a_agent_{name}");
+                let options: sqlx::postgres::PgConnectOptions = url.parse()?;
+                let mut setup = sqlx::PgConnection::connect_with(&options).await?;
+                // The name is checked above: only letters, digits, '-' and '_'.
+                sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
+                    .execute(&mut setup)
+                    .await?;
+                let _ = setup.close().await;
+                let options = options.options([("search_path", format!("\"{schema}\""))]);
+                Ok(Some(DurableStore::Postgres(
+                    crate::PostgresStore::connect_with(options, push_key).await?,
+                )))
+            }
+            #[allow(unreachable_patterns)]
+            other => Err(OpenError::Unsupported(other.to_string())),
+        }
+    }
+
     /// Opens the store here to look at it beside a running server: SQLite
     /// read-only and without the directory lock (writes fail), PostgreSQL as
     /// usual. `None` for memory, which no other process can see.

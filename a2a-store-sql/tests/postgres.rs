@@ -20,6 +20,8 @@ use a2a_store_sql::{OpenError, PostgresStore, PushKey};
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
 
+mod support;
+
 fn url() -> String {
     std::env::var("A2A_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
@@ -138,6 +140,80 @@ async fn credentials_are_encrypted_at_rest_and_a_wrong_key_is_refused() {
         assert!(matches!(wrong.await, Err(OpenError::WrongKey)));
         let keyless = PostgresStore::connect_with(options, None);
         assert!(matches!(keyless.await, Err(OpenError::KeyRequired)));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_counts_migration_counts_the_tasks_already_stored() {
+    in_fresh_schema(None, |store, options| async move {
+        support::seed(&store, 0..3).await;
+        // Back to the schema before the counts (migration 1), tasks and all...
+        sqlx::raw_sql(
+            "DROP TRIGGER tasks_counted_created ON tasks; DROP TRIGGER tasks_counted_deleted ON tasks; \
+             DROP TRIGGER tasks_counted_moved ON tasks; DROP FUNCTION a2a_tasks_counted(); \
+             DROP FUNCTION a2a_count_state(TEXT, TEXT, INTEGER, BIGINT); \
+             DROP FUNCTION a2a_count_context(TEXT, TEXT, TEXT, INTEGER, BIGINT); \
+             DROP TABLE task_counts; DROP TABLE task_context_counts; \
+             DELETE FROM _sqlx_migrations WHERE version = 2",
+        )
+        .execute(store.pool())
+        .await
+        .unwrap();
+        // ...and tasks written by a release that kept no counts.
+        support::seed(&store, 3..5).await;
+        let reopened = PostgresStore::connect_with(options, None).await.unwrap();
+        support::assert_seeded_totals(&reopened).await;
+        reopened.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tasks_moving_both_ways_at_once_keep_their_counts_without_deadlock() {
+    use a2a_core::{ListTasksRequest, StreamResponse, Task, TaskState};
+    use a2a_server::store::{Cause, TaskStore};
+    in_fresh_schema(None, |store, _| async move {
+        // Writers flip their tasks between two states at once, half of them
+        // one way while the other half go the other: count rows taken in
+        // write order, not key order, would deadlock.
+        let states = [TaskState::Working, TaskState::InputRequired];
+        let writers = (0..16).map(|i| {
+            let store = store.clone();
+            async move {
+                let id = format!("flip-{i}");
+                let mut task = Task::new(id, "shared", states[i % 2]);
+                let event = StreamResponse::Task(task.clone());
+                let cause = Cause::event(&event);
+                store
+                    .create(&support::owner(), &task, &cause)
+                    .await
+                    .unwrap();
+                let mut version = 1;
+                for turn in 1..=20 {
+                    task.status.state = states[(i + turn) % 2];
+                    version = store
+                        .update(&support::owner(), &task, version, &cause)
+                        .await
+                        .unwrap();
+                }
+            }
+        });
+        futures::future::join_all(writers).await;
+        // Twenty flips bring every task back to its first state.
+        for (state, want) in [(TaskState::Working, 8), (TaskState::InputRequired, 8)] {
+            for context in ["", "shared"] {
+                let request = ListTasksRequest {
+                    context_id: context.into(),
+                    status: state,
+                    ..Default::default()
+                };
+                let page = TaskStore::list(&store, &support::owner(), &request)
+                    .await
+                    .unwrap();
+                assert_eq!(page.total_size, want, "{state} in {context:?}");
+            }
+        }
     })
     .await;
 }

@@ -12,6 +12,8 @@ use a2a_server::store::testing::{
 use a2a_server::store::{Cause, Checkpoint, PushConfigStore, TaskStore};
 use a2a_store_sql::{OpenError, PushKey, SqliteOptions, SqliteStore};
 
+mod support;
+
 async fn fresh() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path()).await.unwrap();
@@ -196,4 +198,26 @@ async fn a_read_only_store_reads_beside_the_server_and_writes_nothing() {
         "a read-only store must not write"
     );
     assert!(TaskStore::get(&server, &alice(), "t2").await.is_err());
+}
+
+#[tokio::test]
+async fn the_counts_migration_counts_the_tasks_already_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    support::seed(&store, 0..3).await;
+    // Back to the schema before the counts (migration 4), tasks and all...
+    sqlx::raw_sql(
+        "DROP TRIGGER tasks_counted_created; DROP TRIGGER tasks_counted_deleted; \
+         DROP TRIGGER tasks_counted_moved; DROP TABLE task_counts; \
+         DROP TABLE task_context_counts; DELETE FROM _sqlx_migrations WHERE version = 5",
+    )
+    .execute(store.pool())
+    .await
+    .unwrap();
+    // ...and tasks written by a release that kept no counts.
+    support::seed(&store, 3..5).await;
+    store.close().await;
+    drop(store);
+    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    support::assert_seeded_totals(&reopened).await;
 }

@@ -126,15 +126,8 @@ pub async fn start_tck_sut_on(
     start_tck_sut_with(addr, store, TckCapabilities::Full).await
 }
 
-/// [`start_tck_sut_on`] declaring `capabilities`.
-pub async fn start_tck_sut_with(
-    addr: SocketAddr,
-    store: Option<a2a_store_sql::DurableStore>,
-    capabilities: TckCapabilities,
-) -> std::io::Result<RunningSut> {
-    let listener = bind(addr, DEFAULT_BACKLOG)?;
-    let addr = listener.local_addr()?;
-    let mut card = tck_card(addr);
+/// `card` declaring `capabilities`.
+fn tck_card_with(mut card: AgentCard, capabilities: TckCapabilities) -> AgentCard {
     if capabilities == TckCapabilities::Minimal {
         card.capabilities.streaming = Some(false);
         card.capabilities.push_notifications = Some(false);
@@ -148,19 +141,93 @@ pub async fn start_tck_sut_with(
             ..Default::default()
         });
     }
-    let mut extended = card.clone();
+    card
+}
+
+/// The TCK agent's handler settings: loopback webhooks, and the extended
+/// card (`card` with one more skill) unless `capabilities` has none.
+fn tck_handler(
+    builder: a2a_server::HandlerBuilder,
+    card: AgentCard,
+    capabilities: TckCapabilities,
+) -> a2a_server::HandlerBuilder {
+    let builder = builder.push_address_policy(loopback_policy());
+    if capabilities == TckCapabilities::Minimal {
+        return builder;
+    }
+    let mut extended = card;
     extended.description = format!("{} (extended card)", extended.description);
     extended.skills.push(
         AgentSkill::new("tck-extended", "Extended", "Only in the extended card").with_tags(["tck"]),
     );
-    let mut builder =
-        DefaultRequestHandler::builder(TckAgent, card).push_address_policy(loopback_policy());
-    if capabilities != TckCapabilities::Minimal {
-        builder = builder.extended_card(extended);
+    builder.extended_card(extended)
+}
+
+/// The TCK agent as agent `tck` of a gateway (its default agent), beside a
+/// second agent `other`, each with its own store at `location`: for running
+/// the kit against one agent of a gateway. Serves until the process ends.
+pub async fn start_tck_gateway(
+    addr: SocketAddr,
+    location: &a2a_store_sql::StoreLocation,
+    capabilities: TckCapabilities,
+) -> anyhow::Result<SocketAddr> {
+    use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
+    let listener = bind(addr, DEFAULT_BACKLOG)?;
+    let addr = listener.local_addr()?;
+    let base_url = format!("http://{addr}");
+    let mut card = tck_card_with(tck_card(addr), capabilities);
+    card.supported_interfaces = agent_interfaces(&base_url, "tck");
+    let mut stores = std::collections::HashMap::new();
+    for name in ["tck", "other"] {
+        if let Some(store) = location.open_for_agent(name, None).await? {
+            stores.insert(name, store);
+        }
     }
-    if let Some(store) = store {
-        builder = store.install(builder);
-    }
+    let gateway = Gateway::builder()
+        .agent(AgentDefinition::new("tck", card.clone(), TckAgent))
+        .agent(AgentDefinition::new(
+            "other",
+            AgentCard::new("Other agent", "Shares the gateway with the TCK agent.")
+                .with_streaming(true),
+            ScriptedAgent,
+        ))
+        .handler_setup(move |name, mut builder| {
+            if name == "tck" {
+                builder = tck_handler(builder, card.clone(), capabilities);
+            }
+            match stores.remove(name) {
+                Some(store) => store.install(builder),
+                None => builder,
+            }
+        })
+        .build(&base_url)?;
+    let app = gateway.router(HttpConfig::default());
+    tokio::spawn(async move {
+        if let Err(err) = axum::serve(listener, app).await {
+            eprintln!("tck gateway stopped: {err}");
+        }
+    });
+    Ok(addr)
+}
+
+/// [`start_tck_sut_on`] declaring `capabilities`.
+pub async fn start_tck_sut_with(
+    addr: SocketAddr,
+    store: Option<a2a_store_sql::DurableStore>,
+    capabilities: TckCapabilities,
+) -> std::io::Result<RunningSut> {
+    let listener = bind(addr, DEFAULT_BACKLOG)?;
+    let addr = listener.local_addr()?;
+    let card = tck_card_with(tck_card(addr), capabilities);
+    let builder = tck_handler(
+        DefaultRequestHandler::builder(TckAgent, card.clone()),
+        card,
+        capabilities,
+    );
+    let builder = match store {
+        Some(store) => store.install(builder),
+        None => builder,
+    };
     let handler = Arc::new(builder.build());
     let service = A2aService::from_arc(handler.clone());
     let app = router(service, HttpConfig::default());

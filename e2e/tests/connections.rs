@@ -7,50 +7,16 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use a2a_server::http::{HttpConfig, ServeConfig, serve_with};
-use a2a_server::{A2aService, DefaultRequestHandler};
+use a2a_server::http::{HttpConfig, ServeConfig};
 use e2e::ScriptedAgent;
+use support::Served;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
-
-struct Served {
-    addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    serving: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-impl Served {
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.serving.await.unwrap().unwrap();
-    }
-}
 
 async fn serve(config: ServeConfig, http: HttpConfig) -> Served {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handler = DefaultRequestHandler::builder(ScriptedAgent, support::card(addr)).build();
-    let service = A2aService::new(handler);
-    let app = a2a_server::http::router(service.clone(), http);
-    let (stop, stopped) = oneshot::channel();
-    let serving = tokio::spawn(serve_with(
-        listener,
-        app,
-        service,
-        async move {
-            let _ = stopped.await;
-        },
-        config,
-    ));
-    Served {
-        addr,
-        stop: Some(stop),
-        serving,
-    }
+    support::serve(support::card, config, http).await
 }
 
 fn config() -> ServeConfig {

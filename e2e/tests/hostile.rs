@@ -50,6 +50,16 @@ impl Raw {
     }
 
     async fn rest(&self, method: reqwest::Method, path: &str, body: Option<&str>) -> (u16, Value) {
+        self.rest_bytes(method, path, body.map(|b| b.as_bytes().to_vec()))
+            .await
+    }
+
+    async fn rest_bytes(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> (u16, Value) {
         let mut request = self
             .http
             .request(method, format!("{}{path}", self.base))
@@ -57,7 +67,7 @@ impl Raw {
         if let Some(body) = body {
             request = request
                 .header("content-type", "application/json")
-                .body(body.to_owned());
+                .body(body);
         }
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();
@@ -207,6 +217,22 @@ async fn rest_errors_are_google_rpc_status_bodies() {
 
     let (status, body) = raw
         .rest(reqwest::Method::POST, "/message:send", Some("{not json"))
+        .await;
+    assert_eq!(
+        (status, body["error"]["details"][0]["reason"].as_str()),
+        (400, Some("PARSE_ERROR"))
+    );
+    // A byte that is not UTF-8 in a member no request type has: JSON-RPC
+    // calls that a parse error, and so does HTTP+JSON.
+    let (status, body) = raw
+        .rest_bytes(
+            reqwest::Method::POST,
+            "/message:send",
+            Some(
+                b"{\"unknown\":\"\xd0\",\"message\":{\"messageId\":\"m\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hi\"}]}}"
+                    .to_vec(),
+            ),
+        )
         .await;
     assert_eq!(
         (status, body["error"]["details"][0]["reason"].as_str()),

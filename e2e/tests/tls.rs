@@ -15,18 +15,15 @@ use a2a_core::{
     AgentCard, AgentSkill, CancelTaskRequest, GetTaskRequest, StreamResponse,
     SubscribeToTaskRequest, TaskState, binding,
 };
-use a2a_server::http::{HttpConfig, ServeConfig, TlsConfig, serve_with};
-use a2a_server::{A2aService, DefaultRequestHandler};
-use e2e::ScriptedAgent;
+use a2a_server::http::{HttpConfig, ServeConfig, TlsConfig};
 use futures::StreamExt;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
 };
-use support::{BINDINGS, collect, immediate, request, send_task, status_text};
+use support::{BINDINGS, Served, collect, immediate, request, send_task, status_text};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
 
 /// A CA and a server certificate it signed for `localhost` and 127.0.0.1.
 struct Pki {
@@ -80,45 +77,10 @@ fn card(addr: SocketAddr, scheme: &str) -> AgentCard {
         .with_streaming(true)
 }
 
-struct Served {
-    addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    serving: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-impl Served {
-    fn url(&self) -> String {
-        format!("https://{}", self.addr)
-    }
-
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.serving.await.unwrap().unwrap();
-    }
-}
-
 async fn serve_tls(pki: &Pki, config: ServeConfig) -> Served {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handler = DefaultRequestHandler::builder(ScriptedAgent, card(addr, "https")).build();
-    let service = A2aService::new(handler);
-    let app = a2a_grpc::router(service.clone(), HttpConfig::default());
     let tls = TlsConfig::from_pem(pki.cert.as_bytes(), pki.key.as_bytes()).unwrap();
-    let (stop, stopped) = oneshot::channel();
-    let serving = tokio::spawn(serve_with(
-        listener,
-        app,
-        service,
-        async move {
-            let _ = stopped.await;
-        },
-        config.with_tls(tls),
-    ));
-    Served {
-        addr,
-        stop: Some(stop),
-        serving,
-    }
+    let card = |addr| card(addr, "https");
+    support::serve(card, config.with_tls(tls), HttpConfig::default()).await
 }
 
 fn quick_config() -> ServeConfig {
@@ -132,7 +94,7 @@ async fn trusting_client(server: &Served, pki: &Pki, binding: &str) -> Client {
     let client = a2a_grpc::register(ClientBuilder::new())
         .root_certificates(pki.roots())
         .prefer([binding])
-        .connect(&server.url())
+        .connect(&server.url("https"))
         .await
         .unwrap();
     assert_eq!(client.interface().protocol_binding, binding);
@@ -197,7 +159,7 @@ async fn roots_given_before_registering_grpc_hold_for_grpc_too() {
     let server = serve_tls(&pki, quick_config()).await;
     let client = a2a_grpc::register(ClientBuilder::new().root_certificates(pki.roots()))
         .prefer([binding::GRPC])
-        .connect(&server.url())
+        .connect(&server.url("https"))
         .await
         .unwrap();
     let task = send_task(&client, request("echo early roots")).await;
@@ -213,7 +175,9 @@ async fn a_client_that_does_not_trust_the_ca_fails_with_a_connection_error() {
     // The card fetch is refused as well: the system's roots do not have the CA.
     let err = bounded(
         "the card fetch",
-        ClientBuilder::new().resolver().resolve(&server.url()),
+        ClientBuilder::new()
+            .resolver()
+            .resolve(&server.url("https")),
     )
     .await
     .unwrap_err();
@@ -367,7 +331,7 @@ async fn a_stalled_handshake_is_dropped_and_frees_its_connection_slot() {
     let started = Instant::now();
     // A proper client meanwhile waits in the backlog...
     let pki_roots = pki.roots();
-    let url = server.url();
+    let url = server.url("https");
     let waiting = tokio::spawn(async move {
         let client = a2a_grpc::register(ClientBuilder::new())
             .root_certificates(pki_roots)
@@ -393,6 +357,73 @@ async fn a_stalled_handshake_is_dropped_and_frees_its_connection_slot() {
     assert!(
         at.duration_since(started) >= Duration::from_millis(300),
         "the waiting client was served before the stalled one left"
+    );
+    server.stop().await;
+}
+
+/// A TLS client that trusts the test CA and offers HTTP/1.1 only.
+fn http1_tls_connector(pki: &Pki) -> tokio_rustls::TlsConnector {
+    use tokio_rustls::rustls;
+    use tokio_rustls::rustls::pki_types::CertificateDer;
+    use tokio_rustls::rustls::pki_types::pem::PemObject as _;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(pki.ca.as_bytes()).unwrap())
+        .unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_handshake_and_slow_headers_share_one_header_timeout() {
+    let pki = pki();
+    let timeout = Duration::from_secs(1);
+    let mut config = quick_config();
+    config.header_read_timeout = timeout;
+    let server = serve_tls(&pki, config).await;
+
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let started = Instant::now();
+    // Most of the budget goes before the handshake...
+    tokio::time::sleep(timeout * 7 / 10).await;
+    let name = tokio_rustls::rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = bounded(
+        "the handshake",
+        http1_tls_connector(&pki).connect(name, tcp),
+    )
+    .await
+    .unwrap();
+    // ...and the rest on request headers dribbled a byte at a time, never
+    // finished, until the server closes the connection.
+    let (mut read, mut write) = tokio::io::split(tls);
+    let dribble = async {
+        let head = b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: localhost\r\nx-slow: ";
+        for byte in head.iter().chain(std::iter::repeat(&b'z')) {
+            if write.write_all(&[*byte]).await.is_err() || write.flush().await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        std::future::pending::<()>().await;
+    };
+    let mut sink = [0u8; 1024];
+    let closed = async { while matches!(read.read(&mut sink).await, Ok(n) if n > 0) {} };
+    tokio::select! {
+        () = dribble => unreachable!("the dribble never ends"),
+        () = bounded("the dribbled headers", closed) => {}
+    }
+    // Cut at one timeout from the accept; the handshake's time and then a
+    // whole timeout for the headers would be 1.7 s.
+    let cut_after = started.elapsed();
+    assert!(
+        cut_after >= timeout * 9 / 10 && cut_after < timeout * 14 / 10,
+        "cut after {cut_after:?}"
     );
     server.stop().await;
 }

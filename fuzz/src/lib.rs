@@ -140,7 +140,12 @@ fn json_round_trip<T>(json: &[u8])
 where
     T: Serialize + DeserializeOwned + PartialEq + Debug,
 {
-    let plain = serde_json::from_slice::<T>(json);
+    // JSON text is UTF-8 throughout, and the bindings' reader checks all of
+    // it; plain serde_json checks only the strings it keeps, so it reads the
+    // text only once that is known to be UTF-8.
+    let plain = std::str::from_utf8(json)
+        .map_err(|err| err.to_string())
+        .and_then(|text| serde_json::from_str::<T>(text).map_err(|err| err.to_string()));
     let tracked = core::protojson::decode::<T>(json);
     let value = match (plain, tracked) {
         (Ok(plain), Ok(tracked)) => {

@@ -196,11 +196,26 @@ impl ToProto for DateTime<Utc> {
     }
 }
 
+/// The first instant of year 0001 (`0001-01-01T00:00:00Z`), in Unix seconds.
+const MIN_TIMESTAMP_SECONDS: i64 = -62_135_596_800;
+/// The first instant after year 9999 (`10000-01-01T00:00:00Z`), in Unix seconds.
+const END_TIMESTAMP_SECONDS: i64 = 253_402_300_800;
+
 impl FromProto for DateTime<Utc> {
     type Proto = prost_types::Timestamp;
     fn from_proto(proto: Self::Proto) -> Result<Self, ConvertError> {
         let nanos = u32::try_from(proto.nanos)
             .map_err(|_| ConvertError::new(format!("negative nanos {}", proto.nanos)))?;
+        // google.protobuf.Timestamp is defined for years 0001 to 9999 only, the
+        // range RFC 3339 can write: outside it the JSON bindings refuse the
+        // same instant (a2a_core::protojson::parse_timestamp), and a task
+        // stored from gRPC could not be served over JSON.
+        if !(MIN_TIMESTAMP_SECONDS..END_TIMESTAMP_SECONDS).contains(&proto.seconds) {
+            return Err(ConvertError::new(format!(
+                "timestamp {}s is outside years 0001 to 9999",
+                proto.seconds
+            )));
+        }
         DateTime::from_timestamp(proto.seconds, nanos)
             .ok_or_else(|| ConvertError::new(format!("timestamp {}s out of range", proto.seconds)))
     }

@@ -327,8 +327,14 @@ impl HandlerBuilder {
 impl DefaultRequestHandler {
     /// Starts building a handler for `executor`, described by `card`.
     pub fn builder(executor: impl AgentExecutor, card: AgentCard) -> HandlerBuilder {
+        DefaultRequestHandler::builder_shared(Arc::new(executor), card)
+    }
+
+    /// [`DefaultRequestHandler::builder`] for an executor already shared
+    /// (one chosen at run time, say).
+    pub fn builder_shared(executor: Arc<dyn AgentExecutor>, card: AgentCard) -> HandlerBuilder {
         HandlerBuilder {
-            executor: Arc::new(executor),
+            executor,
             card,
             extended_card: None,
             store: None,

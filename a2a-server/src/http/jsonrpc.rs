@@ -1,6 +1,6 @@
 //! The JSON-RPC 2.0 binding, with SSE for the streaming methods.
 
-use a2a_core::protojson::decode_seed;
+use a2a_core::protojson::{decode_seed, json_text};
 use a2a_core::{A2aError, JsonRpcResponse, Method, StreamResponse};
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -119,7 +119,8 @@ struct Envelope<'a> {
 
 /// Validates the envelope; returns the id, method and params text.
 fn envelope(body: &[u8]) -> Result<(Value, Method, &str), (Value, A2aError)> {
-    let envelope: Envelope<'_> = match serde_json::from_slice(body) {
+    let text = json_text(body).map_err(|err| (Value::Null, A2aError::from(err)))?;
+    let envelope: Envelope<'_> = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
         Err(err) if err.is_syntax() || err.is_eof() => {
             return Err((
@@ -174,12 +175,9 @@ pub(crate) fn read_call(body: &[u8]) -> Result<(Value, service::Request), (Value
 /// The one-pass shortcut of [`read_call`]: `None` for any body it does not
 /// read by itself, whatever the reason.
 pub(crate) fn read_call_in_one_pass(body: &[u8]) -> Option<(Value, service::Request)> {
-    // serde_json checks the UTF-8 of the strings it keeps, not of the members
-    // it skips, so a stray byte in an unknown member was accepted here yet a
-    // parse error for the two-pass reader: member order decided. JSON text is
-    // UTF-8 throughout; one check of the whole body also spares serde_json
-    // checking each kept string again.
-    let text = std::str::from_utf8(body).ok()?;
+    // A stray byte in an unknown member was accepted here yet a parse error
+    // for the two-pass reader: member order decided (see json_text).
+    let text = json_text(body).ok()?;
     let Direct { id, call } = serde_json::from_str::<Direct>(text).ok()?;
     Some((id, call))
 }

@@ -180,14 +180,19 @@ pub struct ServeConfig {
     /// from when the connection starts waiting for them, so it also closes
     /// a connection idle between requests (default 10 s). Stops slowloris
     /// clients that dribble headers to hold connections. With TLS, the
-    /// handshake must finish within this time too, before the wait for
-    /// headers begins: a client that connects and never completes it is
-    /// dropped.
+    /// handshake and the first request's headers (HTTP/1 or HTTP/2) share
+    /// this one budget, counted from the accept: a client slow at both is
+    /// dropped within this time, not twice it.
     pub header_read_timeout: Duration,
-    /// HTTP/2 keep-alive pings: interval, and how long an answer may take
-    /// before the connection is closed (default 20 s each; also keeps quiet
-    /// gRPC and SSE streams alive through proxies).
+    /// Interval of the HTTP/2 keep-alive pings the server sends on a
+    /// connection that has been quiet that long, with or without streams
+    /// (default 20 s). Keeps quiet gRPC and SSE streams alive through
+    /// proxies, NATs and load balancers that cut idle connections (keep it
+    /// under their idle timeout), and finds dead clients.
     pub http2_keep_alive: Duration,
+    /// How long the answer to a keep-alive ping may take before the
+    /// connection is closed (default 20 s).
+    pub http2_keep_alive_timeout: Duration,
     /// Streams at once on one HTTP/2 connection (default 256).
     pub http2_max_concurrent_streams: u32,
     /// TLS on the listener (default: none, plain TCP); see
@@ -201,7 +206,8 @@ impl ServeConfig {
     /// card `https://` interface URLs (gRPC's too: `https://host:port`).
     /// The limits hold as without TLS: a connection counts against
     /// [`max_connections`](Self::max_connections) from its accept, and its
-    /// handshake against [`header_read_timeout`](Self::header_read_timeout).
+    /// handshake and first request headers together against
+    /// [`header_read_timeout`](Self::header_read_timeout).
     /// A failed handshake closes that connection only.
     #[must_use]
     pub fn with_tls(mut self, tls: TlsConfig) -> Self {
@@ -217,6 +223,7 @@ impl Default for ServeConfig {
             max_connections: 10_000,
             header_read_timeout: Duration::from_secs(10),
             http2_keep_alive: Duration::from_secs(20),
+            http2_keep_alive_timeout: Duration::from_secs(20),
             http2_max_concurrent_streams: 256,
             tls: None,
         }
@@ -244,7 +251,7 @@ pub async fn serve_with(
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(config.http2_keep_alive)
-        .keep_alive_timeout(config.http2_keep_alive)
+        .keep_alive_timeout(config.http2_keep_alive_timeout)
         .max_concurrent_streams(config.http2_max_concurrent_streams);
     let builder = Arc::new(builder);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -273,10 +280,15 @@ pub async fn serve_with(
                 }
             },
         };
+        let accepted_at = tokio::time::Instant::now();
         let _ = stream.set_nodelay(true);
         let app = app.clone();
+        // Told of each request the connection brings (its headers are in).
+        let first_request = Arc::new(tokio::sync::Notify::new());
+        let arrived = first_request.clone();
         let hyper_service =
             hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                arrived.notify_one();
                 app.clone().oneshot(request.map(axum::body::Body::new))
             });
         let Some(tls) = config.tls.clone() else {
@@ -295,13 +307,17 @@ pub async fn serve_with(
         // The handshake runs in the connection's own task: a slow or broken
         // client holds its slot (the permit), never the accept loop.
         let (builder, watcher) = (builder.clone(), graceful.watcher());
-        let handshake_timeout = config.header_read_timeout;
+        let budget = config.header_read_timeout;
         connections.spawn(async move {
-            match tls.accept(stream, handshake_timeout).await {
+            match tls.accept(stream, accepted_at + budget).await {
                 Ok(stream) => {
                     let connection =
                         builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_service);
-                    if let Err(err) = watcher.watch(connection).await {
+                    let connection = watcher.watch(connection);
+                    let ended =
+                        first_headers_within(connection, &first_request, accepted_at + budget)
+                            .await;
+                    if let Some(Err(err)) = ended {
                         tracing::debug!(error = %err, "connection ended with an error");
                     }
                 }
@@ -325,6 +341,31 @@ pub async fn serve_with(
     }
     connections.abort_all();
     Ok(())
+}
+
+/// Runs `connection` (a TLS one, its handshake done), dropping it (and so
+/// closing it) if its first request's headers are not in by `deadline`: the
+/// handshake and the first headers share one header read timeout, counted
+/// from the accept. HTTP/1's own header timeout starts only once the
+/// connection is served, so on its own it would give a client that is slow
+/// at both twice the time. Later requests wait as without TLS. `None` when
+/// the connection was dropped.
+async fn first_headers_within<F: std::future::Future>(
+    connection: F,
+    first_request: &tokio::sync::Notify,
+    deadline: tokio::time::Instant,
+) -> Option<F::Output> {
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        ended = &mut connection => return Some(ended),
+        arrived = tokio::time::timeout_at(deadline, first_request.notified()) => {
+            if arrived.is_err() {
+                tracing::debug!("no request headers within the header read timeout of the accept");
+                return None;
+            }
+        }
+    }
+    Some(connection.await)
 }
 
 /// How long connections get to finish after the executions have wound down.

@@ -5,7 +5,7 @@
 //! they are matched there because `{id}:cancel` puts a verb after a variable
 //! inside one path segment, which path routers cannot express.
 
-use a2a_core::protojson::decode_seed;
+use a2a_core::protojson::{decode_seed, json_text};
 use a2a_core::rest::{Carrier, RestMatch, RestMismatch, from_query, match_route};
 use a2a_core::{A2A_JSON_MEDIA_TYPE, A2aError, ErrorKind, StreamResponse};
 use axum::extract::{Request, State};
@@ -128,14 +128,15 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         if bytes.iter().all(u8::is_ascii_whitespace) {
             None
         } else {
-            match serde_json::from_slice::<Value>(&bytes) {
+            // The UTF-8 check JSON-RPC makes too: the body's members are
+            // read into a Value today, but the check must not depend on that.
+            let value = json_text(&bytes).map_err(A2aError::from).and_then(|text| {
+                serde_json::from_str::<Value>(text)
+                    .map_err(|err| A2aError::parse_error(format!("invalid JSON: {err}")))
+            });
+            match value {
                 Ok(value) => Some(value),
-                Err(err) => {
-                    return error_response(
-                        &A2aError::parse_error(format!("invalid JSON: {err}")),
-                        media_type,
-                    );
-                }
+                Err(err) => return error_response(&err, media_type),
             }
         }
     } else {

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -120,13 +119,13 @@ impl TlsConfig {
         }
     }
 
-    /// The handshake on an accepted connection, finished `within` or given
-    /// up. A client that speaks plain HTTP gets a plain `400` saying to use
-    /// `https://` (rather than a closed socket it cannot explain).
+    /// The handshake on an accepted connection, finished by `deadline` or
+    /// given up. A client that speaks plain HTTP gets a plain `400` saying to
+    /// use `https://` (rather than a closed socket it cannot explain).
     pub(crate) async fn accept(
         &self,
         stream: TcpStream,
-        within: Duration,
+        deadline: tokio::time::Instant,
     ) -> std::io::Result<TlsStream<TcpStream>> {
         let handshake = async {
             let mut first = [0u8; 1];
@@ -141,12 +140,14 @@ impl TlsConfig {
             }
             self.acceptor.accept(stream).await
         };
-        tokio::time::timeout(within, handshake).await.map_err(|_| {
-            std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("the TLS handshake did not finish within {within:?}"),
-            )
-        })?
+        tokio::time::timeout_at(deadline, handshake)
+            .await
+            .map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the TLS handshake did not finish within the header read timeout",
+                )
+            })?
     }
 }
 

@@ -150,6 +150,36 @@ impl Default for InMemoryTaskStore {
 }
 
 impl Shard {
+    /// Visits this shard's index entries of the owner `owner_hash` from
+    /// `from` on, in list order, stopping before an entry older than
+    /// `from_ms` (when given) or after `limit` entries. Returns where to go
+    /// on, or `None` once nothing more of the owner's can be reached.
+    fn walk(
+        &self,
+        owner_hash: u64,
+        from: std::ops::Bound<IndexKey>,
+        from_ms: Option<i64>,
+        limit: usize,
+        mut visit: impl FnMut(&Self, IndexKey),
+    ) -> Option<std::ops::Bound<IndexKey>> {
+        let mut next = from;
+        let entries = self.index.range((from, std::ops::Bound::Unbounded));
+        for (read, &key) in entries.enumerate() {
+            let (hash, ts, ..) = key;
+            if hash != owner_hash || from_ms.is_some_and(|from| ts.0 < from) {
+                return None;
+            }
+            // The entry past the limit is left for next time once seen to be
+            // the owner's, so that `None` always means done.
+            if read == limit {
+                return Some(next);
+            }
+            next = std::ops::Bound::Excluded(key);
+            visit(self, key);
+        }
+        None
+    }
+
     /// The key of task `id` (whose hash is `hash`), if it is stored.
     fn find(&self, hash: u64, id: &str) -> Option<TaskKey> {
         self.tasks
@@ -200,29 +230,22 @@ impl InMemoryTaskStore {
                     .map_or(0, |owner| owner.count(query.context_id, query.state));
                 continue;
             };
-            let mut from = std::ops::Bound::Included((owner_hash, Reverse(i64::MAX), 0, 0));
-            'shard: loop {
-                let shard = lock(shard);
-                let mut read = 0;
-                for &key in shard.index.range((from, std::ops::Bound::Unbounded)) {
-                    let (hash, ts, sequence, id_hash) = key;
-                    if hash != owner_hash || ts.0 < from_ms {
-                        break 'shard;
-                    }
-                    if read == SCAN_CHUNK {
-                        break;
-                    }
-                    read += 1;
-                    from = std::ops::Bound::Excluded(key);
+            // In chunks, the lock let go in between.
+            let mut from = Some(std::ops::Bound::Included((
+                owner_hash,
+                Reverse(i64::MAX),
+                0,
+                0,
+            )));
+            while let Some(at) = from {
+                from = lock(shard).walk(owner_hash, at, Some(from_ms), SCAN_CHUNK, |shard, key| {
+                    let (_, ts, sequence, id_hash) = key;
                     let matches = shard.tasks.get(&(id_hash, sequence)).is_some_and(|record| {
                         *record.owner == *caller
                             && query.matches(&record.context_id, record.state, ts.0)
                     });
                     total += u64::from(matches);
-                }
-                if read < SCAN_CHUNK {
-                    break;
-                }
+                });
             }
         }
         total
@@ -451,28 +474,28 @@ impl TaskStore for InMemoryTaskStore {
                 break;
             }
             let scan = &mut scans[shard_index];
-            let shard = lock(&self.shards[shard_index]);
-            scan.done = true;
-            let entries = shard.index.range((scan.from, std::ops::Bound::Unbounded));
-            for (read, &key) in entries.enumerate() {
-                let (hash, ts, sequence, id_hash) = key;
-                if hash != owner_hash || query.timestamp_from_ms.is_some_and(|from| ts.0 < from) {
-                    break;
-                }
-                if read == scan.step {
-                    scan.done = false;
-                    break;
-                }
-                scan.from = std::ops::Bound::Excluded(key);
-                let position = ListPosition::new(ts.0, sequence);
-                scan.frontier = Some(position);
-                let Some(record) = shard.tasks.get(&(id_hash, sequence)) else {
-                    continue;
-                };
-                if *record.owner == *caller && query.matches(&record.context_id, record.state, ts.0)
-                {
-                    candidates.push(Reverse((position, shard_index, id_hash)));
-                }
+            let frontier = &mut scan.frontier;
+            let next = lock(&self.shards[shard_index]).walk(
+                owner_hash,
+                scan.from,
+                query.timestamp_from_ms,
+                scan.step,
+                |shard, key| {
+                    let (_, ts, sequence, id_hash) = key;
+                    let position = ListPosition::new(ts.0, sequence);
+                    *frontier = Some(position);
+                    let matches = shard.tasks.get(&(id_hash, sequence)).is_some_and(|record| {
+                        *record.owner == *caller
+                            && query.matches(&record.context_id, record.state, ts.0)
+                    });
+                    if matches {
+                        candidates.push(Reverse((position, shard_index, id_hash)));
+                    }
+                },
+            );
+            match next {
+                Some(from) => scan.from = from,
+                None => scan.done = true,
             }
             scan.step = (scan.step * 2).min(SCAN_CHUNK);
         }

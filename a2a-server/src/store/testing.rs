@@ -27,6 +27,8 @@ use super::push::PushConfigStore;
 use super::task::{Cause, Checkpoint, JobWrite, StoreError, StoredEvent, TaskStore};
 use crate::Caller;
 
+mod totals;
+
 /// A caller in a tenant of its own, so runs never see each other's data.
 fn caller_in(tenant: &str, user: &str) -> Caller {
     Caller {
@@ -69,6 +71,7 @@ pub async fn task_store_suite<S: TaskStore>(store: &S) {
     delete(store).await;
     event_log(store).await;
     counts_per_user(store).await;
+    totals::total_size_follows_writes(store).await;
 }
 
 /// A store that counts a user's tasks counts them in every tenant, and only theirs.
@@ -1021,6 +1024,7 @@ pub async fn job_writes_suite<S: TaskStore + JobStore>(store: &S) {
         version_of(&busy).await,
         Err(StoreError::NotFound(_))
     ));
+    totals::total_size_follows_retention(store).await;
 }
 
 /// Creates `task` (`version` 0) or updates it from `version`, with `job`.

@@ -56,6 +56,10 @@ enum Command {
         /// serve` does by default).
         #[arg(long)]
         conversation_log: Option<std::path::PathBuf>,
+        /// Serve the echo agent as agent `bench` of a gateway, beside another
+        /// agent (load it at /agents/bench, or at / through tenant routing).
+        #[arg(long)]
+        gateway: bool,
     },
     /// Fill a durable store with completed tasks and pending jobs, then close it.
     Seed {
@@ -85,6 +89,9 @@ enum Command {
     Load {
         #[arg(long)]
         addr: SocketAddr,
+        /// The endpoint's path.
+        #[arg(long, default_value = "/")]
+        path: String,
         #[arg(long, default_value_t = 64)]
         connections: usize,
         #[arg(long, default_value_t = 10)]
@@ -176,21 +183,52 @@ async fn serve_sdk(
     port: u16,
     store: StoreLocation,
     conversation_log: Option<std::path::PathBuf>,
+    gateway: bool,
 ) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
-    let card = card(listener.local_addr()?);
-    let mut builder = DefaultRequestHandler::builder(Echo, card);
-    if let Some(store) = store.open(None).await? {
-        builder = store.install(builder);
-    }
-    if let Some(dir) = conversation_log {
-        let log = a2a_server::conversation::ConversationLog::open(dir, Default::default())?;
-        builder = builder.conversation_log(log);
-    }
-    let app = a2a_grpc::router(
-        a2a_server::A2aService::new(builder.build()),
-        HttpConfig::default(),
-    );
+    let addr = listener.local_addr()?;
+    let log = match conversation_log {
+        Some(dir) => Some(a2a_server::conversation::ConversationLog::open(
+            dir,
+            Default::default(),
+        )?),
+        None => None,
+    };
+    let app = if gateway {
+        use a2a_gateway::{AgentDefinition, Gateway};
+        let mut stores = std::collections::HashMap::new();
+        for name in ["bench", "other"] {
+            if let Some(store) = store.open_for_agent(name, None).await? {
+                stores.insert(name, store);
+            }
+        }
+        Gateway::builder()
+            .agent(AgentDefinition::new("bench", card(addr), Echo))
+            .agent(AgentDefinition::new("other", card(addr), Echo))
+            .handler_setup(move |name, mut builder| {
+                if let Some(store) = stores.remove(name) {
+                    builder = store.install(builder);
+                }
+                if let Some(log) = &log {
+                    builder = builder.conversation_log(log.clone());
+                }
+                builder
+            })
+            .build(&format!("http://{addr}"))?
+            .router(HttpConfig::default())
+    } else {
+        let mut builder = DefaultRequestHandler::builder(Echo, card(addr));
+        if let Some(store) = store.open(None).await? {
+            builder = store.install(builder);
+        }
+        if let Some(log) = log {
+            builder = builder.conversation_log(log);
+        }
+        a2a_grpc::router(
+            a2a_server::A2aService::new(builder.build()),
+            HttpConfig::default(),
+        )
+    };
     axum::serve(listener, app).await?;
     Ok(())
 }
@@ -409,7 +447,11 @@ async fn connect(
 }
 
 fn post(body: Bytes) -> hyper::Request<Full<Bytes>> {
-    hyper::Request::post("/")
+    post_to("/", body)
+}
+
+fn post_to(path: &str, body: Bytes) -> hyper::Request<Full<Bytes>> {
+    hyper::Request::post(path)
         .header("host", "127.0.0.1")
         .header("content-type", "application/json")
         .header("a2a-version", "1.0")
@@ -438,13 +480,17 @@ trait Connection: Send {
 
 struct JsonRpcConnection {
     sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    path: std::sync::Arc<str>,
     body: Bytes,
 }
 
 #[async_trait::async_trait]
 impl Connection for JsonRpcConnection {
     async fn call(&mut self) -> anyhow::Result<()> {
-        let response = self.sender.send_request(post(self.body.clone())).await?;
+        let response = self
+            .sender
+            .send_request(post_to(&self.path, self.body.clone()))
+            .await?;
         let status = response.status();
         let bytes = response.into_body().collect().await?.to_bytes();
         anyhow::ensure!(
@@ -516,16 +562,18 @@ where
 
 async fn load(
     addr: SocketAddr,
+    path: &str,
     connections: usize,
     seconds: u64,
     warmup: u64,
 ) -> anyhow::Result<()> {
     let body = request_body(a2a_core::Method::SendMessage);
+    let path: std::sync::Arc<str> = path.into();
     drive(connections, seconds, warmup, || {
-        let body = body.clone();
+        let (body, path) = (body.clone(), path.clone());
         async move {
             let sender = connect(addr).await?;
-            Ok(Box::new(JsonRpcConnection { sender, body }) as Box<dyn Connection>)
+            Ok(Box::new(JsonRpcConnection { sender, path, body }) as Box<dyn Connection>)
         }
     })
     .await
@@ -801,7 +849,8 @@ fn main() -> anyhow::Result<()> {
             port,
             store,
             conversation_log,
-        } => one_worker()?.block_on(serve_sdk(port, store, conversation_log)),
+            gateway,
+        } => one_worker()?.block_on(serve_sdk(port, store, conversation_log, gateway)),
         Command::Seed {
             store,
             tasks,
@@ -815,10 +864,11 @@ fn main() -> anyhow::Result<()> {
         Command::Bare { port } => one_worker()?.block_on(serve_bare(port)),
         Command::Load {
             addr,
+            path,
             connections,
             seconds,
             warmup,
-        } => one_worker()?.block_on(load(addr, connections, seconds, warmup)),
+        } => one_worker()?.block_on(load(addr, &path, connections, seconds, warmup)),
         Command::GrpcLoad {
             addr,
             connections,

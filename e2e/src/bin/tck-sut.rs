@@ -21,6 +21,10 @@ struct Args {
     /// of a capability's absence (`full`, the default, declares everything).
     #[arg(long, default_value = "full")]
     capabilities: String,
+    /// Serve the agent as agent `tck` of a gateway (beside another agent):
+    /// its card at /agents/tck, and the root card pointing there.
+    #[arg(long)]
+    gateway: bool,
 }
 
 #[tokio::main]
@@ -41,10 +45,15 @@ async fn main() -> anyhow::Result<()> {
             anyhow::bail!("--capabilities is full, minimal or required-extension, not {other:?}")
         }
     };
-    let store = args.store.open(None).await?;
-    let sut =
-        e2e::start_tck_sut_with(SocketAddr::new(args.host, args.port), store, capabilities).await?;
-    println!("tck-sut listening on http://{}", sut.addr);
+    let addr = SocketAddr::new(args.host, args.port);
+    if args.gateway {
+        let addr = e2e::start_tck_gateway(addr, &args.store, capabilities).await?;
+        println!("tck-sut listening on http://{addr} (agent tck of a gateway: /agents/tck)");
+    } else {
+        let store = args.store.open(None).await?;
+        let sut = e2e::start_tck_sut_with(addr, store, capabilities).await?;
+        println!("tck-sut listening on http://{}", sut.addr);
+    }
     tokio::signal::ctrl_c().await?;
     Ok(())
 }

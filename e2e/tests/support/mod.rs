@@ -15,6 +15,11 @@ use a2a_server::http::HttpConfig;
 use e2e::{RunningSut, ScriptedAgent, loopback_policy};
 use futures::StreamExt;
 
+mod served;
+// Not every test file serves with its own connection settings.
+#[allow(unused_imports)]
+pub use self::served::{Served, serve};
+
 /// The bindings every operation test runs on.
 pub const BINDINGS: [&str; 3] = [binding::JSONRPC, binding::HTTP_JSON, binding::GRPC];
 

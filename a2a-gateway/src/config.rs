@@ -1,0 +1,625 @@
+//! The gateway configuration file (TOML): which agents to host, of which
+//! kind, with which card.
+//!
+//! ```toml
+//! [gateway]
+//! default = "planner"            # the agent the root card points to (default: the first)
+//!
+//! [agents.planner]
+//! kind = "rust"                  # a Rust agent the program registered
+//! executor = "echo"              # under this name (`a2a serve` has "echo")
+//! description = "Plans the work."
+//! skills = [{ id = "plan", name = "Plan", description = "Breaks a goal into steps.", tags = ["plan"] }]
+//!
+//! [agents.coder]
+//! kind = "process"               # a child process speaking the JSON-lines protocol
+//! command = ["python3", "agents/coder.py"]   # run in the config file's directory
+//! env = { CODER_MODEL = "small" }
+//! on_crash = "fail"              # or "resume": re-send in-flight tasks to the restarted child
+//!
+//! [agents.reviewer]
+//! kind = "remote"                # a remote A2A agent the gateway forwards to
+//! url = "http://127.0.0.1:9999"  # its base URL (its card is read from there)
+//! bearer_token_env = "REVIEWER_TOKEN"   # credential the gateway presents, from the environment
+//! ```
+//!
+//! Every error names the file, the line and column, and the field; a file
+//! with any error yields no configuration at all.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use a2a_core::AgentSkill;
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::gateway::{AgentKind, is_valid_agent_name};
+
+/// A configuration error: where it is and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}:{column}: {}{message}", file.display(), field_prefix(.field))]
+pub struct ConfigError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line (0 when the file could not be read).
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// The field, dotted (`agents.coder.command`); empty when the error is
+    /// not about one field.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn field_prefix(field: &str) -> String {
+    match field.is_empty() {
+        true => String::new(),
+        false => format!("{field}: "),
+    }
+}
+
+/// A whole gateway file, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayConfig {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The agent the root card points to (`None`: the first).
+    pub default: Option<String>,
+    /// The agents, in file order.
+    pub agents: Vec<AgentConfig>,
+}
+
+/// One agent of the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    /// Its name (the table key).
+    pub name: String,
+    /// The card's display name (default: the agent's name).
+    pub title: Option<String>,
+    /// The card's description.
+    pub description: Option<String>,
+    /// The card's skills.
+    pub skills: Vec<AgentSkill>,
+    /// What the agent is.
+    pub source: AgentSource,
+    file: PathBuf,
+    spans: Vec<(&'static str, (usize, usize))>,
+}
+
+impl AgentConfig {
+    /// The agent's kind.
+    pub fn kind(&self) -> AgentKind {
+        match self.source {
+            AgentSource::Rust { .. } => AgentKind::Rust,
+            AgentSource::Process { .. } => AgentKind::Process,
+            AgentSource::Remote { .. } => AgentKind::Remote,
+        }
+    }
+
+    /// An error about this agent's `field` (`executor`, `command`, `url`...),
+    /// located where the file sets it (or at the agent's table).
+    pub fn error(&self, field: &str, message: impl Into<String>) -> ConfigError {
+        let (line, column) = self
+            .spans
+            .iter()
+            .find(|(name, _)| *name == field)
+            .or_else(|| self.spans.iter().find(|(name, _)| *name == "agent"))
+            .map(|(_, at)| *at)
+            .unwrap_or((1, 1));
+        ConfigError {
+            file: self.file.clone(),
+            line,
+            column,
+            field: format!("agents.{}.{field}", self.name),
+            message: message.into(),
+        }
+    }
+}
+
+/// How to run an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentSource {
+    /// A Rust agent the program registered under `executor`.
+    Rust {
+        /// The registered name.
+        executor: String,
+    },
+    /// A child process.
+    Process {
+        /// Program and arguments.
+        command: Vec<String>,
+        /// Extra environment variables.
+        env: BTreeMap<String, String>,
+        /// Where it runs: the config file's directory unless set.
+        working_dir: PathBuf,
+        /// Whether in-flight tasks are re-sent to a restarted child.
+        resume_on_crash: bool,
+    },
+    /// A remote A2A agent.
+    Remote {
+        /// Its base URL (or its card's URL).
+        url: String,
+        /// A bearer token to present, read from the environment at load time.
+        bearer_token: Option<String>,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    gateway: Option<RawGateway>,
+    #[serde(default)]
+    agents: BTreeMap<String, Spanned<RawAgent>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGateway {
+    default: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAgent {
+    kind: Spanned<String>,
+    title: Option<Spanned<String>>,
+    description: Option<Spanned<String>>,
+    #[serde(default)]
+    skills: Vec<Spanned<RawSkill>>,
+    executor: Option<Spanned<String>>,
+    command: Option<Spanned<Vec<String>>>,
+    env: Option<Spanned<BTreeMap<String, String>>>,
+    working_dir: Option<Spanned<String>>,
+    on_crash: Option<Spanned<String>>,
+    url: Option<Spanned<String>>,
+    bearer_token_env: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSkill {
+    id: String,
+    name: String,
+    description: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Line and column (1-based) of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(before.chars().count(), |nl| {
+        before[nl + 1..].chars().count()
+    }) + 1;
+    (line, column)
+}
+
+struct Checker<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Checker<'_> {
+    fn error(&self, span: Range<usize>, field: String, message: impl Into<String>) -> ConfigError {
+        let (line, column) = line_column(self.text, span.start);
+        ConfigError {
+            file: self.file.to_owned(),
+            line,
+            column,
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+impl GatewayConfig {
+    /// Reads and checks the file at `path`.
+    pub fn load(path: impl AsRef<Path>) -> Result<GatewayConfig, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|err| ConfigError {
+            file: path.to_owned(),
+            line: 0,
+            column: 0,
+            field: String::new(),
+            message: format!("cannot read the file: {err}"),
+        })?;
+        GatewayConfig::parse(path, &text)
+    }
+
+    /// Checks `text`, the contents of the file at `path` (relative paths in
+    /// it are taken from the file's directory).
+    pub fn parse(path: impl AsRef<Path>, text: &str) -> Result<GatewayConfig, ConfigError> {
+        let file = path.as_ref();
+        let checker = Checker { file, text };
+        let raw: RawFile = toml::from_str(text).map_err(|err| {
+            let span = err.span().unwrap_or(0..0);
+            checker.error(span, String::new(), err.message().trim().to_owned())
+        })?;
+        let base = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_owned();
+        let mut agents = Vec::with_capacity(raw.agents.len());
+        for (name, agent) in raw.agents {
+            let span = agent.span();
+            let agent = checker.agent(&name, span, agent.into_inner(), &base)?;
+            agents.push((agent.0, agent.1));
+        }
+        if agents.is_empty() {
+            return Err(checker.error(
+                0..0,
+                "agents".into(),
+                "no agents: add an [agents.NAME] table",
+            ));
+        }
+        // File order: the first agent is the default one.
+        agents.sort_by_key(|(start, _)| *start);
+        let agents: Vec<AgentConfig> = agents.into_iter().map(|(_, a)| a).collect();
+        let default = match raw.gateway.and_then(|g| g.default) {
+            Some(default) if !agents.iter().any(|a| &a.name == default.get_ref()) => {
+                let known: Vec<_> = agents.iter().map(|a| a.name.as_str()).collect();
+                return Err(checker.error(
+                    default.span(),
+                    "gateway.default".into(),
+                    format!(
+                        "no agent named {:?} (agents: {})",
+                        default.get_ref(),
+                        known.join(", ")
+                    ),
+                ));
+            }
+            other => other.map(Spanned::into_inner),
+        };
+        Ok(GatewayConfig {
+            path: file.to_owned(),
+            default,
+            agents,
+        })
+    }
+}
+
+impl Checker<'_> {
+    fn agent(
+        &self,
+        name: &str,
+        span: Range<usize>,
+        raw: RawAgent,
+        base: &Path,
+    ) -> Result<(usize, AgentConfig), ConfigError> {
+        let field = |f: &str| format!("agents.{name}.{f}");
+        if !is_valid_agent_name(name) {
+            return Err(self.error(
+                span,
+                format!("agents.{name}"),
+                "an agent name is 1 to 64 letters, digits, '-' or '_', starting with a letter or digit",
+            ));
+        }
+        let mut spans = vec![("agent", line_column(self.text, span.start))];
+        let mut note =
+            |f: &'static str, s: Range<usize>| spans.push((f, line_column(self.text, s.start)));
+        let kind = match raw.kind.get_ref().as_str() {
+            "rust" => AgentKind::Rust,
+            "process" => AgentKind::Process,
+            "remote" => AgentKind::Remote,
+            other => {
+                return Err(self.error(
+                    raw.kind.span(),
+                    field("kind"),
+                    format!("unknown kind {other:?}: use \"rust\", \"process\" or \"remote\""),
+                ));
+            }
+        };
+        // Fields another kind uses are mistakes here, not silently ignored.
+        // Each field belongs to one kind; on another it is a mistake, not
+        // something to ignore.
+        let owned: [(&'static str, Option<Range<usize>>, AgentKind); 7] = [
+            (
+                "executor",
+                raw.executor.as_ref().map(Spanned::span),
+                AgentKind::Rust,
+            ),
+            (
+                "command",
+                raw.command.as_ref().map(Spanned::span),
+                AgentKind::Process,
+            ),
+            (
+                "env",
+                raw.env.as_ref().map(Spanned::span),
+                AgentKind::Process,
+            ),
+            (
+                "working_dir",
+                raw.working_dir.as_ref().map(Spanned::span),
+                AgentKind::Process,
+            ),
+            (
+                "on_crash",
+                raw.on_crash.as_ref().map(Spanned::span),
+                AgentKind::Process,
+            ),
+            (
+                "url",
+                raw.url.as_ref().map(Spanned::span),
+                AgentKind::Remote,
+            ),
+            (
+                "bearer_token_env",
+                raw.bearer_token_env.as_ref().map(Spanned::span),
+                AgentKind::Remote,
+            ),
+        ];
+        for (f, at, owner) in owned {
+            if let Some(at) = at {
+                if owner != kind {
+                    return Err(self.error(
+                        at,
+                        field(f),
+                        format!("`{f}` is for {owner} agents, and this one is {kind}"),
+                    ));
+                }
+                note(f, at);
+            }
+        }
+        let missing = |f: &str| {
+            self.error(
+                span.clone(),
+                field(f),
+                format!("a {kind} agent needs `{f}`"),
+            )
+        };
+        let source = match kind {
+            AgentKind::Rust => {
+                let executor = raw.executor.ok_or_else(|| missing("executor"))?;
+                AgentSource::Rust {
+                    executor: executor.into_inner(),
+                }
+            }
+            AgentKind::Process => {
+                let command = raw.command.ok_or_else(|| missing("command"))?;
+                if command
+                    .get_ref()
+                    .first()
+                    .is_none_or(|p| p.trim().is_empty())
+                {
+                    return Err(self.error(
+                        command.span(),
+                        field("command"),
+                        "must name a program: [\"program\", \"arg\", ...]",
+                    ));
+                }
+                let resume_on_crash = match raw.on_crash {
+                    None => false,
+                    Some(policy) => match policy.get_ref().as_str() {
+                        "fail" => false,
+                        "resume" => true,
+                        other => {
+                            return Err(self.error(
+                                policy.span(),
+                                field("on_crash"),
+                                format!("unknown policy {other:?}: use \"fail\" or \"resume\""),
+                            ));
+                        }
+                    },
+                };
+                AgentSource::Process {
+                    command: command.into_inner(),
+                    env: raw.env.map(Spanned::into_inner).unwrap_or_default(),
+                    working_dir: match raw.working_dir {
+                        Some(dir) => base.join(dir.into_inner()),
+                        None => base.to_owned(),
+                    },
+                    resume_on_crash,
+                }
+            }
+            AgentKind::Remote => {
+                let url = raw.url.ok_or_else(|| missing("url"))?;
+                if !(url.get_ref().starts_with("http://") || url.get_ref().starts_with("https://"))
+                {
+                    return Err(self.error(
+                        url.span(),
+                        field("url"),
+                        format!(
+                            "must be an http:// or https:// URL, got {:?}",
+                            url.get_ref()
+                        ),
+                    ));
+                }
+                let bearer_token = match raw.bearer_token_env {
+                    None => None,
+                    Some(var) => match std::env::var(var.get_ref()) {
+                        Ok(token) if !token.trim().is_empty() => Some(token.trim().to_owned()),
+                        _ => {
+                            return Err(self.error(
+                                var.span(),
+                                field("bearer_token_env"),
+                                format!("environment variable {} is not set", var.get_ref()),
+                            ));
+                        }
+                    },
+                };
+                AgentSource::Remote {
+                    url: url.into_inner(),
+                    bearer_token,
+                }
+            }
+        };
+        let mut skills = Vec::with_capacity(raw.skills.len());
+        for skill in raw.skills {
+            let at = skill.span();
+            let skill = skill.into_inner();
+            if skill.id.trim().is_empty() {
+                return Err(self.error(at, field("skills"), "a skill needs a non-empty id"));
+            }
+            let mut card_skill =
+                AgentSkill::new(skill.id, skill.name, skill.description).with_tags(skill.tags);
+            card_skill.examples = skill.examples;
+            skills.push(card_skill);
+        }
+        Ok((
+            span.start,
+            AgentConfig {
+                name: name.to_owned(),
+                title: raw.title.map(Spanned::into_inner),
+                description: raw.description.map(Spanned::into_inner),
+                skills,
+                source,
+                file: self.file.to_owned(),
+                spans,
+            },
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<GatewayConfig, ConfigError> {
+        GatewayConfig::parse("conf/gateway.toml", text)
+    }
+
+    #[test]
+    fn three_kinds_in_file_order() {
+        let config = parse(
+            r#"
+[gateway]
+default = "coder"
+
+[agents.zeta]
+kind = "rust"
+executor = "echo"
+description = "Echoes."
+skills = [{ id = "echo", name = "Echo", description = "Says it back.", tags = ["demo"] }]
+
+[agents.coder]
+kind = "process"
+command = ["python3", "coder.py"]
+env = { MODEL = "small" }
+on_crash = "resume"
+
+[agents.alpha]
+kind = "remote"
+url = "http://127.0.0.1:9"
+"#,
+        )
+        .unwrap();
+        let names: Vec<_> = config.agents.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "coder", "alpha"]);
+        assert_eq!(config.default.as_deref(), Some("coder"));
+        assert_eq!(config.agents[0].skills[0].tags, ["demo"]);
+        assert_eq!(
+            config.agents[1].source,
+            AgentSource::Process {
+                command: vec!["python3".into(), "coder.py".into()],
+                env: [("MODEL".to_owned(), "small".to_owned())].into(),
+                working_dir: PathBuf::from("conf"),
+                resume_on_crash: true,
+            }
+        );
+        assert_eq!(config.agents[2].kind(), AgentKind::Remote);
+    }
+
+    #[track_caller]
+    fn fails(text: &str, line: usize, field: &str, says: &str) {
+        let err = parse(text).unwrap_err();
+        assert_eq!((err.line, err.field.as_str()), (line, field), "{err}");
+        assert!(err.message.contains(says), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("conf/gateway.toml:{line}:")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        fails(
+            "[agents.a]\nkind = \"rust\"\nexecutor = 3\n",
+            3,
+            "",
+            "string",
+        );
+        fails(
+            "[agents.a]\nkind = \"robot\"\n",
+            2,
+            "agents.a.kind",
+            "unknown kind",
+        );
+        fails(
+            "[agents.a]\nkind = \"rust\"\n",
+            1,
+            "agents.a.executor",
+            "needs `executor`",
+        );
+        fails(
+            "[agents.a]\nkind = \"rust\"\nexecutor = \"echo\"\nurl = \"http://x\"\n",
+            4,
+            "agents.a.url",
+            "for remote agents",
+        );
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = []\n",
+            3,
+            "agents.a.command",
+            "program",
+        );
+        fails(
+            "[agents.a]\nkind = \"remote\"\nurl = \"ftp://x\"\n",
+            3,
+            "agents.a.url",
+            "http",
+        );
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\non_crash = \"retry\"\n",
+            4,
+            "agents.a.on_crash",
+            "unknown policy",
+        );
+        fails(
+            "[agents.a]\nkind = \"rust\"\nexecuter = \"echo\"\n",
+            3,
+            "",
+            "unknown field",
+        );
+        fails(
+            "[gateway]\ndefault = \"b\"\n[agents.a]\nkind = \"rust\"\nexecutor = \"e\"\n",
+            2,
+            "gateway.default",
+            "no agent named \"b\"",
+        );
+        fails(
+            "[agents.\"a b\"]\nkind = \"rust\"\nexecutor = \"e\"\n",
+            1,
+            "agents.a b",
+            "agent name",
+        );
+        fails("[gateway]\n", 1, "agents", "no agents");
+        fails(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://x\"\nbearer_token_env = \"A2A_GATEWAY_TEST_UNSET_VAR\"\n",
+            4,
+            "agents.a.bearer_token_env",
+            "not set",
+        );
+    }
+
+    #[test]
+    fn later_checks_point_at_the_field() {
+        let config = parse("\n[agents.a]\nkind = \"rust\"\nexecutor = \"nope\"\n").unwrap();
+        let err = config.agents[0].error("executor", "no Rust agent registered as \"nope\"");
+        assert_eq!((err.line, err.column), (4, 12));
+        assert_eq!(err.field, "agents.a.executor");
+    }
+
+    #[test]
+    fn korean_text_counts_columns_in_characters() {
+        assert_eq!(line_column("가나\n다라 = 1", 13), (2, 3));
+    }
+}

@@ -1,0 +1,411 @@
+//! Agents calling each other by name through the gateway.
+//!
+//! Every hosted agent gets a [`Peers`] handle: `peers.client("coder")` is an
+//! ordinary [`a2a_client::Client`], whatever kind of agent `coder` is. Calls
+//! go straight to the target's service in this process (no socket), through
+//! the same checks, authentication and store as a call from outside, and
+//! carry the caller's identity: the target sees the user `agent:<caller>`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use a2a_client::{
+    CallOptions, Client, ClientError, ClientErrorKind, EventStream as ClientEventStream, Transport,
+};
+use a2a_core::{
+    A2aError, AgentCard, AgentInterface, CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Method,
+    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig,
+};
+use a2a_server::auth::Authenticate;
+use a2a_server::{
+    A2aService, CallContext, CallInterceptor, Request, Response, ServiceParams, User,
+};
+use async_trait::async_trait;
+use futures::StreamExt as _;
+
+/// The user name an agent's calls carry, as the called agent sees it.
+pub fn agent_identity(agent: &str) -> String {
+    format!("agent:{agent}")
+}
+
+/// A name no agent of the gateway has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", unknown_agent_message(.name, .known, .config.as_deref()))]
+pub struct UnknownAgent {
+    /// The name asked for.
+    pub name: String,
+    /// The names the gateway hosts, sorted.
+    pub known: Vec<String>,
+    /// The configuration file the agents come from, if any.
+    pub config: Option<String>,
+}
+
+fn unknown_agent_message(name: &str, known: &[String], config: Option<&str>) -> String {
+    let hosted = match known.is_empty() {
+        true => "no agents".to_owned(),
+        false => known.join(", "),
+    };
+    let fix = match config {
+        Some(path) => format!("add it under [agents.{name}] in {path}"),
+        None => "register it with GatewayBuilder::agent".to_owned(),
+    };
+    format!("no agent named {name:?} in this gateway (it hosts: {hosted}); {fix}")
+}
+
+impl From<UnknownAgent> for A2aError {
+    fn from(err: UnknownAgent) -> Self {
+        A2aError::invalid_params(err.to_string())
+    }
+}
+
+/// One hosted agent as the directory knows it.
+#[derive(Debug, Clone)]
+pub(crate) struct Listed {
+    pub(crate) service: A2aService,
+    pub(crate) card: AgentCard,
+}
+
+/// Every agent of one gateway, by name; filled once the gateway is built.
+#[derive(Debug, Default)]
+pub(crate) struct Directory {
+    pub(crate) agents: HashMap<String, Listed>,
+    /// Sorted, for messages.
+    pub(crate) names: Vec<String>,
+    pub(crate) config: Option<String>,
+    /// Each agent's secret, by agent name: what its calls present.
+    pub(crate) tokens: HashMap<String, String>,
+}
+
+impl Directory {
+    pub(crate) fn get(&self, name: &str) -> Result<&Listed, UnknownAgent> {
+        self.agents.get(name).ok_or_else(|| UnknownAgent {
+            name: name.to_owned(),
+            known: self.names.clone(),
+            config: self.config.clone(),
+        })
+    }
+}
+
+/// An agent's way to the other agents of its gateway. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Peers {
+    caller: Arc<str>,
+    directory: Arc<OnceLock<Directory>>,
+}
+
+impl Peers {
+    pub(crate) fn new(caller: &str, directory: Arc<OnceLock<Directory>>) -> Self {
+        Peers {
+            caller: caller.into(),
+            directory,
+        }
+    }
+
+    /// The name of the agent this handle calls on behalf of.
+    pub fn caller(&self) -> &str {
+        &self.caller
+    }
+
+    /// The names of the gateway's agents, sorted (empty until the gateway is built).
+    pub fn names(&self) -> Vec<String> {
+        self.directory
+            .get()
+            .map(|d| d.names.clone())
+            .unwrap_or_default()
+    }
+
+    /// The card of agent `name`.
+    pub fn card(&self, name: &str) -> Result<AgentCard, UnknownAgent> {
+        Ok(self.directory()?.get(name)?.card.clone())
+    }
+
+    /// A client of agent `name`: its calls reach that agent as
+    /// `agent:<caller>`, whatever kind of agent it is.
+    pub fn client(&self, name: &str) -> Result<Client, UnknownAgent> {
+        let directory = self.directory()?;
+        let target = directory.get(name)?;
+        let token = directory
+            .tokens
+            .get(&*self.caller)
+            .cloned()
+            .unwrap_or_default();
+        let interface = target
+            .card
+            .supported_interfaces
+            .first()
+            .cloned()
+            .unwrap_or_else(AgentInterface::default);
+        let transport = InProcess {
+            service: target.service.clone(),
+            authorization: format!("Bearer {token}"),
+        };
+        Ok(Client::from_transport(transport, interface))
+    }
+
+    fn directory(&self) -> Result<&Directory, UnknownAgent> {
+        self.directory.get().ok_or_else(|| UnknownAgent {
+            name: String::new(),
+            known: Vec::new(),
+            config: None,
+        })
+    }
+}
+
+/// Who an agent's secret says is calling.
+fn agent_of<'a>(tokens: &'a HashMap<String, String>, ctx: &CallContext) -> Option<&'a str> {
+    let value = ctx.service_params.get("authorization")?.trim();
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))?;
+    tokens
+        .iter()
+        .find(|(_, secret)| secrets_equal(secret.as_bytes(), token.trim().as_bytes()))
+        .map(|(name, _)| name.as_str())
+}
+
+/// Compares two secrets in time independent of where they differ.
+fn secrets_equal(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The gateway's authentication of one agent's service: an agent's own
+/// secret makes the caller `agent:<name>`; anything else goes to the
+/// authentication the operator configured.
+pub(crate) struct GatewayAuth {
+    pub(crate) directory: Arc<OnceLock<Directory>>,
+    pub(crate) configured: Arc<dyn Authenticate>,
+}
+
+#[async_trait]
+impl Authenticate for GatewayAuth {
+    async fn authenticate(&self, ctx: &CallContext) -> Result<User, A2aError> {
+        if let Some(agent) = self.directory.get().and_then(|d| agent_of(&d.tokens, ctx)) {
+            return Ok(User::authenticated(agent_identity(agent)));
+        }
+        self.configured.authenticate(ctx).await
+    }
+
+    fn security_schemes(&self) -> Vec<(String, a2a_core::SecurityScheme)> {
+        self.configured.security_schemes()
+    }
+}
+
+/// Without configured authentication callers stay anonymous, but an agent's
+/// call still says which agent it is.
+pub(crate) struct AgentCallers {
+    pub(crate) directory: Arc<OnceLock<Directory>>,
+}
+
+#[async_trait]
+impl CallInterceptor for AgentCallers {
+    async fn before(
+        &self,
+        ctx: &mut CallContext,
+        _request: &mut Request,
+    ) -> Result<Option<Response>, A2aError> {
+        if let Some(agent) = self.directory.get().and_then(|d| agent_of(&d.tokens, ctx)) {
+            ctx.user = User::authenticated(agent_identity(agent));
+        }
+        Ok(None)
+    }
+}
+
+/// A transport that hands calls to a service in this process.
+struct InProcess {
+    service: A2aService,
+    authorization: String,
+}
+
+impl InProcess {
+    async fn call(&self, request: Request, options: &CallOptions) -> Result<Response, ClientError> {
+        let mut params = ServiceParams::new();
+        let mut append = |key: &str, value: &str| {
+            params.append(key, value).map_err(|_| {
+                ClientError::from(A2aError::invalid_params(format!(
+                    "service parameter {key:?} is not a valid header"
+                )))
+            })
+        };
+        for (key, value) in options.service_params() {
+            // The caller's identity is the gateway's to say.
+            if !key.eq_ignore_ascii_case("authorization") {
+                append(&key, &value)?;
+            }
+        }
+        append("authorization", &self.authorization)?;
+        let mut ctx = CallContext::new(request.method(), params);
+        // A stream's answer is its first event's arrival, not its end: only
+        // unary calls keep to the timeout as a whole.
+        let streams = matches!(
+            ctx.method,
+            Method::SendStreamingMessage | Method::SubscribeToTask
+        );
+        let call = self.service.call(&mut ctx, request);
+        let outcome = match options.timeout {
+            Some(limit) if !streams => match tokio::time::timeout(limit, call).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return Err(ClientError::new(
+                        ClientErrorKind::Timeout,
+                        format!("no answer within {limit:?}"),
+                    ));
+                }
+            },
+            _ => call.await,
+        };
+        Ok(outcome?)
+    }
+}
+
+fn unexpected(method: &str) -> ClientError {
+    ClientError::from(A2aError::internal(format!(
+        "the agent answered {method} with the wrong kind of response"
+    )))
+}
+
+fn stream(response: Response, method: &str) -> Result<ClientEventStream, ClientError> {
+    match response {
+        Response::Stream(events) => Ok(Box::pin(events.map(|e| e.map_err(ClientError::from)))),
+        _ => Err(unexpected(method)),
+    }
+}
+
+#[async_trait]
+impl Transport for InProcess {
+    async fn send_message(
+        &self,
+        request: SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<SendMessageResponse, ClientError> {
+        match self.call(Request::SendMessage(request), options).await? {
+            Response::SendMessage(r) => Ok(r),
+            _ => Err(unexpected("SendMessage")),
+        }
+    }
+
+    async fn send_streaming_message(
+        &self,
+        request: SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<ClientEventStream, ClientError> {
+        let response = self
+            .call(Request::SendStreamingMessage(request), options)
+            .await?;
+        stream(response, "SendStreamingMessage")
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, ClientError> {
+        match self.call(Request::GetTask(request), options).await? {
+            Response::Task(t) => Ok(t),
+            _ => Err(unexpected("GetTask")),
+        }
+    }
+
+    async fn list_tasks(
+        &self,
+        request: ListTasksRequest,
+        options: &CallOptions,
+    ) -> Result<ListTasksResponse, ClientError> {
+        match self.call(Request::ListTasks(request), options).await? {
+            Response::ListTasks(r) => Ok(r),
+            _ => Err(unexpected("ListTasks")),
+        }
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, ClientError> {
+        match self.call(Request::CancelTask(request), options).await? {
+            Response::Task(t) => Ok(t),
+            _ => Err(unexpected("CancelTask")),
+        }
+    }
+
+    async fn subscribe_to_task(
+        &self,
+        request: SubscribeToTaskRequest,
+        options: &CallOptions,
+    ) -> Result<ClientEventStream, ClientError> {
+        let response = self
+            .call(Request::SubscribeToTask(request), options)
+            .await?;
+        stream(response, "SubscribeToTask")
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: TaskPushNotificationConfig,
+        options: &CallOptions,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        match self
+            .call(Request::CreatePushConfig(request), options)
+            .await?
+        {
+            Response::PushConfig(c) => Ok(c),
+            _ => Err(unexpected("CreateTaskPushNotificationConfig")),
+        }
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: GetTaskPushNotificationConfigRequest,
+        options: &CallOptions,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        match self.call(Request::GetPushConfig(request), options).await? {
+            Response::PushConfig(c) => Ok(c),
+            _ => Err(unexpected("GetTaskPushNotificationConfig")),
+        }
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        request: ListTaskPushNotificationConfigsRequest,
+        options: &CallOptions,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        match self
+            .call(Request::ListPushConfigs(request), options)
+            .await?
+        {
+            Response::PushConfigs(c) => Ok(c),
+            _ => Err(unexpected("ListTaskPushNotificationConfigs")),
+        }
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: DeleteTaskPushNotificationConfigRequest,
+        options: &CallOptions,
+    ) -> Result<(), ClientError> {
+        match self
+            .call(Request::DeletePushConfig(request), options)
+            .await?
+        {
+            Response::Empty => Ok(()),
+            _ => Err(unexpected("DeleteTaskPushNotificationConfig")),
+        }
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        request: GetExtendedAgentCardRequest,
+        options: &CallOptions,
+    ) -> Result<AgentCard, ClientError> {
+        match self
+            .call(Request::GetExtendedAgentCard(request), options)
+            .await?
+        {
+            Response::AgentCard(card) => Ok(*card),
+            _ => Err(unexpected("GetExtendedAgentCard")),
+        }
+    }
+}

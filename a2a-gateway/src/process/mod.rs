@@ -48,7 +48,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a_core::{
-    A2aError, Artifact, StreamResponse, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent,
+    A2aError, AgentCard, Artifact, StreamResponse, TaskArtifactUpdateEvent, TaskStatus,
+    TaskStatusUpdateEvent,
 };
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use async_trait::async_trait;
@@ -59,6 +60,7 @@ pub use self::config::{InFlightPolicy, ProcessAgentConfig};
 pub use self::error::ProcessError;
 use self::protocol::{CheckpointLine, Execute, FromAgent};
 use self::tasks::{Inbound, Shared};
+use crate::{AgentDefinition, AgentKind, StopAgent};
 
 /// An agent that is an external command. Cheap to clone; the child is
 /// stopped by [`shutdown`](Self::shutdown), or killed when the last clone is
@@ -153,6 +155,28 @@ impl ProcessAgent {
     /// The agent's name.
     pub fn name(&self) -> &str {
         &self.handle.shared.name
+    }
+
+    /// The agent as a gateway hosts it: `card` and this executor, the
+    /// command line for the start-up table, and the child's shutdown once the
+    /// agent's handler has wound down (so durable work is left resumable).
+    pub fn definition(&self, card: AgentCard) -> AgentDefinition {
+        let agent = self.clone();
+        let stop: StopAgent =
+            Box::new(move |grace| Box::pin(async move { agent.shutdown(grace).await }));
+        AgentDefinition::new(self.name(), card, self.clone())
+            .kind(AgentKind::Process, self.command_line())
+            .on_shutdown(stop)
+    }
+
+    /// The program and its arguments, space-separated, for showing.
+    pub fn command_line(&self) -> String {
+        let config = &self.handle.shared.config;
+        std::iter::once(config.program.as_os_str())
+            .chain(config.args.iter().map(|arg| arg.as_os_str()))
+            .map(|part| part.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Where the child process stands; the receiver sees every change.

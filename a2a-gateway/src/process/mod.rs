@@ -28,6 +28,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! In a [`Gateway`](crate::Gateway), [`ProcessAgent::definition`] hosts it
+//! next to the other agents and stops the child when the gateway shuts down.
+//!
 //! No line the child writes can panic or stall the gateway: lines that are
 //! not JSON, of an unknown type, about a task the child does not have, or
 //! over [`ProcessAgentConfig::max_line_bytes`] are dropped with a warning

@@ -274,3 +274,18 @@ async fn shutdown_terminates_a_child_that_ignores_stdin_closing() {
     let waiting = gateway.wait_for(&waiting.id, TaskState::Failed).await;
     assert_eq!(status_text(&waiting), "agent 'test' shut down");
 }
+
+#[tokio::test]
+async fn shutdown_also_ends_what_the_child_started() {
+    let gateway = Gateway::start(config().env("IGNORE_EOF", "1"));
+    let task = gateway.task("grandchild").await;
+    let pid = status_text(&task);
+    gateway.agent.shutdown(Duration::from_millis(400)).await;
+    // Gone, or dead and waiting to be reaped by whoever inherited it.
+    let stat = format!("/proc/{pid}/stat");
+    eventually(|| match std::fs::read_to_string(&stat) {
+        Ok(stat) => stat.split_whitespace().nth(2) == Some("Z"),
+        Err(_) => true,
+    })
+    .await;
+}

@@ -206,8 +206,7 @@ async fn run(shared: &Shared, child: &mut Child) -> (Ended, Duration) {
                 }
                 Err(_) => {
                     tracing::warn!(agent = %shared.name, pid = child.pid, "agent process closed its stdout but kept running; killing it");
-                    let _ = child.process.start_kill();
-                    let _ = child.process.wait().await;
+                    let _ = kill(child).await;
                     Ended::Died("closed its stdout (killed)".to_owned())
                 }
             };
@@ -226,18 +225,30 @@ async fn stop(shared: &Shared, child: &mut Child) -> String {
         return describe(status);
     }
     #[cfg(unix)]
-    if let Some(pid) = child
-        .pid
-        .and_then(|pid| i32::try_from(pid).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    if signal_group(child.pid, rustix::process::Signal::TERM) {
         if let Ok(status) = tokio::time::timeout(half, child.process.wait()).await {
             return describe(status);
         }
     }
+    kill(child).await
+}
+
+/// Kills the child, and what it started: a shell-script agent's own
+/// children must not outlive it holding its pipes.
+async fn kill(child: &mut Child) -> String {
+    #[cfg(unix)]
+    signal_group(child.pid, rustix::process::Signal::KILL);
     let _ = child.process.start_kill();
     describe(child.process.wait().await)
+}
+
+/// Signals the child's process group (the child leads one of its own, see
+/// [`start`]); `false` when there was no one to signal.
+#[cfg(unix)]
+fn signal_group(pid: Option<u32>, signal: rustix::process::Signal) -> bool {
+    pid.and_then(|pid| i32::try_from(pid).ok())
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|pid| rustix::process::kill_process_group(pid, signal).is_ok())
 }
 
 impl Child {

@@ -141,6 +141,10 @@ def handle(line):
         threading.Thread(target=first_turn_then_stop, daemon=True).start()
     elif word == "hello":
         status(task, "completed", "%s %s" % (hello.get("agent"), hello.get("protocol")))
+    elif word == "grandchild":
+        import subprocess
+        sleeper = subprocess.Popen(["sleep", "1000"])
+        status(task, "completed", str(sleeper.pid))
     elif word == "pid":
         status(task, "completed", str(os.getpid()))
     elif word == "stderr":

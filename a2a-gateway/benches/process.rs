@@ -6,10 +6,12 @@
 //!
 //! Run with `cargo bench -p a2a-gateway --bench process` (needs python3).
 //!
-//! Measured on 2026-11-23 on a shared 2-core VM (load average about 9, so
-//! noisy): `process` 107 µs (92–124 µs), `in_process` 15 µs (14–17 µs): the
-//! two pipe hops, the JSON both ways and Python's share come to about 90 µs
-//! a message.
+//! Measured on 2026-11-23 on a shared 2-core VM: busy (load average about
+//! 9), `process` 107 µs (92–124) against `in_process` 15 µs (14–17); idle
+//! (load 0.1), `process` 162 µs (154–169) against 10 µs (10–12). The
+//! protocol's share, about 90–150 µs a message, is mostly the two wake-ups
+//! across the pipes (slower when the idle VM's cores sleep deeper) and the
+//! child's own JSON work in Python.
 
 use std::path::PathBuf;
 use std::time::Duration;

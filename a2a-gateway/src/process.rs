@@ -1,2 +1,0 @@
-//! Agents that are external commands: a child process speaking JSON lines
-//! over stdin/stdout.

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use a2a_core::AgentCard;
 use a2a_gateway::config::{AgentConfig, AgentSource, GatewayConfig};
+use a2a_gateway::process::{InFlightPolicy, ProcessAgent, ProcessAgentConfig};
 use a2a_gateway::remote::RemoteAgent;
-use a2a_gateway::{AgentDefinition, Gateway};
+use a2a_gateway::{AgentDefinition, Gateway, GatewayBuilder};
 use a2a_server::auth::Authenticate;
 use a2a_server::conversation::ConversationLog;
 use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
@@ -37,33 +38,63 @@ fn card(agent: &AgentConfig) -> AgentCard {
     card
 }
 
-/// One agent of the file, ready to host.
-async fn definition(agent: &AgentConfig) -> anyhow::Result<AgentDefinition> {
-    Ok(match &agent.source {
-        AgentSource::Rust { executor } => match executor.as_str() {
-            "echo" => AgentDefinition::new(&agent.name, card(agent), BuiltinAgent),
-            other => {
+/// Checks what the file cannot: that its Rust agents exist in this program.
+fn check(config: &GatewayConfig) -> anyhow::Result<()> {
+    for agent in &config.agents {
+        if let AgentSource::Rust { executor } = &agent.source {
+            if !RUST_AGENTS.contains(&executor.as_str()) {
                 return Err(agent
                     .error(
                         "executor",
                         format!(
-                            "no Rust agent named {other:?} in this program (it has: {})",
+                            "no Rust agent named {executor:?} in this program (it has: {})",
                             RUST_AGENTS.join(", ")
                         ),
                     )
                     .into());
             }
-        },
+        }
+    }
+    Ok(())
+}
+
+/// One agent of the file, ready to host: a process agent is started here,
+/// with what it needs to call the others by name in its environment.
+async fn definition(
+    agent: &AgentConfig,
+    base_url: &str,
+    builder: &mut GatewayBuilder,
+) -> anyhow::Result<AgentDefinition> {
+    Ok(match &agent.source {
+        AgentSource::Rust { .. } => AgentDefinition::new(&agent.name, card(agent), BuiltinAgent),
         AgentSource::Remote { .. } => RemoteAgent::configured(agent)
             .await
             .ok_or_else(|| agent.error("kind", "not a remote agent"))?,
-        AgentSource::Process { .. } => {
-            return Err(agent
-                .error(
-                    "kind",
-                    format!("{} agents are not served by this program yet", agent.kind()),
+        AgentSource::Process {
+            command,
+            env,
+            working_dir,
+            resume_on_crash,
+        } => {
+            let mut process = ProcessAgentConfig::from_command(command)
+                .ok_or_else(|| agent.error("command", "names no program"))?
+                .current_dir(working_dir);
+            for (key, value) in env {
+                process = process.env(key, value);
+            }
+            process = process
+                .env("A2A_AGENT_NAME", &agent.name)
+                .env(
+                    "A2A_GATEWAY_URL",
+                    format!("{base_url}{}", a2a_gateway::AGENTS_PATH),
                 )
-                .into());
+                .env("A2A_AGENT_TOKEN", builder.agent_secret(&agent.name));
+            if *resume_on_crash {
+                process = process.in_flight(InFlightPolicy::resend());
+            }
+            let child = ProcessAgent::spawn(&agent.name, process)
+                .map_err(|err| agent.error("command", err.to_string()))?;
+            child.definition(card(agent))
         }
     })
 }
@@ -75,13 +106,15 @@ pub(crate) async fn build(
     base_url: &str,
     setup: Setup<'_>,
 ) -> anyhow::Result<Gateway> {
+    check(config)?;
     let mut builder = Gateway::builder().config_file(config.path.display().to_string());
     if let Some(default) = &config.default {
         builder = builder.default_agent(default);
     }
+    // Every store first: a store that cannot be opened must not leave
+    // child processes started.
     let mut stores: HashMap<String, DurableStore> = HashMap::new();
     for agent in &config.agents {
-        builder = builder.agent(definition(agent).await?);
         if let Some(store) = setup
             .location
             .open_for_agent(&agent.name, setup.push_key.clone())
@@ -90,6 +123,10 @@ pub(crate) async fn build(
         {
             stores.insert(agent.name.clone(), store);
         }
+    }
+    for agent in &config.agents {
+        let definition = definition(agent, base_url, &mut builder).await?;
+        builder = builder.agent(definition);
     }
     let log = setup.log;
     builder = builder.handler_setup(move |name, mut handler| {

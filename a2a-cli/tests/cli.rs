@@ -645,3 +645,117 @@ fn serve_refuses_unusable_tls_files_at_start() {
         assert!(stderr.contains(says), "{all:?}: {stderr}");
     }
 }
+
+/// `a2a serve --config FILE` in `dir`: the server and its banner up to the
+/// line that says how to stop it.
+fn serve_gateway(dir: &std::path::Path, file: &std::path::Path) -> (Server, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["serve", "--port", "0", "--config"])
+        .arg(file)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut banner = String::new();
+    while !banner.contains("Press Ctrl-C") {
+        if stdout.read_line(&mut banner).unwrap() == 0 {
+            panic!("the gateway stopped: {banner}");
+        }
+    }
+    let url = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let server = Server {
+        child,
+        url,
+        _stdout: stdout,
+    };
+    (server, banner)
+}
+
+#[test]
+fn serve_hosts_the_three_kinds_of_agents_of_a_gateway_file() {
+    let remote = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/gateway/agents/echo.py"
+    );
+    let file = dir.path().join("gateway.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[agents.planner]\nkind = \"rust\"\nexecutor = \"echo\"\ntitle = \"Planner\"\n\n\
+             [agents.scripted]\nkind = \"process\"\ncommand = [\"python3\", {script:?}]\n\n\
+             [agents.reviewer]\nkind = \"remote\"\nurl = \"{}\"\n",
+            remote.url
+        ),
+    )
+    .unwrap();
+    let (gateway, banner) = serve_gateway(dir.path(), &file);
+    for row in [
+        "planner   rust",
+        "scripted  process  python3",
+        "reviewer  remote   http://",
+    ] {
+        assert!(banner.contains(row), "{row:?} in\n{banner}");
+    }
+    assert!(banner.contains("one database per agent"), "{banner}");
+    let url = gateway.url.as_str();
+    for agent in ["planner", "scripted", "reviewer"] {
+        let at = format!("{url}/agents/{agent}");
+        for transport in ["jsonrpc", "http_json", "grpc"] {
+            let out = ok(&["send", &at, "hello there", "--transport", transport]);
+            assert!(out.contains("COMPLETED"), "{agent} over {transport}: {out}");
+        }
+    }
+    // The root card is the first agent's; each agent keeps its state apart.
+    assert!(ok(&["card", url]).contains("Planner"));
+    for agent in ["planner", "scripted", "reviewer"] {
+        assert!(
+            dir.path().join("data/agents").join(agent).is_dir(),
+            "{agent}"
+        );
+    }
+    let unknown = a2a(&["send", &format!("{url}/agents/nope"), "hi"]);
+    assert!(!unknown.status.success());
+}
+
+#[test]
+fn serve_refuses_a_gateway_file_with_an_error_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gateway.toml");
+    for (text, says) in [
+        (
+            "[agents.a]\nkind = \"rust\"\nexecutor = \"nope\"\n",
+            ":3:12: agents.a.executor: no Rust agent named \"nope\"",
+        ),
+        (
+            "[agents.a]\nkind = \"process\"\ncommand = [\"no-such-program-here\"]\n",
+            ":3:11: agents.a.command:",
+        ),
+        (
+            "[agents.a]\nkind = \"rust\"\n\nexecuter = \"echo\"\n",
+            ":4:1: unknown field",
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_a2a"))
+            .args(["serve", "--port", "0", "--store", "memory", "--config"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{text}");
+        assert!(
+            stderr.contains(&format!("{}{says}", file.display())),
+            "{says:?} in {stderr}"
+        );
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
+    }
+}

@@ -434,9 +434,9 @@ fn needs_escape(word: u64) -> bool {
 /// exit, on purpose: the loop then compiles to vector instructions, 16 bytes
 /// at a time, and most strings pass anyway.
 fn is_plain(bytes: &[u8]) -> bool {
-    !bytes
-        .iter()
-        .fold(false, |bad, &b| bad | (b < 0x20) | (b == b'"') | (b == b'\\'))
+    !bytes.iter().fold(false, |bad, &b| {
+        bad | (b < 0x20) | (b == b'"') | (b == b'\\')
+    })
 }
 
 /// How many leading bytes of `bytes` need no escaping in a JSON string.

@@ -197,23 +197,43 @@ impl Recorder {
     }
 
     /// Logs a request refused with `err`.
-    pub(crate) async fn error(&self, call: &CallContext, message: &Message, err: &A2aError) {
+    pub(crate) async fn error(&self, request: &RequestIds, err: &A2aError) {
         let code = err.kind().to_string();
         let ids = Ids::sorted([
             ("code", &code),
-            ("contextId", &message.context_id),
-            ("messageId", &message.message_id),
-            ("taskId", &message.task_id),
+            ("contextId", &request.context_id),
+            ("messageId", &request.message_id),
+            ("taskId", &request.task_id),
         ]);
-        let peer = peer_name(call, message);
         self.append(
             EntryType::Error,
-            (&self.agent, &peer),
+            (&self.agent, &request.peer),
             LineContent::Text(err.message()),
             None,
             ids.as_slice(),
         )
         .await;
+    }
+}
+
+/// What a refusal's line says of the request: taken before the message is
+/// handed on (cheaper than keeping a copy of the whole message in case).
+#[derive(Debug)]
+pub(crate) struct RequestIds {
+    peer: String,
+    context_id: String,
+    message_id: String,
+    task_id: String,
+}
+
+impl RequestIds {
+    pub(crate) fn of(call: &CallContext, message: &Message) -> RequestIds {
+        RequestIds {
+            peer: peer_name(call, message),
+            context_id: message.context_id.clone(),
+            message_id: message.message_id.clone(),
+            task_id: message.task_id.clone(),
+        }
     }
 }
 

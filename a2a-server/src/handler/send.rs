@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::{DefaultRequestHandler, EventStream, validate};
 use crate::execution::{Drive, Progress, Start, Started, StreamKind};
 use crate::push::validate_config;
+use crate::recorder::RequestIds;
 use crate::store::{Cause, StoredTask};
 use crate::{CallContext, RequestContext};
 
@@ -215,13 +216,12 @@ impl DefaultRequestHandler {
     /// Logs a refused request, when the server logs.
     async fn log_refusal<T>(
         &self,
-        ctx: &CallContext,
-        message: Option<Message>,
+        request: Option<RequestIds>,
         result: Result<T, A2aError>,
     ) -> Result<T, A2aError> {
-        match (result, &self.recorder, message) {
-            (Err(err), Some(recorder), Some(message)) => {
-                Box::pin(recorder.error(ctx, &message, &err)).await;
+        match (result, &self.recorder, request) {
+            (Err(err), Some(recorder), Some(request)) => {
+                Box::pin(recorder.error(&request, &err)).await;
                 Err(err)
             }
             (result, ..) => result,
@@ -233,9 +233,9 @@ impl DefaultRequestHandler {
         ctx: &CallContext,
         request: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2aError> {
-        let message = self.recorder.as_ref().map(|_| request.message.clone());
+        let ids = (self.recorder.as_ref()).map(|_| RequestIds::of(ctx, &request.message));
         let result = self.send_unlogged(ctx, request).await;
-        self.log_refusal(ctx, message, result).await
+        self.log_refusal(ids, result).await
     }
 
     async fn send_unlogged(
@@ -302,9 +302,9 @@ impl DefaultRequestHandler {
         ctx: &CallContext,
         request: SendMessageRequest,
     ) -> Result<EventStream, A2aError> {
-        let message = self.recorder.as_ref().map(|_| request.message.clone());
+        let ids = (self.recorder.as_ref()).map(|_| RequestIds::of(ctx, &request.message));
         let result = self.send_streaming_unlogged(ctx, request).await;
-        self.log_refusal(ctx, message, result).await
+        self.log_refusal(ids, result).await
     }
 
     async fn send_streaming_unlogged(

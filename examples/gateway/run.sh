@@ -7,4 +7,7 @@ cargo build -q -p a2a-cli
 data=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$data"' EXIT
 target/debug/a2a serve --port 9998 --store memory --no-conversation-log >/dev/null &
+# The gateway starts whether the remote is up or not, but its card for the
+# remote is better once the remote answers.
+for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/9998) 2>/dev/null && break; sleep 0.1; done
 target/debug/a2a serve --port 9999 --data-dir "$data" --config examples/gateway/gateway.toml

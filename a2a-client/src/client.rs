@@ -575,6 +575,7 @@ impl Client {
             .card
             .as_ref()
             .is_some_and(|card| card.capabilities.streaming == Some(true));
+        let sent = request.message.message_id.clone();
         let task_id = if streams {
             match self.follow_stream(request, options, deadline).await? {
                 Followed::Reply(message) => return Ok(SendMessageResponse::Message(message)),
@@ -593,22 +594,32 @@ impl Client {
                 .get_or_insert_with(Default::default)
                 .return_immediately = true;
             match within(deadline, None, self.send_message_once(request, options)).await?? {
-                SendMessageResponse::Task(task) if !task.status.state.is_settled() => task.id,
+                SendMessageResponse::Task(task)
+                    if !task.status.state.is_settled() || predates(&task, &sent) =>
+                {
+                    task.id
+                }
                 settled_or_reply => return Ok(settled_or_reply),
             }
         };
-        self.poll_until_settled(task_id, history_length, options, deadline)
+        self.poll_until_settled(task_id, &sent, history_length, options, deadline)
             .await
             .map(SendMessageResponse::Task)
     }
 
     /// Reads the stream of a tracked send until its task settles.
+    ///
+    /// A settled state read later (by polling) counts only if it answers
+    /// this message, see [`predates`].
     async fn follow_stream(
         &self,
         request: SendMessageRequest,
         options: Option<&CallOptions>,
         deadline: Option<tokio::time::Instant>,
     ) -> Result<Followed, ClientError> {
+        // A follow-up's stream may open with the task as it stood before this
+        // message (INPUT_REQUIRED, say): that is not this message's answer.
+        let mut before_this_message = !request.message.task_id.is_empty();
         let mut stream = within(
             deadline,
             None,
@@ -636,11 +647,13 @@ impl Client {
                     };
                 }
             };
+            let snapshot_before = std::mem::take(&mut before_this_message);
             let (id, state) = match event {
                 StreamResponse::Message(message) if task_id.is_none() => {
                     return Ok(Followed::Reply(message));
                 }
                 StreamResponse::Message(_) => continue,
+                StreamResponse::Task(task) if snapshot_before => (task.id, None),
                 StreamResponse::Task(task) => (task.id, Some(task.status.state)),
                 StreamResponse::StatusUpdate(update) => (update.task_id, Some(update.status.state)),
                 StreamResponse::ArtifactUpdate(update) => (update.task_id, None),
@@ -652,10 +665,12 @@ impl Client {
         }
     }
 
-    /// `GetTask` until the task settles or the deadline passes.
+    /// `GetTask` until the task settles (in answer to message `sent`) or
+    /// the deadline passes.
     async fn poll_until_settled(
         &self,
         id: String,
+        sent: &str,
         history_length: Option<i32>,
         options: Option<&CallOptions>,
         deadline: Option<tokio::time::Instant>,
@@ -665,7 +680,7 @@ impl Client {
             let task = self
                 .get_task_within(&id, history_length, options, deadline)
                 .await?;
-            if task.status.state.is_settled() {
+            if task.status.state.is_settled() && !predates(&task, sent) {
                 return Ok(task);
             }
             if let Some(deadline) = deadline {
@@ -844,4 +859,16 @@ impl Client {
         })
         .await
     }
+}
+
+/// Whether `task`'s status is older than message `sent`: its status message
+/// comes before `sent` in the history. A follow-up to an INPUT_REQUIRED task
+/// reads back that way until the agent answers it. Without both messages in
+/// the history nothing can be told, and the status counts.
+fn predates(task: &Task, sent: &str) -> bool {
+    let Some(status) = &task.status.message else {
+        return false;
+    };
+    let at = |id: &str| task.history.iter().position(|m| m.message_id == id);
+    matches!((at(&status.message_id), at(sent)), (Some(said), Some(asked)) if said < asked)
 }

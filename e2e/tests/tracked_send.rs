@@ -100,3 +100,27 @@ per_binding!(
     a_send_that_outlives_the_timeout_names_its_task,
     a_tracked_send_answers_as_a_plain_one,
 );
+
+/// A tracked blocking follow-up answers with what the agent did with it, not
+/// with the task as it stood (a follow-up's stream opens with that).
+#[tokio::test]
+async fn a_tracked_follow_up_answers_with_the_new_turn() {
+    let server = server().await;
+    for binding in support::BINDINGS {
+        for streaming in [true, false] {
+            let client = client(&server, binding, streaming, true);
+            let asked = support::send_task(&client, request("input")).await;
+            assert_eq!(asked.status.state, TaskState::InputRequired);
+            let mut answer = request("echo done");
+            answer.message.task_id.clone_from(&asked.id);
+            answer.message.context_id.clone_from(&asked.context_id);
+            let done = support::send_task(&client, answer).await;
+            assert_eq!(
+                done.status.state,
+                TaskState::Completed,
+                "{binding} streaming={streaming}: {done:?}"
+            );
+            assert_eq!(support::status_text(&done), "done");
+        }
+    }
+}

@@ -217,3 +217,57 @@ async fn tasks_moving_both_ways_at_once_keep_their_counts_without_deadlock() {
     })
     .await;
 }
+
+/// A gateway's agents on one database: each in a schema of its own
+/// (`StoreLocation::open_for_agent`), created on first open, found again on
+/// the next, and blind to the others'.
+#[tokio::test]
+async fn gateway_agents_keep_their_state_in_schemas_of_their_own() {
+    use a2a_store_sql::{DurableStore, StoreLocation};
+    let base: PgConnectOptions = url().parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
+    let mut admin = match PgConnection::connect_with(&base).await {
+        Ok(admin) => admin,
+        Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("PostgreSQL at {} is unreachable in CI: {err}", shown_url())
+        }
+        Err(_) => return,
+    };
+    let suffix = a2a_core::new_id().replace('-', "");
+    // A '-' in a name needs the schema's name quoted.
+    let (a, b) = (
+        format!("a{}", &suffix[..12]),
+        format!("b-{}", &suffix[..12]),
+    );
+    let location = StoreLocation::Postgres(url());
+    let open = |name: String| {
+        let location = location.clone();
+        async move {
+            match location.open_for_agent(&name, None).await.unwrap() {
+                Some(DurableStore::Postgres(store)) => store,
+                other => panic!("not a PostgreSQL store: {other:?}"),
+            }
+        }
+    };
+    let (store_a, store_b) = (open(a.clone()).await, open(b.clone()).await);
+    support::seed(&store_a, 0..5).await;
+    support::assert_seeded_totals(&store_a).await;
+    let request = a2a_core::ListTasksRequest {
+        page_size: Some(10),
+        ..Default::default()
+    };
+    let seen_by_b = a2a_server::store::TaskStore::list(&store_b, &support::owner(), &request)
+        .await
+        .unwrap();
+    assert_eq!(seen_by_b.total_size, 0);
+    store_a.close().await;
+    let reopened = open(a.clone()).await;
+    support::assert_seeded_totals(&reopened).await;
+    reopened.close().await;
+    store_b.close().await;
+    for name in [a, b] {
+        sqlx::raw_sql(&format!("DROP SCHEMA \"a2a_agent_{name}\" CASCADE"))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
+}

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use a2a_core::{A2aError, AgentCard, AgentInterface, binding};
-use a2a_server::auth::Authenticate;
+use a2a_server::auth::{Authenticate, BearerAuth, Principal};
 use a2a_server::http::HttpConfig;
 use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, HandlerBuilder, TenantRouter};
 use async_trait::async_trait;
@@ -15,7 +15,9 @@ use axum::Router;
 use axum::response::IntoResponse as _;
 use tower::ServiceExt as _;
 
-use crate::peers::{AgentCallers, Directory, GatewayAuth, Listed, Peers, UnknownAgent};
+use crate::peers::{
+    AgentCallers, Directory, GatewayAuth, Listed, Peers, UnknownAgent, agent_identity,
+};
 
 /// Where hosted agents are served under: `/agents/<name>`.
 pub const AGENTS_PATH: &str = "/agents";
@@ -323,7 +325,13 @@ impl GatewayBuilder {
             });
         }
         let default_service = listed[&default].service.clone();
+        let agent_credentials = tokens
+            .iter()
+            .fold(BearerAuth::new(), |auth, (name, secret)| {
+                auth.token(secret.clone(), Principal::new(agent_identity(name)))
+            });
         let _ = directory.set(Directory {
+            agent_credentials,
             agents: listed,
             names,
             config: self.config,

@@ -20,7 +20,7 @@ use a2a_core::{
     SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
     TaskPushNotificationConfig,
 };
-use a2a_server::auth::Authenticate;
+use a2a_server::auth::{Authenticate, BearerAuth};
 use a2a_server::{
     A2aService, CallContext, CallInterceptor, Request, Response, ServiceParams, User,
 };
@@ -78,6 +78,8 @@ pub(crate) struct Directory {
     pub(crate) config: Option<String>,
     /// Each agent's secret, by agent name: what its calls present.
     pub(crate) tokens: HashMap<String, String>,
+    /// The same secrets as credentials, each standing for `agent:<name>`.
+    pub(crate) agent_credentials: BearerAuth,
 }
 
 impl Directory {
@@ -155,21 +157,10 @@ impl Peers {
     }
 }
 
-/// Who an agent's secret says is calling.
-fn agent_of<'a>(tokens: &'a HashMap<String, String>, ctx: &CallContext) -> Option<&'a str> {
-    let value = ctx.service_params.get("authorization")?.trim();
-    let token = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))?;
-    tokens
-        .iter()
-        .find(|(_, secret)| secrets_equal(secret.as_bytes(), token.trim().as_bytes()))
-        .map(|(name, _)| name.as_str())
-}
-
-/// Compares two secrets in time independent of where they differ.
-fn secrets_equal(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The agent whose secret the call presents, as its user.
+async fn calling_agent(directory: &OnceLock<Directory>, ctx: &CallContext) -> Option<User> {
+    let directory = directory.get()?;
+    directory.agent_credentials.authenticate(ctx).await.ok()
 }
 
 /// The gateway's authentication of one agent's service: an agent's own
@@ -183,10 +174,10 @@ pub(crate) struct GatewayAuth {
 #[async_trait]
 impl Authenticate for GatewayAuth {
     async fn authenticate(&self, ctx: &CallContext) -> Result<User, A2aError> {
-        if let Some(agent) = self.directory.get().and_then(|d| agent_of(&d.tokens, ctx)) {
-            return Ok(User::authenticated(agent_identity(agent)));
+        match calling_agent(&self.directory, ctx).await {
+            Some(agent) => Ok(agent),
+            None => self.configured.authenticate(ctx).await,
         }
-        self.configured.authenticate(ctx).await
     }
 
     fn security_schemes(&self) -> Vec<(String, a2a_core::SecurityScheme)> {
@@ -207,8 +198,8 @@ impl CallInterceptor for AgentCallers {
         ctx: &mut CallContext,
         _request: &mut Request,
     ) -> Result<Option<Response>, A2aError> {
-        if let Some(agent) = self.directory.get().and_then(|d| agent_of(&d.tokens, ctx)) {
-            ctx.user = User::authenticated(agent_identity(agent));
+        if let Some(agent) = calling_agent(&self.directory, ctx).await {
+            ctx.user = agent;
         }
         Ok(None)
     }

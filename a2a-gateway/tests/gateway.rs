@@ -7,14 +7,16 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use a2a_client::{Client, ClientBuilder};
-use a2a_core::{
-    A2aError, AgentCard, ErrorKind, GetTaskRequest, SendMessageResponse, Task, TaskState, binding,
-};
-use a2a_gateway::{AgentDefinition, Gateway, Peers};
+use a2a_core::{A2aError, AgentCard, ErrorKind, TaskState, binding};
+use a2a_gateway::{AgentDefinition, Gateway};
 use a2a_server::auth::{BearerAuth, Principal};
-use a2a_server::http::{HttpConfig, ServeConfig};
+use a2a_server::http::HttpConfig;
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use tokio::sync::oneshot;
+
+mod support;
+
+use support::{BINDINGS, Relay, get, serve, status_text, task};
 
 /// Answers with who called it and what they said.
 struct Echo;
@@ -30,41 +32,6 @@ impl AgentExecutor for Echo {
             .complete_with_text(format!("echo: {} (from {who})", ctx.message.text()))
             .await
     }
-}
-
-/// Passes the message on to the agent named by its first word, and answers
-/// with that agent's answer.
-struct Relay(Peers);
-
-#[async_trait::async_trait]
-impl AgentExecutor for Relay {
-    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        let text = ctx.message.text();
-        let (target, rest) = text.split_once(' ').unwrap_or((&text, ""));
-        let client = self.0.client(target)?;
-        let answer = client
-            .send_text(rest)
-            .await
-            .map_err(|e| A2aError::internal(e.to_string()))?;
-        events
-            .complete_with_text(format!("relayed: {}", answer_text(&answer)))
-            .await
-    }
-}
-
-fn answer_text(answer: &SendMessageResponse) -> String {
-    match answer {
-        SendMessageResponse::Task(task) => status_text(task),
-        SendMessageResponse::Message(m) => m.text(),
-    }
-}
-
-fn status_text(task: &Task) -> String {
-    task.status
-        .message
-        .as_ref()
-        .map(|m| m.text())
-        .unwrap_or_default()
 }
 
 struct Running {
@@ -91,17 +58,11 @@ async fn start(
         ))
         .config_file("gateway.toml");
     let gateway = configure(builder).build(&format!("http://{addr}")).unwrap();
-    let app = gateway.router(HttpConfig::default());
-    let (stop, stopped) = oneshot::channel::<()>();
-    let service = gateway.service().clone();
-    tokio::spawn(async move {
-        let stop = async move {
-            let _ = stopped.await;
-        };
-        a2a_server::http::serve_with(listener, app, service, stop, ServeConfig::default())
-            .await
-            .unwrap();
-    });
+    let stop = serve(
+        listener,
+        gateway.router(HttpConfig::default()),
+        gateway.service().clone(),
+    );
     Running {
         addr,
         gateway,
@@ -110,21 +71,7 @@ async fn start(
 }
 
 async fn client(running: &Running, agent: &str, on: &str) -> Client {
-    let base = format!("http://{}/agents/{agent}", running.addr);
-    let builder = a2a_grpc::register(ClientBuilder::new()).prefer([on]);
-    let card = builder.resolver().resolve(&base).await.unwrap();
-    let client = builder.build(card).unwrap();
-    assert_eq!(client.interface().protocol_binding, on);
-    client
-}
-
-const BINDINGS: [&str; 3] = [binding::JSONRPC, binding::HTTP_JSON, binding::GRPC];
-
-fn task(answer: SendMessageResponse) -> Task {
-    match answer {
-        SendMessageResponse::Task(task) => task,
-        other => panic!("expected a task, got {other:?}"),
-    }
+    support::client(running.addr, agent, on).await
 }
 
 #[tokio::test]
@@ -237,27 +184,9 @@ async fn agents_never_see_each_others_tasks() {
         let echo = client(&running, "echo", on).await;
         let relay = client(&running, "relay", on).await;
         let mine = task(echo.send_text("private").await.unwrap());
-        let found = echo
-            .get_task(
-                GetTaskRequest {
-                    id: mine.id.clone(),
-                    ..Default::default()
-                },
-                None,
-            )
-            .await
-            .unwrap();
+        let found = echo.get_task(get(&mine.id), None).await.unwrap();
         assert_eq!(found.id, mine.id);
-        let elsewhere = relay
-            .get_task(
-                GetTaskRequest {
-                    id: mine.id.clone(),
-                    ..Default::default()
-                },
-                None,
-            )
-            .await
-            .unwrap_err();
+        let elsewhere = relay.get_task(get(&mine.id), None).await.unwrap_err();
         assert_eq!(
             elsewhere.protocol_kind(),
             Some(ErrorKind::TaskNotFound),

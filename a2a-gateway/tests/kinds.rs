@@ -7,16 +7,18 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use a2a_client::{Client, ClientBuilder};
-use a2a_core::{
-    A2aError, AgentCard, ErrorKind, GetTaskRequest, SendMessageResponse, Task, TaskState, binding,
-};
+use a2a_client::Client;
+use a2a_core::{A2aError, AgentCard, ErrorKind, TaskState, binding};
 use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
 use a2a_gateway::remote::{RemoteAgent, RemoteAgentConfig};
-use a2a_gateway::{AgentDefinition, Gateway, Peers};
-use a2a_server::http::{HttpConfig, ServeConfig};
+use a2a_gateway::{AgentDefinition, Gateway};
+use a2a_server::http::HttpConfig;
 use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
 use tokio::sync::oneshot;
+
+mod support;
+
+use support::{BINDINGS, Relay, get, serve, status_text, task};
 
 /// The remote agent: says who asked, as the gateway forwarded it.
 struct Far;
@@ -39,66 +41,6 @@ impl AgentExecutor for Far {
     }
 }
 
-/// The Rust agent: "NAME TEXT" passes TEXT to agent NAME and answers with
-/// what it said.
-struct Relay(Peers);
-
-#[async_trait::async_trait]
-impl AgentExecutor for Relay {
-    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        let text = ctx.message.text();
-        let (target, rest) = text.split_once(' ').unwrap_or((&text, ""));
-        let answer = self
-            .0
-            .client(target)?
-            .send_text(rest)
-            .await
-            .map_err(|e| A2aError::internal(e.to_string()))?;
-        events
-            .complete_with_text(format!("relayed: {}", answer_text(&answer)))
-            .await
-    }
-}
-
-fn answer_text(answer: &SendMessageResponse) -> String {
-    match answer {
-        SendMessageResponse::Task(task) => status_text(task),
-        SendMessageResponse::Message(m) => m.text(),
-    }
-}
-
-fn status_text(task: &Task) -> String {
-    task.status
-        .message
-        .as_ref()
-        .map(|m| m.text())
-        .unwrap_or_default()
-}
-
-fn task(answer: SendMessageResponse) -> Task {
-    match answer {
-        SendMessageResponse::Task(task) => task,
-        other => panic!("expected a task, got {other:?}"),
-    }
-}
-
-async fn serve(
-    listener: tokio::net::TcpListener,
-    app: axum::Router,
-    service: A2aService,
-) -> oneshot::Sender<()> {
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let stop = async move {
-            let _ = stopped.await;
-        };
-        a2a_server::http::serve_with(listener, app, service, stop, ServeConfig::default())
-            .await
-            .unwrap();
-    });
-    stop
-}
-
 struct Running {
     addr: SocketAddr,
     gateway: Gateway,
@@ -117,8 +59,7 @@ async fn start() -> Running {
         remote,
         a2a_grpc::router(service.clone(), HttpConfig::default()),
         service,
-    )
-    .await;
+    );
 
     let listener = a2a_server::http::bind("127.0.0.1:0".parse().unwrap(), 128).unwrap();
     let addr = listener.local_addr().unwrap();
@@ -151,8 +92,7 @@ async fn start() -> Running {
         listener,
         gateway.router(HttpConfig::default()),
         gateway.service().clone(),
-    )
-    .await;
+    );
     Running {
         addr,
         gateway,
@@ -161,13 +101,8 @@ async fn start() -> Running {
 }
 
 async fn client(running: &Running, agent: &str, on: &str) -> Client {
-    let base = format!("http://{}/agents/{agent}", running.addr);
-    let builder = a2a_grpc::register(ClientBuilder::new()).prefer([on]);
-    let card = builder.resolver().resolve(&base).await.unwrap();
-    builder.build(card).unwrap()
+    support::client(running.addr, agent, on).await
 }
-
-const BINDINGS: [&str; 3] = [binding::JSONRPC, binding::HTTP_JSON, binding::GRPC];
 
 #[tokio::test]
 async fn each_kind_answers_on_every_binding() {
@@ -242,15 +177,7 @@ async fn each_agent_keeps_its_own_tasks() {
         ];
         for (i, asked) in agents.iter().enumerate() {
             for (j, made) in made.iter().enumerate() {
-                let got = asked
-                    .get_task(
-                        GetTaskRequest {
-                            id: made.id.clone(),
-                            ..Default::default()
-                        },
-                        None,
-                    )
-                    .await;
+                let got = asked.get_task(get(&made.id), None).await;
                 match i == j {
                     true => assert_eq!(got.unwrap().id, made.id, "{on}"),
                     false => assert_eq!(

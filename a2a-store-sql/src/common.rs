@@ -340,17 +340,7 @@ macro_rules! sql_stores {
                 caller: &'a Caller,
                 query: &TaskQuery<'a>,
             ) -> QueryBuilder<'a, $db> {
-                let mut sql = QueryBuilder::new(format!("SELECT {select} FROM tasks"));
-                sql.push(" WHERE owner_tenant = ")
-                    .push_bind(caller.tenant.as_str())
-                    .push(" AND owner_user = ")
-                    .push_bind(caller.user.as_str());
-                if let Some(context_id) = query.context_id {
-                    sql.push(" AND context_id = ").push_bind(context_id);
-                }
-                if let Some(state) = query.state {
-                    sql.push(" AND state = ").push_bind(state.number());
-                }
+                let mut sql = scoped(format!("SELECT {select} FROM tasks"), caller, query);
                 if let Some(from) = query.timestamp_from_ms {
                     sql.push(" AND status_ms >= ").push_bind(from);
                 }
@@ -373,9 +363,22 @@ macro_rules! sql_stores {
                     Some(_) => "task_context_counts",
                     None => "task_counts",
                 };
-                let mut sql = QueryBuilder::new(format!(
-                    "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM {table}"
-                ));
+                scoped(
+                    format!("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM {table}"),
+                    caller,
+                    query,
+                )
+            }
+
+            /// `query_head` restricted to the caller's tasks and the query's
+            /// context and state: the same columns name them in the tasks and
+            /// in both count tables.
+            fn scoped<'a>(
+                query_head: String,
+                caller: &'a Caller,
+                query: &TaskQuery<'a>,
+            ) -> QueryBuilder<'a, $db> {
+                let mut sql = QueryBuilder::new(query_head);
                 sql.push(" WHERE owner_tenant = ")
                     .push_bind(caller.tenant.as_str())
                     .push(" AND owner_user = ")

@@ -159,6 +159,8 @@ impl Peers {
 
 /// The agent whose secret the call presents, as its user.
 async fn calling_agent(directory: &OnceLock<Directory>, ctx: &CallContext) -> Option<User> {
+    // Most calls carry no credentials: no refusal built for nothing.
+    ctx.service_params.get("authorization")?;
     let directory = directory.get()?;
     directory.agent_credentials.authenticate(ctx).await.ok()
 }

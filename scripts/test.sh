@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what the interop tests need into
-# git-ignored folders of the repository (.venv, e2e/interop/node_modules);
-# needs only cargo, python3 (>= 3.10) and npm.
+# git-ignored folders of the repository (.venv, .venv03, e2e/interop/node_modules),
+# the hub's browser test its driver (a2a-hub/tests/browser/node_modules) and
+# Debian's Chromium when it is missing; needs only cargo, python3 (>= 3.10)
+# and npm (and apt-get for Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,14 +12,37 @@ if ! .venv/bin/python -c 'import a2a, uvicorn' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet 'a2a-sdk[all]==1.3.0' 'uvicorn>=0.30'
 fi
+# The A2A 0.3 peer: the Python SDK's last 0.3 release, in a venv of its own
+# (it cannot share one with 1.x).
+if ! .venv03/bin/python -c 'import a2a.server.apps, uvicorn' 2>/dev/null; then
+  python3 -m venv .venv03
+  .venv03/bin/pip install --quiet 'a2a-sdk[http-server]==0.3.26' 'uvicorn>=0.30'
+fi
 if [ ! -d e2e/interop/node_modules/@a2a-js/sdk ]; then
   (cd e2e/interop && npm install --silent --no-audit --no-fund)
+fi
+# The hub's page test: puppeteer-core, pinned by its package-lock.json, and
+# headless Chromium. Outside CI a failed install only skips that test; under
+# CI=true the test fails loudly when either is missing.
+if [ ! -d a2a-hub/tests/browser/node_modules/puppeteer-core ]; then
+  (cd a2a-hub/tests/browser && npm ci --silent --no-audit --no-fund) ||
+    echo "warning: npm ci in a2a-hub/tests/browser failed; the browser test will be skipped"
+fi
+if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 &&
+  ! command -v chromium-browser >/dev/null 2>&1; then
+  apt=(apt-get)
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then apt=(sudo apt-get); fi
+  { "${apt[@]}" update -qq && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq chromium; } ||
+    echo "warning: could not install Chromium (apt-get); the browser test will be skipped"
 fi
 
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+# OpenTelemetry (off by default): one trace across client, agents and bindings.
+cargo test --locked -p e2e --features otel --test otel
 # The interop suites (ignored by a plain `cargo test`, which lacks the peers).
 cargo test --locked -p e2e --test interop -- --ignored
+cargo test --locked -p e2e --test interop_v03 -- --ignored
 
 # Fuzz smoke: ~15 s of real fuzzing per target where a nightly toolchain
 # works (cargo-fuzz needs one). The committed corpora are replayed on stable

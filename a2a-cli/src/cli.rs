@@ -19,8 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Run an A2A server with the built-in agent until Ctrl-C.
     Serve(ServeArgs),
-    /// Show an agent's card.
-    Card(Target),
+    /// Show an agent's card (and check its signature with --verify).
+    Card(CardArgs),
     /// Send a message (blocking, or streamed with --stream).
     Send(SendArgs),
     /// Show a task.
@@ -39,6 +39,129 @@ pub enum Command {
     Jobs(JobsCommand),
     /// Read the conversation log in a data directory.
     Log(LogArgs),
+    /// Talk to the collaboration hub of a running gateway: channels,
+    /// threads, posting, collaborating, following it live.
+    Hub(HubArgs),
+}
+
+/// Arguments of `a2a hub`.
+#[derive(Debug, clap::Args)]
+pub struct HubArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: HubCommand,
+    /// Which server, and how to reach it.
+    #[command(flatten)]
+    pub server: HubServer,
+}
+
+/// The server whose hub `a2a hub` talks to (its API is under `/hub/api`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct HubServer {
+    /// The server's base URL (what `a2a serve --config FILE` prints as
+    /// "listening on").
+    #[arg(
+        long,
+        global = true,
+        env = "A2A_HUB_URL",
+        default_value = DEFAULT_HUB_URL
+    )]
+    pub url: String,
+    /// Bearer token (sent as `Authorization: Bearer <token>`): a person's
+    /// token, or an agent's secret to act as that agent.
+    #[arg(long, global = true, env = "A2A_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Extra header `Name: value` (repeatable), e.g. an API key.
+    #[arg(long = "header", short = 'H', global = true)]
+    pub headers: Vec<String>,
+    /// Also trust the CA certificates in this PEM file for https.
+    #[arg(long, global = true, value_name = "FILE", env = "A2A_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// Print JSON (for scripts) instead of text; `watch` prints one object
+    /// per line.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// Where `a2a hub` looks for the server unless told: `a2a serve`'s own
+/// address and port.
+pub const DEFAULT_HUB_URL: &str = "http://127.0.0.1:9999";
+
+/// `a2a hub`: what to do.
+#[derive(Debug, clap::Subcommand)]
+pub enum HubCommand {
+    /// List the channels: default agent, members, what they allow.
+    Channels,
+    /// List the threads, the most recently active first.
+    Threads {
+        /// Only the threads of this channel.
+        #[arg(long)]
+        channel: Option<String>,
+    },
+    /// Show the messages of a channel or a thread, oldest first.
+    Messages {
+        /// The channel (default: the default channel, unless --thread).
+        #[arg(long)]
+        channel: Option<String>,
+        /// The thread.
+        #[arg(long)]
+        thread: Option<String>,
+        /// At most this many, the latest (1 to 1000).
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+    },
+    /// Post a message; agents mentioned with @name handle it.
+    Post(HubPostArgs),
+    /// Follow the hub live (messages, threads opening, agents joining,
+    /// threads paused and resumed) until Ctrl-C.
+    Watch {
+        /// Only this channel.
+        #[arg(long)]
+        channel: Option<String>,
+    },
+    /// Resume a thread a loop guard paused (a person only).
+    Resume {
+        /// The thread.
+        thread: String,
+    },
+    /// Ask an agent to work on something: opens (or continues) a thread
+    /// with it and delivers the text; answers at once.
+    Collaborate(HubCollaborateArgs),
+}
+
+/// Arguments of `a2a hub post`.
+#[derive(Debug, clap::Args)]
+pub struct HubPostArgs {
+    /// The text (mention agents with @name).
+    pub text: String,
+    /// The channel (default: the thread's, else the default channel).
+    #[arg(long)]
+    pub channel: Option<String>,
+    /// Post in this thread.
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// Who writes, when the server authenticates nobody (default
+    /// `operator`; an agent's name is refused).
+    #[arg(long = "as", value_name = "NAME")]
+    pub from: Option<String>,
+}
+
+/// Arguments of `a2a hub collaborate`.
+#[derive(Debug, clap::Args)]
+pub struct HubCollaborateArgs {
+    /// The agent (or account) to work with.
+    pub target: String,
+    /// What to ask it.
+    pub text: String,
+    /// The channel to open the thread in (default: the default channel).
+    #[arg(long)]
+    pub channel: Option<String>,
+    /// Continue this thread, whatever its age.
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// Who asks, when the server authenticates nobody (default `operator`).
+    #[arg(long = "as", value_name = "NAME")]
+    pub from: Option<String>,
 }
 
 /// Arguments of `a2a log`.
@@ -100,6 +223,16 @@ pub struct ServeArgs {
     /// credentials at rest (raw, 64 hex digits or base64).
     #[arg(long, env = "A2A_PUSH_KEY_FILE")]
     pub push_key_file: Option<std::path::PathBuf>,
+    /// Sign the agent card (every agent's, with --config) with this private
+    /// key: PEM, PKCS#8 for ES256 and EdDSA, PKCS#1 for RS256.
+    #[arg(long, value_name = "FILE", requires = "card_key_id")]
+    pub card_key: Option<std::path::PathBuf>,
+    /// The signing key's id (`kid`): clients find its public key by it.
+    #[arg(long, value_name = "KID", requires = "card_key")]
+    pub card_key_id: Option<String>,
+    /// The signing algorithm: ES256, EdDSA or RS256.
+    #[arg(long, value_name = "ALG", default_value = "ES256")]
+    pub card_key_alg: String,
     /// Who may call: without any of these every caller is the same
     /// anonymous user and all share one space of tasks.
     #[command(flatten)]
@@ -230,6 +363,21 @@ pub struct JobsPruneArgs {
     /// Print JSON (for scripts) instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `a2a card`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CardArgs {
+    /// The agent.
+    #[command(flatten)]
+    pub target: Target,
+    /// Check the card's signature against the keys of `--jwks`; fail when
+    /// none of its signatures verifies.
+    #[arg(long, requires = "jwks")]
+    pub verify: bool,
+    /// The trusted public keys: a JWKS file, or an http(s) URL serving one.
+    #[arg(long, value_name = "FILE|URL")]
+    pub jwks: Option<String>,
 }
 
 /// Which agent to talk to, and how.

@@ -10,16 +10,32 @@ use anyhow::Context as _;
 use futures::StreamExt as _;
 
 use crate::connect::{card, client};
-use crate::{GetArgs, ListArgs, PushCommand, SendArgs, Target, TaskArgs, output};
+use crate::{CardArgs, GetArgs, ListArgs, PushCommand, SendArgs, TaskArgs, output};
 
-pub(crate) async fn show_card(target: Target) -> anyhow::Result<()> {
-    let card = card(&target).await?;
+pub(crate) async fn show_card(args: CardArgs) -> anyhow::Result<()> {
+    let target = &args.target;
+    let card = card(target).await?;
+    let verified = match (&args.jwks, args.verify) {
+        (Some(jwks), true) => {
+            let keys = crate::connect::trusted_keys(target, jwks).await?;
+            let verified = keys
+                .verify(&card)
+                .with_context(|| format!("the card of {:?} is not trusted", card.name))?;
+            Some(verified)
+        }
+        _ => None,
+    };
     if target.json {
-        output::json(&card)
-    } else {
-        output::card(&card);
-        Ok(())
+        return output::json(&card);
     }
+    output::card(&card);
+    if let Some(verified) = verified {
+        println!(
+            "Signature: verified with key {} ({})",
+            verified.kid, verified.algorithm
+        );
+    }
+    Ok(())
 }
 
 fn media_type(path: &std::path::Path) -> &'static str {

@@ -1,6 +1,6 @@
 //! Building a client from the command line's target options.
 
-use a2a_client::{CallOptions, Client, ClientBuilder, RootCertificates};
+use a2a_client::{CallOptions, Client, ClientBuilder, RootCertificates, TrustedKeys};
 use a2a_core::{AgentCard, binding};
 use anyhow::{Context as _, bail};
 
@@ -57,6 +57,17 @@ async fn card_with(target: &Target, builder: &ClientBuilder) -> anyhow::Result<A
         .resolve(&target.url)
         .await
         .with_context(|| format!("cannot get the agent card of {}", target.url))
+}
+
+/// The keys of `jwks`: an http(s) URL serving a JWKS (fetched as the
+/// target's card is, trusting `--tls-ca`), or a JWKS file.
+pub(crate) async fn trusted_keys(target: &Target, jwks: &str) -> anyhow::Result<TrustedKeys> {
+    if jwks.starts_with("http://") || jwks.starts_with("https://") {
+        return Ok(builder(target)?.fetch_trusted_keys(jwks).await?);
+    }
+    let text =
+        std::fs::read_to_string(jwks).with_context(|| format!("cannot read the keys in {jwks}"))?;
+    TrustedKeys::from_jwks_json(&text).with_context(|| format!("the keys in {jwks}"))
 }
 
 /// A client for the target, on the requested or preferred binding.

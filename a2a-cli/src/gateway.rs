@@ -8,6 +8,7 @@ use a2a_gateway::config::{AgentConfig, AgentSource, GatewayConfig};
 use a2a_gateway::process::{InFlightPolicy, ProcessAgent, ProcessAgentConfig};
 use a2a_gateway::remote::RemoteAgent;
 use a2a_gateway::{AgentDefinition, Gateway, GatewayBuilder};
+use a2a_hub::{AgentLink, DEFAULT_HUB_NAME, Hub, HubConfig};
 use a2a_server::auth::Authenticate;
 use a2a_server::conversation::ConversationLog;
 use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
@@ -24,6 +25,10 @@ pub(crate) struct Setup<'a> {
     pub(crate) push_key: Option<PushKey>,
     pub(crate) log: Option<ConversationLog>,
     pub(crate) auth: Option<Arc<dyn Authenticate>>,
+    /// Where the hub keeps its record (`None`: in memory).
+    pub(crate) hub_dir: Option<&'a std::path::Path>,
+    /// Signs every agent's card, when `--card-key` says so.
+    pub(crate) card_signer: Option<Arc<a2a_signing::CardSigner>>,
 }
 
 /// The card a file gives an agent (the gateway writes its interfaces).
@@ -99,14 +104,59 @@ async fn definition(
     })
 }
 
+/// The collaboration hub of a gateway file with a `[hub]` table, opened
+/// (its record in `DATA_DIR/hub`, or in memory with `--store memory`).
+fn open_hub(config: &GatewayConfig, setup: &Setup<'_>) -> anyhow::Result<Option<Hub>> {
+    let text = std::fs::read_to_string(&config.path)
+        .with_context(|| format!("cannot read {}", config.path.display()))?;
+    let names: Vec<String> = config.agents.iter().map(|a| a.name.clone()).collect();
+    let Some(hub_config) = HubConfig::from_gateway_file(&config.path, &text, &names)? else {
+        return Ok(None);
+    };
+    if let Some(agent) = config.agents.iter().find(|a| a.name == DEFAULT_HUB_NAME) {
+        return Err(agent
+            .error(
+                "agent",
+                format!("{DEFAULT_HUB_NAME:?} is the collaboration hub's name in a gateway with a [hub] table; rename the agent"),
+            )
+            .into());
+    }
+    let mut builder = Hub::builder(hub_config);
+    if let Some(dir) = setup.hub_dir {
+        builder = builder.data_dir(dir);
+    }
+    if let Some(log) = &setup.log {
+        builder = builder.conversation_log(log.clone());
+    }
+    Ok(Some(builder.open()?))
+}
+
+/// The hub's direct links to the file's remote agents: delivery sees their
+/// HTTP answers (403, 429, 5xx) and retries by class.
+fn remote_links(config: &GatewayConfig) -> HashMap<String, AgentLink> {
+    config
+        .agents
+        .iter()
+        .filter_map(|agent| match &agent.source {
+            AgentSource::Remote { url, bearer_token } => Some((
+                agent.name.clone(),
+                AgentLink::remote(url.clone(), bearer_token.clone()),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Builds the gateway of `config`, served at `base_url`: every agent with its
-/// own store under `setup.location`, all logging to one conversation log.
+/// own store under `setup.location`, all logging to one conversation log,
+/// and the collaboration hub when the file has a `[hub]` table.
 pub(crate) async fn build(
     config: &GatewayConfig,
     base_url: &str,
     setup: Setup<'_>,
-) -> anyhow::Result<Gateway> {
+) -> anyhow::Result<(Gateway, Option<Hub>)> {
     check(config)?;
+    let hub = open_hub(config, &setup)?;
     let mut builder = Gateway::builder().config_file(config.path.display().to_string());
     if let Some(default) = &config.default {
         builder = builder.default_agent(default);
@@ -128,6 +178,10 @@ pub(crate) async fn build(
         let definition = definition(agent, base_url, &mut builder).await?;
         builder = builder.agent(definition);
     }
+    // Last: the file's first agent stays the default one.
+    if let Some(hub) = &hub {
+        builder = builder.agent(hub.agent_definition());
+    }
     let log = setup.log;
     builder = builder.handler_setup(move |name, mut handler| {
         if let Some(store) = stores.remove(name) {
@@ -141,5 +195,12 @@ pub(crate) async fn build(
     if let Some(auth) = setup.auth {
         builder = builder.authentication_shared(auth);
     }
-    Ok(builder.build(base_url)?)
+    if let Some(signer) = setup.card_signer {
+        builder = builder.card_signer(signer);
+    }
+    let gateway = builder.build(base_url)?;
+    if let Some(hub) = &hub {
+        hub.connect(&gateway, remote_links(config))?;
+    }
+    Ok((gateway, hub))
 }

@@ -6,14 +6,17 @@ mod cli;
 mod commands;
 mod connect;
 mod gateway;
+mod hub;
 mod jobs;
 mod log;
 mod output;
 mod serve;
+mod telemetry;
 
 pub use self::agent::BuiltinAgent;
 pub use self::cli::{
-    Cli, Command, GetArgs, JobShowArgs, JobsCommand, JobsListArgs, JobsPruneArgs, ListArgs,
+    CardArgs, Cli, Command, DEFAULT_HUB_URL, GetArgs, HubArgs, HubCollaborateArgs, HubCommand,
+    HubPostArgs, HubServer, JobShowArgs, JobsCommand, JobsListArgs, JobsPruneArgs, ListArgs,
     LogArgs, LogCommand, PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
 };
 
@@ -21,7 +24,7 @@ pub use self::cli::{
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args).await,
-        Command::Card(target) => commands::show_card(target).await,
+        Command::Card(args) => commands::show_card(args).await,
         Command::Send(args) => commands::send(args).await,
         Command::Get(args) => commands::get(args).await,
         Command::List(args) => commands::list(args).await,
@@ -30,5 +33,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Push(command) => commands::push(command).await,
         Command::Jobs(command) => jobs::run(command).await,
         Command::Log(args) => log::run(&args),
+        Command::Hub(args) => hub::run(args).await,
     }
 }

@@ -11,6 +11,7 @@ use a2a_server::auth::{ApiKeyAuth, Authenticate, BearerAuth, JwtAuth, Principal}
 use a2a_server::conversation::{ConversationLog, LogConfig};
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, ServeConfig, TlsConfig, bind};
 use a2a_server::{A2aService, DefaultRequestHandler};
+use a2a_signing::{CardSigner, SigningAlgorithm};
 use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
 use anyhow::Context as _;
 
@@ -130,13 +131,7 @@ async fn stop_signal() {
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    // Logs go to stderr: stdout carries the banner scripts read.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    let telemetry = crate::telemetry::Telemetry::init()?;
     // Flags are checked before anything is opened or bound.
     let auth = authentication(&args.auth)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -148,6 +143,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(PushKey::from_file)
         .transpose()?;
+    let card_signer = card_signer(&args)?;
     // A gateway file is read whole before anything is opened or bound.
     let gateway_config = match &args.config {
         Some(path) => Some(GatewayConfig::load(path)?),
@@ -168,10 +164,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let authenticated = auth.is_some();
+    let hub_dir = match &location {
+        StoreLocation::Memory => None,
+        _ => Some(args.state.data_dir.join("hub")),
+    };
+    let mut hub = None;
     let (service, app, state) = match gateway_config {
         None => {
             let (state, store) = open_state(&location, push_key).await?;
-            let card = card(addr, tls.is_some());
+            let mut card = card(addr, tls.is_some());
+            if let Some(signer) = &card_signer {
+                signer
+                    .sign(&mut card)
+                    .context("cannot sign the agent card")?;
+            }
             let mut builder = DefaultRequestHandler::builder(BuiltinAgent, card);
             if let Some(store) = store {
                 builder = store.install(builder);
@@ -191,7 +197,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         Some(config) => {
             let base_url = format!("{scheme}://{addr}");
-            let gateway = crate::gateway::build(
+            let (gateway, opened_hub) = crate::gateway::build(
                 &config,
                 &base_url,
                 crate::gateway::Setup {
@@ -199,16 +205,30 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     push_key,
                     log,
                     auth: auth.map(Auth::into_authenticate),
+                    hub_dir: hub_dir.as_deref(),
+                    card_signer: card_signer.clone(),
                 },
             )
             .await?;
-            let app = gateway.router(HttpConfig::default());
+            let mut app = gateway.router(HttpConfig::default());
+            if let Some(opened) = opened_hub {
+                app = app.merge(a2a_hub::http::router(opened.clone(), gateway.clone()));
+                hub = Some(opened);
+            }
             println!(
                 "A2A gateway listening on {base_url} with {} agent(s) from {}:",
                 gateway.agents().len(),
                 config.path.display()
             );
             print!("{}", gateway.table());
+            if let Some(hub) = &hub {
+                println!(
+                    "Collaboration hub: {base_url}{} (page), agent {:?}; its agents:",
+                    a2a_hub::http::HUB_PATH,
+                    hub.name()
+                );
+                print!("{}", hub.mapping_table());
+            }
             println!(
                 "Root card: {base_url}{} (agent {}); list: {base_url}{}",
                 a2a_core::AGENT_CARD_PATH,
@@ -250,8 +270,32 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(tls) = tls {
         config = config.with_tls(tls);
     }
+    let grace = config.grace;
     a2a_server::http::serve_with(listener, app, service, stop_signal(), config).await?;
+    if let Some(hub) = hub {
+        hub.shutdown(grace).await;
+    }
+    // Flushing waits on the exporter's threads: not on the runtime's.
+    let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
     Ok(())
+}
+
+/// The signer of `--card-key`, checked before anything is opened or bound.
+fn card_signer(args: &ServeArgs) -> anyhow::Result<Option<std::sync::Arc<CardSigner>>> {
+    let (Some(path), Some(kid)) = (&args.card_key, &args.card_key_id) else {
+        return Ok(None);
+    };
+    let algorithm = SigningAlgorithm::from_name(&args.card_key_alg).with_context(|| {
+        format!(
+            "unknown --card-key-alg {:?}: use ES256, EdDSA or RS256",
+            args.card_key_alg
+        )
+    })?;
+    let pem = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the card key {}", path.display()))?;
+    let signer = CardSigner::from_pem(&pem, algorithm, kid)
+        .with_context(|| format!("the card key {}", path.display()))?;
+    Ok(Some(std::sync::Arc::new(signer)))
 }
 
 /// Opens the store at `location`; returns a description of it for the banner.

@@ -1,6 +1,8 @@
 //! `Client`: calls one agent through the transport chosen from its card.
 
 use std::collections::HashMap;
+
+use a2a_signing::TrustedKeys;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -17,7 +19,7 @@ use a2a_core::{
 use crate::http::HttpSettings;
 use crate::{
     CallOptions, CardResolver, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
-    JsonRpcTransport, RestTransport, RetryPolicy, RootCertificates, Transport,
+    JsonRpcTransport, JsonRpcV03Transport, RestTransport, RetryPolicy, RootCertificates, Transport,
 };
 
 /// Makes a [`Transport`] for one interface of a card.
@@ -38,6 +40,13 @@ pub trait TransportFactory: Send + Sync + 'static {
     ) -> Result<Arc<dyn Transport>, ClientError> {
         let _ = context;
         self.create(interface)
+    }
+
+    /// Whether this factory's transports also speak A2A 0.3 (to interfaces
+    /// whose `protocolVersion` is `0.3`). Only the built-in JSON-RPC
+    /// factory does; the default is `false`.
+    fn speaks_v03(&self) -> bool {
+        false
     }
 }
 
@@ -85,17 +94,29 @@ impl TransportFactory for BuiltIn {
         self.create_in(interface, &TransportContext::default())
     }
 
+    fn speaks_v03(&self) -> bool {
+        self.0 == binding::JSONRPC
+    }
+
     fn create_in(
         &self,
         interface: &AgentInterface,
         context: &TransportContext,
     ) -> Result<Arc<dyn Transport>, ClientError> {
         let (http, settings) = (context.http.clone(), context.settings.clone());
-        Ok(if self.0 == binding::JSONRPC {
-            Arc::new(JsonRpcTransport::with_client(http, &interface.url).with_settings(settings))
-        } else {
-            Arc::new(RestTransport::with_client(http, &interface.url).with_settings(settings))
-        })
+        Ok(
+            if self.0 == binding::JSONRPC && is_v03(&interface.protocol_version) {
+                Arc::new(
+                    JsonRpcV03Transport::with_client(http, &interface.url).with_settings(settings),
+                )
+            } else if self.0 == binding::JSONRPC {
+                Arc::new(
+                    JsonRpcTransport::with_client(http, &interface.url).with_settings(settings),
+                )
+            } else {
+                Arc::new(RestTransport::with_client(http, &interface.url).with_settings(settings))
+            },
+        )
     }
 }
 
@@ -113,6 +134,26 @@ fn compatible_version(version: &str) -> bool {
     version.trim().split('.').next() == Some("1")
 }
 
+/// Whether an interface speaks A2A 0.3, which the built-in JSON-RPC
+/// transport also speaks (an empty version is not taken for 0.3 here: 1.0
+/// cards always state it, and 0.3 cards are read with it set).
+fn is_v03(version: &str) -> bool {
+    !version.trim().is_empty() && a2a_core::v03::is_v03_version(Some(version))
+}
+
+/// Whether this builder can use `interface`: a 1.0 interface of a
+/// registered binding, or a 0.3 JSON-RPC one while JSON-RPC is the
+/// built-in transport.
+fn usable(interface: &AgentInterface, factory: Option<&Arc<dyn TransportFactory>>) -> bool {
+    let Some(factory) = factory else {
+        return false;
+    };
+    compatible_version(&interface.protocol_version)
+        || (is_v03(&interface.protocol_version)
+            && interface.protocol_binding == binding::JSONRPC
+            && factory.speaks_v03())
+}
+
 /// Configures how a [`Client`] is made from a card.
 pub struct ClientBuilder {
     factories: HashMap<String, Arc<dyn TransportFactory>>,
@@ -128,6 +169,8 @@ pub struct ClientBuilder {
     /// Why the HTTP client could not be made with the requested roots;
     /// reported by `build`, so that the builder's methods chain.
     setup_error: Option<ClientError>,
+    /// Keys a card must be signed by, when the caller asked for signed cards.
+    card_keys: Option<Arc<TrustedKeys>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -173,6 +216,7 @@ impl ClientBuilder {
             },
             own_http: false,
             setup_error: None,
+            card_keys: None,
         }
         .transport(binding::JSONRPC, BuiltIn(binding::JSONRPC))
         .transport(binding::HTTP_JSON, BuiltIn(binding::HTTP_JSON))
@@ -195,6 +239,56 @@ impl ClientBuilder {
         }
         self.context.roots = roots;
         self
+    }
+
+    /// Requires every card this builder makes a client from to carry a
+    /// signature that verifies with one of `keys` ([`TrustedKeys`]: a JWKS
+    /// from a file, or [`fetch_trusted_keys`](Self::fetch_trusted_keys)). A
+    /// card without one fails [`build`](Self::build) and
+    /// [`connect`](Self::connect) with [`ClientErrorKind::Signature`]. Keys
+    /// are only ever taken from here, never from a URL the card names.
+    #[must_use]
+    pub fn verify_cards(mut self, keys: TrustedKeys) -> Self {
+        self.card_keys = Some(Arc::new(keys));
+        self
+    }
+
+    /// Reads the JWKS at `url` (with this builder's HTTP client and trusted
+    /// roots) as keys to [`verify_cards`](Self::verify_cards) with.
+    pub async fn fetch_trusted_keys(&self, url: &str) -> Result<TrustedKeys, ClientError> {
+        let response = self
+            .context
+            .http
+            .get(url)
+            .timeout(std::time::Duration::from_secs(30))
+            .send()
+            .await
+            .map_err(|err| {
+                ClientError::new(
+                    ClientErrorKind::Connection,
+                    format!("fetching the keys at {url}: {err}"),
+                )
+            })?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(ClientError::new(
+                ClientErrorKind::Http,
+                format!("fetching the keys at {url}: HTTP {status}"),
+            )
+            .with_http_status(status.as_u16()));
+        }
+        let body = crate::http::read_limited(response, crate::resolver::MAX_CARD_SIZE)
+            .await
+            .map_err(|err| {
+                ClientError::new(
+                    ClientErrorKind::Decode,
+                    format!("reading the keys at {url}: {err}"),
+                )
+            })?;
+        let text = String::from_utf8_lossy(&body);
+        TrustedKeys::from_jwks_json(&text).map_err(|err| {
+            ClientError::new(ClientErrorKind::Decode, format!("the keys at {url}: {err}"))
+        })
     }
 
     /// A card resolver on this builder's HTTP client (and so its trusted roots).
@@ -272,13 +366,11 @@ impl ClientBuilder {
                 .position(|p| *p == i.protocol_binding)
                 .unwrap_or(self.preferences.len())
         };
+        // 1.0 before 0.3 whatever the binding: 0.3 only when nothing else will do.
         card.supported_interfaces
             .iter()
-            .filter(|i| {
-                self.factories.contains_key(&i.protocol_binding)
-                    && compatible_version(&i.protocol_version)
-            })
-            .min_by_key(|i| rank(i))
+            .filter(|i| usable(i, self.factories.get(&i.protocol_binding)))
+            .min_by_key(|i| (is_v03(&i.protocol_version), rank(i)))
             .ok_or_else(|| {
                 let offered: Vec<String> = card
                     .supported_interfaces
@@ -302,6 +394,14 @@ impl ClientBuilder {
     pub fn build(&self, card: AgentCard) -> Result<Client, ClientError> {
         if let Some(err) = &self.setup_error {
             return Err(ClientError::new(err.kind(), err.to_string()));
+        }
+        if let Some(keys) = &self.card_keys {
+            keys.verify(&card).map_err(|err| {
+                ClientError::new(
+                    ClientErrorKind::Signature,
+                    format!("the card of {:?} is not trusted: {err}", card.name),
+                )
+            })?;
         }
         let interface = self.choose(&card)?.clone();
         let transport =
@@ -466,6 +566,12 @@ impl Client {
         Fut: Future<Output = Result<T, ClientError>>,
     {
         let card = self.card.as_deref();
+        let span = crate::telemetry::client_span(
+            method,
+            &self.interface.protocol_binding,
+            card.map_or("", |c| c.name.as_str()),
+            &self.interface.url,
+        );
         let mut retries = 0;
         let outcome = loop {
             let mut options = self.options(call);
@@ -476,7 +582,11 @@ impl Client {
             {
                 break Err(err);
             }
-            match attempt(options).await {
+            #[cfg(feature = "otel")]
+            if !span.is_disabled() {
+                crate::telemetry::inject(&span, &mut options.headers);
+            }
+            match tracing::Instrument::instrument(attempt(options), span.clone()).await {
                 Ok(value) => break Ok(value),
                 Err(err) => match self.retry.delay(retries, &err).filter(|_| repeatable) {
                     Some(wait) => {
@@ -490,6 +600,9 @@ impl Client {
         };
         for interceptor in self.interceptors.iter() {
             interceptor.after(method, outcome.as_ref().err());
+        }
+        if let Err(err) = &outcome {
+            crate::telemetry::record_error(&span, err);
         }
         outcome
     }

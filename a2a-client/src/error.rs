@@ -20,6 +20,9 @@ pub enum ClientErrorKind {
     Unsupported,
     /// The client's own setup is unusable (an unreadable CA certificate, say).
     Config,
+    /// The agent card is not signed by a key the client trusts
+    /// ([`ClientBuilder::verify_cards`](crate::ClientBuilder::verify_cards)).
+    Signature,
 }
 
 /// A failed call. Boxed inside, so `Result<T, ClientError>` stays small.
@@ -135,9 +138,10 @@ impl ClientError {
                         .status
                         .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504)
             }
-            ClientErrorKind::Decode | ClientErrorKind::Unsupported | ClientErrorKind::Config => {
-                false
-            }
+            ClientErrorKind::Decode
+            | ClientErrorKind::Unsupported
+            | ClientErrorKind::Config
+            | ClientErrorKind::Signature => false,
         }
     }
 

@@ -19,10 +19,12 @@ mod conversations;
 mod error;
 mod http;
 mod jsonrpc;
+mod jsonrpc_v03;
 mod middleware;
 mod resolver;
 mod rest;
 pub mod sse;
+pub mod telemetry;
 mod tls;
 mod transport;
 
@@ -31,6 +33,7 @@ pub use self::conversations::Conversations;
 pub use self::error::{ClientError, ClientErrorKind};
 pub use self::http::HttpSettings;
 pub use self::jsonrpc::JsonRpcTransport;
+pub use self::jsonrpc_v03::JsonRpcV03Transport;
 pub use self::middleware::{AuthInterceptor, ClientInterceptor, RetryPolicy, before_fn};
 pub use self::resolver::{CardResolver, MAX_CARD_SIZE};
 pub use self::rest::RestTransport;
@@ -38,3 +41,5 @@ pub use self::tls::RootCertificates;
 pub use self::transport::{CallOptions, EventStream, Transport};
 pub use a2a_conversation as conversation;
 pub use a2a_core as core;
+/// Signed agent cards: the keys [`ClientBuilder::verify_cards`] trusts.
+pub use a2a_signing::{SignatureError, TrustedKeys};

@@ -79,9 +79,31 @@ impl CardResolver {
         format!("{origin}{path}")
     }
 
-    /// Fetches and parses the card.
+    /// Fetches and parses the card (either form: see
+    /// [`a2a_core::v03::parse_any_card`]). An agent without a card at the
+    /// default path is asked at the 0.3-era `/.well-known/agent.json`.
     pub async fn resolve(&self, base_url: &str) -> Result<AgentCard, ClientError> {
-        let url = self.card_url(base_url);
+        match self.resolve_at(self.card_url(base_url)).await {
+            Err(err)
+                if err.status() == Some(404)
+                    && self.path == AGENT_CARD_PATH
+                    && !base_url.ends_with(".json") =>
+            {
+                let legacy = CardResolver {
+                    path: a2a_core::v03::LEGACY_AGENT_CARD_PATH.to_owned(),
+                    ..self.clone()
+                };
+                // The first answer says more when the older name is missing too.
+                legacy
+                    .resolve_at(legacy.card_url(base_url))
+                    .await
+                    .map_err(|_| err)
+            }
+            other => other,
+        }
+    }
+
+    async fn resolve_at(&self, url: String) -> Result<AgentCard, ClientError> {
         let mut request = self.http.get(&url).timeout(self.timeout);
         for (name, value) in &self.headers {
             request = request.header(name, value);
@@ -95,7 +117,9 @@ impl CardResolver {
             ));
         }
         let bytes = crate::http::read_limited(response, MAX_CARD_SIZE).await?;
-        a2a_core::protojson::decode(&bytes)
+        // A 0.3 agent's card comes in the 0.3 form; read as 1.0, its
+        // interfaces say 0.3, and the client speaks 0.3 to them.
+        a2a_core::v03::parse_any_card(&bytes)
             .map_err(|e| ClientError::decode(format!("agent card at {url}: {e}")))
     }
 }

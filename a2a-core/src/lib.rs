@@ -34,6 +34,7 @@ pub mod rest;
 mod security;
 mod service_params;
 mod task;
+pub mod v03;
 
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;

@@ -53,6 +53,28 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    /// An error at byte range `span` of `text`, the contents of `file`,
+    /// about `field` (dotted; empty when it is about no one field): for the
+    /// readers of other tables of the same file.
+    pub fn at(
+        file: &Path,
+        text: &str,
+        span: Range<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        let (line, column) = line_column(text, span.start);
+        ConfigError {
+            file: file.to_owned(),
+            line,
+            column,
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
 fn field_prefix(field: &str) -> String {
     match field.is_empty() {
         true => String::new(),
@@ -153,6 +175,10 @@ struct RawFile {
     gateway: Option<RawGateway>,
     #[serde(default)]
     agents: BTreeMap<String, Spanned<RawAgent>>,
+    /// The collaboration hub's table: `a2a-hub` reads and checks it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    hub: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -207,14 +233,7 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     fn error(&self, span: Range<usize>, field: String, message: impl Into<String>) -> ConfigError {
-        let (line, column) = line_column(self.text, span.start);
-        ConfigError {
-            file: self.file.to_owned(),
-            line,
-            column,
-            field,
-            message: message.into(),
-        }
+        ConfigError::at(self.file, self.text, span, &field, message)
     }
 }
 

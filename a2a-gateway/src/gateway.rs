@@ -9,7 +9,11 @@ use std::time::Duration;
 use a2a_core::{A2aError, AgentCard, AgentInterface, binding};
 use a2a_server::auth::{Authenticate, BearerAuth, Principal};
 use a2a_server::http::HttpConfig;
-use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, HandlerBuilder, TenantRouter};
+use a2a_server::{
+    A2aService, AgentExecutor, CallContext, DefaultRequestHandler, HandlerBuilder, TenantRouter,
+    User,
+};
+use a2a_signing::CardSigner;
 use async_trait::async_trait;
 use axum::Router;
 use axum::response::IntoResponse as _;
@@ -17,6 +21,7 @@ use tower::ServiceExt as _;
 
 use crate::peers::{
     AgentCallers, Directory, GatewayAuth, Listed, Peers, UnknownAgent, agent_identity,
+    calling_agent,
 };
 
 /// Where hosted agents are served under: `/agents/<name>`.
@@ -145,6 +150,14 @@ pub enum GatewayError {
     /// The default agent is not one of the agents.
     #[error(transparent)]
     UnknownDefault(#[from] UnknownAgent),
+    /// An agent's card could not be signed.
+    #[error("cannot sign the card of agent {agent:?}: {reason}")]
+    CardSigning {
+        /// The agent.
+        agent: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Whether `name` can be a path segment and a tenant as it is.
@@ -178,6 +191,7 @@ pub struct GatewayBuilder {
     setup: Option<HandlerSetup>,
     auth: Option<Arc<dyn Authenticate>>,
     secrets: HashMap<String, String>,
+    signer: Option<Arc<CardSigner>>,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -240,6 +254,14 @@ impl GatewayBuilder {
         self
     }
 
+    /// Signs every agent's public card with `signer`, once the gateway has
+    /// written its interfaces (a signature covers them).
+    #[must_use]
+    pub fn card_signer(mut self, signer: Arc<CardSigner>) -> Self {
+        self.signer = Some(signer);
+        self
+    }
+
     /// The secret agent `name` presents (`Authorization: Bearer <secret>`)
     /// to call the gateway's agents as `agent:<name>`, for an agent outside
     /// this process: a child process gets it in its environment, say.
@@ -288,7 +310,15 @@ impl GatewayBuilder {
             stops.extend(agent.stop);
             let mut card = agent.card;
             card.supported_interfaces = agent_interfaces(base_url, &agent.name);
-            let executor = (agent.make)(Peers::new(&agent.name, directory.clone()));
+            if let Some(signer) = &self.signer {
+                signer
+                    .sign(&mut card)
+                    .map_err(|err| GatewayError::CardSigning {
+                        agent: agent.name.clone(),
+                        reason: err.to_string(),
+                    })?;
+            }
+            let executor = (agent.make)(Peers::new(&agent.name, &directory));
             let mut builder = DefaultRequestHandler::builder_shared(executor, card.clone());
             if let Some(setup) = &mut self.setup {
                 builder = setup(&agent.name, builder);
@@ -296,11 +326,11 @@ impl GatewayBuilder {
             let service = A2aService::new(builder.build());
             let service = match &self.auth {
                 Some(configured) => service.with_authentication(GatewayAuth {
-                    directory: directory.clone(),
+                    directory: Arc::downgrade(&directory),
                     configured: configured.clone(),
                 }),
                 None => service.with_interceptor(AgentCallers {
-                    directory: directory.clone(),
+                    directory: Arc::downgrade(&directory),
                 }),
             };
             let secret = self.secrets.remove(&agent.name).unwrap_or_else(new_secret);
@@ -350,6 +380,7 @@ impl GatewayBuilder {
             agents: hosted,
             default,
             directory,
+            auth: self.auth,
         })
     }
 }
@@ -446,12 +477,23 @@ impl HostedAgent {
 }
 
 /// Many named agents behind one router. See [`GatewayBuilder`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Gateway {
     root: A2aService,
     agents: Vec<HostedAgent>,
     default: String,
     directory: Arc<OnceLock<Directory>>,
+    auth: Option<Arc<dyn Authenticate>>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("agents", &self.agents)
+            .field("default", &self.default)
+            .field("authentication", &self.auth.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Gateway {
@@ -472,6 +514,32 @@ impl Gateway {
         &self.agents
     }
 
+    /// Who the caller of `ctx` is, as the gateway's agents see it: an
+    /// agent's own secret makes it `agent:<name>`; anything else goes to the
+    /// configured authentication (an error for missing or bad credentials),
+    /// and without one the caller is anonymous. For what the gateway serves
+    /// beside its agents (the hub's page and API, say).
+    pub async fn identify(&self, ctx: &CallContext) -> Result<User, A2aError> {
+        match &self.auth {
+            Some(configured) => {
+                GatewayAuth {
+                    directory: Arc::downgrade(&self.directory),
+                    configured: configured.clone(),
+                }
+                .authenticate(ctx)
+                .await
+            }
+            None => Ok(calling_agent(&Arc::downgrade(&self.directory), ctx)
+                .await
+                .unwrap_or_else(User::anonymous)),
+        }
+    }
+
+    /// Whether callers must authenticate.
+    pub fn authenticates(&self) -> bool {
+        self.auth.is_some()
+    }
+
     /// The agent named `name`.
     pub fn agent(&self, name: &str) -> Result<&HostedAgent, UnknownAgent> {
         self.agents
@@ -488,7 +556,7 @@ impl Gateway {
     /// A [`Peers`] handle calling on behalf of agent `caller`.
     pub fn peers(&self, caller: &str) -> Result<Peers, UnknownAgent> {
         self.agent(caller)?;
-        Ok(Peers::new(caller, self.directory.clone()))
+        Ok(Peers::new(caller, &self.directory))
     }
 
     fn unknown(&self, name: &str) -> UnknownAgent {

@@ -7,7 +7,7 @@
 //! carry the caller's identity: the target sees the user `agent:<caller>`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 use a2a_client::{
     CallOptions, Client, ClientError, ClientErrorKind, EventStream as ClientEventStream, Transport,
@@ -92,18 +92,23 @@ impl Directory {
     }
 }
 
+/// The gateway's directory as its agents' services and executors hold it:
+/// weakly, since the directory holds them (a strong reference would keep a
+/// dropped gateway, its stores and their locks alive for good).
+pub(crate) type DirectoryRef = Weak<OnceLock<Directory>>;
+
 /// An agent's way to the other agents of its gateway. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Peers {
     caller: Arc<str>,
-    directory: Arc<OnceLock<Directory>>,
+    directory: DirectoryRef,
 }
 
 impl Peers {
-    pub(crate) fn new(caller: &str, directory: Arc<OnceLock<Directory>>) -> Self {
+    pub(crate) fn new(caller: &str, directory: &Arc<OnceLock<Directory>>) -> Self {
         Peers {
             caller: caller.into(),
-            directory,
+            directory: Arc::downgrade(directory),
         }
     }
 
@@ -115,20 +120,23 @@ impl Peers {
     /// The names of the gateway's agents, sorted (empty until the gateway is built).
     pub fn names(&self) -> Vec<String> {
         self.directory
-            .get()
-            .map(|d| d.names.clone())
+            .upgrade()
+            .and_then(|d| d.get().map(|d| d.names.clone()))
             .unwrap_or_default()
     }
 
     /// The card of agent `name`.
     pub fn card(&self, name: &str) -> Result<AgentCard, UnknownAgent> {
-        Ok(self.directory()?.get(name)?.card.clone())
+        let directory = self.directory()?;
+        let card = directory_of(&directory)?.get(name)?.card.clone();
+        Ok(card)
     }
 
     /// A client of agent `name`: its calls reach that agent as
     /// `agent:<caller>`, whatever kind of agent it is.
     pub fn client(&self, name: &str) -> Result<Client, UnknownAgent> {
         let directory = self.directory()?;
+        let directory = directory_of(&directory)?;
         let target = directory.get(name)?;
         let token = directory
             .tokens
@@ -148,28 +156,41 @@ impl Peers {
         Ok(Client::from_transport(transport, interface))
     }
 
-    fn directory(&self) -> Result<&Directory, UnknownAgent> {
-        self.directory.get().ok_or_else(|| UnknownAgent {
-            name: String::new(),
-            known: Vec::new(),
-            config: None,
-        })
+    /// The directory, while the gateway lives.
+    fn directory(&self) -> Result<Arc<OnceLock<Directory>>, UnknownAgent> {
+        self.directory.upgrade().ok_or_else(no_gateway)
+    }
+}
+
+/// The directory once the gateway is built.
+fn directory_of(directory: &OnceLock<Directory>) -> Result<&Directory, UnknownAgent> {
+    directory.get().ok_or_else(no_gateway)
+}
+
+/// What asking for a peer answers before the gateway is built or after it
+/// is gone: no agents.
+fn no_gateway() -> UnknownAgent {
+    UnknownAgent {
+        name: String::new(),
+        known: Vec::new(),
+        config: None,
     }
 }
 
 /// The agent whose secret the call presents, as its user.
-async fn calling_agent(directory: &OnceLock<Directory>, ctx: &CallContext) -> Option<User> {
+pub(crate) async fn calling_agent(directory: &DirectoryRef, ctx: &CallContext) -> Option<User> {
     // Most calls carry no credentials: no refusal built for nothing.
     ctx.service_params.get("authorization")?;
-    let directory = directory.get()?;
-    directory.agent_credentials.authenticate(ctx).await.ok()
+    let directory = directory.upgrade()?;
+    let credentials = &directory.get()?.agent_credentials;
+    credentials.authenticate(ctx).await.ok()
 }
 
 /// The gateway's authentication of one agent's service: an agent's own
 /// secret makes the caller `agent:<name>`; anything else goes to the
 /// authentication the operator configured.
 pub(crate) struct GatewayAuth {
-    pub(crate) directory: Arc<OnceLock<Directory>>,
+    pub(crate) directory: DirectoryRef,
     pub(crate) configured: Arc<dyn Authenticate>,
 }
 
@@ -190,7 +211,7 @@ impl Authenticate for GatewayAuth {
 /// Without configured authentication callers stay anonymous, but an agent's
 /// call still says which agent it is.
 pub(crate) struct AgentCallers {
-    pub(crate) directory: Arc<OnceLock<Directory>>,
+    pub(crate) directory: DirectoryRef,
 }
 
 #[async_trait]
@@ -230,7 +251,8 @@ impl InProcess {
             }
         }
         append("authorization", &self.authorization)?;
-        let mut ctx = CallContext::new(request.method(), params);
+        let mut ctx = CallContext::new(request.method(), params)
+            .with_binding(a2a_server::telemetry::binding::IN_PROCESS);
         // A stream's answer is its first event's arrival, not its end: only
         // unary calls keep to the timeout as a whole.
         let streams = matches!(

@@ -45,7 +45,8 @@ impl GrpcService {
         request: Request,
     ) -> Result<(CallContext, Response), Status> {
         let params = ServiceParams::from_headers(metadata.into_headers());
-        let mut ctx = CallContext::new(request.method(), params);
+        let mut ctx = CallContext::new(request.method(), params)
+            .with_binding(a2a_server::telemetry::binding::GRPC);
         match self.service.call(&mut ctx, request).await {
             Ok(response) => Ok((ctx, response)),
             Err(err) => Err(to_status(&err)),

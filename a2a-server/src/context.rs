@@ -145,6 +145,9 @@ pub struct CallContext {
     pub requested_extensions: Vec<String>,
     /// Extension URIs the server activated (echoed in `A2A-Extensions`).
     pub activated_extensions: Vec<String>,
+    /// The binding the call came in on (one of [`crate::telemetry::binding`];
+    /// empty when the caller did not say), for spans and metrics.
+    pub binding: &'static str,
 }
 
 impl CallContext {
@@ -158,7 +161,15 @@ impl CallContext {
             service_params,
             query_params: Vec::new(),
             activated_extensions: Vec::new(),
+            binding: "",
         }
+    }
+
+    /// This context, for a call that came in on `binding`.
+    #[must_use]
+    pub fn with_binding(mut self, binding: &'static str) -> Self {
+        self.binding = binding;
+        self
     }
 
     /// The owner key used to scope task and push-config storage.

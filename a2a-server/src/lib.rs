@@ -32,6 +32,7 @@ pub mod push;
 mod recorder;
 mod service;
 pub mod store;
+pub mod telemetry;
 
 pub use self::context::{CallContext, Caller, InvalidParam, ServiceParams, User};
 pub use self::execution::ExecutionConfig;

@@ -449,11 +449,52 @@ impl A2aService {
         Ok(())
     }
 
-    /// Runs one call: checks, interceptors, handler.
+    /// Runs one call: checks, interceptors, handler, in the call's span (see
+    /// [`crate::telemetry`]).
     pub async fn call(
         &self,
         ctx: &mut CallContext,
+        request: Request,
+    ) -> Result<Response, A2aError> {
+        use tracing::Instrument as _;
+        let span = crate::telemetry::server_span(ctx, &request);
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
+        let mut agent = None;
+        let outcome = self
+            .call_inner(ctx, request, &mut agent)
+            .instrument(span.clone())
+            .await;
+        let agent = agent.as_deref().unwrap_or(&self.card).name.as_str();
+        crate::telemetry::record_outcome(&span, ctx, agent, &outcome);
+        #[cfg(feature = "otel")]
+        let outcome = {
+            use crate::telemetry::otel;
+            otel::record_call(
+                ctx.method,
+                ctx.binding,
+                started.elapsed(),
+                outcome.as_ref().err(),
+            );
+            match outcome {
+                Ok(Response::Stream(stream)) => Ok(Response::Stream(otel::count_stream(
+                    ctx.method,
+                    ctx.binding,
+                    stream,
+                ))),
+                other => other,
+            }
+        };
+        outcome
+    }
+
+    /// [`A2aService::call`] without the span: a routed call goes on to its
+    /// target here, and `agent` learns which agent answered.
+    async fn call_inner(
+        &self,
+        ctx: &mut CallContext,
         mut request: Request,
+        agent: &mut Option<Arc<AgentCard>>,
     ) -> Result<Response, A2aError> {
         if ctx.tenant.is_empty() {
             request.tenant().clone_into(&mut ctx.tenant);
@@ -462,7 +503,8 @@ impl A2aService {
             let (target, tenant) = router.route(&ctx.tenant)?;
             tenant.clone_into(request.tenant_mut());
             ctx.tenant = tenant;
-            return Box::pin(target.call(ctx, request)).await;
+            *agent = Some(target.card.clone());
+            return Box::pin(target.call_inner(ctx, request, agent)).await;
         }
         if let Some(auth) = &self.authentication {
             ctx.user = auth.authenticate(ctx).await?;

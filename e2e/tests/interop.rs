@@ -311,3 +311,55 @@ async fn javascript_client_against_rust_server() {
         check_report(&report, binding, "hello from js", "artifactUpdate");
     }
 }
+
+/// Runs the Python SDK's card verifier on `card` with the keys of `jwks`.
+fn python_verifies(card: &a2a_core::AgentCard, jwks: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let (card_path, jwks_path) = (dir.path().join("card.json"), dir.path().join("jwks.json"));
+    std::fs::write(&card_path, serde_json::to_vec(card).unwrap()).unwrap();
+    std::fs::write(&jwks_path, jwks).unwrap();
+    let output = std::process::Command::new(python())
+        .arg(repo().join("e2e/interop/python_verify_card.py"))
+        .arg(&card_path)
+        .arg(&jwks_path)
+        .output()
+        .expect("the Python peer runs (run scripts/test.sh to install it)");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+#[ignore = "needs the Python SDK peer: run scripts/test.sh"]
+fn the_python_sdk_verifies_a_card_signed_here() {
+    use a2a_signing::testing::{ed25519_pair, es256_pair};
+    use a2a_signing::{CardSigner, SigningAlgorithm};
+    for (algorithm, (pem, jwks)) in [
+        (SigningAlgorithm::Es256, es256_pair("rust-es")),
+        (SigningAlgorithm::EdDsa, ed25519_pair("rust-ed")),
+    ] {
+        let kid = if algorithm == SigningAlgorithm::Es256 {
+            "rust-es"
+        } else {
+            "rust-ed"
+        };
+        let signer = CardSigner::from_pem(&pem, algorithm, kid).unwrap();
+        let mut card = a2a_core::AgentCard::new("Signé 😀", "A card signed in Rust")
+            .with_interface("http://127.0.0.1:8080/", a2a_core::binding::JSONRPC)
+            .with_streaming(true)
+            .with_push_notifications(false);
+        card.skills.push(a2a_core::AgentSkill {
+            id: "echo".into(),
+            name: "Echo".into(),
+            description: "Repeats <what> you say".into(),
+            tags: vec!["echo".into()],
+            ..Default::default()
+        });
+        signer.sign(&mut card).unwrap();
+        let report = python_verifies(&card, &jwks);
+        assert_eq!(report["verified"], true, "{}: {report}", algorithm.name());
+        card.description = "tampered".into();
+        let report = python_verifies(&card, &jwks);
+        assert_eq!(report["verified"], false, "{}: {report}", algorithm.name());
+    }
+}

@@ -70,6 +70,8 @@ impl Actor {
         mut control: mpsc::Receiver<Control>,
         producer: Producer,
     ) {
+        #[cfg(feature = "otel")]
+        let _active = crate::telemetry::otel::ActiveExecution::start();
         let mut producer = Some(producer);
         let inactivity = self.shared.config.inactivity_timeout;
         let mut deadline = inactivity.map(|d| Instant::now() + d);
@@ -316,10 +318,17 @@ impl Actor {
         event: StreamResponse,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
-        if self.task.is_none() {
-            return self.create(event, checkpoint).await;
+        let before = self.task.as_ref().map(|current| current.task.status.state);
+        let after = match self.task.is_none() {
+            true => self.create(event, checkpoint).await,
+            false => self.update(event, checkpoint).await,
+        };
+        if let Ok(state) = &after {
+            if before != Some(*state) {
+                crate::telemetry::status_changed(*state);
+            }
         }
-        self.update(event, checkpoint).await
+        after
     }
 
     /// Applies an event to the stored task, stores it, and publishes it.

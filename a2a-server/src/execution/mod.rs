@@ -550,9 +550,13 @@ impl Executions {
             checkpoint_written: false,
             exchange,
         };
-        let execution = self
-            .tracker
-            .track_future(actor.run(event_rx, control_rx, producer));
+        // The execution's span: a child of the call's, entered whenever the
+        // execution runs (inline or on a task of its own).
+        let span = crate::telemetry::execution_span(&actor.task_id, &actor.context_id);
+        let execution = self.tracker.track_future(tracing::Instrument::instrument(
+            actor.run(event_rx, control_rx, producer),
+            span,
+        ));
         let inline = match drive {
             Drive::Spawn => {
                 tokio::spawn(execution);

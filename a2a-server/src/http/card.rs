@@ -1,9 +1,9 @@
-//! The public agent card at `/.well-known/agent-card.json`, with caching headers.
+//! The public agent card at `/.well-known/agent-card.json` (and its 0.3
+//! form at `/.well-known/agent.json`), with caching headers.
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use a2a_core::AgentCard;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -19,7 +19,7 @@ pub(crate) struct CardDocument {
 }
 
 impl CardDocument {
-    pub(crate) fn new(card: &AgentCard, max_age: u64) -> Self {
+    pub(crate) fn new<C: serde::Serialize>(card: &C, max_age: u64) -> Self {
         let body: Arc<[u8]> = super::common::to_json(card).into();
         // A content hash: the same card yields the same tag across restarts.
         let mut hasher = std::collections::hash_map::DefaultHasher::new();

@@ -14,8 +14,10 @@ use futures::{Stream, StreamExt};
 use crate::{CallContext, ServiceParams};
 
 /// The call context of an HTTP request: headers (and an `A2A-Version` query
-/// parameter) become service parameters.
-pub(crate) fn call_context(method: Method, headers: HeaderMap, query: Option<&str>) -> CallContext {
+/// parameter) become service parameters, the query its query parameters
+/// (decoded). For routes served beside the bindings that authenticate the
+/// same way (an authenticator reads the context).
+pub fn call_context(method: Method, headers: HeaderMap, query: Option<&str>) -> CallContext {
     let mut params = ServiceParams::from_headers(headers);
     if params.version().is_none() {
         let version = query

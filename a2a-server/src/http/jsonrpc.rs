@@ -1,18 +1,18 @@
 //! The JSON-RPC 2.0 binding, with SSE for the streaming methods.
 
 use a2a_core::protojson::{decode_seed, json_text};
-use a2a_core::{A2aError, JsonRpcResponse, Method, StreamResponse};
+use a2a_core::{A2aError, ErrorKind, JsonRpcResponse, Method, StreamResponse};
 use axum::extract::{Request, State};
 use axum::response::Response;
 use futures::StreamExt;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::HttpState;
 use super::common::{
     call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
     unsupported_content_type, with_challenge, with_extensions,
 };
+use super::{HttpState, jsonrpc_v03};
 use crate::service::{self, RequestOf};
 
 const JSON: &str = "application/json";
@@ -213,14 +213,28 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     };
     let (id, call) = match read_call(&bytes) {
         Ok(read) => read,
-        Err((id, err)) => return error_response(id, &err),
+        Err((id, err)) => {
+            // A 0.3 method name is no 1.0 method: only requests refused as
+            // such are looked at again, so 1.0 calls never pay for 0.3.
+            if err.kind() == ErrorKind::MethodNotFound
+                && jsonrpc_v03::wants_v03(&parts.headers, parts.uri.query())
+            {
+                if let Some(method) = jsonrpc_v03::method_of(&bytes) {
+                    // Boxed: its state stays out of this future, which every
+                    // 1.0 call creates and moves.
+                    return Box::pin(jsonrpc_v03::handle(state, parts, method, &bytes)).await;
+                }
+            }
+            return error_response(id, &err);
+        }
     };
     let method = call.method();
     let mut ctx = call_context(
         method,
         std::mem::take(&mut parts.headers),
         parts.uri.query(),
-    );
+    )
+    .with_binding(crate::telemetry::binding::JSONRPC);
     let answer = match state.service.call(&mut ctx, call).await {
         Ok(answer) => answer,
         Err(err) => {

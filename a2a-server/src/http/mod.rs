@@ -6,6 +6,7 @@
 mod card;
 mod common;
 pub(crate) mod jsonrpc;
+mod jsonrpc_v03;
 mod rest;
 mod tls;
 
@@ -18,6 +19,7 @@ use axum::extract::Request;
 use axum::routing::{get, post};
 use tower_http::cors::CorsLayer;
 
+pub use self::common::call_context;
 pub use self::tls::{TlsConfig, TlsConfigError};
 /// The rustls version [`TlsConfig`] takes, for its certificate types and
 /// [`TlsConfig::from_rustls`].
@@ -85,7 +87,12 @@ pub(crate) struct HttpState {
 /// ```
 pub fn router(service: A2aService, config: HttpConfig) -> Router {
     let card = CardDocument::new(service.card(), config.card_max_age);
+    // 0.3 clients read the 0.3 form of the card at the older name; it lists
+    // the JSON-RPC interface, the binding that also serves 0.3 calls.
+    let card_v03 = a2a_core::v03::AgentCard::from_v1(service.card())
+        .map(|old| CardDocument::new(&old, config.card_max_age));
     let cors = config.card_cors.clone();
+    let cors_v03 = config.card_cors.clone();
     let jsonrpc_path = if config.jsonrpc_path.is_empty() {
         "/".to_owned()
     } else {
@@ -105,9 +112,16 @@ pub fn router(service: A2aService, config: HttpConfig) -> Router {
         async move { card.respond(&request) }
     })
     .layer(cors);
-    let mut router = Router::new()
-        .route(AGENT_CARD_PATH, card_route)
-        .route(&jsonrpc_path, post(jsonrpc::handle));
+    let mut router = Router::new().route(AGENT_CARD_PATH, card_route);
+    if let Some(card) = card_v03 {
+        let route = get(move |request: Request| {
+            let card = card.clone();
+            async move { card.respond(&request) }
+        })
+        .layer(cors_v03);
+        router = router.route(a2a_core::v03::LEGACY_AGENT_CARD_PATH, route);
+    }
+    let mut router = router.route(&jsonrpc_path, post(jsonrpc::handle));
     let trimmed = jsonrpc_path.trim_end_matches('/');
     let alternate = if jsonrpc_path.ends_with('/') {
         trimmed.to_owned()

@@ -150,7 +150,8 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         matched.route.method,
         std::mem::take(&mut parts.headers),
         parts.uri.query(),
-    );
+    )
+    .with_binding(crate::telemetry::binding::HTTP_JSON);
     ctx.tenant = matched.tenant;
     let answer = match state.service.call(&mut ctx, call).await {
         Ok(answer) => answer,

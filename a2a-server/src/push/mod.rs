@@ -20,6 +20,10 @@ pub use self::ssrf::{AddressPolicy, IpNetwork};
 use crate::Caller;
 use crate::store::PushConfigStore;
 
+/// An event waiting for delivery, with the span current when it was queued
+/// (its deliveries' parent).
+type Queued = (Arc<StreamResponse>, tracing::Span);
+
 /// Bounds of push delivery, on top of the per-delivery bounds of
 /// [`HttpPushSenderConfig`] (attempts, redirects, deadline).
 #[derive(Debug, Clone)]
@@ -63,7 +67,7 @@ const IDLE: Duration = Duration::from_secs(60);
 pub(crate) struct PushDispatcher {
     configs: Arc<dyn PushConfigStore>,
     sender: Arc<dyn PushSender>,
-    queues: Arc<Mutex<HashMap<String, mpsc::Sender<Arc<StreamResponse>>>>>,
+    queues: Arc<Mutex<HashMap<String, mpsc::Sender<Queued>>>>,
     limits: Arc<PushLimits>,
     /// Permits for deliveries in flight over all tasks.
     global: Arc<Semaphore>,
@@ -146,13 +150,13 @@ impl PushDispatcher {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(queue) = queues.get(task_id) {
-            if queue.try_send(event).is_err() {
+            if queue.try_send((event, tracing::Span::current())).is_err() {
                 tracing::warn!(task_id, "push queue full; dropping a notification");
             }
             return;
         }
         let (tx, rx) = mpsc::channel(self.limits.queue_depth.max(1));
-        let _ = tx.try_send(event);
+        let _ = tx.try_send((event, tracing::Span::current()));
         queues.insert(task_id.to_owned(), tx);
         let worker = self.clone();
         let task_id = task_id.to_owned();
@@ -161,14 +165,9 @@ impl PushDispatcher {
             .spawn(async move { worker.run(caller, task_id, rx).await });
     }
 
-    async fn run(
-        self,
-        caller: Caller,
-        task_id: String,
-        mut rx: mpsc::Receiver<Arc<StreamResponse>>,
-    ) {
+    async fn run(self, caller: Caller, task_id: String, mut rx: mpsc::Receiver<Queued>) {
         loop {
-            let event = match tokio::time::timeout(IDLE, rx.recv()).await {
+            let (event, parent) = match tokio::time::timeout(IDLE, rx.recv()).await {
                 Ok(Some(event)) => event,
                 Ok(None) => return,
                 Err(_idle) => {
@@ -196,15 +195,21 @@ impl PushDispatcher {
             let deliveries = configs.into_iter().map(|config| {
                 let (sender, global, event) =
                     (self.sender.clone(), self.global.clone(), event.clone());
-                async move {
+                let span = crate::telemetry::push_span(&parent, &task_id, &config.url);
+                let delivery = async move {
                     // The semaphore is never closed; without a permit nothing is sent.
                     let Ok(_permit) = global.acquire_owned().await else {
                         return;
                     };
-                    if let Err(err) = sender.send(&config, &event).await {
+                    let outcome = sender.send(&config, &event).await;
+                    crate::telemetry::record_push_outcome(&tracing::Span::current(), outcome.is_ok());
+                    #[cfg(feature = "otel")]
+                    crate::telemetry::otel::record_push(outcome.is_ok());
+                    if let Err(err) = outcome {
                         tracing::warn!(url = %config.url, error = %err, "push notification not delivered");
                     }
-                }
+                };
+                tracing::Instrument::instrument(delivery, span)
             });
             futures::stream::iter(deliveries)
                 .buffer_unordered(self.limits.per_task.max(1))

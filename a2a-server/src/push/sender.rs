@@ -249,6 +249,9 @@ impl HttpPushSender {
             check_webhook_url(&config.url, &self.config.policy).map_err(PushError::Refused)?;
         let origin = url.origin();
         let mut headers = Self::headers(config);
+        // The webhook's own work joins the trace of the task it hears about.
+        #[cfg(feature = "otel")]
+        crate::telemetry::otel::inject_headers(&tracing::Span::current(), &mut headers);
         for _hop in 0..=self.config.max_redirects {
             let response = client
                 .post(url.clone())

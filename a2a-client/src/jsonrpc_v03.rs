@@ -1,0 +1,354 @@
+//! JSON-RPC to an A2A 0.3 agent: the 1.0 operations sent under their 0.3
+//! method names and shapes, the answers converted back to 1.0, so a
+//! [`Client`](crate::Client) works the same against either generation.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use a2a_core::v03::{self, Method};
+use a2a_core::{
+    AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    JsonRpcResponse, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse,
+    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig,
+};
+use async_trait::async_trait;
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::http::{HttpSettings, default_client, retry_after, sse_events};
+use crate::{CallOptions, ClientError, EventStream, Transport};
+
+/// Talks A2A 0.3 JSON-RPC to one endpoint URL (picked by the client for an
+/// interface whose `protocolVersion` is `0.3`).
+#[derive(Debug)]
+pub struct JsonRpcV03Transport {
+    http: reqwest::Client,
+    url: String,
+    settings: HttpSettings,
+    next_id: AtomicU64,
+}
+
+/// The headers of a 0.3 call: the caller's, without `A2A-Version` (a 0.3
+/// server knows none, and its absence is what says 0.3), extensions under
+/// their 0.3 name `X-A2A-Extensions`.
+fn headers(options: &CallOptions) -> Result<HeaderMap, ClientError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in options.service_params() {
+        let name = if name.eq_ignore_ascii_case(a2a_core::VERSION_HEADER) {
+            continue;
+        } else if name.eq_ignore_ascii_case(a2a_core::EXTENSIONS_HEADER) {
+            a2a_core::LEGACY_EXTENSIONS_HEADER.to_owned()
+        } else {
+            name
+        };
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ClientError::unsupported(format!("invalid header name {name:?}")))?;
+        let value = HeaderValue::from_str(&value)
+            .map_err(|_| ClientError::unsupported(format!("invalid value for header {name}")))?;
+        headers.append(name, value);
+    }
+    Ok(headers)
+}
+
+fn from_v03(err: a2a_core::A2aError) -> ClientError {
+    ClientError::decode(format!("0.3 answer: {}", err.message()))
+}
+
+impl JsonRpcV03Transport {
+    /// A transport for the 0.3 JSON-RPC endpoint at `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        JsonRpcV03Transport::with_client(default_client(), url)
+    }
+
+    /// A transport using the given HTTP client.
+    pub fn with_client(http: reqwest::Client, url: impl Into<String>) -> Self {
+        JsonRpcV03Transport {
+            http,
+            url: url.into(),
+            settings: HttpSettings::default(),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Replaces the timeouts and limits.
+    #[must_use]
+    pub fn with_settings(mut self, settings: HttpSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    async fn post<P: Serialize>(
+        &self,
+        method: Method,
+        params: &P,
+        options: &CallOptions,
+        accept: &'static str,
+    ) -> Result<reqwest::Response, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = serde_json::to_vec(&json!({
+            "jsonrpc": "2.0", "id": id, "method": method.name(), "params": params,
+        }))
+        .map_err(|e| ClientError::decode(format!("encoding request: {e}")))?;
+        let request = self
+            .http
+            .post(&self.url)
+            .query(&options.query)
+            .headers(headers(options)?)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, accept)
+            .body(body);
+        let timeout = options.timeout.unwrap_or(self.settings.timeout);
+        if accept == "application/json" {
+            request
+                .timeout(timeout)
+                .send()
+                .await
+                .map_err(ClientError::from_reqwest)
+        } else {
+            crate::http::send_for_stream(request, timeout).await
+        }
+    }
+
+    async fn call<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: Method,
+        params: &P,
+        options: &CallOptions,
+    ) -> Result<R, ClientError> {
+        let response = self
+            .post(method, params, options, "application/json")
+            .await?;
+        let result = decode_unary(response, self.settings.max_response_size).await?;
+        serde_json::from_value(result)
+            .map_err(|e| ClientError::decode(format!("{method} result: {e}")))
+    }
+
+    async fn stream<P: Serialize>(
+        &self,
+        method: Method,
+        params: &P,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        let response = self
+            .post(method, params, options, "text/event-stream")
+            .await?;
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            decode_unary(response, self.settings.max_response_size).await?;
+            return Err(ClientError::decode(format!(
+                "{method} did not answer with an event stream"
+            )));
+        }
+        let idle = options.idle_timeout.unwrap_or(self.settings.idle_timeout);
+        let events = sse_events(response, idle, self.settings.max_event_size)
+            .map(|data| {
+                let data = data?;
+                let envelope: JsonRpcResponse<v03::Event> = serde_json::from_str(&data)
+                    .map_err(|e| ClientError::decode(format!("stream event: {e}")))?;
+                match (envelope.result, envelope.error) {
+                    (_, Some(error)) => Err(ClientError::from(v03::error_from_v03(&error))),
+                    (Some(event), None) => {
+                        let last = matches!(&event, v03::Event::StatusUpdate(u) if u.is_final);
+                        Ok((event.into_v1().map_err(from_v03)?, last))
+                    }
+                    (None, None) => Err(ClientError::decode(
+                        "stream event has neither result nor error",
+                    )),
+                }
+            })
+            // A 0.3 stream says which event is its last (`final`); stop
+            // there even if the server keeps the connection open.
+            .scan(false, |ended, item| {
+                if *ended {
+                    return futures::future::ready(None);
+                }
+                if let Ok((_, true)) = &item {
+                    *ended = true;
+                }
+                futures::future::ready(Some(item.map(|(event, _)| event)))
+            });
+        Ok(Box::pin(events))
+    }
+}
+
+async fn decode_unary(response: reqwest::Response, limit: usize) -> Result<Value, ClientError> {
+    let status = response.status().as_u16();
+    let wait = retry_after(response.headers());
+    let bytes = crate::http::read_limited(response, limit).await?;
+    let envelope: JsonRpcResponse<Value> = match serde_json::from_slice(&bytes) {
+        Ok(envelope) => envelope,
+        Err(_) if status >= 400 => {
+            let text = String::from_utf8_lossy(&bytes);
+            return Err(
+                ClientError::http(status, format!("HTTP {status}: {}", text.trim()))
+                    .with_retry_after(wait),
+            );
+        }
+        Err(err) => {
+            return Err(ClientError::decode(format!(
+                "invalid JSON-RPC response: {err}"
+            )));
+        }
+    };
+    if let Some(error) = envelope.error {
+        return Err(ClientError::from(v03::error_from_v03(&error))
+            .with_status(status)
+            .with_retry_after(wait));
+    }
+    Ok(envelope.result.unwrap_or(Value::Null))
+}
+
+#[async_trait]
+impl Transport for JsonRpcV03Transport {
+    async fn send_message(
+        &self,
+        request: SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<SendMessageResponse, ClientError> {
+        let params = v03::MessageSendParams::from_v1(request);
+        let result: v03::SendMessageResult =
+            self.call(Method::MessageSend, &params, options).await?;
+        result.into_v1().map_err(from_v03)
+    }
+
+    async fn send_streaming_message(
+        &self,
+        request: SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        let params = v03::MessageSendParams::from_v1(request);
+        self.stream(Method::MessageStream, &params, options).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, ClientError> {
+        let params = v03::TaskQueryParams::from_v1(request);
+        let task: v03::Task = self.call(Method::TasksGet, &params, options).await?;
+        task.into_v1().map_err(from_v03)
+    }
+
+    async fn list_tasks(
+        &self,
+        _request: ListTasksRequest,
+        _options: &CallOptions,
+    ) -> Result<ListTasksResponse, ClientError> {
+        Err(ClientError::unsupported(
+            "ListTasks is not part of A2A 0.3, which this agent speaks",
+        ))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, ClientError> {
+        let params = v03::TaskIdParams {
+            id: request.id,
+            metadata: request.metadata,
+        };
+        let task: v03::Task = self.call(Method::TasksCancel, &params, options).await?;
+        task.into_v1().map_err(from_v03)
+    }
+
+    async fn subscribe_to_task(
+        &self,
+        request: SubscribeToTaskRequest,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        let params = v03::TaskIdParams {
+            id: request.id,
+            metadata: None,
+        };
+        self.stream(Method::TasksResubscribe, &params, options)
+            .await
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: TaskPushNotificationConfig,
+        options: &CallOptions,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let params = v03::TaskPushNotificationConfig::from_v1(request);
+        let config: v03::TaskPushNotificationConfig =
+            self.call(Method::PushConfigSet, &params, options).await?;
+        Ok(config.into_v1())
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: GetTaskPushNotificationConfigRequest,
+        options: &CallOptions,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let params = v03::GetTaskPushNotificationConfigParams {
+            id: request.task_id,
+            push_notification_config_id: Some(request.id),
+            metadata: None,
+        };
+        let config: v03::TaskPushNotificationConfig =
+            self.call(Method::PushConfigGet, &params, options).await?;
+        Ok(config.into_v1())
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        request: ListTaskPushNotificationConfigsRequest,
+        options: &CallOptions,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        let params = v03::ListTaskPushNotificationConfigParams {
+            id: request.task_id,
+            metadata: None,
+        };
+        // 0.3 answers with the bare array, all at once (no pages).
+        let configs: Vec<v03::TaskPushNotificationConfig> =
+            self.call(Method::PushConfigList, &params, options).await?;
+        Ok(ListTaskPushNotificationConfigsResponse {
+            configs: configs
+                .into_iter()
+                .map(v03::TaskPushNotificationConfig::into_v1)
+                .collect(),
+            next_page_token: String::new(),
+        })
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: DeleteTaskPushNotificationConfigRequest,
+        options: &CallOptions,
+    ) -> Result<(), ClientError> {
+        let params = v03::DeleteTaskPushNotificationConfigParams {
+            id: request.task_id,
+            push_notification_config_id: request.id,
+            metadata: None,
+        };
+        self.call::<_, serde::de::IgnoredAny>(Method::PushConfigDelete, &params, options)
+            .await
+            .map(drop)
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        _request: GetExtendedAgentCardRequest,
+        options: &CallOptions,
+    ) -> Result<AgentCard, ClientError> {
+        let card: v03::AgentCard = self
+            .call(Method::GetAuthenticatedExtendedCard, &json!({}), options)
+            .await?;
+        Ok(card.into_v1())
+    }
+
+    fn default_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.settings.timeout)
+    }
+}

@@ -1,0 +1,561 @@
+//! How a hub is set up: its channels, where threads may open, the loop
+//! guards, what observers keep and how delivery retries; and the `[hub]`
+//! table of a gateway file that says the same.
+//!
+//! ```toml
+//! [hub]
+//! default_channel = "general"          # where collaborations naming no channel go
+//! thread_channels = ["general", "dev"] # where agents may open threads (default: every channel)
+//! operator_channel = "ops"             # where escalations are posted (a sink: it calls no agent)
+//! accounts = { default = "alpha" }     # other ids that name an agent
+//!
+//! [hub.channels.general]
+//! description = "Everything."
+//! default_agent = "alpha"              # handles what mentions nobody
+//! members = ["alpha", "beta"]          # default: every agent
+//!
+//! [hub.guards]
+//! pair_limit = 3                       # collaborations of one pair per window; one more is refused
+//! pair_window_secs = 300
+//! thread_burst = 6                     # messages a thread may take per window; one more pauses it
+//! thread_burst_window_secs = 60
+//! cool_down_secs = 300                 # a paused thread resumes on its own after this (0: never)
+//! ```
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use a2a_conversation::Clock;
+use a2a_gateway::config::ConfigError;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// One channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelConfig {
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// The agent that handles messages that mention nobody.
+    pub default_agent: Option<String>,
+    /// The agents in it (`None`: every agent of the hub).
+    pub members: Option<Vec<String>>,
+}
+
+impl ChannelConfig {
+    /// A channel every agent is in, with no default agent.
+    pub fn new(name: impl Into<String>) -> Self {
+        ChannelConfig {
+            name: name.into(),
+            description: String::new(),
+            default_agent: None,
+            members: None,
+        }
+    }
+
+    /// Its default agent.
+    #[must_use]
+    pub fn default_agent(mut self, agent: impl Into<String>) -> Self {
+        self.default_agent = Some(agent.into());
+        self
+    }
+
+    /// Its members.
+    #[must_use]
+    pub fn members<S: Into<String>>(mut self, agents: impl IntoIterator<Item = S>) -> Self {
+        self.members = Some(agents.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Its description.
+    #[must_use]
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = text.into();
+        self
+    }
+}
+
+/// The loop guards: each trips with a warning in the log and on record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardConfig {
+    /// Collaborations one agent may start with the same target within
+    /// `pair_window`; the next is refused (default 3: the 4th is refused).
+    pub pair_limit: u32,
+    /// See `pair_limit` (default 5 minutes).
+    pub pair_window: Duration,
+    /// Messages a thread may take within `burst_window`; the next pauses it
+    /// (default 6).
+    pub thread_burst: u32,
+    /// See `thread_burst` (default 60 s).
+    pub burst_window: Duration,
+    /// How long a paused thread stays paused unless a person resumes it
+    /// (default 5 minutes; `None`: until a person resumes it).
+    pub cool_down: Option<Duration>,
+}
+
+impl Default for GuardConfig {
+    fn default() -> Self {
+        GuardConfig {
+            pair_limit: 3,
+            pair_window: Duration::from_secs(5 * 60),
+            thread_burst: 6,
+            burst_window: Duration::from_secs(60),
+            cool_down: Some(Duration::from_secs(5 * 60)),
+        }
+    }
+}
+
+/// What observers keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObserverConfig {
+    /// Records per agent; the oldest goes first (default 50).
+    pub max_per_agent: usize,
+    /// How long a record is kept (default 24 hours).
+    pub ttl: Duration,
+}
+
+impl Default for ObserverConfig {
+    fn default() -> Self {
+        ObserverConfig {
+            max_per_agent: 50,
+            ttl: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// How delivery to an agent is retried, by the class of its failure.
+///
+/// Refusals (403, 404, an unknown agent, a protocol error) and an agent that
+/// cannot be reached fail at once and are escalated; a busy agent (429) is
+/// tried again after the wait it asked for; a server error (5xx) is tried
+/// again after 1 s, 2 s and 4 s; an attempt that takes longer than
+/// `timeout` is tried again `timeout_retries` times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryPolicy {
+    /// Longest wait for one attempt (default 10 s).
+    pub timeout: Duration,
+    /// Retries after a timeout (default 3).
+    pub timeout_retries: u32,
+    /// Retries after a server error (default 3).
+    pub server_error_retries: u32,
+    /// Wait before the first retry after a server error; doubles each time
+    /// (default 1 s).
+    pub backoff: Duration,
+    /// Retries after a busy answer (default 3).
+    pub busy_retries: u32,
+    /// Longest `Retry-After` honoured; a longer one is cut to this
+    /// (default 5 minutes).
+    pub max_retry_after: Duration,
+    /// Wait after a busy answer without `Retry-After` (default 1 s).
+    pub busy_default_wait: Duration,
+}
+
+impl Default for DeliveryPolicy {
+    fn default() -> Self {
+        DeliveryPolicy {
+            timeout: Duration::from_secs(10),
+            timeout_retries: 3,
+            server_error_retries: 3,
+            backoff: Duration::from_secs(1),
+            busy_retries: 3,
+            max_retry_after: Duration::from_secs(5 * 60),
+            busy_default_wait: Duration::from_secs(1),
+        }
+    }
+}
+
+/// A whole hub's setup. Start from [`HubConfig::default`] (one channel,
+/// `general`, the default) and change what you need.
+#[derive(Debug, Clone)]
+pub struct HubConfig {
+    /// The channels.
+    pub channels: Vec<ChannelConfig>,
+    /// Where collaborations naming no channel go (`None`: they fail, saying
+    /// how to set one).
+    pub default_channel: Option<String>,
+    /// Where agents may open threads (`None`: every channel but the
+    /// operator's).
+    pub thread_channels: Option<Vec<String>>,
+    /// Where escalations are posted; a sink (its messages call no agent).
+    pub operator_channel: Option<String>,
+    /// Ids that are not agent names but stand for one (`default` → `alpha`).
+    pub accounts: BTreeMap<String, String>,
+    /// The loop guards.
+    pub guards: GuardConfig,
+    /// What observers keep.
+    pub observers: ObserverConfig,
+    /// How delivery retries.
+    pub delivery: DeliveryPolicy,
+    /// A second collaboration of the same agent with the same target within
+    /// this continues the first one's thread (default 6 hours).
+    pub reuse_window: Duration,
+    /// Longest time `collaborate` waits for the target to take the message
+    /// before it answers that delivery goes on in the background (default 2 s).
+    pub collaborate_wait: Duration,
+    /// The file the agents come from: an unknown target that is in it now
+    /// was added after the start, and the error says to restart.
+    pub config_file: Option<PathBuf>,
+    /// Where the hub's time comes from (tests use the paused tokio clock).
+    pub clock: Clock,
+}
+
+impl Default for HubConfig {
+    fn default() -> Self {
+        HubConfig {
+            channels: vec![ChannelConfig::new("general").description("Everyone, every agent.")],
+            default_channel: Some("general".to_owned()),
+            thread_channels: None,
+            operator_channel: None,
+            accounts: BTreeMap::new(),
+            guards: GuardConfig::default(),
+            observers: ObserverConfig::default(),
+            delivery: DeliveryPolicy::default(),
+            reuse_window: Duration::from_secs(6 * 3600),
+            collaborate_wait: Duration::from_secs(2),
+            config_file: None,
+            clock: Clock::System,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RawFile {
+    hub: Option<Spanned<RawHub>>,
+    // The gateway reads and checks the rest.
+    #[serde(flatten)]
+    _rest: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHub {
+    default_channel: Option<Spanned<String>>,
+    thread_channels: Option<Vec<Spanned<String>>>,
+    operator_channel: Option<Spanned<String>>,
+    #[serde(default)]
+    accounts: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    channels: BTreeMap<String, Spanned<RawChannel>>,
+    guards: Option<RawGuards>,
+    reuse_hours: Option<Spanned<f64>>,
+    observer_records: Option<Spanned<usize>>,
+    observer_ttl_hours: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChannel {
+    #[serde(default)]
+    description: String,
+    default_agent: Option<Spanned<String>>,
+    members: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuards {
+    pair_limit: Option<u32>,
+    pair_window_secs: Option<u64>,
+    thread_burst: Option<u32>,
+    thread_burst_window_secs: Option<u64>,
+    cool_down_secs: Option<u64>,
+}
+
+impl HubConfig {
+    /// The `[hub]` table of the gateway file at `path` (contents `text`),
+    /// checked against the gateway's `agents`; `None` when the file has no
+    /// such table. Errors name the line, the column and the field.
+    pub fn from_gateway_file(
+        path: &Path,
+        text: &str,
+        agents: &[String],
+    ) -> Result<Option<HubConfig>, ConfigError> {
+        let error = |span: Range<usize>, field: &str, message: String| {
+            ConfigError::at(path, text, span, field, message)
+        };
+        let raw: RawFile = toml::from_str(text).map_err(|err| {
+            error(
+                err.span().unwrap_or(0..0),
+                "",
+                err.message().trim().to_owned(),
+            )
+        })?;
+        let Some(hub) = raw.hub else {
+            return Ok(None);
+        };
+        let hub_span = hub.span();
+        let hub = hub.into_inner();
+        let known = agents.join(", ");
+        let check_agent = |name: &Spanned<String>, field: &str| match agents
+            .iter()
+            .any(|a| a == name.get_ref())
+        {
+            true => Ok(name.get_ref().clone()),
+            false => Err(error(
+                name.span(),
+                field,
+                format!("no agent named {:?} (agents: {known})", name.get_ref()),
+            )),
+        };
+        let mut channels = Vec::new();
+        for (name, channel) in &hub.channels {
+            let field = format!("hub.channels.{name}");
+            if !is_valid_channel_name(name) {
+                return Err(error(
+                    channel.span(),
+                    &field,
+                    "a channel name is 1 to 64 letters, digits, '-' or '_'".to_owned(),
+                ));
+            }
+            let raw = channel.get_ref();
+            let default_agent = raw
+                .default_agent
+                .as_ref()
+                .map(|a| check_agent(a, &format!("{field}.default_agent")))
+                .transpose()?;
+            let members = raw
+                .members
+                .as_ref()
+                .map(|members| {
+                    members
+                        .iter()
+                        .map(|m| check_agent(m, &format!("{field}.members")))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .transpose()?;
+            channels.push((
+                channel.span().start,
+                ChannelConfig {
+                    name: name.clone(),
+                    description: raw.description.clone(),
+                    default_agent,
+                    members,
+                },
+            ));
+        }
+        channels.sort_by_key(|(start, _)| *start);
+        let mut channels: Vec<ChannelConfig> = channels.into_iter().map(|(_, c)| c).collect();
+        let names: Vec<String> = channels.iter().map(|c| c.name.clone()).collect();
+        let check_channel =
+            |name: &Spanned<String>, field: &str| match names.iter().any(|c| c == name.get_ref()) {
+                true => Ok(name.get_ref().clone()),
+                false => Err(error(
+                    name.span(),
+                    field,
+                    format!(
+                        "no channel named {:?}: add it as [hub.channels.{}]",
+                        name.get_ref(),
+                        name.get_ref()
+                    ),
+                )),
+            };
+        let default_channel = hub
+            .default_channel
+            .as_ref()
+            .map(|c| check_channel(c, "hub.default_channel"))
+            .transpose()?;
+        let thread_channels = hub
+            .thread_channels
+            .as_ref()
+            .map(|list| {
+                list.iter()
+                    .map(|c| check_channel(c, "hub.thread_channels"))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        let operator_channel = match &hub.operator_channel {
+            // The operator's channel need not be declared: it only records.
+            Some(name) if !names.iter().any(|c| c == name.get_ref()) => {
+                if !is_valid_channel_name(name.get_ref()) {
+                    return Err(error(
+                        name.span(),
+                        "hub.operator_channel",
+                        "a channel name is 1 to 64 letters, digits, '-' or '_'".to_owned(),
+                    ));
+                }
+                channels.push(
+                    ChannelConfig::new(name.get_ref().clone())
+                        .description("Operator notices: escalations and loop guards.")
+                        .members(Vec::<String>::new()),
+                );
+                Some(name.get_ref().clone())
+            }
+            other => other.as_ref().map(|n| n.get_ref().clone()),
+        };
+        let mut accounts = BTreeMap::new();
+        for (account, agent) in &hub.accounts {
+            let agent = check_agent(agent, &format!("hub.accounts.{account}"))?;
+            accounts.insert(account.clone(), agent);
+        }
+        let mut config = HubConfig {
+            channels,
+            default_channel,
+            thread_channels,
+            operator_channel,
+            accounts,
+            config_file: Some(path.to_owned()),
+            ..HubConfig::default()
+        };
+        if config.channels.is_empty() {
+            return Err(error(
+                hub_span,
+                "hub.channels",
+                "no channels: add a [hub.channels.NAME] table".to_owned(),
+            ));
+        }
+        if let Some(guards) = hub.guards {
+            let g = &mut config.guards;
+            g.pair_limit = guards.pair_limit.unwrap_or(g.pair_limit);
+            if let Some(secs) = guards.pair_window_secs {
+                g.pair_window = Duration::from_secs(secs);
+            }
+            g.thread_burst = guards.thread_burst.unwrap_or(g.thread_burst);
+            if let Some(secs) = guards.thread_burst_window_secs {
+                g.burst_window = Duration::from_secs(secs);
+            }
+            if let Some(secs) = guards.cool_down_secs {
+                g.cool_down = (secs > 0).then(|| Duration::from_secs(secs));
+            }
+        }
+        let hours = |value: &Spanned<f64>, field: &str| {
+            let hours = *value.get_ref();
+            match hours.is_finite() && hours > 0.0 && hours < 24.0 * 365.0 {
+                true => Ok(Duration::from_secs_f64(hours * 3600.0)),
+                false => Err(error(
+                    value.span(),
+                    field,
+                    "must be a number of hours above 0 and under a year".to_owned(),
+                )),
+            }
+        };
+        if let Some(reuse) = &hub.reuse_hours {
+            config.reuse_window = hours(reuse, "hub.reuse_hours")?;
+        }
+        if let Some(ttl) = &hub.observer_ttl_hours {
+            config.observers.ttl = hours(ttl, "hub.observer_ttl_hours")?;
+        }
+        if let Some(records) = &hub.observer_records {
+            if *records.get_ref() == 0 || *records.get_ref() > 10_000 {
+                return Err(error(
+                    records.span(),
+                    "hub.observer_records",
+                    "must be 1 to 10000".to_owned(),
+                ));
+            }
+            config.observers.max_per_agent = *records.get_ref();
+        }
+        Ok(Some(config))
+    }
+
+    /// The channel named `name`.
+    pub fn channel(&self, name: &str) -> Option<&ChannelConfig> {
+        self.channels.iter().find(|c| c.name == name)
+    }
+
+    /// Whether agents may open threads in `channel`.
+    pub fn threads_allowed(&self, channel: &str) -> bool {
+        if self.operator_channel.as_deref() == Some(channel) {
+            return false;
+        }
+        match &self.thread_channels {
+            Some(allowed) => allowed.iter().any(|c| c == channel),
+            None => self.channel(channel).is_some(),
+        }
+    }
+
+    /// Whether `channel` only records (the operator's channel).
+    pub fn is_sink(&self, channel: &str) -> bool {
+        self.operator_channel.as_deref() == Some(channel)
+    }
+}
+
+/// Whether `name` can name a channel (and stand in a URL path as it is).
+pub fn is_valid_channel_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agents() -> Vec<String> {
+        ["alpha", "beta"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn a_hub_table_gives_channels_guards_and_accounts() {
+        let text = r#"
+[agents.alpha]
+kind = "rust"
+executor = "echo"
+
+[hub]
+default_channel = "general"
+thread_channels = ["general"]
+operator_channel = "ops"
+accounts = { default = "alpha" }
+reuse_hours = 1.5
+
+[hub.channels.general]
+default_agent = "alpha"
+
+[hub.channels.dev]
+members = ["beta"]
+
+[hub.guards]
+pair_limit = 2
+cool_down_secs = 0
+"#;
+        let config = HubConfig::from_gateway_file(Path::new("g.toml"), text, &agents())
+            .unwrap()
+            .unwrap();
+        let names: Vec<_> = config.channels.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["general", "dev", "ops"]);
+        assert_eq!(config.default_channel.as_deref(), Some("general"));
+        assert!(config.threads_allowed("general"));
+        assert!(!config.threads_allowed("dev"));
+        assert!(!config.threads_allowed("ops"));
+        assert!(config.is_sink("ops"));
+        assert_eq!(config.accounts["default"], "alpha");
+        assert_eq!(config.guards.pair_limit, 2);
+        assert_eq!(config.guards.cool_down, None);
+        assert_eq!(config.reuse_window, Duration::from_secs(5400));
+    }
+
+    #[test]
+    fn a_file_without_a_hub_table_has_no_hub() {
+        let text = "[agents.alpha]\nkind = \"rust\"\nexecutor = \"echo\"\n";
+        assert!(
+            HubConfig::from_gateway_file(Path::new("g.toml"), text, &agents())
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_field() {
+        let text = "[hub]\ndefault_channel = \"nope\"\n\n[hub.channels.general]\ndefault_agent = \"alpha\"\n";
+        let err = HubConfig::from_gateway_file(Path::new("g.toml"), text, &agents()).unwrap_err();
+        assert_eq!((err.line, err.field.as_str()), (2, "hub.default_channel"));
+        assert!(err.message.contains("[hub.channels.nope]"), "{err}");
+
+        let text = "[hub.channels.general]\ndefault_agent = \"zeta\"\n";
+        let err = HubConfig::from_gateway_file(Path::new("g.toml"), text, &agents()).unwrap_err();
+        assert_eq!(
+            (err.line, err.field.as_str()),
+            (2, "hub.channels.general.default_agent")
+        );
+        assert!(err.message.contains("alpha, beta"), "{err}");
+
+        let text = "[hub]\ncolour = 1\n";
+        let err = HubConfig::from_gateway_file(Path::new("g.toml"), text, &agents()).unwrap_err();
+        assert!(err.message.contains("colour"), "{err}");
+    }
+}

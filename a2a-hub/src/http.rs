@@ -1,0 +1,347 @@
+//! The hub's HTTP API and live feed, for its page, the `a2a hub` command
+//! line and scripts: the page at `/hub`, the rest under `/hub/api`:
+//!
+//! | call | answer |
+//! |---|---|
+//! | `GET /hub` | the page (HTML, no authentication: it asks for a token when the API wants one) |
+//! | `GET /hub/api/channels` | `{"channels": [ChannelView]}` |
+//! | `GET /hub/api/threads?channel=C` | `{"threads": [ThreadView]}`, the most recently active first |
+//! | `GET /hub/api/messages?channel=C` or `?thread=T`, `&limit=N` | `{"messages": [HubMessage]}`, oldest first (default 100, at most 1,000) |
+//! | `POST /hub/api/messages` `{"text", "channel"?, "thread"?, "from"?}` | `201 {"message": HubMessage}` |
+//! | `POST /hub/api/collaborate` `{"target", "text", "thread"?, "channel"?, "from"?}` | `{"collaboration": Collaboration}` |
+//! | `POST /hub/api/threads/{id}/resume` | `{"thread": ThreadView}` |
+//! | `GET /hub/api/events?channel=C` | server-sent events: `message` (a HubMessage), `thread` (a ThreadView), `lagged` (reload) |
+//!
+//! Errors are `{"error": {"message"}}` with 400, 401, 404, 429 (with
+//! `Retry-After`), 502 or 503. When the gateway authenticates, so does the
+//! API, with the same credentials: a person is who the credentials say, an
+//! agent's secret makes the caller that agent. Without authentication a
+//! person names themself with `from` (default `operator`) and cannot take an
+//! agent's name.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use a2a_core::Method;
+use a2a_gateway::Gateway;
+use a2a_server::http::call_context;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures::{Stream, StreamExt as _};
+use serde::Deserialize;
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+
+use crate::error::{HubError, HubErrorKind};
+use crate::hub::{Hub, Post};
+use crate::model::{Collaborate, HubEvent, Sender};
+
+/// Where the hub's page and API are served.
+pub const HUB_PATH: &str = "/hub";
+
+#[derive(Clone)]
+struct Api {
+    hub: Hub,
+    gateway: Gateway,
+}
+
+/// The hub's routes (its page at `/hub`, the API under `/hub/api`),
+/// authenticated as `gateway` is. Merge them into the gateway's router.
+pub fn router(hub: Hub, gateway: Gateway) -> Router {
+    Router::new()
+        .route("/hub", get(page))
+        .route("/hub/", get(page))
+        .route("/hub/api/channels", get(channels))
+        .route("/hub/api/threads", get(threads))
+        .route("/hub/api/messages", get(messages).post(post_message))
+        .route("/hub/api/collaborate", post(collaborate))
+        .route("/hub/api/threads/{id}/resume", post(resume))
+        .route("/hub/api/events", get(events))
+        .with_state(Api { hub, gateway })
+}
+
+/// The hub's page: channels, threads and messages, live, for people to
+/// follow and join. One file, no resource from elsewhere; it asks for a
+/// token when the API answers 401.
+const PAGE: &str = include_str!("page.html");
+
+/// The page is the same for everyone: the API behind it authenticates.
+async fn page() -> Response {
+    (
+        [
+            (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (axum::http::header::CACHE_CONTROL, "no-cache"),
+            (axum::http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (
+                axum::http::header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+                 connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            ),
+        ],
+        PAGE,
+    )
+        .into_response()
+}
+
+/// An API error as answered.
+struct ApiError {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<Duration>,
+    challenge: bool,
+}
+
+impl ApiError {
+    fn bad_request(message: impl Into<String>) -> Self {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            retry_after: None,
+            challenge: false,
+        }
+    }
+}
+
+impl From<HubError> for ApiError {
+    fn from(err: HubError) -> Self {
+        ApiError {
+            status: StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::BAD_REQUEST),
+            retry_after: err.retry_after(),
+            message: err.message().to_owned(),
+            challenge: false,
+        }
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(err: JsonRejection) -> Self {
+        ApiError::bad_request(format!(
+            "the body is not what the hub takes: {}",
+            err.body_text()
+        ))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (
+            self.status,
+            Json(serde_json::json!({ "error": { "message": self.message } })),
+        )
+            .into_response();
+        if let Some(wait) = self.retry_after {
+            let secs = wait.as_secs().max(1).to_string();
+            if let Ok(value) = secs.parse() {
+                response.headers_mut().insert("retry-after", value);
+            }
+        }
+        if self.challenge {
+            response.headers_mut().insert(
+                "www-authenticate",
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}
+
+impl Api {
+    /// Who calls: an agent by its secret, a person by the gateway's
+    /// authentication, or, without one, the person `claimed` names.
+    async fn caller(
+        &self,
+        headers: &HeaderMap,
+        uri: &Uri,
+        claimed: Option<&str>,
+    ) -> Result<Sender, ApiError> {
+        let ctx = call_context(Method::SendMessage, headers.clone(), uri.query());
+        let user = self.gateway.identify(&ctx).await.map_err(|err| ApiError {
+            status: StatusCode::UNAUTHORIZED,
+            message: err.message().to_owned(),
+            retry_after: None,
+            challenge: true,
+        })?;
+        Ok(self.hub.sender_of(&user.name, claimed))
+    }
+}
+
+#[derive(Deserialize)]
+struct ChannelQuery {
+    channel: Option<String>,
+}
+
+async fn channels(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    api.caller(&headers, &uri, None).await?;
+    Ok(Json(serde_json::json!({ "channels": api.hub.channels() })).into_response())
+}
+
+async fn threads(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    uri: Uri,
+    Query(query): Query<ChannelQuery>,
+) -> Result<Response, ApiError> {
+    api.caller(&headers, &uri, None).await?;
+    if let Some(channel) = &query.channel {
+        if api.hub.config().channel(channel).is_none() {
+            return Err(HubError::not_found(format!("no channel named {channel:?}")).into());
+        }
+    }
+    let threads = api.hub.threads(query.channel.as_deref());
+    Ok(Json(serde_json::json!({ "threads": threads })).into_response())
+}
+
+#[derive(Deserialize)]
+struct MessagesQuery {
+    channel: Option<String>,
+    thread: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn messages(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    uri: Uri,
+    query: Result<Query<MessagesQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    api.caller(&headers, &uri, None).await?;
+    let Query(query) = query.map_err(|err| ApiError::bad_request(err.body_text()))?;
+    let messages = api
+        .hub
+        .messages(
+            query.channel.as_deref(),
+            query.thread.as_deref(),
+            query.limit.unwrap_or(100),
+        )
+        .await?;
+    Ok(Json(serde_json::json!({ "messages": messages })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PostBody {
+    text: String,
+    channel: Option<String>,
+    thread: Option<String>,
+    from: Option<String>,
+}
+
+async fn post_message(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    uri: Uri,
+    body: Result<Json<PostBody>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(body) = body?;
+    let from = api.caller(&headers, &uri, body.from.as_deref()).await?;
+    let message = api
+        .hub
+        .post(Post {
+            from,
+            channel: body.channel,
+            thread: body.thread,
+            text: body.text,
+            mirror: false,
+        })
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(serde_json::json!({ "message": message })),
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CollaborateBody {
+    target: String,
+    text: String,
+    thread: Option<String>,
+    channel: Option<String>,
+    from: Option<String>,
+}
+
+async fn collaborate(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    uri: Uri,
+    body: Result<Json<CollaborateBody>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(body) = body?;
+    let from = api.caller(&headers, &uri, body.from.as_deref()).await?;
+    let done = api
+        .hub
+        .collaborate(
+            from,
+            Collaborate {
+                target: body.target,
+                text: body.text,
+                thread: body.thread,
+                channel: body.channel,
+            },
+        )
+        .await?;
+    Ok(Json(serde_json::json!({ "collaboration": done })).into_response())
+}
+
+async fn resume(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    uri: Uri,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let by = api.caller(&headers, &uri, None).await?;
+    if let Sender::Agent(agent) = &by {
+        // A guard an agent could lift would not guard against agents.
+        return Err(HubError::new(
+            HubErrorKind::Invalid,
+            format!("only a person resumes a paused thread, not agent {agent}"),
+        )
+        .into());
+    }
+    let thread = api.hub.resume_thread(&id, by.name()).await?;
+    Ok(Json(serde_json::json!({ "thread": thread })).into_response())
+}
+
+async fn events(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    uri: Uri,
+    Query(query): Query<ChannelQuery>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    api.caller(&headers, &uri, None).await?;
+    // As `threads` does: a channel the hub lacks would stream nothing forever.
+    if let Some(channel) = &query.channel {
+        if api.hub.config().channel(channel).is_none() {
+            return Err(HubError::not_found(format!("no channel named {channel:?}")).into());
+        }
+    }
+    let channel = query.channel;
+    let stream = BroadcastStream::new(api.hub.subscribe()).filter_map(move |event| {
+        let event = match event {
+            Ok(HubEvent::Message(message)) => channel
+                .as_ref()
+                .is_none_or(|c| *c == message.channel)
+                .then(|| Event::default().event("message").json_data(&*message)),
+            Ok(HubEvent::Thread(thread)) => channel
+                .as_ref()
+                .is_none_or(|c| *c == thread.channel)
+                .then(|| Event::default().event("thread").json_data(&*thread)),
+            // A reader that fell behind missed events: it reloads.
+            Err(BroadcastStreamRecvError::Lagged(missed)) => Some(Ok(Event::default()
+                .event("lagged")
+                .data(missed.to_string()))),
+        };
+        futures::future::ready(event.and_then(Result::ok).map(Ok))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}

@@ -1,0 +1,244 @@
+//! What the hub holds: channels, threads, messages, and the compact records
+//! observers keep, as the API, the page and the store see them.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "name", rename_all = "lowercase")]
+pub enum Sender {
+    /// An agent of the gateway, by name.
+    Agent(String),
+    /// A person (the page, the command line, an A2A client that is no agent).
+    Person(String),
+    /// The hub itself: notices, mirrors, escalations. Never triggers an agent.
+    Hub,
+}
+
+impl Sender {
+    /// The name shown for it (`hub` for the hub).
+    pub fn name(&self) -> &str {
+        match self {
+            Sender::Agent(name) | Sender::Person(name) => name,
+            Sender::Hub => "hub",
+        }
+    }
+
+    /// `agent`, `person` or `hub`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Sender::Agent(_) => "agent",
+            Sender::Person(_) => "person",
+            Sender::Hub => "hub",
+        }
+    }
+
+    /// The agent's name, when an agent wrote it.
+    pub fn agent(&self) -> Option<&str> {
+        match self {
+            Sender::Agent(name) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// What one handler is asked to do with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Mentioned first: it answers for the group.
+    Primary,
+    /// Mentioned after the first: it adds to the primary's answer.
+    Secondary,
+    /// A thread participant handling a message that mentions nobody.
+    Participant,
+    /// The channel's default agent handling a message that mentions nobody.
+    Default,
+}
+
+impl Role {
+    /// The name written in the message's metadata.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Primary => "primary",
+            Role::Secondary => "secondary",
+            Role::Participant => "participant",
+            Role::Default => "default",
+        }
+    }
+}
+
+/// One message of a channel or thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HubMessage {
+    /// The hub's id for it.
+    pub id: String,
+    /// Its channel.
+    pub channel: String,
+    /// Its thread, if it is in one (the thread's id is its A2A `contextId`).
+    pub thread: Option<String>,
+    /// Who wrote it.
+    pub from: Sender,
+    /// Its text, whole.
+    pub text: String,
+    /// When the hub took it.
+    pub t: DateTime<Utc>,
+    /// The agents it mentions (`@name`), in order.
+    pub mentions: Vec<String>,
+    /// The agents that handle it, in order (the first mentioned is primary).
+    pub handlers: Vec<String>,
+    /// The message it answers, when an agent's reply.
+    pub reply_to: Option<String>,
+    /// Why no agent was called, when none was: `paused`, `mirror`, `sink`...
+    pub unrouted: Option<String>,
+}
+
+/// A thread as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadView {
+    /// Its id, also the A2A `contextId` its agents see.
+    pub id: String,
+    /// Its channel.
+    pub channel: String,
+    /// `alpha → beta · code review`.
+    pub title: String,
+    /// The agents that handle its messages that mention nobody, in the
+    /// order they joined.
+    pub participants: Vec<String>,
+    /// Whether a loop guard paused it: no agent is called until a person
+    /// resumes it or the cool-down passes.
+    pub paused: bool,
+    /// When it opened.
+    pub created_at: DateTime<Utc>,
+    /// When its last message came.
+    pub last_activity: DateTime<Utc>,
+    /// How many messages it has.
+    pub messages: u64,
+}
+
+/// A channel as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelView {
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// The agent that handles its messages that mention nobody.
+    pub default_agent: Option<String>,
+    /// The agents in it (they observe what they do not handle).
+    pub members: Vec<String>,
+    /// Whether agents may open threads in it.
+    pub threads_allowed: bool,
+    /// Whether it is where collaborations without a channel go.
+    pub is_default: bool,
+    /// Whether it only records (operator notices): its messages call no agent.
+    pub sink: bool,
+}
+
+/// What an observer keeps of a message it did not handle: never the whole
+/// text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObserverRecord {
+    /// Who wrote the message.
+    pub from: String,
+    /// Its first 50 characters.
+    pub excerpt: String,
+    /// The hub's id of the message.
+    pub message_id: String,
+    /// When it was written.
+    pub t: DateTime<Utc>,
+}
+
+/// The longest excerpt an observer record keeps, in characters.
+pub const EXCERPT_CHARS: usize = 50;
+
+impl ObserverRecord {
+    /// The record of `message`.
+    pub fn of(message: &HubMessage) -> ObserverRecord {
+        ObserverRecord {
+            from: message.from.name().to_owned(),
+            excerpt: message.text.chars().take(EXCERPT_CHARS).collect(),
+            message_id: message.id.clone(),
+            t: message.t,
+        }
+    }
+}
+
+/// What happens in the hub, as subscribers ([`crate::Hub::subscribe`], the
+/// page's live feed) see it.
+#[derive(Debug, Clone)]
+pub enum HubEvent {
+    /// A message was stored.
+    Message(Arc<HubMessage>),
+    /// A thread opened or changed (participants, paused, resumed).
+    Thread(Arc<ThreadView>),
+}
+
+/// What `collaborate` is asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Collaborate {
+    /// The agent (or account) to work with.
+    pub target: String,
+    /// What to ask it.
+    pub text: String,
+    /// A thread to continue, whatever its age.
+    #[serde(default)]
+    pub thread: Option<String>,
+    /// The channel to open the thread in (default: the default channel).
+    #[serde(default)]
+    pub channel: Option<String>,
+}
+
+impl Collaborate {
+    /// Asks `target` for `text`.
+    pub fn new(target: impl Into<String>, text: impl Into<String>) -> Self {
+        Collaborate {
+            target: target.into(),
+            text: text.into(),
+            ..Collaborate::default()
+        }
+    }
+
+    /// Continues `thread`.
+    #[must_use]
+    pub fn in_thread(mut self, thread: impl Into<String>) -> Self {
+        self.thread = Some(thread.into());
+        self
+    }
+
+    /// Opens the thread in `channel`.
+    #[must_use]
+    pub fn in_channel(mut self, channel: impl Into<String>) -> Self {
+        self.channel = Some(channel.into());
+        self
+    }
+}
+
+/// What `collaborate` answers, at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Collaboration {
+    /// The thread the request went to.
+    pub thread: String,
+    /// Its channel.
+    pub channel: String,
+    /// Its title.
+    pub title: String,
+    /// The agent asked (an account resolved to its agent).
+    pub target: String,
+    /// Whether an earlier thread of the pair was continued.
+    pub continued: bool,
+    /// Whether the target took the message already (`false`: delivery is
+    /// still being retried, and its outcome will be posted in the thread).
+    pub delivered: bool,
+    /// One line for a person: `delivered to beta in "alpha → beta · code review"`.
+    pub confirmation: String,
+}

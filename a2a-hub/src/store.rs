@@ -1,0 +1,526 @@
+//! The hub's record in SQLite: threads and their participants, messages,
+//! the collaboration routes that let a pair continue its thread, observer
+//! records, and deliveries still waiting for an agent's answer.
+//!
+//! Everything a message changes is written in one transaction before the
+//! poster hears back, so a crash leaves the message either whole or absent
+//! (a route never points at a thread that is not there). Reads at start
+//! are of memory-sized tables; message history is read on demand.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use rusqlite::{Connection, OptionalExtension as _, params};
+
+use crate::error::HubError;
+use crate::model::{HubMessage, ObserverRecord, ThreadView};
+
+/// The file in the hub's directory.
+pub const HUB_DB: &str = "hub.db";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS threads (
+    id TEXT PRIMARY KEY,
+    channel TEXT NOT NULL,
+    title TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    last_activity TEXT NOT NULL,
+    messages INTEGER NOT NULL DEFAULT 0,
+    -- RFC 3339 time, or 'person' (until a person resumes it).
+    paused_until TEXT
+);
+CREATE TABLE IF NOT EXISTS participants (
+    thread_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, agent)
+);
+CREATE TABLE IF NOT EXISTS messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    channel TEXT NOT NULL,
+    thread_id TEXT,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_place ON messages (channel, thread_id, seq);
+CREATE TABLE IF NOT EXISTS routes (
+    opener TEXT NOT NULL,
+    target TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (opener, target, channel)
+);
+CREATE TABLE IF NOT EXISTS observed (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent TEXT NOT NULL,
+    body TEXT NOT NULL,
+    t TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS observed_by_agent ON observed (agent, seq);
+CREATE TABLE IF NOT EXISTS deliveries (
+    message_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    PRIMARY KEY (message_id, agent)
+);
+";
+
+/// A time as stored: RFC 3339 in UTC with microseconds (sorts as text).
+pub(crate) fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// One change to the record.
+#[derive(Debug, Clone)]
+pub(crate) enum Write {
+    Message(Arc<HubMessage>),
+    /// A new thread, or one whose counters or pause changed.
+    Thread {
+        view: ThreadView,
+        paused_until: Option<String>,
+    },
+    Participant {
+        thread: String,
+        agent: String,
+        seq: u64,
+    },
+    Route {
+        opener: String,
+        target: String,
+        channel: String,
+        thread: String,
+        at: DateTime<Utc>,
+    },
+    Observed {
+        agent: String,
+        record: ObserverRecord,
+        keep: usize,
+    },
+    /// Observer records of every agent written at `before` or earlier go.
+    ExpireObserved {
+        before: DateTime<Utc>,
+    },
+    Delivery {
+        message_id: String,
+        agent: String,
+        task_id: String,
+    },
+    Delivered {
+        message_id: String,
+        agent: String,
+    },
+}
+
+/// A thread as loaded.
+#[derive(Debug, Clone)]
+pub(crate) struct LoadedThread {
+    pub(crate) view: ThreadView,
+    pub(crate) paused_until: Option<String>,
+}
+
+/// A delivery whose answer had not come when the hub stopped.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingDelivery {
+    pub(crate) message_id: String,
+    pub(crate) agent: String,
+    pub(crate) task_id: String,
+}
+
+/// What the hub starts from.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    pub(crate) threads: Vec<LoadedThread>,
+    pub(crate) routes: Vec<(String, String, String, String, DateTime<Utc>)>,
+    pub(crate) observed: HashMap<String, Vec<ObserverRecord>>,
+    pub(crate) deliveries: Vec<PendingDelivery>,
+    pub(crate) participant_seq: u64,
+}
+
+/// The hub's SQLite database. Cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Store {
+    conn: Arc<Mutex<Connection>>,
+    /// A database in memory is written on the caller's thread: it takes
+    /// microseconds, and a blocking-pool hop would let a paused tokio clock
+    /// run ahead while it waits.
+    in_memory: bool,
+}
+
+fn store_error(err: &rusqlite::Error) -> HubError {
+    HubError::store(err)
+}
+
+impl Store {
+    /// Opens (creating) `dir/hub.db`, or a database in memory.
+    pub(crate) fn open(dir: Option<&Path>) -> Result<Store, HubError> {
+        let conn = match dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|err| {
+                    HubError::store(&format!("creating {}: {err}", dir.display()))
+                })?;
+                let path = dir.join(HUB_DB);
+                let conn = Connection::open(&path).map_err(|err| {
+                    HubError::store(&format!("opening {}: {err}", path.display()))
+                })?;
+                conn.pragma_update(None, "journal_mode", "WAL")
+                    .map_err(|e| store_error(&e))?;
+                conn.pragma_update(None, "synchronous", "NORMAL")
+                    .map_err(|e| store_error(&e))?;
+                conn
+            }
+            None => Connection::open_in_memory().map_err(|e| store_error(&e))?,
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(|e| store_error(&e))?;
+        conn.execute_batch(SCHEMA).map_err(|e| store_error(&e))?;
+        Ok(Store {
+            conn: Arc::new(Mutex::new(conn)),
+            in_memory: dir.is_none(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reads what the hub keeps in memory: threads with their participants,
+    /// routes newer than `routes_since`, observer records newer than
+    /// `observed_since` (at most `keep` per agent), pending deliveries.
+    /// Rows that cannot be read are skipped with a warning.
+    pub(crate) fn load(
+        &self,
+        routes_since: DateTime<Utc>,
+        observed_since: DateTime<Utc>,
+        keep: usize,
+    ) -> Result<Loaded, HubError> {
+        let conn = self.lock();
+        let e = |err: rusqlite::Error| store_error(&err);
+        let mut loaded = Loaded::default();
+        let mut participants: HashMap<String, Vec<(u64, String)>> = HashMap::new();
+        {
+            let mut statement = conn
+                .prepare("SELECT thread_id, agent, seq FROM participants")
+                .map_err(e)?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, i64>(2)?,
+                    ))
+                })
+                .map_err(e)?;
+            for row in rows {
+                let (thread, agent, seq) = row.map_err(e)?;
+                let seq = u64::try_from(seq).unwrap_or(0);
+                loaded.participant_seq = loaded.participant_seq.max(seq);
+                participants.entry(thread).or_default().push((seq, agent));
+            }
+        }
+        {
+            let mut statement = conn
+                .prepare(
+                    "SELECT id, channel, title, created_at, last_activity, messages, paused_until FROM threads",
+                )
+                .map_err(e)?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, String>(4)?,
+                        row.get::<_, i64>(5)?,
+                        row.get::<_, Option<String>>(6)?,
+                    ))
+                })
+                .map_err(e)?;
+            for row in rows {
+                let (id, channel, title, created, last, messages, paused_until) = row.map_err(e)?;
+                let (Some(created_at), Some(last_activity)) =
+                    (parse_time(&created), parse_time(&last))
+                else {
+                    tracing::warn!(thread = %id, "skipping a hub thread with an unreadable time");
+                    continue;
+                };
+                let mut members = participants.remove(&id).unwrap_or_default();
+                members.sort();
+                loaded.threads.push(LoadedThread {
+                    view: ThreadView {
+                        paused: paused_until.is_some(),
+                        id,
+                        channel,
+                        title,
+                        participants: members.into_iter().map(|(_, a)| a).collect(),
+                        created_at,
+                        last_activity,
+                        messages: u64::try_from(messages).unwrap_or(0),
+                    },
+                    paused_until,
+                });
+            }
+        }
+        {
+            let mut statement = conn
+                .prepare(
+                    "SELECT opener, target, channel, thread_id, updated_at FROM routes WHERE updated_at > ?1",
+                )
+                .map_err(e)?;
+            let rows = statement
+                .query_map([stamp(routes_since)], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, String>(4)?,
+                    ))
+                })
+                .map_err(e)?;
+            for row in rows {
+                let (opener, target, channel, thread, at) = row.map_err(e)?;
+                if let Some(at) = parse_time(&at) {
+                    loaded.routes.push((opener, target, channel, thread, at));
+                }
+            }
+        }
+        conn.execute(
+            "DELETE FROM observed WHERE t <= ?1",
+            [stamp(observed_since)],
+        )
+        .map_err(e)?;
+        {
+            let mut statement = conn
+                .prepare("SELECT agent, body FROM observed ORDER BY seq")
+                .map_err(e)?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+                })
+                .map_err(e)?;
+            for row in rows {
+                let (agent, body) = row.map_err(e)?;
+                match serde_json::from_str::<ObserverRecord>(&body) {
+                    Ok(record) => loaded.observed.entry(agent).or_default().push(record),
+                    Err(err) => {
+                        tracing::warn!(%agent, error = %err, "skipping an unreadable observer record")
+                    }
+                }
+            }
+            for records in loaded.observed.values_mut() {
+                let extra = records.len().saturating_sub(keep);
+                records.drain(..extra);
+            }
+        }
+        {
+            let mut statement = conn
+                .prepare("SELECT message_id, agent, task_id FROM deliveries")
+                .map_err(e)?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok(PendingDelivery {
+                        message_id: row.get(0)?,
+                        agent: row.get(1)?,
+                        task_id: row.get(2)?,
+                    })
+                })
+                .map_err(e)?;
+            for row in rows {
+                loaded.deliveries.push(row.map_err(e)?);
+            }
+        }
+        Ok(loaded)
+    }
+
+    /// Applies `writes` in one transaction.
+    pub(crate) async fn write(&self, writes: Vec<Write>) -> Result<(), HubError> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        if self.in_memory {
+            return self.write_now(&writes);
+        }
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.write_now(&writes))
+            .await
+            .map_err(|err| HubError::store(&err))?
+    }
+
+    /// Runs `read` on the database: in place when it is in memory, else on
+    /// the blocking pool.
+    async fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T, HubError> + Send + 'static,
+    ) -> Result<T, HubError> {
+        if self.in_memory {
+            return read(&self.lock());
+        }
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || read(&store.lock()))
+            .await
+            .map_err(|err| HubError::store(&err))?
+    }
+
+    fn write_now(&self, writes: &[Write]) -> Result<(), HubError> {
+        let mut conn = self.lock();
+        let e = |err: rusqlite::Error| store_error(&err);
+        let tx = conn.transaction().map_err(e)?;
+        for write in writes {
+            match write {
+                Write::Message(message) => {
+                    let body =
+                        serde_json::to_string(&**message).map_err(|err| HubError::store(&err))?;
+                    tx.execute(
+                        "INSERT OR IGNORE INTO messages (id, channel, thread_id, body) VALUES (?1, ?2, ?3, ?4)",
+                        params![message.id, message.channel, message.thread, body],
+                    )
+                    .map_err(e)?;
+                }
+                Write::Thread { view, paused_until } => {
+                    tx.execute(
+                        "INSERT INTO threads (id, channel, title, created_at, last_activity, messages, paused_until)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                         ON CONFLICT (id) DO UPDATE SET last_activity = excluded.last_activity,
+                             messages = excluded.messages, paused_until = excluded.paused_until",
+                        params![
+                            view.id,
+                            view.channel,
+                            view.title,
+                            stamp(view.created_at),
+                            stamp(view.last_activity),
+                            i64::try_from(view.messages).unwrap_or(i64::MAX),
+                            paused_until
+                        ],
+                    )
+                    .map_err(e)?;
+                }
+                Write::Participant { thread, agent, seq } => {
+                    tx.execute(
+                        "INSERT OR IGNORE INTO participants (thread_id, agent, seq) VALUES (?1, ?2, ?3)",
+                        params![thread, agent, i64::try_from(*seq).unwrap_or(i64::MAX)],
+                    )
+                    .map_err(e)?;
+                }
+                Write::Route {
+                    opener,
+                    target,
+                    channel,
+                    thread,
+                    at,
+                } => {
+                    tx.execute(
+                        "INSERT INTO routes (opener, target, channel, thread_id, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                         ON CONFLICT (opener, target, channel) DO UPDATE SET thread_id = excluded.thread_id,
+                             updated_at = excluded.updated_at",
+                        params![opener, target, channel, thread, stamp(*at)],
+                    )
+                    .map_err(e)?;
+                }
+                Write::Observed {
+                    agent,
+                    record,
+                    keep,
+                } => {
+                    let body =
+                        serde_json::to_string(record).map_err(|err| HubError::store(&err))?;
+                    tx.execute(
+                        "INSERT INTO observed (agent, body, t) VALUES (?1, ?2, ?3)",
+                        params![agent, body, stamp(record.t)],
+                    )
+                    .map_err(e)?;
+                    // Only the newest `keep` stay: the table is as small as
+                    // what the hub holds in memory.
+                    tx.execute(
+                        "DELETE FROM observed WHERE agent = ?1 AND seq <= (
+                             SELECT seq FROM observed WHERE agent = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
+                        params![agent, i64::try_from(*keep).unwrap_or(i64::MAX)],
+                    )
+                    .map_err(e)?;
+                }
+                Write::ExpireObserved { before } => {
+                    tx.execute("DELETE FROM observed WHERE t <= ?1", [stamp(*before)])
+                        .map_err(e)?;
+                }
+                Write::Delivery {
+                    message_id,
+                    agent,
+                    task_id,
+                } => {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO deliveries (message_id, agent, task_id) VALUES (?1, ?2, ?3)",
+                        params![message_id, agent, task_id],
+                    )
+                    .map_err(e)?;
+                }
+                Write::Delivered { message_id, agent } => {
+                    tx.execute(
+                        "DELETE FROM deliveries WHERE message_id = ?1 AND agent = ?2",
+                        params![message_id, agent],
+                    )
+                    .map_err(e)?;
+                }
+            }
+        }
+        tx.commit().map_err(e)
+    }
+
+    /// The last `limit` messages of `channel` (at channel level, or of
+    /// `thread`), oldest first.
+    pub(crate) async fn messages(
+        &self,
+        channel: String,
+        thread: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<HubMessage>, HubError> {
+        self.read(move |conn| {
+            let e = |err: rusqlite::Error| store_error(&err);
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let mut statement = conn
+                .prepare(
+                    "SELECT body FROM messages WHERE channel = ?1 AND thread_id IS ?2
+                     ORDER BY seq DESC LIMIT ?3",
+                )
+                .map_err(e)?;
+            let rows = statement
+                .query_map(params![channel, thread, limit], |row| {
+                    row.get::<_, String>(0)
+                })
+                .map_err(e)?;
+            let mut messages = Vec::new();
+            for row in rows {
+                let body = row.map_err(e)?;
+                match serde_json::from_str::<HubMessage>(&body) {
+                    Ok(message) => messages.push(message),
+                    Err(err) => tracing::warn!(error = %err, "skipping an unreadable hub message"),
+                }
+            }
+            messages.reverse();
+            Ok(messages)
+        })
+        .await
+    }
+
+    /// The message with `id`.
+    pub(crate) async fn message(&self, id: String) -> Result<Option<HubMessage>, HubError> {
+        self.read(move |conn| {
+            let body: Option<String> = conn
+                .query_row("SELECT body FROM messages WHERE id = ?1", [id], |row| {
+                    row.get(0)
+                })
+                .optional()
+                .map_err(|e| store_error(&e))?;
+            Ok(body.and_then(|b| serde_json::from_str(&b).ok()))
+        })
+        .await
+    }
+}

@@ -1,0 +1,182 @@
+//! Spans (and, with the `otel` feature, metrics and W3C trace context) for
+//! every call the server answers, every execution and every push delivery.
+//!
+//! The instrumentation is plain `tracing`: one span per call (`a2a.server`),
+//! per execution (`a2a.execution`, with an event per status change) and per
+//! push delivery (`a2a.push`), under the targets below. With no subscriber
+//! interested in them they cost a callsite check each. The `otel` feature adds
+//! what needs the OpenTelemetry crates: the call span's parent taken from the
+//! caller's `traceparent`/`tracestate` (any binding), the trace context sent
+//! on to push webhooks, and the metrics of [`otel`].
+//!
+//! | span | target | fields |
+//! |---|---|---|
+//! | `a2a.server` | `a2a::server` | `a2a.operation`, `a2a.binding`, `a2a.agent`, `a2a.tenant`, `a2a.task_id`, `a2a.context_id`, `a2a.caller`, `a2a.error_code` |
+//! | `a2a.execution` | `a2a::execution` | `a2a.task_id`, `a2a.context_id`; events `task status changed` (`a2a.state`) |
+//! | `a2a.push` | `a2a::push` | `a2a.task_id`, `server.address` (the webhook's host), `a2a.outcome` |
+
+use a2a_core::{A2aError, SendMessageResponse};
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::{CallContext, Request, Response};
+
+/// The target of the call spans.
+pub const SERVER_TARGET: &str = "a2a::server";
+/// The target of the execution spans and their status events.
+pub const EXECUTION_TARGET: &str = "a2a::execution";
+/// The target of the push delivery spans.
+pub const PUSH_TARGET: &str = "a2a::push";
+
+/// The `a2a.binding` values: the protocol binding names of the agent card,
+/// plus one for calls made in the same process.
+pub mod binding {
+    /// JSON-RPC 2.0 over HTTP.
+    pub const JSONRPC: &str = "JSONRPC";
+    /// HTTP+JSON (REST).
+    pub const HTTP_JSON: &str = "HTTP+JSON";
+    /// gRPC.
+    pub const GRPC: &str = "GRPC";
+    /// A call handed to the service in the same process (gateway peers).
+    pub const IN_PROCESS: &str = "in-process";
+}
+
+#[cfg(feature = "otel")]
+pub mod otel;
+
+/// The task and context ids a request names, where it names them.
+fn request_ids(request: &Request) -> (&str, &str) {
+    match request {
+        Request::SendMessage(r) | Request::SendStreamingMessage(r) => {
+            (&r.message.task_id, &r.message.context_id)
+        }
+        Request::GetTask(r) => (&r.id, ""),
+        Request::CancelTask(r) => (&r.id, ""),
+        Request::SubscribeToTask(r) => (&r.id, ""),
+        Request::CreatePushConfig(r) => (&r.task_id, ""),
+        Request::GetPushConfig(r) => (&r.task_id, ""),
+        Request::ListPushConfigs(r) => (&r.task_id, ""),
+        Request::DeletePushConfig(r) => (&r.task_id, ""),
+        Request::ListTasks(_) | Request::GetExtendedAgentCard(_) => ("", ""),
+    }
+}
+
+/// Records a non-empty value (an empty one says nothing worth searching by).
+fn record_str(span: &Span, field: &str, value: &str) {
+    if !value.is_empty() {
+        span.record(field, value);
+    }
+}
+
+/// The span of one call, opened before anything else runs. With `otel`, its
+/// parent is the caller's trace context when the call carries one.
+pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
+    let span = tracing::info_span!(
+        target: SERVER_TARGET,
+        "a2a.server",
+        otel.name = ctx.method.name(),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        a2a.operation = ctx.method.name(),
+        a2a.binding = ctx.binding,
+        a2a.agent = Empty,
+        a2a.tenant = Empty,
+        a2a.task_id = Empty,
+        a2a.context_id = Empty,
+        a2a.caller = Empty,
+        a2a.error_code = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    #[cfg(feature = "otel")]
+    otel::adopt_remote_parent(&span, &ctx.service_params);
+    let (task_id, context_id) = request_ids(request);
+    record_str(&span, "a2a.task_id", task_id);
+    record_str(&span, "a2a.context_id", context_id);
+    span
+}
+
+/// Records what a call's outcome tells: the caller the service settled on,
+/// the task it created or touched, the error code of a failure.
+pub(crate) fn record_outcome(
+    span: &Span,
+    ctx: &CallContext,
+    agent: &str,
+    outcome: &Result<Response, A2aError>,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    record_str(span, "a2a.agent", agent);
+    record_str(span, "a2a.tenant", &ctx.tenant);
+    record_str(span, "a2a.caller", &ctx.user.name);
+    match outcome {
+        Ok(Response::SendMessage(SendMessageResponse::Task(task))) | Ok(Response::Task(task)) => {
+            record_str(span, "a2a.task_id", &task.id);
+            record_str(span, "a2a.context_id", &task.context_id);
+        }
+        Ok(Response::SendMessage(SendMessageResponse::Message(message))) => {
+            record_str(span, "a2a.context_id", &message.context_id);
+        }
+        Ok(_) => {}
+        Err(err) => {
+            span.record("a2a.error_code", err.kind().reason());
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// The span of one execution: a child of the call that started it, entered
+/// whenever the execution runs (the agent's own calls to other agents nest
+/// under it).
+pub(crate) fn execution_span(task_id: &str, context_id: &str) -> Span {
+    tracing::info_span!(
+        target: EXECUTION_TARGET,
+        "a2a.execution",
+        otel.name = "execution",
+        a2a.task_id = task_id,
+        a2a.context_id = context_id,
+    )
+}
+
+/// An event on the execution span: the task moved to `state`.
+pub(crate) fn status_changed(state: a2a_core::TaskState) {
+    tracing::info!(target: EXECUTION_TARGET, { a2a.state = ?state }, "task status changed");
+}
+
+/// The span of one push delivery (all its attempts), under `parent`: the
+/// span current when the event was queued.
+pub(crate) fn push_span(parent: &Span, task_id: &str, url: &str) -> Span {
+    let span = tracing::info_span!(
+        target: PUSH_TARGET,
+        parent: parent,
+        "a2a.push",
+        otel.name = "push delivery",
+        otel.kind = "client",
+        otel.status_code = Empty,
+        a2a.task_id = task_id,
+        server.address = Empty,
+        a2a.outcome = Empty,
+    );
+    // The host only: a webhook URL may carry a token in its path or query.
+    if !span.is_disabled() {
+        if let Some(host) = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+        {
+            span.record("server.address", host.as_str());
+        }
+    }
+    span
+}
+
+/// Records how a push delivery ended.
+pub(crate) fn record_push_outcome(span: &Span, delivered: bool) {
+    if delivered {
+        span.record("a2a.outcome", "delivered");
+    } else {
+        span.record("a2a.outcome", "failed");
+        span.record("otel.status_code", "ERROR");
+    }
+}

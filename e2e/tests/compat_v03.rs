@@ -1,0 +1,395 @@
+//! A2A 0.3 clients served by the 1.0 server: the 0.3 JSON-RPC method names
+//! and shapes, chosen per request, the 0.3 card at `/.well-known/agent.json`,
+//! and 1.0 requests that stay exactly as they were.
+
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use serde_json::{Value, json};
+use support::*;
+
+/// A raw JSON-RPC call as a 0.3 client makes it: no `A2A-Version`.
+async fn call(
+    server: &e2e::RunningSut,
+    version: Option<&str>,
+    method: &str,
+    params: Value,
+) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{}/", server.addr))
+        .json(&json!({"jsonrpc": "2.0", "id": "r1", "method": method, "params": params}));
+    if let Some(version) = version {
+        request = request.header("A2A-Version", version);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+fn message(text: &str) -> Value {
+    json!({"kind": "message", "messageId": a2a_core::new_id(), "role": "user",
+        "parts": [{"kind": "text", "text": text}]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_0_3_client_sends_gets_and_cancels_in_0_3_shapes() {
+    let server = server().await;
+    let sent = call(
+        &server,
+        None,
+        "message/send",
+        json!({"message": message("echo hi")}),
+    )
+    .await;
+    let task = &sent["result"];
+    assert_eq!(task["kind"], "task", "{sent}");
+    assert_eq!(task["status"]["state"], "completed");
+    let answer = &task["status"]["message"];
+    assert_eq!(
+        (&answer["kind"], &answer["role"]),
+        (&json!("message"), &json!("agent"))
+    );
+    assert_eq!(answer["parts"][0], json!({"kind": "text", "text": "hi"}));
+    assert_eq!(task["history"][0]["kind"], "message");
+    assert_eq!(task["history"][0]["role"], "user");
+
+    let got = call(&server, Some("0.3"), "tasks/get", json!({"id": task["id"]})).await;
+    assert_eq!(got["result"]["id"], task["id"]);
+    assert_eq!(got["result"]["status"]["state"], "completed");
+
+    let reply = call(
+        &server,
+        None,
+        "message/send",
+        json!({"message": message("message x")}),
+    )
+    .await;
+    assert_eq!(reply["result"]["kind"], "message");
+    assert_eq!(reply["result"]["role"], "agent");
+
+    let waiting = call(
+        &server,
+        None,
+        "message/send",
+        json!({"message": message("wait"), "configuration": {"blocking": false}}),
+    )
+    .await;
+    let id = waiting["result"]["id"].clone();
+    let canceled = call(&server, None, "tasks/cancel", json!({"id": id})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "canceled",
+        "{canceled}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_0_3_stream_ends_with_a_final_status_update() {
+    let server = server().await;
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/", server.addr))
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 7, "method": "message/stream",
+            "params": {"message": message("stream 2")}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let text = response.text().await.unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| serde_json::from_str::<Value>(data.trim()).unwrap())
+        .collect();
+    assert!(events.iter().all(|e| e["id"] == 7 && e["jsonrpc"] == "2.0"));
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["result"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"task"), "{kinds:?}");
+    assert!(kinds.contains(&"artifact-update"), "{kinds:?}");
+    let last = &events.last().unwrap()["result"];
+    assert_eq!(last["kind"], "status-update");
+    assert_eq!(last["final"], true);
+    assert_eq!(last["status"]["state"], "completed");
+    let chunk = events
+        .iter()
+        .find(|e| e["result"]["kind"] == "artifact-update")
+        .unwrap();
+    assert_eq!(chunk["result"]["artifact"]["parts"][0]["kind"], "text");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_and_push_configs_take_their_0_3_shapes() {
+    let server = server().await;
+    let missing = call(&server, None, "tasks/get", json!({"id": "no-such-task"})).await;
+    assert_eq!(missing["error"]["code"], -32001, "{missing}");
+    assert!(missing["error"].get("data").is_none());
+    let bad = call(
+        &server,
+        None,
+        "message/send",
+        json!({"message": {"kind": "message", "messageId": "m", "role": "user",
+            "parts": [{"kind": "file", "file": {"bytes": "not base64!"}}]}}),
+    )
+    .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let listed = call(&server, None, "tasks/get", json!(["no-such-task"])).await;
+    assert_eq!(listed["error"]["code"], -32602, "{listed}");
+
+    let task = call(
+        &server,
+        None,
+        "message/send",
+        json!({"message": message("wait"), "configuration": {"blocking": false}}),
+    )
+    .await["result"]
+        .clone();
+    let set = call(
+        &server,
+        None,
+        "tasks/pushNotificationConfig/set",
+        json!({"taskId": task["id"], "pushNotificationConfig":
+            {"id": "p1", "url": "http://127.0.0.1:9/hook", "token": "tok"}}),
+    )
+    .await;
+    assert_eq!(set["result"]["taskId"], task["id"], "{set}");
+    assert_eq!(set["result"]["pushNotificationConfig"]["id"], "p1");
+    let got = call(
+        &server,
+        None,
+        "tasks/pushNotificationConfig/get",
+        json!({"id": task["id"], "pushNotificationConfigId": "p1"}),
+    )
+    .await;
+    assert_eq!(
+        got["result"]["pushNotificationConfig"]["token"], "tok",
+        "{got}"
+    );
+    let listed = call(
+        &server,
+        None,
+        "tasks/pushNotificationConfig/list",
+        json!({"id": task["id"]}),
+    )
+    .await;
+    assert_eq!(listed["result"].as_array().unwrap().len(), 1, "{listed}");
+    let deleted = call(
+        &server,
+        None,
+        "tasks/pushNotificationConfig/delete",
+        json!({"id": task["id"], "pushNotificationConfigId": "p1"}),
+    )
+    .await;
+    assert_eq!(deleted["result"], Value::Null, "{deleted}");
+    call(&server, None, "tasks/cancel", json!({"id": task["id"]})).await;
+
+    let extended = call(
+        &server,
+        None,
+        "agent/getAuthenticatedExtendedCard",
+        json!({}),
+    )
+    .await;
+    assert_eq!(extended["result"]["name"], "extended", "{extended}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_1_0_request_keeps_1_0_behaviour() {
+    let server = server().await;
+    // A 1.0 client naming a 0.3 method gets what any unknown method gets.
+    let named = call(
+        &server,
+        Some("1.0"),
+        "message/send",
+        json!({"message": message("echo")}),
+    )
+    .await;
+    assert_eq!(named["error"]["code"], -32601, "{named}");
+    assert!(named["error"]["data"].is_array());
+    let unknown = call(&server, None, "tasks/list", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // The 1.0 method names answer in 1.0 shapes, with or without the header.
+    let request = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "echo hi"}]}});
+    for version in [Some("1.0"), None] {
+        let sent = call(&server, version, "SendMessage", request.clone()).await;
+        assert_eq!(
+            sent["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{sent}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_json_serves_the_0_3_card_beside_the_1_0_card() {
+    let server = server().await;
+    let old: Value = reqwest::get(format!("http://{}/.well-known/agent.json", server.addr))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(old["protocolVersion"], "0.3.0");
+    assert_eq!(old["url"], format!("http://{}/", server.addr));
+    assert_eq!(old["preferredTransport"], "JSONRPC");
+    assert_eq!(old["capabilities"]["streaming"], true);
+    assert_eq!(old["supportsAuthenticatedExtendedCard"], true);
+    assert!(old.get("supportedInterfaces").is_none());
+    let current: Value = reqwest::get(format!(
+        "http://{}/.well-known/agent-card.json",
+        server.addr
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert!(current.get("url").is_none());
+    assert!(current["supportedInterfaces"].is_array());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_speaks_0_3_to_an_agent_whose_card_says_0_3() {
+    use a2a_client::{CardResolver, ClientBuilder};
+    use a2a_core::{
+        CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+        GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest,
+        TaskPushNotificationConfig, TaskState,
+    };
+    use futures::StreamExt;
+
+    let server = server().await;
+    // The 0.3 card, read as 1.0: one JSON-RPC interface at version 0.3.
+    let card = CardResolver::new()
+        .path("/.well-known/agent.json")
+        .resolve(&format!("http://{}", server.addr))
+        .await
+        .unwrap();
+    assert_eq!(card.supported_interfaces.len(), 1);
+    assert_eq!(card.supported_interfaces[0].protocol_version, "0.3");
+    let client = ClientBuilder::new().build(card).unwrap();
+    assert_eq!(client.interface().protocol_version, "0.3");
+
+    let task = send_task(&client, request("echo hello")).await;
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.status.message.as_ref().unwrap().text(), "hello");
+    let got = client
+        .get_task(
+            a2a_core::GetTaskRequest {
+                id: task.id.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.id, task.id);
+
+    let mut events = client
+        .send_streaming_message(request("stream 2"), None)
+        .await
+        .unwrap();
+    let mut states = Vec::new();
+    while let Some(event) = events.next().await {
+        states.push(event.unwrap());
+    }
+    assert!(matches!(
+        states.first(),
+        Some(a2a_core::StreamResponse::Task(_))
+    ));
+    assert_eq!(states.last().unwrap().state(), Some(TaskState::Completed));
+
+    let waiting = send_task(&client, immediate("wait")).await;
+    let mut config = TaskPushNotificationConfig::new(&waiting.id, "http://127.0.0.1:9/hook");
+    config.id = "p1".into();
+    client
+        .create_task_push_notification_config(config, None)
+        .await
+        .unwrap();
+    let got = client
+        .get_task_push_notification_config(
+            GetTaskPushNotificationConfigRequest {
+                task_id: waiting.id.clone(),
+                id: "p1".into(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.url, "http://127.0.0.1:9/hook");
+    let listed = client
+        .list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest {
+                task_id: waiting.id.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(listed.configs.len(), 1);
+    client
+        .delete_task_push_notification_config(
+            DeleteTaskPushNotificationConfigRequest {
+                task_id: waiting.id.clone(),
+                id: "p1".into(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let canceled = client
+        .cancel_task(
+            CancelTaskRequest {
+                id: waiting.id.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let missing = client
+        .get_task(
+            a2a_core::GetTaskRequest {
+                id: "no-such-task".into(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        missing.protocol_kind(),
+        Some(a2a_core::ErrorKind::TaskNotFound)
+    );
+}
+
+#[test]
+fn a_card_offering_1_0_and_0_3_is_used_in_1_0() {
+    let mut card = a2a_core::AgentCard::new("both", "speaks both");
+    let mut old = a2a_core::AgentInterface::new("http://h/v03", a2a_core::binding::JSONRPC);
+    old.protocol_version = "0.3".into();
+    card.supported_interfaces.push(old);
+    card.supported_interfaces
+        .push(a2a_core::AgentInterface::new(
+            "http://h/rest",
+            a2a_core::binding::HTTP_JSON,
+        ));
+    let builder = a2a_client::ClientBuilder::new();
+    assert_eq!(builder.choose(&card).unwrap().url, "http://h/rest");
+    card.supported_interfaces.pop();
+    assert_eq!(builder.choose(&card).unwrap().url, "http://h/v03");
+    // 0.3 is spoken over JSON-RPC only.
+    card.supported_interfaces[0].protocol_binding = a2a_core::binding::HTTP_JSON.into();
+    assert!(builder.choose(&card).is_err());
+}

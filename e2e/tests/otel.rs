@@ -1,0 +1,493 @@
+//! One trace across a multi-agent exchange: a client calls agent A, whose
+//! execution calls agent B, on each binding; every span of it (client, A's
+//! call and execution, A's call to B, B's call and execution) reaches the
+//! OpenTelemetry SDK under the client's trace id. Needs `--features otel`.
+#![cfg(feature = "otel")]
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use a2a_client::{CallOptions, Client, ClientBuilder};
+use a2a_core::{
+    A2aError, AgentCard, ErrorKind, GetTaskRequest, Message, SendMessageRequest,
+    SendMessageResponse,
+};
+use a2a_server::http::HttpConfig;
+use a2a_server::{AgentExecutor, Authenticator, EventQueue, RequestContext, User};
+use opentelemetry::trace::{SpanKind, TraceContextExt, TraceId, TracerProvider as _};
+use opentelemetry::{KeyValue, Value};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use support::{BINDINGS, card};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::layer::SubscriberExt;
+
+/// The process's OpenTelemetry pipeline: W3C propagation, and spans kept in
+/// memory as each ends (tests filter them by trace id).
+struct Telemetry {
+    provider: SdkTracerProvider,
+    exporter: InMemorySpanExporter,
+    meters: SdkMeterProvider,
+    metrics: InMemoryMetricExporter,
+}
+
+fn telemetry() -> &'static Telemetry {
+    static TELEMETRY: OnceLock<Telemetry> = OnceLock::new();
+    TELEMETRY.get_or_init(|| {
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("e2e"));
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .unwrap();
+        // Before any server answers: it makes its instruments once.
+        let metrics = InMemoryMetricExporter::default();
+        let meters = SdkMeterProvider::builder()
+            .with_periodic_exporter(metrics.clone())
+            .build();
+        opentelemetry::global::set_meter_provider(meters.clone());
+        Telemetry {
+            provider,
+            exporter,
+            meters,
+            metrics,
+        }
+    })
+}
+
+/// Agent B: answers with what it was told.
+struct B;
+
+#[async_trait::async_trait]
+impl AgentExecutor for B {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        events
+            .complete_with_text(format!("B heard {}", ctx.message.text()))
+            .await
+    }
+}
+
+/// Agent A: asks B, and answers with B's answer.
+struct A {
+    b: Client,
+}
+
+#[async_trait::async_trait]
+impl AgentExecutor for A {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        let answer = self
+            .b
+            .send_message(
+                SendMessageRequest::new(Message::user_text(ctx.message.text())),
+                None,
+            )
+            .await
+            .map_err(|err| A2aError::internal(err.to_string()))?;
+        events.complete_with_text(text_of(&answer)).await
+    }
+}
+
+fn text_of(answer: &SendMessageResponse) -> String {
+    match answer {
+        SendMessageResponse::Task(task) => task
+            .status
+            .message
+            .as_ref()
+            .map(|m| m.text())
+            .unwrap_or_default(),
+        SendMessageResponse::Message(message) => message.text(),
+    }
+}
+
+fn named(name: &'static str) -> impl FnOnce(std::net::SocketAddr) -> AgentCard {
+    move |addr| {
+        let mut card = card(addr);
+        card.name = name.to_owned();
+        card
+    }
+}
+
+fn client_for(card: AgentCard, binding: &str) -> Client {
+    a2a_grpc::register(ClientBuilder::new())
+        .prefer([binding])
+        .build(card)
+        .unwrap()
+        // One plain call per send: one client span to look for.
+        .with_tracked_blocking_sends(false)
+}
+
+fn attribute<'s>(span: &'s SpanData, key: &str) -> Option<&'s Value> {
+    span.attributes
+        .iter()
+        .find(|KeyValue { key: k, .. }| k.as_str() == key)
+        .map(|kv| &kv.value)
+}
+
+fn has(span: &SpanData, key: &str, value: &str) -> bool {
+    attribute(span, key).is_some_and(|v| v.as_str() == value)
+}
+
+/// The spans of `trace` once `expected` of them have ended (some end just
+/// after the answer is sent).
+async fn spans_of(trace: TraceId, expected: usize) -> Vec<SpanData> {
+    spans_until(trace, |spans| spans.len() >= expected).await
+}
+
+/// The spans of `trace` once those ended satisfy `done`.
+async fn spans_until(trace: TraceId, done: impl Fn(&[SpanData]) -> bool) -> Vec<SpanData> {
+    let telemetry = telemetry();
+    for _ in 0..100 {
+        let _ = telemetry.provider.force_flush();
+        let spans: Vec<_> = telemetry
+            .exporter
+            .get_finished_spans()
+            .unwrap()
+            .into_iter()
+            .filter(|s| s.span_context.trace_id() == trace)
+            .collect();
+        if done(&spans) {
+            return spans;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the spans of trace {trace} did not all arrive");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_to_agent_a_to_agent_b_exchange_is_one_trace_on_every_binding() {
+    telemetry();
+    let b = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
+        .await
+        .unwrap();
+    for binding in BINDINGS {
+        let b_client = client_for(named("agent-b")(b.addr), binding);
+        // A knows its callers: the span says who called.
+        let a = e2e::start_service(
+            A { b: b_client },
+            named("agent-a"),
+            |b| b,
+            |service| {
+                service.with_interceptor(Authenticator::new(|params| {
+                    Ok(params
+                        .get("authorization")
+                        .and_then(|v| v.strip_prefix("Bearer "))
+                        .map(User::authenticated))
+                }))
+            },
+            HttpConfig::default(),
+        )
+        .await
+        .unwrap();
+        let client = client_for(named("agent-a")(a.addr), binding);
+        let as_alice = CallOptions::default().header("authorization", "Bearer alice");
+
+        let root = tracing::info_span!("user request");
+        let trace = root.context().span().span_context().trace_id();
+        assert_ne!(trace, TraceId::INVALID, "the bridge gives the root a trace");
+        let answer = tracing::Instrument::instrument(
+            client.send_message(
+                SendMessageRequest::new(Message::user_text("hi")),
+                Some(&as_alice),
+            ),
+            root.clone(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(text_of(&answer), "B heard hi", "{binding}");
+        drop(root);
+
+        // root, client→A, A's call and execution, A→B, B's call and execution.
+        let spans = spans_of(trace, 7).await;
+        let find = |what: &str, pred: &dyn Fn(&SpanData) -> bool| -> SpanData {
+            let found: Vec<_> = spans.iter().filter(|s| pred(s)).collect();
+            assert_eq!(found.len(), 1, "{binding}: one {what} span in {spans:#?}");
+            found[0].clone()
+        };
+        let to_a = find("client→A", &|s| {
+            s.span_kind == SpanKind::Client && has(s, "a2a.agent", "agent-a")
+        });
+        let a_call = find("A's call", &|s| {
+            s.span_kind == SpanKind::Server && has(s, "a2a.agent", "agent-a")
+        });
+        let to_b = find("A→B", &|s| {
+            s.span_kind == SpanKind::Client && has(s, "a2a.agent", "agent-b")
+        });
+        let b_call = find("B's call", &|s| {
+            s.span_kind == SpanKind::Server && has(s, "a2a.agent", "agent-b")
+        });
+        let executions: Vec<_> = spans.iter().filter(|s| s.name == "execution").collect();
+        assert_eq!(executions.len(), 2, "{binding}: {spans:#?}");
+
+        // The parent chain crosses both wires.
+        assert_eq!(a_call.parent_span_id, to_a.span_context.span_id());
+        assert!(
+            a_call.parent_span_is_remote,
+            "{binding}: A's parent came over the wire"
+        );
+        let a_execution = executions
+            .iter()
+            .find(|e| e.parent_span_id == a_call.span_context.span_id())
+            .expect("A's execution under A's call");
+        assert_eq!(to_b.parent_span_id, a_execution.span_context.span_id());
+        assert_eq!(b_call.parent_span_id, to_b.span_context.span_id());
+        assert!(
+            executions
+                .iter()
+                .any(|e| e.parent_span_id == b_call.span_context.span_id())
+        );
+
+        // What a person searches by.
+        for call in [&a_call, &b_call] {
+            assert!(has(call, "a2a.operation", "SendMessage"), "{call:#?}");
+            assert!(has(call, "a2a.binding", binding), "{call:#?}");
+            assert!(attribute(call, "a2a.task_id").is_some(), "{call:#?}");
+            assert!(attribute(call, "a2a.context_id").is_some(), "{call:#?}");
+        }
+        assert!(has(&a_call, "a2a.caller", "alice"), "{a_call:#?}");
+        assert!(
+            a_execution
+                .events
+                .iter()
+                .any(|e| e.name == "task status changed"),
+            "{binding}: status events on the execution span: {a_execution:#?}"
+        );
+    }
+}
+
+/// The summed value of counter `name` over the points whose attributes
+/// include all of `with`, as last exported.
+fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
+    let telemetry = telemetry();
+    telemetry.meters.force_flush().unwrap();
+    let exported = telemetry.metrics.get_finished_metrics().unwrap();
+    let Some(last) = exported.last() else {
+        return 0;
+    };
+    let mut total = 0;
+    for metric in last.scope_metrics().flat_map(|s| s.metrics()) {
+        if metric.name() != name {
+            continue;
+        }
+        let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else {
+            panic!("{name} is a u64 counter");
+        };
+        for point in sum.data_points() {
+            let matches = with.iter().all(|(key, value)| {
+                point
+                    .attributes()
+                    .any(|kv| kv.key.as_str() == *key && kv.value.as_str() == *value)
+            });
+            if matches {
+                total += point.value();
+            }
+        }
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_and_errors_are_counted_by_operation_binding_and_code() {
+    telemetry();
+    let server = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
+        .await
+        .unwrap();
+    for binding in BINDINGS {
+        let client = client_for(named("agent-b")(server.addr), binding);
+        let sends = [("a2a.operation", "SendMessage"), ("a2a.binding", binding)];
+        let missing = [
+            ("a2a.operation", "GetTask"),
+            ("a2a.binding", binding),
+            ("a2a.error_code", ErrorKind::TaskNotFound.reason()),
+        ];
+        let (sent, failed) = (
+            counter("a2a.server.requests", &sends),
+            counter("a2a.server.errors", &missing),
+        );
+        client
+            .send_message(SendMessageRequest::new(Message::user_text("hi")), None)
+            .await
+            .unwrap();
+        let unknown = GetTaskRequest {
+            id: "no-such-task".into(),
+            ..Default::default()
+        };
+        assert!(client.get_task(unknown, None).await.is_err());
+        assert_eq!(
+            counter("a2a.server.requests", &sends),
+            sent + 1,
+            "{binding}"
+        );
+        assert_eq!(
+            counter("a2a.server.errors", &missing),
+            failed + 1,
+            "{binding}"
+        );
+    }
+}
+
+/// A webhook that hands over the `traceparent` of each delivery.
+async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: axum::http::HeaderMap| {
+            let traceparent = headers
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            let _ = tx.send(traceparent);
+            async { "ok" }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_deliveries_are_spans_of_the_trace_and_carry_it_to_the_webhook() {
+    telemetry();
+    let server = e2e::start_server(
+        B,
+        named("agent-b"),
+        |b| b.push_address_policy(e2e::loopback_policy()),
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let client = client_for(named("agent-b")(server.addr), a2a_core::binding::JSONRPC);
+    let (url, mut deliveries) = webhook().await;
+    let mut request = SendMessageRequest::new(Message::user_text("hi"));
+    request.configuration = Some(a2a_core::SendMessageConfiguration {
+        task_push_notification_config: Some(a2a_core::TaskPushNotificationConfig {
+            url,
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let root = tracing::info_span!("user request");
+    let trace = root.context().span().span_context().trace_id();
+    tracing::Instrument::instrument(client.send_message(request, None), root.clone())
+        .await
+        .unwrap();
+    drop(root);
+
+    let traceparent = tokio::time::timeout(Duration::from_secs(10), deliveries.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        traceparent.contains(&trace.to_string()),
+        "the webhook hears the trace: {traceparent:?} for {trace}"
+    );
+    let spans = spans_until(trace, |spans| {
+        spans.iter().any(|s| s.name == "push delivery")
+            && spans.iter().any(|s| s.name == "execution")
+    })
+    .await;
+    let push = spans
+        .iter()
+        .find(|s| s.name == "push delivery")
+        .unwrap_or_else(|| panic!("a delivery span in {spans:#?}"));
+    assert!(has(push, "a2a.outcome", "delivered"), "{push:#?}");
+    assert!(has(push, "server.address", "127.0.0.1"), "{push:#?}");
+    let execution = spans.iter().find(|s| s.name == "execution").unwrap();
+    assert_eq!(push.parent_span_id, execution.span_context.span_id());
+}
+
+/// Gateway agent `alpha`: asks its peer `beta` in process.
+struct ViaPeers {
+    peers: a2a_gateway::Peers,
+}
+
+#[async_trait::async_trait]
+impl AgentExecutor for ViaPeers {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        let beta = self
+            .peers
+            .client("beta")
+            .map_err(|err| A2aError::internal(err.to_string()))?;
+        A { b: beta }.execute(ctx, events).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_agents_calling_each_other_in_process_stay_in_the_trace() {
+    use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
+    telemetry();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}", listener.local_addr().unwrap());
+    let gateway = Gateway::builder()
+        .agent(AgentDefinition::with_peers(
+            "alpha",
+            AgentCard::new("alpha", "asks beta"),
+            |peers| std::sync::Arc::new(ViaPeers { peers }),
+        ))
+        .agent(AgentDefinition::new(
+            "beta",
+            AgentCard::new("beta", "answers"),
+            B,
+        ))
+        .build(&base_url)
+        .unwrap();
+    let app = gateway.router(HttpConfig::default());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut card = AgentCard::new("alpha", "asks beta");
+    card.supported_interfaces = agent_interfaces(&base_url, "alpha");
+    let client = client_for(card, a2a_core::binding::JSONRPC);
+
+    let root = tracing::info_span!("user request");
+    let trace = root.context().span().span_context().trace_id();
+    let answer = tracing::Instrument::instrument(
+        client.send_message(SendMessageRequest::new(Message::user_text("hi")), None),
+        root.clone(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&answer), "B heard hi");
+    drop(root);
+
+    let spans = spans_until(trace, |spans| {
+        spans.iter().filter(|s| s.name == "execution").count() == 2
+            && spans
+                .iter()
+                .filter(|s| s.span_kind == SpanKind::Server)
+                .count()
+                == 2
+    })
+    .await;
+    let alpha = spans
+        .iter()
+        .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", "alpha"))
+        .unwrap_or_else(|| panic!("alpha's call in {spans:#?}"));
+    let beta = spans
+        .iter()
+        .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", "beta"))
+        .unwrap_or_else(|| panic!("beta's call in {spans:#?}"));
+    assert!(has(beta, "a2a.binding", "in-process"), "{beta:#?}");
+    assert!(has(beta, "a2a.caller", "agent:alpha"), "{beta:#?}");
+    let alpha_execution = spans
+        .iter()
+        .find(|s| s.name == "execution" && s.parent_span_id == alpha.span_context.span_id())
+        .expect("alpha's execution under its call");
+    let to_beta = spans
+        .iter()
+        .find(|s| {
+            s.span_kind == SpanKind::Client && s.span_context.span_id() == beta.parent_span_id
+        })
+        .unwrap_or_else(|| panic!("beta's call under a client span: {spans:#?}"));
+    assert_eq!(
+        to_beta.parent_span_id,
+        alpha_execution.span_context.span_id()
+    );
+}

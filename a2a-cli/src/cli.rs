@@ -18,7 +18,7 @@ pub struct Cli {
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Run an A2A server with the built-in agent until Ctrl-C.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Show an agent's card (and check its signature with --verify).
     Card(CardArgs),
     /// Send a message (blocking, or streamed with --stream).
@@ -249,6 +249,25 @@ pub struct ServeArgs {
     /// The private key of --tls-cert (PEM).
     #[arg(long, value_name = "FILE", env = "A2A_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Join a cluster as this node: servers sharing one PostgreSQL `--store`
+    /// answer any request for any task and take over each other's work. Keep
+    /// the name across restarts and give every node its own.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "A2A_NODE_ID",
+        conflicts_with = "config"
+    )]
+    pub node_id: Option<String>,
+    /// With --node-id: seconds a node may go silent before the others take
+    /// its running tasks over.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, requires = "node_id")]
+    pub lease_timeout: f64,
+    /// The address clients reach this server at (a load balancer in front of
+    /// a cluster): the card names it instead of the listening address, so
+    /// every node serves the same card.
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<reqwest::Url>,
     /// Host the agents of this gateway file (TOML) instead of the built-in
     /// echo agent: each under /agents/NAME with its own card and tasks.
     #[arg(long, value_name = "FILE", env = "A2A_GATEWAY_CONFIG")]

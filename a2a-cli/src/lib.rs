@@ -23,7 +23,7 @@ pub use self::cli::{
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::Card(args) => commands::show_card(args).await,
         Command::Send(args) => commands::send(args).await,
         Command::Get(args) => commands::get(args).await,

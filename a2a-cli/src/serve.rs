@@ -8,11 +8,12 @@ use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_gateway::config::GatewayConfig;
 use a2a_grpc::router;
 use a2a_server::auth::{ApiKeyAuth, Authenticate, BearerAuth, JwtAuth, Principal};
+use a2a_server::cluster::ClusterConfig;
 use a2a_server::conversation::{ConversationLog, LogConfig};
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, ServeConfig, TlsConfig, bind};
-use a2a_server::{A2aService, DefaultRequestHandler};
+use a2a_server::{A2aService, DefaultRequestHandler, JobConfig};
 use a2a_signing::{CardSigner, SigningAlgorithm};
-use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
+use a2a_store_sql::{DurableStore, PostgresCluster, PushKey, StoreLocation};
 use anyhow::Context as _;
 
 use crate::cli::AuthArgs;
@@ -87,11 +88,20 @@ fn authentication(auth: &AuthArgs) -> anyhow::Result<Option<Auth>> {
 
 /// The card; with TLS every interface URL is `https://` (gRPC's included,
 /// since a bare `host:port` means plaintext to clients).
-fn card(addr: SocketAddr, tls: bool) -> AgentCard {
-    let (jsonrpc, grpc) = if tls {
-        (format!("https://{addr}/"), format!("https://{addr}"))
-    } else {
-        (format!("http://{addr}/"), addr.to_string())
+/// `public` (--public-url) replaces the listening address, so that every
+/// node of a cluster behind one address serves the same card.
+fn card(addr: SocketAddr, tls: bool, public: Option<&reqwest::Url>) -> AgentCard {
+    let (jsonrpc, grpc) = match public {
+        Some(url) => {
+            let base = url.as_str().trim_end_matches('/');
+            let grpc = match (url.scheme(), url.host_str(), url.port_or_known_default()) {
+                ("http", Some(host), Some(port)) => format!("{host}:{port}"),
+                _ => base.to_owned(),
+            };
+            (format!("{base}/"), grpc)
+        }
+        None if tls => (format!("https://{addr}/"), format!("https://{addr}")),
+        None => (format!("http://{addr}/"), addr.to_string()),
     };
     AgentCard::new(
         "a2a echo agent",
@@ -171,8 +181,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut hub = None;
     let (service, app, state) = match gateway_config {
         None => {
-            let (state, store) = open_state(&location, push_key).await?;
-            let mut card = card(addr, tls.is_some());
+            let (state, store, bus) = match &args.node_id {
+                Some(node) => open_node(&location, push_key, node).await?,
+                None => {
+                    let (state, store) = open_state(&location, push_key).await?;
+                    (state, store, None)
+                }
+            };
+            let mut card = card(addr, tls.is_some(), args.public_url.as_ref());
             if let Some(signer) = &card_signer {
                 signer
                     .sign(&mut card)
@@ -181,6 +197,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             let mut builder = DefaultRequestHandler::builder(BuiltinAgent, card);
             if let Some(store) = store {
                 builder = store.install(builder);
+            }
+            if let (Some(bus), Some(node)) = (bus, &args.node_id) {
+                let mut jobs = JobConfig::default();
+                node.clone_into(&mut jobs.node);
+                let mut cluster = ClusterConfig::default();
+                cluster.lease_timeout = lease_timeout(args.lease_timeout)?;
+                builder = builder.job_config(jobs).cluster(bus, cluster);
             }
             if let Some(log) = log {
                 builder = builder.conversation_log(log);
@@ -296,6 +319,34 @@ fn card_signer(args: &ServeArgs) -> anyhow::Result<Option<std::sync::Arc<CardSig
     let signer = CardSigner::from_pem(&pem, algorithm, kid)
         .with_context(|| format!("the card key {}", path.display()))?;
     Ok(Some(std::sync::Arc::new(signer)))
+}
+
+/// Opens the PostgreSQL store at `location` as cluster node `node`.
+async fn open_node(
+    location: &StoreLocation,
+    push_key: Option<PushKey>,
+    node: &str,
+) -> anyhow::Result<(String, Option<DurableStore>, Option<PostgresCluster>)> {
+    if node.is_empty() || node.len() > 200 || node.chars().any(char::is_control) {
+        anyhow::bail!("--node-id {node:?}: use a short printable name, unique in the cluster");
+    }
+    let (store, bus) = location
+        .open_cluster(push_key)
+        .await
+        .with_context(|| format!("cannot join the cluster on {location} as node {node}"))?;
+    Ok((
+        format!("PostgreSQL, cluster node {node}"),
+        Some(store),
+        Some(bus),
+    ))
+}
+
+/// `--lease-timeout`, checked.
+fn lease_timeout(secs: f64) -> anyhow::Result<Duration> {
+    if !(0.1..=3600.0).contains(&secs) {
+        anyhow::bail!("--lease-timeout {secs}: use between 0.1 and 3600 seconds");
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Opens the store at `location`; returns a description of it for the banner.

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod auth;
+pub mod cluster;
 mod context;
 mod execution;
 mod executor;

@@ -298,7 +298,7 @@ macro_rules! sql_stores {
             use a2a_server::store::listing::{ListPosition, TaskQuery, status_timestamp_ms};
             use a2a_server::store::{
                 ABANDONED_REASON, Cause, Job, JobFilter, JobState, JobStore, NewJob,
-                PushConfigStore, Recovered, StoreError, StoredEvent, StoredTask, TaskStore,
+                PushConfigStore, LeasePass, Recovered, StoreError, StoredEvent, StoredTask, TaskStore,
                 Version,
             };
             use async_trait::async_trait;
@@ -793,26 +793,40 @@ macro_rules! sql_stores {
                     stale_before: DateTime<Utc>,
                     at: DateTime<Utc>,
                 ) -> Result<Recovered, StoreError> {
+                    self.take_over(&LeasePass::all_orphaned(stale_before, at)).await
+                }
+
+                async fn take_over(&self, pass: &LeasePass<'_>) -> Result<Recovered, StoreError> {
+                    let restarted = pass.restarted.unwrap_or("");
                     let mut tx = self.writer().begin().await.map_err(backend)?;
                     let abandoned = sqlx::query(&format!(
                         "UPDATE jobs SET state = 'ABANDONED', reason = $1, updated_us = $2 \
                          WHERE state = 'RUNNING' AND heartbeat_us < $3 RETURNING {JOB_COLUMNS}"
                     ))
                     .bind(ABANDONED_REASON)
-                    .bind(micros(at))
-                    .bind(micros(stale_before))
+                    .bind(micros(pass.at))
+                    .bind(micros(pass.stale_before))
                     .fetch_all(&mut *tx)
                     .await
                     .map_err(backend)?;
-                    sqlx::query("UPDATE jobs SET state = 'PENDING', updated_us = $1 WHERE state = 'RUNNING'")
-                        .bind(micros(at))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(backend)?;
+                    // A compare-and-set on each row: a lease renewed meanwhile
+                    // no longer matches, and two nodes expiring at once expire
+                    // each job once.
+                    sqlx::query(
+                        "UPDATE jobs SET state = 'PENDING', updated_us = $1 WHERE state = 'RUNNING' \
+                         AND (heartbeat_us < $2 OR node = $3)",
+                    )
+                    .bind(micros(pass.at))
+                    .bind(micros(pass.expired_before))
+                    .bind(restarted)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
                     let pending = sqlx::query(&format!(
                         "SELECT {JOB_COLUMNS} FROM jobs WHERE state = 'PENDING' \
-                         ORDER BY created_us, task_id"
+                         ORDER BY created_us, task_id LIMIT $1"
                     ))
+                    .bind(i64::try_from(pass.limit).unwrap_or(i64::MAX))
                     .fetch_all(&mut *tx)
                     .await
                     .map_err(backend)?;

@@ -23,6 +23,8 @@
 //! [`PushConfigStore`]: a2a_server::store::PushConfigStore
 //! [`JobStore`]: a2a_server::store::JobStore
 
+#[cfg(feature = "postgres")]
+mod cluster;
 mod common;
 mod crypt;
 mod location;
@@ -35,6 +37,8 @@ mod webhooks;
 #[cfg(feature = "sqlite")]
 mod writer;
 
+#[cfg(feature = "postgres")]
+pub use self::cluster::PostgresCluster;
 pub use self::crypt::{KeyError, PushKey};
 pub use self::location::{DurableStore, StoreLocation, UnknownStore};
 #[cfg(feature = "postgres")]

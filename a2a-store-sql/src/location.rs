@@ -93,6 +93,26 @@ impl StoreLocation {
 }
 
 impl StoreLocation {
+    /// Opens the store here as a node of a cluster: its writes announce their
+    /// events, and the bus returned carries them and cancels between nodes.
+    /// Only PostgreSQL can be shared by several servers.
+    #[cfg(feature = "postgres")]
+    pub async fn open_cluster(
+        &self,
+        push_key: Option<PushKey>,
+    ) -> Result<(DurableStore, crate::PostgresCluster), OpenError> {
+        match self {
+            StoreLocation::Postgres(url) => {
+                let store = crate::PostgresStore::connect_cluster(url, push_key).await?;
+                let bus = crate::PostgresCluster::new(&store).await?;
+                Ok((DurableStore::Postgres(store), bus))
+            }
+            other => Err(OpenError::Unsupported(format!(
+                "a cluster on {other} (only PostgreSQL can be shared by several servers)"
+            ))),
+        }
+    }
+
     /// Opens the store of agent `name` of a gateway here, apart from every
     /// other agent's (`None` for memory): SQLite in `DIR/agents/<name>`,
     /// PostgreSQL in the schema `a2a_agent_<name>` of the database (created

@@ -27,6 +27,19 @@ impl PostgresStore {
         PostgresStore::connect_with(options, push_key).await
     }
 
+    /// Connects to `url` as a node of a cluster: this store's writes announce
+    /// their events to the other nodes (see [`crate::PostgresCluster`]).
+    pub async fn connect_cluster(url: &str, push_key: Option<PushKey>) -> Result<Self, OpenError> {
+        let options: PgConnectOptions = url.parse()?;
+        PostgresStore::connect_with(PostgresStore::cluster_options(options), push_key).await
+    }
+
+    /// `options` for a cluster node's connections: their writes announce
+    /// their events (migration 0003's trigger reads the setting).
+    pub fn cluster_options(options: PgConnectOptions) -> PgConnectOptions {
+        options.options([("a2a.cluster", "on")])
+    }
+
     /// Connects with `options` (for a search path, TLS, …); [`PostgresStore::from_pool`]
     /// takes a pool of your own size.
     pub async fn connect_with(

@@ -7,104 +7,17 @@
 
 mod support;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use a2a_client::Client;
-use a2a_core::{ListTasksRequest, SendMessageResponse, TaskState};
+use a2a_core::{SendMessageResponse, TaskState};
 use futures::StreamExt;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use support::durable::{effects, effects_per_turn, start, states, wait_for_effects};
 
 const TASKS: usize = 1000;
 const TURNS: u64 = 4;
-
-/// A running `durable-sut` process.
-struct Sut {
-    child: Child,
-    url: String,
-}
-
-async fn start(store: &str, effects: &Path) -> Sut {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_durable-sut"))
-        .args(["--port", "0", "--store", store, "--effects"])
-        .arg(effects)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(url) = line.strip_prefix("listening on ") {
-                return url.trim().to_owned();
-            }
-        }
-        panic!("durable-sut exited before listening");
-    })
-    .await
-    .expect("durable-sut starts");
-    // Keep reading its output so it never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Sut { child, url }
-}
-
-/// Lines of the effects file, parsed as (kind, task, turn).
-fn effects(path: &Path) -> Vec<(String, String, u64)> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .filter_map(|line| {
-            let mut words = line.split(' ');
-            Some((
-                words.next()?.to_owned(),
-                words.next()?.to_owned(),
-                words.next()?.parse().ok()?,
-            ))
-        })
-        .collect()
-}
-
-/// Waits until `done` holds for the effects file (checked as the agent works).
-async fn wait_for_effects(path: &Path, done: impl Fn(&[(String, String, u64)]) -> bool) {
-    tokio::time::timeout(Duration::from_secs(120), async {
-        while !done(&effects(path)) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("the agent made progress");
-}
-
-/// Every task's state, read page by page.
-async fn states(client: &Client) -> HashMap<String, (TaskState, String)> {
-    let mut all = HashMap::new();
-    let mut token = String::new();
-    loop {
-        let page = client
-            .list_tasks(
-                ListTasksRequest {
-                    page_size: Some(100),
-                    page_token: token.clone(),
-                    ..Default::default()
-                },
-                None,
-            )
-            .await
-            .unwrap();
-        for task in page.tasks {
-            all.insert(
-                task.id.clone(),
-                (task.status.state, support::status_text(&task)),
-            );
-        }
-        if page.next_page_token.is_empty() {
-            return all;
-        }
-        token = page.next_page_token;
-    }
-}
 
 /// What a crash test saw, for its report.
 struct Outcome {
@@ -117,7 +30,7 @@ struct Outcome {
 
 async fn crash_and_recover(store: &str, dir: &Path, after_kill: impl AsyncFnOnce()) -> Outcome {
     let effects_path = dir.join("effects.log");
-    let mut sut = start(store, &effects_path).await;
+    let mut sut = start(store, &effects_path, &[]).await;
     let client = Client::connect(&sut.url).await.unwrap();
     let text = format!("turns {TURNS} ms 2000");
     // Every request is answered before the kill (turns are long enough that
@@ -163,7 +76,7 @@ async fn crash_and_recover(store: &str, dir: &Path, after_kill: impl AsyncFnOnce
     let before_crash = effects(&effects_path).len();
     after_kill().await;
 
-    let sut = start(store, &effects_path).await;
+    let sut = start(store, &effects_path, &[]).await;
     let client = Client::connect(&sut.url).await.unwrap();
     let settled = tokio::time::timeout(Duration::from_secs(240), async {
         loop {
@@ -193,31 +106,11 @@ async fn crash_and_recover(store: &str, dir: &Path, after_kill: impl AsyncFnOnce
 
     // No checkpointed turn ran again: once a turn's commit is noted, its
     // effect never shows up later in the file.
-    let lines = effects(&effects_path);
-    assert!(lines.len() > before_crash, "work resumed after the restart");
-    let mut committed: HashSet<(String, u64)> = HashSet::new();
-    let mut effects_per_turn: BTreeMap<(String, u64), usize> = BTreeMap::new();
-    for (kind, task, turn) in lines {
-        let key = (task, turn);
-        match kind.as_str() {
-            "effect" => {
-                assert!(
-                    !committed.contains(&key),
-                    "turn {} of task {} ran again after its checkpoint",
-                    key.1,
-                    key.0
-                );
-                *effects_per_turn.entry(key).or_default() += 1;
-            }
-            "committed" => {
-                assert!(
-                    committed.insert(key.clone()),
-                    "turn {key:?} committed twice"
-                );
-            }
-            other => panic!("unexpected line kind {other}"),
-        }
-    }
+    assert!(
+        effects(&effects_path).len() > before_crash,
+        "work resumed after the restart"
+    );
+    let effects_per_turn = effects_per_turn(&effects_path);
     // A completed task did every turn. (Its last commit note may be missing:
     // the process can die after the checkpoint is stored, before the note.)
     for id in &given {

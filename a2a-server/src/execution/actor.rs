@@ -274,6 +274,7 @@ impl Actor {
                         version: 0,
                         event: Arc::new(StreamResponse::Message(message.clone())),
                         state: None,
+                        origin: super::hub::Origin::Local,
                     };
                     self.shared.hubs.publish(&self.task_id, update);
                 }

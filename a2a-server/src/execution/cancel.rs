@@ -77,8 +77,19 @@ impl Executions {
                 Err(err) => Err(err),
             };
         }
+        // Running on another node of the cluster: that node cancels it.
+        let stored = if self.cancel_remote(call, task_id, metadata.clone()).await? {
+            let stored = store.get(&caller, task_id).await?;
+            if !cancelable(&stored.task)? {
+                return Ok(stored.task);
+            }
+            stored
+        } else {
+            stored
+        };
         // No execution runs (the task waits for input, or its execution just
-        // ended): the hook sees the task as stored, then the write is optimistic.
+        // ended, or its node is gone): the hook sees the task as stored, then
+        // the write is optimistic.
         let hook_ctx = RequestContext::for_cancel(
             stored.task.clone(),
             call.clone(),

@@ -17,6 +17,18 @@ use tokio_util::sync::CancellationToken;
 use crate::Caller;
 use crate::store::{TaskStore, Version};
 
+/// Where an update comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// An execution of this node, published after its write.
+    Local,
+    /// Another node's write, announced by the cluster bus: versions of one
+    /// task come in order, so a missing one means notices were lost.
+    Remote,
+    /// Notices may have been lost: read the task again.
+    Resync,
+}
+
 /// One persisted event, as broadcast to subscribers.
 #[derive(Debug, Clone)]
 pub(crate) struct Update {
@@ -26,9 +38,42 @@ pub(crate) struct Update {
     pub(crate) event: Arc<StreamResponse>,
     /// The task's state after the event, if it is a task event.
     pub(crate) state: Option<TaskState>,
+    /// Who published it.
+    pub(crate) origin: Origin,
 }
 
 impl Update {
+    /// Another node's event, as the cluster bus announced it.
+    pub(crate) fn remote(version: Version, event: Box<StreamResponse>) -> Self {
+        let state = match &*event {
+            StreamResponse::Task(task) => Some(task.status.state),
+            StreamResponse::StatusUpdate(update) => Some(update.status.state),
+            _ => None,
+        };
+        Update {
+            version,
+            event: Arc::from(event),
+            state,
+            origin: Origin::Remote,
+        }
+    }
+
+    /// Tells a subscriber to read its task again.
+    fn resync() -> Self {
+        Update {
+            version: 0,
+            event: Arc::new(StreamResponse::Task(a2a_core::Task::default())),
+            state: None,
+            origin: Origin::Resync,
+        }
+    }
+
+    /// A write this node would not publish: the user's own follow-up message,
+    /// stored before its execution starts.
+    fn is_silent(&self) -> bool {
+        matches!(&*self.event, StreamResponse::Message(m) if m.role == a2a_core::Role::User)
+    }
+
     /// Whether a stream started by SendStreamingMessage ends after this event.
     pub(crate) fn ends_message_stream(&self) -> bool {
         matches!(*self.event, StreamResponse::Message(_))
@@ -173,6 +218,15 @@ impl Hubs {
         }
     }
 
+    /// Tells every subscriber on this node to read its task again (the
+    /// cluster bus may have lost notices).
+    pub(crate) fn resync_all(&self) {
+        let senders: Vec<_> = self.lock().values().cloned().collect();
+        for sender in senders {
+            let _ = sender.send(Update::resync());
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
@@ -196,6 +250,23 @@ pub(crate) struct Subscription {
 }
 
 impl Subscription {
+    /// Waits until the task's turn ends (or notices may have been lost), so
+    /// the caller can read how it stands.
+    pub(crate) async fn settled(&mut self) {
+        loop {
+            match self.receiver.recv().await {
+                Ok(update) if update.origin == Origin::Resync => return,
+                Ok(update) if update.state.is_some_and(TaskState::ends_turn) => return,
+                Ok(_) => {}
+                Err(
+                    broadcast::error::RecvError::Lagged(_) | broadcast::error::RecvError::Closed,
+                ) => {
+                    return;
+                }
+            }
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn task_id(&self) -> &str {
         &self._prune.task_id
@@ -299,12 +370,53 @@ pub(crate) fn subscriber_stream(
                     () = done.cancelled() => receiver.try_recv().map_err(|_| broadcast::error::RecvError::Closed),
                 },
             };
+            let resync = match &received {
+                Ok(update) if update.origin == Origin::Resync => true,
+                Ok(update)
+                    if update.origin == Origin::Remote
+                        && state.after != 0
+                        && update.version > state.after + 1 =>
+                {
+                    tracing::debug!(task_id = %state.task_id, after = state.after, version = update.version, "cluster notices missing; resyncing from the store");
+                    true
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, task_id = %state.task_id, "subscriber lagged; resyncing from the store");
+                    true
+                }
+                _ => false,
+            };
+            if resync {
+                let task_id = state.task_id.clone();
+                match state.store.get(&state.caller, &task_id).await {
+                    Ok(stored) if stored.version <= state.after => continue,
+                    Ok(stored) => {
+                        state.after = stored.version;
+                        let settled = stored.task.status.state;
+                        let ends = match state.kind {
+                            StreamKind::Message => settled.ends_turn(),
+                            StreamKind::Subscription => settled.is_terminal(),
+                        };
+                        if ends {
+                            state.close();
+                        }
+                        return Some((Ok(StreamResponse::Task(stored.task)), state));
+                    }
+                    Err(err) => {
+                        state.close();
+                        return Some((Err(err.into()), state));
+                    }
+                }
+            }
             match received {
                 Ok(update) => {
                     if update.version != 0 && update.version <= state.after {
                         continue;
                     }
                     state.after = update.version;
+                    if update.origin == Origin::Remote && update.is_silent() {
+                        continue;
+                    }
                     let ends = match state.kind {
                         StreamKind::Message => update.ends_message_stream(),
                         StreamKind::Subscription => update.ends_subscription(),
@@ -315,28 +427,8 @@ pub(crate) fn subscriber_stream(
                     return Some((Ok((*update.event).clone()), state));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::debug!(missed, task_id = %state.task_id, "subscriber lagged; resyncing from the store");
-                    let task_id = state.task_id.clone();
-                    match state.store.get(&state.caller, &task_id).await {
-                        Ok(stored) => {
-                            state.after = stored.version;
-                            let settled = stored.task.status.state;
-                            let ends = match state.kind {
-                                StreamKind::Message => settled.ends_turn(),
-                                StreamKind::Subscription => settled.is_terminal(),
-                            };
-                            if ends {
-                                state.close();
-                            }
-                            return Some((Ok(StreamResponse::Task(stored.task)), state));
-                        }
-                        Err(err) => {
-                            state.close();
-                            return Some((Err(err.into()), state));
-                        }
-                    }
-                }
+                // Handled above.
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
             }
         }
     })
@@ -354,6 +446,7 @@ mod tests {
             version,
             event: Arc::new(TaskStatusUpdateEvent::new("t", "c", state).into()),
             state: Some(state),
+            origin: Origin::Local,
         }
     }
 

@@ -291,6 +291,9 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
         recovered.cancel();
         return;
     };
+    if let Some(link) = shared.cluster.clone() {
+        return maintain_in_cluster(executions, link, recovered).await;
+    }
     let config = &shared.job_config;
     match recover(&executions).await {
         Ok((abandoned, pending)) => {
@@ -314,6 +317,52 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
             _ = heartbeat.tick() => {
                 if let Err(err) = jobs.heartbeat(&config.node, shared.clock.now()).await {
                     tracing::warn!(error = %err, "job heartbeat failed");
+                }
+            }
+            _ = retention.tick() => {
+                if let Err(err) = prune(&executions).await {
+                    tracing::warn!(error = %err, "retention failed");
+                }
+            }
+        }
+    }
+}
+
+/// A cluster node's upkeep: a lease pass first (taking back what this node
+/// ran under its name before a restart, and whatever other nodes lost), then
+/// heartbeats and lease passes every third of the lease timeout, and retention.
+async fn maintain_in_cluster(
+    executions: Arc<Executions>,
+    link: super::cluster::ClusterLink,
+    recovered: CancellationToken,
+) {
+    let shared = executions.shared.clone();
+    let Some(jobs) = shared.jobs.clone() else {
+        shared.recovery_marked.cancel();
+        recovered.cancel();
+        return;
+    };
+    let config = &shared.job_config;
+    let permits = Arc::new(Semaphore::new(config.resume_parallelism.max(1)));
+    match super::cluster::lease_pass(&executions, &link, &permits, true).await {
+        Ok((abandoned, pending)) => tracing::info!(abandoned, pending, "first lease pass done"),
+        Err(err) => tracing::error!(error = %err, "first lease pass failed"),
+    }
+    shared.recovery_marked.cancel();
+    recovered.cancel();
+    let mut tick = tokio::time::interval(link.config.heartbeat_interval());
+    let mut retention = tokio::time::interval(config.retention_interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    retention.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = shared.stopping.cancelled() => break,
+            _ = tick.tick() => {
+                if let Err(err) = jobs.heartbeat(&config.node, shared.clock.now()).await {
+                    tracing::warn!(error = %err, "job heartbeat failed");
+                }
+                if let Err(err) = super::cluster::lease_pass(&executions, &link, &permits, false).await {
+                    tracing::warn!(error = %err, "lease pass failed");
                 }
             }
             _ = retention.tick() => {
@@ -362,7 +411,7 @@ async fn recover(executions: &Arc<Executions>) -> Result<(usize, usize), A2aErro
 }
 
 /// Fails the task of an abandoned job, saying why.
-async fn abandon(executions: &Executions, job: &Job) -> Result<(), A2aError> {
+pub(super) async fn abandon(executions: &Executions, job: &Job) -> Result<(), A2aError> {
     let shared = &executions.shared;
     let reason = format!(
         "The execution was abandoned: its server stopped at {} and did not come back within the stale limit.",
@@ -435,7 +484,7 @@ fn agent_text(task: &Task, text: &str) -> Message {
 }
 
 /// Starts a pending job's execution again on this node and waits for it to end.
-async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> {
+pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> {
     let shared = &executions.shared;
     let Some(jobs) = &shared.jobs else {
         return Ok(());

@@ -56,6 +56,7 @@
 mod actor;
 pub(crate) mod apply;
 mod cancel;
+pub(crate) mod cluster;
 pub(crate) mod hub;
 pub(crate) mod jobs;
 mod persist;
@@ -241,6 +242,8 @@ pub(crate) struct Shared {
     pub(crate) recovery_marked: CancellationToken,
     /// Writes the conversation log (none: the server does not log).
     pub(crate) recorder: Option<crate::recorder::Recorder>,
+    /// The cluster this node belongs to (none: a single server).
+    pub(crate) cluster: Option<cluster::ClusterLink>,
 }
 
 struct Live {
@@ -665,6 +668,7 @@ pub(crate) async fn publish(
             version,
             event,
             state: Some(state),
+            origin: hub::Origin::Local,
         });
     }
 }

@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
+use crate::execution::cluster::ClusterLink;
 use crate::execution::jobs::{Clock, JobConfig};
 use crate::execution::{ExecutionConfig, Executions, Hubs, Shared};
 use crate::push::{
@@ -154,6 +155,10 @@ pub struct HandlerBuilder {
     jobs: Option<Arc<dyn JobStore>>,
     job_config: JobConfig,
     conversation_log: Option<a2a_conversation::ConversationLog>,
+    cluster: Option<(
+        Arc<dyn crate::cluster::ClusterBus>,
+        crate::cluster::ClusterConfig,
+    )>,
 }
 
 impl std::fmt::Debug for HandlerBuilder {
@@ -236,6 +241,22 @@ impl HandlerBuilder {
         self
     }
 
+    /// Makes this server a node of a cluster: servers sharing one database
+    /// (the task and job stores given here) answer any request for any task,
+    /// see each other's events through `bus`, and take over the executions
+    /// of a node that stops renewing its leases (see [`crate::cluster`]).
+    /// Needs a job store whose [`JobStore::take_over`] works (PostgreSQL);
+    /// give every node its own [`JobConfig::node`] name, kept across restarts.
+    #[must_use]
+    pub fn cluster(
+        mut self,
+        bus: impl crate::cluster::ClusterBus,
+        config: crate::cluster::ClusterConfig,
+    ) -> Self {
+        self.cluster = Some((Arc::new(bus), config));
+        self
+    }
+
     /// Heartbeats, stale limit, recovery and retention of durable executions.
     #[must_use]
     pub fn job_config(mut self, config: JobConfig) -> Self {
@@ -290,6 +311,9 @@ impl HandlerBuilder {
             stopping: CancellationToken::new(),
             recovery_marked: CancellationToken::new(),
             recorder: recorder.clone(),
+            cluster: self
+                .cluster
+                .map(|(bus, config)| ClusterLink::new(bus, config)),
         });
         let recovered = CancellationToken::new();
         match tokio::runtime::Handle::try_current() {
@@ -298,6 +322,9 @@ impl HandlerBuilder {
                     executions.clone(),
                     recovered.clone(),
                 ));
+                if let Some(link) = executions.cluster_link() {
+                    runtime.spawn(crate::execution::cluster::listen(executions.clone(), link));
+                }
             }
             Err(_) => {
                 if executions.is_durable() {
@@ -346,6 +373,7 @@ impl DefaultRequestHandler {
             jobs: None,
             job_config: JobConfig::default(),
             conversation_log: None,
+            cluster: None,
         }
     }
 

@@ -152,6 +152,88 @@ pub struct Recovered {
     pub pending: Vec<Job>,
 }
 
+/// One lease pass of a cluster node: which RUNNING jobs count as orphaned.
+///
+/// In cluster mode a RUNNING job is its node's lease, kept alive by the node's
+/// heartbeats. A node that stops heartbeating loses its jobs to the others
+/// once `expired_before` passes its last heartbeat.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct LeasePass<'a> {
+    /// RUNNING jobs whose heartbeat is older than this lost their lease:
+    /// they become PENDING, for any node to claim.
+    pub expired_before: DateTime<Utc>,
+    /// RUNNING jobs whose heartbeat is older than this (far older than the
+    /// lease) become ABANDONED instead, as in [`JobStore::recover`].
+    pub stale_before: DateTime<Utc>,
+    /// A node starting again under its old name: its RUNNING jobs are
+    /// orphans whatever their heartbeat (the process that ran them is gone).
+    pub restarted: Option<&'a str>,
+    /// Now.
+    pub at: DateTime<Utc>,
+    /// At most this many PENDING jobs are returned (oldest first).
+    pub limit: usize,
+}
+
+impl<'a> LeasePass<'a> {
+    /// A pass at `at` with the given lease timeout and stale limit.
+    pub fn new(at: DateTime<Utc>, lease: chrono::Duration, stale: chrono::Duration) -> Self {
+        LeasePass {
+            expired_before: at
+                .checked_sub_signed(lease)
+                .unwrap_or(DateTime::<Utc>::MIN_UTC),
+            stale_before: at
+                .checked_sub_signed(stale)
+                .unwrap_or(DateTime::<Utc>::MIN_UTC),
+            restarted: None,
+            at,
+            limit: 1000,
+        }
+    }
+
+    /// The pass of a server that is the only one on its store, at its start:
+    /// every RUNNING job is an orphan of the process before it
+    /// ([`JobStore::recover`]).
+    pub fn all_orphaned(stale_before: DateTime<Utc>, at: DateTime<Utc>) -> Self {
+        LeasePass {
+            expired_before: DateTime::<Utc>::MAX_UTC,
+            stale_before,
+            restarted: None,
+            at,
+            limit: usize::MAX,
+        }
+    }
+
+    /// The same pass, for node `node` coming back under its old name.
+    #[must_use]
+    pub fn restarted(mut self, node: &'a str) -> Self {
+        self.restarted = Some(node);
+        self
+    }
+
+    /// The same pass, returning at most `limit` PENDING jobs.
+    #[must_use]
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// What the pass does to a RUNNING job: `Some(Abandoned)`, `Some(Pending)`,
+    /// or `None` (its lease holds).
+    pub fn verdict(&self, job: &Job) -> Option<JobState> {
+        if job.state != JobState::Running {
+            return None;
+        }
+        if job.heartbeat < self.stale_before {
+            Some(JobState::Abandoned)
+        } else if job.heartbeat < self.expired_before || self.restarted == Some(&*job.node) {
+            Some(JobState::Pending)
+        } else {
+            None
+        }
+    }
+}
+
 /// A position in an operator listing: the last job of the previous page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobCursor {
@@ -249,6 +331,20 @@ pub trait JobStore: Send + Sync + 'static {
         stale_before: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> Result<Recovered, StoreError>;
+
+    /// Cluster mode's lease pass, in one transaction: RUNNING jobs past the
+    /// stale limit become ABANDONED (with [`ABANDONED_REASON`]); RUNNING jobs
+    /// whose lease expired, or whose node restarted, become PENDING; see
+    /// [`LeasePass::verdict`]. Returns the abandoned jobs and up to
+    /// `pass.limit` PENDING jobs, oldest first. Leases held by live nodes are
+    /// never touched, so every node of a cluster may run it at any time.
+    ///
+    /// The default answers [`StoreError::Unsupported`]: a store only one
+    /// process can open has no cluster.
+    async fn take_over(&self, pass: &LeasePass<'_>) -> Result<Recovered, StoreError> {
+        let _ = pass;
+        Err(StoreError::Unsupported("cluster leases"))
+    }
 
     /// PENDING becomes RUNNING on `node`, one more attempt, heartbeat `at`.
     /// Returns false (and changes nothing) when the job was not pending; two
@@ -380,30 +476,35 @@ impl JobStore for InMemoryJobStore {
         stale_before: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> Result<Recovered, StoreError> {
+        self.take_over(&LeasePass::all_orphaned(stale_before, at))
+            .await
+    }
+
+    async fn take_over(&self, pass: &LeasePass<'_>) -> Result<Recovered, StoreError> {
         let mut recovered = Recovered::default();
         for shard in self.shards.iter() {
             for job in lock(shard).values_mut() {
-                match job.state {
-                    JobState::Running if job.heartbeat < stale_before => {
+                match pass.verdict(job) {
+                    Some(JobState::Abandoned) => {
                         job.state = JobState::Abandoned;
                         job.reason = Some(ABANDONED_REASON.to_owned());
-                        job.updated_at = at;
+                        job.updated_at = pass.at;
                         recovered.abandoned.push(job.clone());
                     }
-                    JobState::Running | JobState::Pending => {
-                        if job.state == JobState::Running {
-                            job.state = JobState::Pending;
-                            job.updated_at = at;
-                        }
+                    Some(_) => {
+                        job.state = JobState::Pending;
+                        job.updated_at = pass.at;
                         recovered.pending.push(job.clone());
                     }
-                    _ => {}
+                    None if job.state == JobState::Pending => recovered.pending.push(job.clone()),
+                    None => {}
                 }
             }
         }
-        recovered
-            .pending
-            .sort_by(|a, b| (a.created_at, &a.task_id).cmp(&(b.created_at, &b.task_id)));
+        let order = |a: &Job, b: &Job| (a.created_at, &a.task_id).cmp(&(b.created_at, &b.task_id));
+        recovered.abandoned.sort_by(order);
+        recovered.pending.sort_by(order);
+        recovered.pending.truncate(pass.limit);
         Ok(recovered)
     }
 

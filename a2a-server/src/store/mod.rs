@@ -12,8 +12,8 @@ mod task;
 pub mod testing;
 
 pub use self::job::{
-    ABANDONED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState, JobStore, NewJob,
-    Recovered,
+    ABANDONED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState, JobStore, LeasePass,
+    NewJob, Recovered,
 };
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};

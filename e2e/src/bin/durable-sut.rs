@@ -1,12 +1,14 @@
 //! A durable server for crash tests: the multi-turn `TurnAgent` on a SQLite
 //! or PostgreSQL store. `cargo run -p e2e --bin durable-sut -- --store sqlite:DIR --effects FILE`
-//! prints `listening on URL` once it serves.
+//! prints `listening on URL` once it serves. With `--node-id NAME` on a
+//! PostgreSQL store it is a node of a cluster.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use a2a_core::{AgentCard, binding};
+use a2a_server::cluster::ClusterConfig;
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind, serve_until};
 use a2a_server::{A2aService, DefaultRequestHandler, JobConfig};
 use a2a_store_sql::StoreLocation;
@@ -27,6 +29,12 @@ struct Args {
     /// Most resumed executions at once after a restart.
     #[arg(long, default_value_t = 1024)]
     resume_parallelism: usize,
+    /// Join a cluster on the (PostgreSQL) store as this node.
+    #[arg(long)]
+    node_id: Option<String>,
+    /// With --node-id: the lease timeout, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    lease_timeout_ms: u64,
 }
 
 #[tokio::main]
@@ -50,11 +58,25 @@ async fn main() -> anyhow::Result<()> {
     let agent = e2e::TurnAgent::new(args.effects)?;
     let mut jobs = JobConfig::default();
     jobs.resume_parallelism = args.resume_parallelism;
-    let mut builder = DefaultRequestHandler::builder(agent, card).job_config(jobs);
-    match args.store.open(None).await? {
-        Some(store) => builder = store.install(builder),
-        None => anyhow::bail!("durable-sut needs a durable store"),
-    }
+    let builder = match &args.node_id {
+        Some(node) => {
+            node.clone_into(&mut jobs.node);
+            let (store, bus) = args.store.open_cluster(None).await?;
+            let mut cluster = ClusterConfig::default();
+            cluster.lease_timeout = Duration::from_millis(args.lease_timeout_ms);
+            let builder = DefaultRequestHandler::builder(agent, card)
+                .job_config(jobs)
+                .cluster(bus, cluster);
+            store.install(builder)
+        }
+        None => {
+            let builder = DefaultRequestHandler::builder(agent, card).job_config(jobs);
+            match args.store.open(None).await? {
+                Some(store) => store.install(builder),
+                None => anyhow::bail!("durable-sut needs a durable store"),
+            }
+        }
+    };
     let service = A2aService::new(builder.build());
     let app = a2a_server::http::router(service.clone(), HttpConfig::default());
     println!("listening on http://{addr}");

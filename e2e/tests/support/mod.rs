@@ -15,6 +15,7 @@ use a2a_server::http::HttpConfig;
 use e2e::{RunningSut, ScriptedAgent, loopback_policy};
 use futures::StreamExt;
 
+pub mod durable;
 mod served;
 // Not every test file serves with its own connection settings.
 #[allow(unused_imports)]

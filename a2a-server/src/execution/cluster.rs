@@ -1,0 +1,238 @@
+//! A node's part in cluster mode: it hears the other nodes' events and
+//! cancels, forwards cancels of tasks running elsewhere, and keeps leases
+//! (see [`crate::cluster`]).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_core::{A2aError, Metadata, Method};
+use tokio::sync::Semaphore;
+
+use super::Executions;
+use super::hub::Update;
+use crate::cluster::{CancelNotice, ClusterBus, ClusterConfig, ClusterNotice, Interest};
+use crate::store::{JobState, LeasePass};
+use crate::{CallContext, ServiceParams, User};
+
+/// A node's link to its cluster.
+#[derive(Clone)]
+pub(crate) struct ClusterLink {
+    pub(crate) bus: Arc<dyn ClusterBus>,
+    pub(crate) config: ClusterConfig,
+    /// Jobs this node has queued to resume, so a lease pass does not queue
+    /// them twice while they wait for a resume slot.
+    resuming: Arc<Mutex<HashSet<String>>>,
+}
+
+impl std::fmt::Debug for ClusterLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterLink")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterLink {
+    pub(crate) fn new(bus: Arc<dyn ClusterBus>, config: ClusterConfig) -> Self {
+        ClusterLink {
+            bus,
+            config,
+            resuming: Arc::default(),
+        }
+    }
+
+    fn resuming(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.resuming
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Hears the cluster until shutdown: other nodes' events go to this node's
+/// subscribers, cancels addressed here to the executions they name.
+pub(crate) async fn listen(executions: Arc<Executions>, link: ClusterLink) {
+    let shared = executions.shared.clone();
+    let hubs = shared.hubs.clone();
+    let interest: Interest = Arc::new(move |task_id: &str| hubs.is_watched(task_id));
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let mut notices = tokio::select! {
+            () = shared.stopping.cancelled() => return,
+            listening = link.bus.listen(interest.clone()) => match listening {
+                Ok(notices) => notices,
+                Err(err) => {
+                    tracing::error!(error = %err, "cannot listen to the cluster; retrying");
+                    tokio::select! {
+                        () = shared.stopping.cancelled() => return,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                    continue;
+                }
+            },
+        };
+        backoff = Duration::from_millis(100);
+        // Whatever was said while nobody listened is read from the store.
+        shared.hubs.resync_all();
+        loop {
+            let notice = tokio::select! {
+                () = shared.stopping.cancelled() => return,
+                notice = notices.recv() => notice,
+            };
+            match notice {
+                Some(notice) => hear(&executions, notice),
+                None => break,
+            }
+        }
+    }
+}
+
+fn hear(executions: &Arc<Executions>, notice: ClusterNotice) {
+    let shared = &executions.shared;
+    match notice {
+        ClusterNotice::Event {
+            task_id,
+            version,
+            event,
+        } => {
+            // An execution of this node publishes its own events, in order.
+            if !executions.is_live(&task_id) {
+                shared
+                    .hubs
+                    .publish(&task_id, Update::remote(version, event));
+            }
+        }
+        ClusterNotice::Cancel(notice) if notice.node == shared.job_config.node => {
+            let executions = executions.clone();
+            tokio::spawn(async move {
+                let call = notice_call(&notice);
+                if let Err(err) = executions
+                    .cancel(&call, &notice.task_id, notice.metadata.clone())
+                    .await
+                {
+                    tracing::debug!(task_id = %notice.task_id, error = %err, "a forwarded cancel was refused");
+                }
+            });
+        }
+        ClusterNotice::Cancel(_) => {}
+        ClusterNotice::Resync => shared.hubs.resync_all(),
+    }
+}
+
+/// The call a forwarded cancel acts as: the caller the receiving node checked.
+fn notice_call(notice: &CancelNotice) -> CallContext {
+    let mut call = CallContext::new(Method::CancelTask, ServiceParams::new());
+    call.tenant.clone_from(&notice.tenant);
+    call.user = User {
+        name: notice.user.clone(),
+        authenticated: notice.authenticated,
+    };
+    call
+}
+
+impl Executions {
+    /// The cluster this node belongs to, if any.
+    pub(crate) fn cluster_link(&self) -> Option<ClusterLink> {
+        self.shared.cluster.clone()
+    }
+
+    /// Whether an execution of `task_id` runs on this node.
+    pub(crate) fn is_live(&self, task_id: &str) -> bool {
+        self.lock_live().contains_key(task_id)
+    }
+
+    /// Forwards a cancel to the node whose lease runs `task_id`, and waits
+    /// until the task settles there or the time for it is up. Returns whether
+    /// it forwarded (the caller then reads the task again); false when no
+    /// other live node runs it.
+    pub(super) async fn cancel_remote(
+        &self,
+        call: &CallContext,
+        task_id: &str,
+        metadata: Option<Metadata>,
+    ) -> Result<bool, A2aError> {
+        let shared = &self.shared;
+        let (Some(link), Some(jobs)) = (&shared.cluster, &shared.jobs) else {
+            return Ok(false);
+        };
+        let Some(job) = jobs.get(task_id).await? else {
+            return Ok(false);
+        };
+        let lease_holds = job.heartbeat >= shared.clock.ago(link.config.lease_timeout);
+        if job.state != JobState::Running || job.node == shared.job_config.node || !lease_holds {
+            return Ok(false);
+        }
+        // Listen before asking, so the answer cannot slip by.
+        let mut subscription = shared.hubs.subscribe(task_id);
+        let notice = CancelNotice {
+            task_id: task_id.to_owned(),
+            node: job.node.clone(),
+            tenant: call.tenant.clone(),
+            user: call.user.name.clone(),
+            authenticated: call.user.authenticated,
+            metadata,
+        };
+        link.bus.send_cancel(&notice).await?;
+        let patience = shared.config.cancel_grace + link.config.lease_timeout;
+        if tokio::time::timeout(patience, subscription.settled())
+            .await
+            .is_err()
+        {
+            tracing::warn!(%task_id, node = %job.node, "the node running the task did not answer a cancel in time");
+        }
+        Ok(true)
+    }
+}
+
+/// Runs one lease pass: abandons jobs past the stale limit, and queues every
+/// orphaned or PENDING job for this node to claim and resume (another node
+/// may claim it first; the claim decides).
+pub(crate) async fn lease_pass(
+    executions: &Arc<Executions>,
+    link: &ClusterLink,
+    permits: &Arc<Semaphore>,
+    restarted: bool,
+) -> Result<(usize, usize), A2aError> {
+    let shared = &executions.shared;
+    let Some(jobs) = &shared.jobs else {
+        return Ok((0, 0));
+    };
+    let node = shared.job_config.node.as_str();
+    let lease =
+        chrono::Duration::from_std(link.config.lease_timeout).unwrap_or(chrono::Duration::MAX);
+    let stale =
+        chrono::Duration::from_std(shared.job_config.stale_after).unwrap_or(chrono::Duration::MAX);
+    let mut pass = LeasePass::new(shared.clock.now(), lease, stale)
+        .limit(shared.job_config.resume_parallelism.max(1) * 4);
+    if restarted {
+        pass = pass.restarted(node);
+    }
+    let found = jobs.take_over(&pass).await?;
+    let abandoned = found.abandoned.len();
+    for job in found.abandoned {
+        if let Err(err) = super::jobs::abandon(executions, &job).await {
+            tracing::error!(task_id = %job.task_id, error = %err, "could not fail an abandoned task");
+        }
+    }
+    let mut queued = 0;
+    for job in found.pending {
+        if !link.resuming().insert(job.task_id.clone()) {
+            continue;
+        }
+        queued += 1;
+        let executions = executions.clone();
+        let permits = permits.clone();
+        let link = link.clone();
+        tokio::spawn(async move {
+            let task_id = job.task_id.clone();
+            if let Ok(_permit) = permits.acquire_owned().await {
+                if let Err(err) = super::jobs::resume(&executions, job).await {
+                    tracing::error!(%task_id, error = %err, "could not resume a job");
+                }
+            }
+            link.resuming().remove(&task_id);
+        });
+    }
+    Ok((abandoned, queued))
+}

@@ -58,7 +58,7 @@ impl ClusterConfig {
 }
 
 /// A request to cancel a task, sent to the node that runs it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CancelNotice {

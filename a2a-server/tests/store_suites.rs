@@ -1,6 +1,8 @@
 //! The in-memory stores pass the conformance suites every backend runs.
 
-use a2a_server::store::testing::{job_store_suite, push_config_store_suite, task_store_suite};
+use a2a_server::store::testing::{
+    job_store_suite, lease_suite, push_config_store_suite, task_store_suite,
+};
 use a2a_server::store::{InMemoryJobStore, InMemoryPushConfigStore, InMemoryTaskStore};
 
 #[tokio::test]
@@ -16,4 +18,9 @@ async fn in_memory_push_config_store_conforms() {
 #[tokio::test]
 async fn in_memory_job_store_conforms() {
     job_store_suite(&InMemoryJobStore::new()).await;
+}
+
+#[tokio::test]
+async fn in_memory_job_store_keeps_cluster_leases() {
+    lease_suite(&InMemoryJobStore::new()).await;
 }

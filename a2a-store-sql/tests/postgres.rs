@@ -14,9 +14,15 @@ use a2a_core::{AuthenticationInfo, TaskPushNotificationConfig};
 use a2a_server::Caller;
 use a2a_server::store::PushConfigStore;
 use a2a_server::store::testing::{
-    job_store_suite, job_writes_suite, push_config_store_suite, task_store_suite,
+    job_store_suite, job_writes_suite, lease_suite, push_config_store_suite, task_store_suite,
 };
-use a2a_store_sql::{OpenError, PostgresStore, PushKey};
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_core::{Artifact, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState};
+use a2a_server::cluster::{CancelNotice, ClusterBus, ClusterNotice, Interest};
+use a2a_server::store::{Cause, TaskStore};
+use a2a_store_sql::{OpenError, PostgresCluster, PostgresStore, PushKey};
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
 
@@ -106,6 +112,14 @@ async fn push_config_store_conforms() {
 async fn job_store_conforms() {
     in_fresh_schema(None, |store, _| async move {
         job_store_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn job_store_keeps_cluster_leases() {
+    in_fresh_schema(None, |store, _| async move {
+        lease_suite(&store).await;
     })
     .await;
 }
@@ -270,4 +284,100 @@ async fn gateway_agents_keep_their_state_in_schemas_of_their_own() {
             .await
             .unwrap();
     }
+}
+
+#[tokio::test]
+async fn the_cluster_bus_announces_committed_events_and_carries_cancels() {
+    in_fresh_schema(None, |store, options| async move {
+        // A store not opened for cluster mode cannot be a node's bus.
+        assert!(matches!(
+            PostgresCluster::new(&store).await,
+            Err(OpenError::Unsupported(_))
+        ));
+        let node = PostgresStore::connect_with(PostgresStore::cluster_options(options), None)
+            .await
+            .unwrap();
+        let bus = PostgresCluster::new(&node).await.unwrap();
+        let interest: Interest = Arc::new(|task_id: &str| task_id != "unwatched");
+        let mut notices = bus.listen(interest).await.unwrap();
+        let caller = Caller::default();
+        let next = async |notices: &mut tokio::sync::mpsc::Receiver<ClusterNotice>| {
+            tokio::time::timeout(Duration::from_secs(10), notices.recv())
+                .await
+                .expect("a notice in time")
+                .expect("the bus is open")
+        };
+
+        // A small event travels in the notification.
+        let mut task = Task::new("watched", "ctx", TaskState::Working);
+        let working = StreamResponse::Task(task.clone());
+        node.create(&caller, &task, &Cause::event(&working))
+            .await
+            .unwrap();
+        match next(&mut notices).await {
+            ClusterNotice::Event {
+                task_id,
+                version,
+                event,
+            } => {
+                assert_eq!((task_id.as_str(), version), ("watched", 1));
+                assert_eq!(*event, working);
+            }
+            other => panic!("expected the event, got {other:?}"),
+        }
+        // An event over NOTIFY's 8,000 bytes travels by reference.
+        let big = Artifact::text("x".repeat(20_000)).with_id("big");
+        task.artifacts.push(big.clone());
+        let update: StreamResponse = TaskArtifactUpdateEvent::new("watched", "ctx", big).into();
+        node.update(&caller, &task, 1, &Cause::event(&update))
+            .await
+            .unwrap();
+        match next(&mut notices).await {
+            ClusterNotice::Event { version, event, .. } => {
+                assert_eq!(version, 2);
+                assert_eq!(*event, update);
+            }
+            other => panic!("expected the large event, got {other:?}"),
+        }
+        // Unwatched tasks are skipped, and a connection not in cluster mode
+        // announces nothing; order is kept.
+        let other = Task::new("unwatched", "ctx", TaskState::Working);
+        node.create(
+            &caller,
+            &other,
+            &Cause::event(&StreamResponse::Task(other.clone())),
+        )
+        .await
+        .unwrap();
+        store
+            .update(&caller, &task, 2, &Cause::event(&working))
+            .await
+            .unwrap();
+        task.status.state = TaskState::Completed;
+        let completed = StreamResponse::Task(task.clone());
+        node.update(&caller, &task, 3, &Cause::event(&completed))
+            .await
+            .unwrap();
+        match next(&mut notices).await {
+            ClusterNotice::Event {
+                task_id, version, ..
+            } => {
+                assert_eq!((task_id.as_str(), version), ("watched", 4));
+            }
+            other => panic!("expected version 4, got {other:?}"),
+        }
+
+        // Cancels reach every node's listener, whole.
+        let mut cancel = CancelNotice::default();
+        cancel.task_id = "watched".into();
+        cancel.node = "node-b".into();
+        cancel.user = "alice".into();
+        bus.send_cancel(&cancel).await.unwrap();
+        match next(&mut notices).await {
+            ClusterNotice::Cancel(heard) => assert_eq!(heard, cancel),
+            other => panic!("expected the cancel, got {other:?}"),
+        }
+        node.close().await;
+    })
+    .await;
 }

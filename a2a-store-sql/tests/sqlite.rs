@@ -7,7 +7,7 @@
 use a2a_core::{AuthenticationInfo, StreamResponse, Task, TaskPushNotificationConfig, TaskState};
 use a2a_server::Caller;
 use a2a_server::store::testing::{
-    job_store_suite, job_writes_suite, push_config_store_suite, task_store_suite,
+    job_store_suite, job_writes_suite, lease_suite, push_config_store_suite, task_store_suite,
 };
 use a2a_server::store::{Cause, Checkpoint, PushConfigStore, TaskStore};
 use a2a_store_sql::{OpenError, PushKey, SqliteOptions, SqliteStore};
@@ -36,6 +36,12 @@ async fn push_config_store_conforms() {
 async fn job_store_conforms() {
     let (_dir, store) = fresh().await;
     job_store_suite(&store).await;
+}
+
+#[tokio::test]
+async fn job_store_keeps_cluster_leases() {
+    let (_dir, store) = fresh().await;
+    lease_suite(&store).await;
 }
 
 #[tokio::test]

@@ -208,6 +208,11 @@ async fn a_killed_node_s_executions_finish_on_the_others_and_it_rejoins() {
     .await
     .expect("every task settles on the surviving nodes");
     let failover = killed.elapsed();
+    // Taken over at the lease timeout, not at the stale limit of a single
+    // server (an hour): the bound is the lease plus all the work, with room
+    // for a loaded machine.
+    let bound = Duration::from_millis(LEASE_MS) + Duration::from_secs(TURNS + 20);
+    assert!(failover < bound, "failover took {failover:?}");
     for id in &given {
         let (state, text) = &settled[id];
         assert_eq!(*state, TaskState::Completed, "task {id}: {text}");

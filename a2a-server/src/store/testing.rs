@@ -22,7 +22,7 @@ use a2a_core::{
 };
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::job::{ABANDONED_REASON, JobFilter, JobState, JobStore, NewJob};
+use super::job::{ABANDONED_REASON, JobFilter, JobState, JobStore, LeasePass, NewJob};
 use super::push::PushConfigStore;
 use super::task::{Cause, Checkpoint, JobWrite, StoreError, StoredEvent, TaskStore};
 use crate::Caller;
@@ -1305,4 +1305,84 @@ pub async fn job_store_suite<S: JobStore>(store: &S) {
     assert_eq!(store.get("j4").await.unwrap(), None);
     store.record(&new("j4", "node-a", secs(40))).await.unwrap();
     assert_eq!(store.get("j4").await.unwrap().unwrap().attempts, 1);
+}
+
+/// Cluster leases ([`JobStore::take_over`]): expired leases go back to
+/// PENDING for any node to claim, live ones stay, long-dead ones are
+/// abandoned, a restarted node gets its own jobs back, and a claim is won once.
+pub async fn lease_suite<S: JobStore>(store: &S) {
+    let t0 = at_ms(1_800_000_000_000);
+    let secs = |n: i64| t0 + TimeDelta::seconds(n);
+    let owner = caller_in(&fresh_tenant(), "alice");
+    let record = |task_id: &'static str, node: &'static str, at| {
+        let owner = owner.clone();
+        async move {
+            let job = NewJob {
+                task_id,
+                owner: &owner,
+                node,
+                request: "{}",
+                at,
+            };
+            store.record(&job).await.unwrap();
+        }
+    };
+    record("lease-live", "node-a", secs(0)).await;
+    record("lease-dead", "node-b", secs(1)).await;
+    record("lease-old", "node-c", secs(-7200)).await;
+    record("lease-mine", "node-d", secs(9)).await;
+    store.heartbeat("node-a", secs(9)).await.unwrap();
+
+    let pass = |at| LeasePass::new(at, TimeDelta::seconds(5), TimeDelta::hours(1));
+    let ids = |jobs: &[super::job::Job]| jobs.iter().map(|j| j.task_id.clone()).collect::<Vec<_>>();
+    let found = store.take_over(&pass(secs(10))).await.unwrap();
+    assert_eq!(ids(&found.abandoned), ["lease-old"]);
+    assert_eq!(found.abandoned[0].reason.as_deref(), Some(ABANDONED_REASON));
+    assert_eq!(ids(&found.pending), ["lease-dead"]);
+    let live = store.get("lease-live").await.unwrap().unwrap();
+    assert_eq!(
+        (live.state, live.node.as_str()),
+        (JobState::Running, "node-a")
+    );
+
+    // Passes may run on every node at any time: the second changes nothing.
+    let again = store.take_over(&pass(secs(10))).await.unwrap();
+    assert!(again.abandoned.is_empty());
+    assert_eq!(ids(&again.pending), ["lease-dead"]);
+
+    // Two nodes claim the orphan: one wins, on its next attempt.
+    assert!(store.claim("lease-dead", "node-c", secs(11)).await.unwrap());
+    assert!(!store.claim("lease-dead", "node-a", secs(11)).await.unwrap());
+    let taken = store.get("lease-dead").await.unwrap().unwrap();
+    assert_eq!(
+        (taken.state, taken.node.as_str(), taken.attempts),
+        (JobState::Running, "node-c", 2)
+    );
+
+    // A node back under its old name takes back its jobs at once, fresh
+    // heartbeat or not; nobody else's.
+    let back = store
+        .take_over(&pass(secs(12)).restarted("node-d"))
+        .await
+        .unwrap();
+    assert_eq!(ids(&back.pending), ["lease-mine"]);
+    assert_eq!(
+        store.get("lease-live").await.unwrap().unwrap().state,
+        JobState::Running
+    );
+
+    // The PENDING list is bounded, oldest first.
+    store
+        .finish("lease-mine", JobState::Completed, None, secs(12))
+        .await
+        .unwrap();
+    record("lease-p1", "node-e", secs(20)).await;
+    record("lease-p2", "node-e", secs(21)).await;
+    let bounded = store.take_over(&pass(secs(40)).limit(1)).await.unwrap();
+    assert_eq!(ids(&bounded.pending), ["lease-live"]);
+    let all = store.take_over(&pass(secs(40))).await.unwrap();
+    assert_eq!(
+        ids(&all.pending),
+        ["lease-live", "lease-dead", "lease-p1", "lease-p2"]
+    );
 }

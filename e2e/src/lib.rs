@@ -216,14 +216,52 @@ pub async fn start_tck_sut_with(
     store: Option<a2a_store_sql::DurableStore>,
     capabilities: TckCapabilities,
 ) -> std::io::Result<RunningSut> {
+    serve_tck(addr, store, None, capabilities).await
+}
+
+/// A cluster node's settings for the TCK agent.
+#[derive(Debug)]
+pub struct TckNode {
+    /// The node's name.
+    pub name: String,
+    /// The cluster bus of its store.
+    pub bus: a2a_store_sql::PostgresCluster,
+    /// The address its card names (the proxy in front of the cluster).
+    pub public_addr: Option<SocketAddr>,
+}
+
+/// The TCK agent as node `node` of a cluster on `store`.
+pub async fn start_tck_node(
+    addr: SocketAddr,
+    store: a2a_store_sql::DurableStore,
+    node: TckNode,
+    capabilities: TckCapabilities,
+) -> std::io::Result<RunningSut> {
+    serve_tck(addr, Some(store), Some(node), capabilities).await
+}
+
+async fn serve_tck(
+    addr: SocketAddr,
+    store: Option<a2a_store_sql::DurableStore>,
+    node: Option<TckNode>,
+    capabilities: TckCapabilities,
+) -> std::io::Result<RunningSut> {
     let listener = bind(addr, DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
-    let card = tck_card_with(tck_card(addr), capabilities);
-    let builder = tck_handler(
+    let public = node.as_ref().and_then(|n| n.public_addr).unwrap_or(addr);
+    let card = tck_card_with(tck_card(public), capabilities);
+    let mut builder = tck_handler(
         DefaultRequestHandler::builder(TckAgent, card.clone()),
         card,
         capabilities,
     );
+    if let Some(node) = node {
+        let mut jobs = a2a_server::JobConfig::default();
+        jobs.node = node.name;
+        builder = builder
+            .job_config(jobs)
+            .cluster(node.bus, a2a_server::cluster::ClusterConfig::default());
+    }
     let builder = match store {
         Some(store) => store.install(builder),
         None => builder,

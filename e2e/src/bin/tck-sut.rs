@@ -21,6 +21,13 @@ struct Args {
     /// of a capability's absence (`full`, the default, declares everything).
     #[arg(long, default_value = "full")]
     capabilities: String,
+    /// Join a cluster on the (PostgreSQL) store as this node.
+    #[arg(long, conflicts_with = "gateway")]
+    node_id: Option<String>,
+    /// The address the card names instead of the listening one (a proxy in
+    /// front of a cluster), as host:port.
+    #[arg(long)]
+    public_addr: Option<SocketAddr>,
     /// Serve the agent as agent `tck` of a gateway (beside another agent):
     /// its card at /agents/tck, and the root card pointing there.
     #[arg(long)]
@@ -49,6 +56,15 @@ async fn main() -> anyhow::Result<()> {
     if args.gateway {
         let addr = e2e::start_tck_gateway(addr, &args.store, capabilities).await?;
         println!("tck-sut listening on http://{addr} (agent tck of a gateway: /agents/tck)");
+    } else if let Some(node) = &args.node_id {
+        let (store, bus) = args.store.open_cluster(None).await?;
+        let node = e2e::TckNode {
+            name: node.clone(),
+            bus,
+            public_addr: args.public_addr,
+        };
+        let sut = e2e::start_tck_node(addr, store, node, capabilities).await?;
+        println!("tck-sut listening on http://{}", sut.addr);
     } else {
         let store = args.store.open(None).await?;
         let sut = e2e::start_tck_sut_with(addr, store, capabilities).await?;

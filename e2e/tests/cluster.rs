@@ -15,9 +15,16 @@ use std::time::{Duration, Instant};
 
 use a2a_client::Client;
 use a2a_core::{
+    A2aError, Artifact, SendMessageConfiguration, TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+};
+use a2a_core::{
     CancelTaskRequest, GetTaskRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
     TaskState,
 };
+use a2a_server::push::{PushError, PushSender};
+use a2a_server::{AgentExecutor, EventQueue, RequestContext};
+use a2a_store_sql::{PostgresCluster, PostgresStore};
 use futures::StreamExt;
 use support::durable::{Sut, committed, effects_per_turn, start, states, wait_for_effects};
 
@@ -272,5 +279,154 @@ async fn a_killed_node_s_executions_finish_on_the_others_and_it_rejoins() {
         other => panic!("the subscription on the rejoined node ended with {other:?}"),
     }
     drop((one, two, three));
+    support::drop_postgres_database(&url).await;
+}
+
+/// A webhook stand-in that keeps what one node delivers.
+#[derive(Clone, Default)]
+struct Delivered(Arc<std::sync::Mutex<Vec<StreamResponse>>>);
+
+#[async_trait::async_trait]
+impl PushSender for Delivered {
+    async fn send(
+        &self,
+        _config: &TaskPushNotificationConfig,
+        event: &StreamResponse,
+    ) -> Result<(), PushError> {
+        self.0.lock().unwrap().push(event.clone());
+        Ok(())
+    }
+}
+
+impl Delivered {
+    fn taken(&self) -> Vec<StreamResponse> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// Works, waits at a gate (so a subscriber elsewhere can join), then writes
+/// three artifacts and completes.
+#[derive(Clone)]
+struct GatedAgent(Arc<tokio::sync::Notify>);
+
+#[async_trait::async_trait]
+impl AgentExecutor for GatedAgent {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        let _ = ctx;
+        events.working().await?;
+        self.0.notified().await;
+        for n in 1..=3 {
+            let artifact = Artifact::text(format!("part {n}")).with_id(format!("part-{n}"));
+            let event = TaskArtifactUpdateEvent::new(
+                events.task_id().to_owned(),
+                events.context_id(),
+                artifact,
+            );
+            events.send(event).await?;
+        }
+        events.complete_with_text("done").await
+    }
+}
+
+/// A node in this process: its address and its webhook stand-in.
+async fn in_process_node(
+    url: &str,
+    name: &str,
+    gate: &Arc<tokio::sync::Notify>,
+) -> (String, Delivered) {
+    let store = PostgresStore::connect_cluster(url, None).await.unwrap();
+    let bus = PostgresCluster::new(&store).await.unwrap();
+    let delivered = Delivered::default();
+    let sender = delivered.clone();
+    let name = name.to_owned();
+    let sut = e2e::start_server(
+        GatedAgent(gate.clone()),
+        support::card,
+        move |builder| {
+            let mut jobs = a2a_server::JobConfig::default();
+            jobs.node = name;
+            let builder = builder
+                .push_sender(sender)
+                .job_config(jobs)
+                .cluster(bus, a2a_server::cluster::ClusterConfig::default());
+            a2a_store_sql::DurableStore::Postgres(store).install(builder)
+        },
+        a2a_server::http::HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    (format!("http://{}", sut.addr), delivered)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_event_is_pushed_once_across_the_cluster() {
+    let Some(url) = support::postgres_database("push_once").await else {
+        return;
+    };
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let (a_url, at_a) = in_process_node(&url, "node-a", &gate).await;
+    let (b_url, at_b) = in_process_node(&url, "node-b", &gate).await;
+    let a = Client::connect(&a_url).await.unwrap();
+    let b = Client::connect(&b_url).await.unwrap();
+
+    let mut request = support::request("go");
+    request.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        task_push_notification_config: Some(TaskPushNotificationConfig::new(
+            "",
+            "https://hooks.example/a2a",
+        )),
+        ..Default::default()
+    });
+    let task_id = support::send_task(&a, request).await.id;
+    // Node B follows the execution running on node A.
+    let mut events = b
+        .subscribe_to_task(
+            SubscribeToTaskRequest {
+                id: task_id.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(matches!(
+        events.next().await,
+        Some(Ok(StreamResponse::Task(_)))
+    ));
+    gate.notify_one();
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        seen.push(event.unwrap());
+    }
+    let parts = seen
+        .iter()
+        .filter(|e| matches!(e, StreamResponse::ArtifactUpdate(_)))
+        .count();
+    assert_eq!(parts, 3, "node B saw every artifact: {seen:?}");
+    support::wait_for_state(&a, &task_id, TaskState::Completed).await;
+
+    // Every event went out once, from the node that wrote it; node B, which
+    // only heard of them, pushed nothing.
+    let pushed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let pushed = at_a.taken();
+            if pushed.iter().any(|e| matches!(e, StreamResponse::StatusUpdate(u) if u.status.state == TaskState::Completed)) {
+                return pushed;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("node A pushes the completion");
+    let artifacts: Vec<_> = pushed
+        .iter()
+        .filter_map(|e| match e {
+            StreamResponse::ArtifactUpdate(u) => Some(u.artifact.artifact_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(artifacts, ["part-1", "part-2", "part-3"]);
+    assert!(at_b.taken().is_empty(), "node B pushed {:?}", at_b.taken());
     support::drop_postgres_database(&url).await;
 }

@@ -60,6 +60,9 @@ enum Command {
         /// agent (load it at /agents/bench, or at / through tenant routing).
         #[arg(long)]
         gateway: bool,
+        /// Join a cluster on the (PostgreSQL) store as this node.
+        #[arg(long, conflicts_with = "gateway")]
+        node_id: Option<String>,
     },
     /// Fill a durable store with completed tasks and pending jobs, then close it.
     Seed {
@@ -184,6 +187,7 @@ async fn serve_sdk(
     store: StoreLocation,
     conversation_log: Option<std::path::PathBuf>,
     gateway: bool,
+    node_id: Option<String>,
 ) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
@@ -218,8 +222,22 @@ async fn serve_sdk(
             .router(HttpConfig::default())
     } else {
         let mut builder = DefaultRequestHandler::builder(Echo, card(addr));
-        if let Some(store) = store.open(None).await? {
-            builder = store.install(builder);
+        match node_id {
+            Some(node) => {
+                let (opened, bus) = store.open_cluster(None).await?;
+                let mut jobs = a2a_server::JobConfig::default();
+                jobs.node = node;
+                builder = opened.install(
+                    builder
+                        .job_config(jobs)
+                        .cluster(bus, a2a_server::cluster::ClusterConfig::default()),
+                );
+            }
+            None => {
+                if let Some(store) = store.open(None).await? {
+                    builder = store.install(builder);
+                }
+            }
         }
         if let Some(log) = log {
             builder = builder.conversation_log(log);
@@ -850,7 +868,8 @@ fn main() -> anyhow::Result<()> {
             store,
             conversation_log,
             gateway,
-        } => one_worker()?.block_on(serve_sdk(port, store, conversation_log, gateway)),
+            node_id,
+        } => one_worker()?.block_on(serve_sdk(port, store, conversation_log, gateway, node_id)),
         Command::Seed {
             store,
             tasks,

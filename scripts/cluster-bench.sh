@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Cluster mode's cost on this machine: blocking SendMessage throughput with 1,
+# 2 and 3 nodes (a2a-bench's echo agent, one worker thread each) on one
+# PostgreSQL database, with the CPU each request costs the nodes and the
+# database. On 2 cores more nodes cannot add throughput; CPU per request and
+# the database's share say how it scales where cores are plenty.
+# Usage: scripts/cluster-bench.sh [SERVER_URL] [SECONDS]   (SERVER_URL: a
+# PostgreSQL server, default postgres://postgres@127.0.0.1:5432; a database
+# is made per run and dropped after it; CPU of all `postgres` processes on
+# the machine counts as the database's)
+set -euo pipefail
+server=${1:-postgres://postgres@127.0.0.1:5432}; secs=${2:-10}
+cd "$(dirname "$0")/.."
+cargo build --release -q -p e2e --bin a2a-bench
+bench=$PWD/target/release/a2a-bench
+hz=$(getconf CLK_TCK)
+ticks() { local t=0 p; for p in "$@"; do
+  [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+wait_port() { for _ in $(seq 100); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; }
+out=$(mktemp -d)
+printf '%-6s %10s %14s %14s %9s\n' nodes 'req/s' 'node µs/req' 'db µs/req' 'db share'
+for n in 1 2 3; do
+  db="a2a_cluster_bench_$$_$n"
+  psql -q "$server/postgres" -c "CREATE DATABASE $db"
+  nodes=(); ports=()
+  for i in $(seq "$n"); do
+    port=$((9100 + i))
+    "$bench" sdk --port "$port" --store "$server/$db" --node-id "node-$i" >/dev/null &
+    nodes+=($!); ports+=("$port")
+    wait_port "$port"
+  done
+  pg_before=$(ticks $(pgrep -x postgres)); nodes_before=$(ticks "${nodes[@]}")
+  loads=()
+  for port in "${ports[@]}"; do
+    "$bench" load --addr "127.0.0.1:$port" --connections $((64 / n)) --seconds "$secs" --warmup 0 \
+      > "$out/$port" &
+    loads+=($!)
+  done
+  wait "${loads[@]}"
+  pg_after=$(ticks $(pgrep -x postgres)); nodes_after=$(ticks "${nodes[@]}")
+  requests=$(sed -n 's/^requests=\([0-9]*\).*/\1/p' "$out"/91* | paste -sd+ | bc)
+  awk -v r="$requests" -v s="$secs" -v hz="$hz" -v n="$n" \
+      -v nd=$((nodes_after - nodes_before)) -v pg=$((pg_after - pg_before)) 'BEGIN {
+    printf "%-6d %10.0f %14.1f %14.1f %8.0f%%\n", n, r / s, nd * 1e6 / hz / r, pg * 1e6 / hz / r,
+      100 * pg / (pg + nd) }'
+  kill "${nodes[@]}"; wait "${nodes[@]}" 2>/dev/null || true
+  rm -f "$out"/91*
+  psql -q "$server/postgres" -c "DROP DATABASE $db WITH (FORCE)"
+done

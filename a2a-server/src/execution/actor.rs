@@ -85,12 +85,22 @@ impl Actor {
             };
             tokio::select! {
                 biased;
-                Some(command) = control.recv() => {
-                    let Control::Cancel { reply, call, metadata } = command;
-                    let (result, flow) = self.cancel(*call, metadata).await;
-                    let _ = reply.send(result);
-                    if flow == Flow::Done { break; }
-                }
+                Some(command) = control.recv() => match command {
+                    Control::Cancel { reply, call, metadata } => {
+                        let (result, flow) = self.cancel(*call, metadata).await;
+                        let _ = reply.send(result);
+                        if flow == Flow::Done { break; }
+                    }
+                    // The lease went to another node of the cluster: the job
+                    // is its now, so nothing more is written here. (A job not
+                    // yet recorded was never anyone else's: it runs on.)
+                    Control::Relinquish if matches!(self.job, jobs::JobPhase::Open) => {
+                        tracing::warn!(task_id = %self.task_id, "lease lost; stopping the execution here");
+                        self.job = jobs::JobPhase::Closed;
+                        break;
+                    }
+                    Control::Relinquish => {}
+                },
                 Some(event) = events.recv() => {
                     deadline = inactivity.map(|d| Instant::now() + d);
                     if self.handle(event).await == Flow::Done { break; }

@@ -185,6 +185,36 @@ impl Executions {
     }
 }
 
+/// Stops this node's executions whose lease it may have lost: after
+/// heartbeats failed for most of the lease timeout (the others may take the
+/// work over any moment), every one; after a pause longer than the timeout
+/// (the process stood still), those whose job another node holds now.
+pub(crate) async fn fence(executions: &Executions, unreachable: bool) {
+    let shared = &executions.shared;
+    let Some(jobs) = &shared.jobs else {
+        return;
+    };
+    let live: Vec<(String, tokio::sync::mpsc::Sender<super::Control>)> = executions
+        .lock_live()
+        .iter()
+        .map(|(task_id, live)| (task_id.clone(), live.control.clone()))
+        .collect();
+    for (task_id, control) in live {
+        let lost = unreachable
+            || match jobs.get(&task_id).await {
+                Ok(Some(job)) => {
+                    job.state != JobState::Running || job.node != shared.job_config.node
+                }
+                // Not recorded yet: nobody else can hold it.
+                Ok(None) => false,
+                Err(_) => true,
+            };
+        if lost {
+            let _ = control.send(super::Control::Relinquish).await;
+        }
+    }
+}
+
 /// Runs one lease pass: abandons jobs past the stale limit, and queues every
 /// orphaned or PENDING job for this node to claim and resume (another node
 /// may claim it first; the claim decides).

@@ -351,6 +351,7 @@ async fn maintain_in_cluster(
     shared.recovery_marked.cancel();
     recovered.cancel();
     let mut tick = tokio::time::interval(link.config.heartbeat_interval());
+    let mut renewed = tokio::time::Instant::now();
     let mut retention = tokio::time::interval(config.retention_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     retention.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -358,8 +359,24 @@ async fn maintain_in_cluster(
         tokio::select! {
             () = shared.stopping.cancelled() => break,
             _ = tick.tick() => {
-                if let Err(err) = jobs.heartbeat(&config.node, shared.clock.now()).await {
-                    tracing::warn!(error = %err, "job heartbeat failed");
+                let now = tokio::time::Instant::now();
+                let silent = now.saturating_duration_since(renewed);
+                match jobs.heartbeat(&config.node, shared.clock.now()).await {
+                    Ok(_) => {
+                        // Stood still past the lease (a paused process): the
+                        // others may have taken work over meanwhile.
+                        if silent > link.config.lease_timeout {
+                            tracing::warn!(?silent, "leases went unrenewed past their timeout");
+                            super::cluster::fence(&executions, false).await;
+                        }
+                        renewed = now;
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "job heartbeat failed");
+                        if silent > link.config.lease_timeout.mul_f32(0.8) {
+                            super::cluster::fence(&executions, true).await;
+                        }
+                    }
                 }
                 if let Err(err) = super::cluster::lease_pass(&executions, &link, &permits, false).await {
                     tracing::warn!(error = %err, "lease pass failed");

@@ -219,6 +219,8 @@ pub(crate) enum Control {
         call: Box<CallContext>,
         metadata: Option<Metadata>,
     },
+    /// Stop without writing: the job's lease belongs to another node now.
+    Relinquish,
 }
 
 /// What the actors share with the manager.

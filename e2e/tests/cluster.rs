@@ -111,6 +111,38 @@ async fn send_on_one_subscribe_on_two_cancel_on_three() {
             other => panic!("unexpected event {other:?}"),
         }
     }
+    // A follow-up on node 2 meets the execution on node 1 as it would on one
+    // server: refused, and nothing recorded.
+    let history = c2
+        .get_task(
+            GetTaskRequest {
+                id: task_id.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap()
+        .history
+        .len();
+    let mut follow_up = support::request("more");
+    follow_up.message.task_id.clone_from(&task_id);
+    let refused = c2.send_message(follow_up, None).await;
+    assert_eq!(
+        support::protocol_kind(refused),
+        a2a_core::ErrorKind::UnsupportedOperation
+    );
+    let after = c2
+        .get_task(
+            GetTaskRequest {
+                id: task_id.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(after.history.len(), history);
     // A third node cancels it; the execution on node 1 stops, and node 2's
     // subscriber hears the end.
     let canceled = c3

@@ -142,6 +142,34 @@ impl Executions {
         self.lock_live().contains_key(task_id)
     }
 
+    /// The node other than this one whose live lease runs `task_id`, if any.
+    async fn running_elsewhere(&self, task_id: &str) -> Option<crate::store::Job> {
+        let shared = &self.shared;
+        let (Some(link), Some(jobs)) = (&shared.cluster, &shared.jobs) else {
+            return None;
+        };
+        // A store that cannot answer: as on a single server, let the call go
+        // on and meet the job record's own checks.
+        let job = jobs.get(task_id).await.ok()??;
+        let lease_holds = job.heartbeat >= shared.clock.ago(link.config.lease_timeout);
+        (job.state == JobState::Running && job.node != shared.job_config.node && lease_holds)
+            .then_some(job)
+    }
+
+    /// Waits up to `timeout` for an execution of `task_id` on another node to
+    /// end its turn; true when none runs anywhere else (then).
+    pub(super) async fn wait_idle_elsewhere(&self, task_id: &str, timeout: Duration) -> bool {
+        if self.running_elsewhere(task_id).await.is_none() {
+            return true;
+        }
+        let mut subscription = self.shared.hubs.subscribe(task_id);
+        if self.running_elsewhere(task_id).await.is_none() {
+            return true;
+        }
+        let _ = tokio::time::timeout(timeout, subscription.settled()).await;
+        self.running_elsewhere(task_id).await.is_none()
+    }
+
     /// Forwards a cancel to the node whose lease runs `task_id`, and waits
     /// until the task settles there or the time for it is up. Returns whether
     /// it forwarded (the caller then reads the task again); false when no
@@ -153,16 +181,12 @@ impl Executions {
         metadata: Option<Metadata>,
     ) -> Result<bool, A2aError> {
         let shared = &self.shared;
-        let (Some(link), Some(jobs)) = (&shared.cluster, &shared.jobs) else {
+        let Some(link) = &shared.cluster else {
             return Ok(false);
         };
-        let Some(job) = jobs.get(task_id).await? else {
+        let Some(job) = self.running_elsewhere(task_id).await else {
             return Ok(false);
         };
-        let lease_holds = job.heartbeat >= shared.clock.ago(link.config.lease_timeout);
-        if job.state != JobState::Running || job.node == shared.job_config.node || !lease_holds {
-            return Ok(false);
-        }
         // Listen before asking, so the answer cannot slip by.
         let mut subscription = shared.hubs.subscribe(task_id);
         let notice = CancelNotice {

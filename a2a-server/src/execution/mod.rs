@@ -340,11 +340,12 @@ impl Executions {
         }
     }
 
-    /// Waits up to `timeout` for a running execution of `task_id` to end.
+    /// Waits up to `timeout` for a running execution of `task_id` to end,
+    /// here or, in a cluster, on another node.
     pub(crate) async fn wait_idle(&self, task_id: &str, timeout: Duration) -> bool {
         let done = self.lock_live().get(task_id).map(|l| l.done.clone());
         match done {
-            None => true,
+            None => self.wait_idle_elsewhere(task_id, timeout).await,
             Some(done) => tokio::time::timeout(timeout, done.cancelled())
                 .await
                 .is_ok(),

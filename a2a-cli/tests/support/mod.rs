@@ -386,16 +386,13 @@ impl Database {
     pub fn create() -> Option<Database> {
         let admin = admin_url();
         let name = format!("a2a_cli_{}", a2a_core::new_id().replace('-', "")).to_lowercase();
-        let created = on_admin(&format!("CREATE DATABASE {name}"));
-        match created {
+        match on_admin(&format!("CREATE DATABASE {name}")) {
             Ok(()) => {}
-            Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
-                panic!("PostgreSQL at {admin} is unusable in CI: {err}")
-            }
-            Err(err) => {
-                eprintln!("NOTICE: skipping a PostgreSQL test: {admin} is unusable ({err})");
+            Err(Admin::Unreachable(err)) if std::env::var("CI").as_deref() != Ok("true") => {
+                eprintln!("NOTICE: skipping a PostgreSQL test: {admin} is unreachable ({err})");
                 return None;
             }
+            Err(err) => panic!("PostgreSQL at {admin}: {err:?}"),
         }
         let (server, _) = admin.rsplit_once('/').unwrap();
         Some(Database {
@@ -410,7 +407,7 @@ impl Drop for Database {
         // Not a panic: this may run while a failing test unwinds.
         let drop = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
         if let Err(err) = on_admin(&drop) {
-            eprintln!("cannot drop the test database {}: {err}", self.name);
+            eprintln!("cannot drop the test database {}: {err:?}", self.name);
         }
     }
 }
@@ -421,16 +418,31 @@ fn admin_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
 }
 
+/// Why [`on_admin`] failed.
+#[derive(Debug)]
+enum Admin {
+    /// No connection.
+    Unreachable(sqlx::Error),
+    /// The statement failed.
+    Refused(sqlx::Error),
+}
+
 /// Runs `statement` on the admin database.
-fn on_admin(statement: &str) -> Result<(), sqlx::Error> {
+fn on_admin(statement: &str) -> Result<(), Admin> {
     use sqlx::Connection as _;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut admin = sqlx::PgConnection::connect(&admin_url()).await?;
-        sqlx::query(statement).execute(&mut admin).await?;
-        admin.close().await
+        let mut admin = sqlx::PgConnection::connect(&admin_url())
+            .await
+            .map_err(Admin::Unreachable)?;
+        sqlx::query(statement)
+            .execute(&mut admin)
+            .await
+            .map_err(Admin::Refused)?;
+        let _ = admin.close().await;
+        Ok(())
     })
 }

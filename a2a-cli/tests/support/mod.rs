@@ -78,8 +78,7 @@ pub fn finishes(args: &[&str]) -> Output {
     let stdout = read_all(child.stdout.take().unwrap());
     let stderr = read_all(child.stderr.take().unwrap());
     let Some(status) = wait_for_exit(&mut child, PATIENCE) else {
-        let _ = child.kill();
-        let _ = child.wait();
+        end(&mut child);
         panic!("a2a {args:?} kept running");
     };
     Output {
@@ -101,7 +100,7 @@ fn read_all(mut from: impl std::io::Read + Send + 'static) -> JoinHandle<Vec<u8>
 
 /// `child`'s exit status once it exits; `None` if it still runs after
 /// `within`.
-pub fn wait_for_exit(child: &mut Child, within: Duration) -> Option<ExitStatus> {
+fn wait_for_exit(child: &mut Child, within: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + within;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -112,6 +111,12 @@ pub fn wait_for_exit(child: &mut Child, within: Duration) -> Option<ExitStatus> 
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Kills `child` outright (SIGKILL) and reaps it.
+fn end(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Sends `child` the signal `signal` (`-INT`, `-TERM`) and waits up to
@@ -141,8 +146,7 @@ pub struct Follower {
 
 impl Drop for Follower {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        end(&mut self.child);
     }
 }
 
@@ -203,8 +207,7 @@ pub struct Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        end(&mut self.child);
     }
 }
 
@@ -230,8 +233,7 @@ pub fn serve(args: &[&str]) -> Server {
     let mut banner = String::new();
     while !banner.contains("Press Ctrl-C") {
         if stdout.read_line(&mut banner).unwrap() == 0 {
-            let _ = child.kill();
-            let _ = child.wait();
+            end(&mut child);
             panic!("a2a serve {args:?} stopped before it served: {banner}");
         }
     }

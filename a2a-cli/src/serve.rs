@@ -154,6 +154,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .map(PushKey::from_file)
         .transpose()?;
     let card_signer = card_signer(&args)?;
+    // Only --node-id reads it (the parser refuses it without), but a bad
+    // value is refused before the cluster's database is opened.
+    let lease = lease_timeout(args.lease_timeout)?;
     // A gateway file is read whole before anything is opened or bound.
     let gateway_config = match &args.config {
         Some(path) => Some(GatewayConfig::load(path)?),
@@ -202,7 +205,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 let mut jobs = JobConfig::default();
                 node.clone_into(&mut jobs.node);
                 let mut cluster = ClusterConfig::default();
-                cluster.lease_timeout = lease_timeout(args.lease_timeout)?;
+                cluster.lease_timeout = lease;
                 builder = builder.job_config(jobs).cluster(bus, cluster);
             }
             if let Some(log) = log {

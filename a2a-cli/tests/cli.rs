@@ -3,79 +3,18 @@
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+mod support;
+
 use std::time::{Duration, Instant};
 
-struct Server {
-    child: Child,
-    url: String,
-    /// Kept open: the server's later banner lines must not meet a closed pipe.
-    _stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A throwaway server (state in memory).
-fn serve() -> Server {
-    serve_with(&["--store", "memory", "--no-conversation-log"])
-}
-
-fn serve_with(extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["serve", "--port", "0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    stdout.read_line(&mut first).unwrap();
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
-        .unwrap()
-        .to_owned();
-    Server {
-        child,
-        url,
-        _stdout: stdout,
-    }
-}
-
-fn a2a(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = a2a(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut all = args.to_vec();
-    all.push("--json");
-    serde_json::from_str(&ok(&all)).unwrap()
-}
+use support::{
+    PATIENCE, a2a, arg, follow, gateway_file, get, http, json, ok, serve, serve_in_memory,
+    serve_refused, tls_files,
+};
 
 #[test]
 fn every_command_against_a_live_server() {
-    let server = serve();
+    let server = serve_in_memory(&[]);
     let url = server.url.as_str();
 
     let card = ok(&["card", url]);
@@ -152,31 +91,12 @@ fn every_command_against_a_live_server() {
 fn sqlite_state_survives_a_restart_and_a_data_dir_serves_one_server() {
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().to_str().unwrap();
-    let server = serve_with(&["--data-dir", data_dir]);
+    let server = serve(&["--data-dir", data_dir]);
     let task = json(&["send", &server.url, "?"]);
     let id = task["task"]["id"].as_str().unwrap().to_owned();
 
     // A second server on the same data directory stops at once, saying why.
-    let mut second = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["serve", "--port", "0", "--data-dir", data_dir])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = second.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = second.kill();
-            panic!("a second server on the same data directory kept running");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(!status.success());
+    let stderr = serve_refused(&["--data-dir", data_dir]).stderr;
     assert!(
         stderr.contains("in use by another process"),
         "unclear refusal: {stderr}"
@@ -184,7 +104,7 @@ fn sqlite_state_survives_a_restart_and_a_data_dir_serves_one_server() {
 
     // Killed outright, the server's state is still there for the next one.
     drop(server);
-    let server = serve_with(&["--data-dir", data_dir]);
+    let server = serve(&["--data-dir", data_dir]);
     let got = json(&["get", &server.url, &id]);
     assert_eq!(got["id"], id.as_str());
     assert_eq!(got["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
@@ -200,7 +120,7 @@ fn sqlite_state_survives_a_restart_and_a_data_dir_serves_one_server() {
 fn jobs_are_listed_shown_canceled_and_pruned() {
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().to_str().unwrap();
-    let server = serve_with(&["--data-dir", data_dir]);
+    let server = serve(&["--data-dir", data_dir]);
     let url = server.url.clone();
     let waiting = json(&["send", &url, "?"]);
     let id = waiting["task"]["id"].as_str().unwrap().to_owned();
@@ -268,51 +188,26 @@ fn jobs_are_listed_shown_canceled_and_pruned() {
 fn serve_exits_within_its_grace_period_with_a_subscriber_attached() {
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().to_str().unwrap();
-    let mut server = serve_with(&["--data-dir", data_dir, "--shutdown-grace", "1"]);
+    let server = serve(&["--data-dir", data_dir, "--shutdown-grace", "1"]);
     let waiting = json(&["send", &server.url, "?"]);
     let id = waiting["task"]["id"].as_str().unwrap().to_owned();
     // A subscription to a waiting task stays open until the server goes.
-    let mut subscriber = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["subscribe", &server.url, &id])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(subscriber.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    let subscriber = follow(&["subscribe", &server.url, &id]);
+    let first = subscriber
+        .line_by(Instant::now() + PATIENCE)
+        .expect("a2a subscribe printed nothing");
     assert!(first.contains(&id), "{first}");
 
-    let pid = server.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "a2a serve did not exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(status.success(), "{status:?}");
-    let _ = subscriber.kill();
-    let _ = subscriber.wait();
+    // Stopped as a service manager does, it exits cleanly in good time.
+    server.stop(Duration::from_secs(15));
+    drop(subscriber);
 }
 
 #[test]
 fn a_server_killed_mid_flight_loses_no_acknowledged_task() {
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().to_str().unwrap().to_owned();
-    let server = serve_with(&["--data-dir", &data_dir]);
+    let server = serve(&["--data-dir", &data_dir]);
     let url = server.url.clone();
 
     // Clients keep sending; each reports the tasks the server acknowledged as done.
@@ -352,7 +247,7 @@ fn a_server_killed_mid_flight_loses_no_acknowledged_task() {
     }
     ids.extend(done.try_iter());
 
-    let server = serve_with(&["--data-dir", &data_dir]);
+    let server = serve(&["--data-dir", &data_dir]);
     for id in &ids {
         let task = json(&["get", &server.url, id]);
         assert_eq!(
@@ -367,117 +262,59 @@ fn a_server_killed_mid_flight_loses_no_acknowledged_task() {
     );
 }
 
-/// Status line and body of a plain HTTP/1.1 request to `url` (the server's base).
-fn http(url: &str, request_line: &str, headers: &[&str]) -> (u16, String) {
-    use std::io::{Read as _, Write as _};
-    let authority = url.trim_start_matches("http://").trim_end_matches('/');
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let mut request =
-        format!("{request_line} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n");
-    for header in headers {
-        request.push_str(header);
-        request.push_str("\r\n");
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap();
-    (status, response)
-}
-
-/// The banner lines up to the last one.
-fn banner(server: &mut Server) -> String {
-    let mut all = String::new();
-    while !all.contains("Press Ctrl-C") {
-        if server._stdout.read_line(&mut all).unwrap() == 0 {
-            break;
-        }
-    }
-    all
+/// The status of `GET path` with `headers` on the server at `url`.
+fn status_of(url: &str, path: &str, headers: &[&str]) -> u16 {
+    http(url, &format!("GET {path}"), headers, None)
+        .unwrap()
+        .status
 }
 
 #[test]
 fn serve_enforces_a_bearer_token_from_its_flag_and_warns_without_one() {
-    let mut open = serve();
-    assert!(banner(&mut open).contains("Warning: no authentication"));
+    let open = serve_in_memory(&[]);
+    assert!(open.banner.contains("Warning: no authentication"));
 
-    let mut guarded = serve_with(&[
-        "--store",
-        "memory",
-        "--no-conversation-log",
-        "--auth-bearer-token",
-        "s3cret",
-    ]);
-    assert!(!banner(&mut guarded).contains("Warning"));
-    let (status, card) = http(&guarded.url, "GET /.well-known/agent-card.json", &[]);
-    assert_eq!(status, 200);
-    assert!(card.contains(r#""securitySchemes":{"bearer""#), "{card}");
-    let (status, refused) = http(&guarded.url, "GET /tasks/nope", &[]);
-    assert_eq!(status, 401);
+    let guarded = serve_in_memory(&["--auth-bearer-token", "s3cret"]);
+    assert!(!guarded.banner.contains("Warning"));
+    let card = get(&guarded.url, "/.well-known/agent-card.json");
+    assert_eq!(card.status, 200);
+    assert!(
+        card.body.contains(r#""securitySchemes":{"bearer""#),
+        "{card:?}"
+    );
+    let refused = get(&guarded.url, "/tasks/nope");
+    assert_eq!(refused.status, 401);
     assert!(
         refused
+            .head
             .to_ascii_lowercase()
             .contains("www-authenticate: bearer")
     );
-    let (status, _) = http(
-        &guarded.url,
-        "GET /tasks/nope",
-        &["authorization: Bearer wrong"],
-    );
-    assert_eq!(status, 401);
-    let (status, _) = http(
-        &guarded.url,
-        "GET /tasks/nope",
-        &["authorization: Bearer s3cret"],
-    );
-    assert_eq!(status, 404);
+    let wrong = ["authorization: Bearer wrong"];
+    assert_eq!(status_of(&guarded.url, "/tasks/nope", &wrong), 401);
+    let right = ["authorization: Bearer s3cret"];
+    assert_eq!(status_of(&guarded.url, "/tasks/nope", &right), 404);
 }
 
 #[test]
 fn serve_enforces_an_api_key_from_its_flag() {
-    let guarded = serve_with(&[
-        "--store",
-        "memory",
-        "--no-conversation-log",
-        "--auth-api-key",
-        "X-API-Key=k1",
-    ]);
-    let (status, card) = http(&guarded.url, "GET /.well-known/agent-card.json", &[]);
-    assert_eq!(status, 200);
-    assert!(card.contains(r#""name":"x-api-key""#), "{card}");
-    let (status, _) = http(&guarded.url, "GET /tasks/nope", &["x-api-key: k2"]);
-    assert_eq!(status, 401);
-    let (status, _) = http(&guarded.url, "GET /tasks/nope", &["x-api-key: k1"]);
-    assert_eq!(status, 404);
+    let guarded = serve_in_memory(&["--auth-api-key", "X-API-Key=k1"]);
+    let card = get(&guarded.url, "/.well-known/agent-card.json");
+    assert_eq!(card.status, 200);
+    assert!(card.body.contains(r#""name":"x-api-key""#), "{card:?}");
+    let url = guarded.url.as_str();
+    assert_eq!(status_of(url, "/tasks/nope", &["x-api-key: k2"]), 401);
+    assert_eq!(status_of(url, "/tasks/nope", &["x-api-key: k1"]), 404);
 }
 
 #[test]
 fn serve_refuses_malformed_auth_flags() {
     for args in [
-        &[
-            "serve",
-            "--store",
-            "memory",
-            "--port",
-            "0",
-            "--auth-api-key",
-            "no-equals-sign",
-        ][..],
-        &["serve", "--auth-jwt-jwks", "http://127.0.0.1:9/jwks.json"][..],
-        &["serve", "--auth-bearer-token", "a", "--auth-api-key", "X=k"][..],
+        &["--store", "memory", "--auth-api-key", "no-equals-sign"][..],
+        &["--auth-jwt-jwks", "http://127.0.0.1:9/jwks.json"][..],
+        &["--auth-bearer-token", "a", "--auth-api-key", "X=k"][..],
     ] {
-        // Refused at once (a server that started would not exit by itself).
-        let out = a2a(args);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
+        serve_refused(args);
     }
 }
 
@@ -485,7 +322,7 @@ fn serve_refuses_malformed_auth_flags() {
 fn serve_logs_every_message_in_and_out_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().to_str().unwrap();
-    let server = serve_with(&["--store", "memory", "--data-dir", data_dir]);
+    let server = serve(&["--store", "memory", "--data-dir", data_dir]);
     ok(&["send", &server.url, "hello, 로그"]);
     // The writer takes lines off its queue at once; wait for it to catch up.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -534,7 +371,7 @@ fn serve_logs_every_message_in_and_out_by_default() {
 
     let quiet = tempfile::tempdir().unwrap();
     let quiet_dir = quiet.path().to_str().unwrap();
-    let server = serve_with(&[
+    let server = serve(&[
         "--store",
         "memory",
         "--data-dir",
@@ -546,46 +383,14 @@ fn serve_logs_every_message_in_and_out_by_default() {
     assert!(!quiet.path().join("stream").exists());
 }
 
-/// A CA and a server certificate it signed for 127.0.0.1, written as PEM
-/// files into `dir`: (CA, certificate, key).
-fn tls_files(dir: &std::path::Path) -> [String; 3] {
-    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    [
-        ("ca.pem", ca.pem()),
-        ("cert.pem", cert.pem()),
-        ("key.pem", key.serialize_pem()),
-    ]
-    .map(|(name, pem)| {
-        let path = dir.join(name);
-        std::fs::write(&path, pem).unwrap();
-        path.to_str().unwrap().to_owned()
-    })
-}
-
 #[test]
 fn serve_speaks_tls_from_its_flags_with_https_urls_for_every_binding() {
     let dir = tempfile::tempdir().unwrap();
     let [ca, cert, key] = tls_files(dir.path());
-    let mut server = serve_with(&[
-        "--store",
-        "memory",
-        "--no-conversation-log",
-        "--tls-cert",
-        &cert,
-        "--tls-key",
-        &key,
-    ]);
+    let server = serve_in_memory(&["--tls-cert", &cert, "--tls-key", &key]);
     let url = server.url.clone();
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
-    let banner = banner(&mut server);
+    let banner = &server.banner;
     assert!(banner.contains("Agent card: https://"), "{banner}");
 
     let card = json(&["card", &url, "--tls-ca", &ca]);
@@ -635,69 +440,33 @@ fn serve_refuses_unusable_tls_files_at_start() {
         ),
         (vec!["--tls-cert", &cert], "--tls-key"),
     ] {
-        let mut all = vec!["serve", "--store", "memory", "--port", "0"];
+        let mut all = vec!["--store", "memory"];
         all.extend(args);
-        // Refused at once (a server that started would not exit by itself).
-        let out = a2a(&all);
-        assert!(!out.status.success(), "{all:?}");
-        assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = serve_refused(&all).stderr;
         assert!(stderr.contains(says), "{all:?}: {stderr}");
     }
 }
 
-/// `a2a serve --config FILE` in `dir`: the server and its banner up to the
-/// line that says how to stop it.
-fn serve_gateway(dir: &std::path::Path, file: &std::path::Path) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["serve", "--port", "0", "--config"])
-        .arg(file)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    while !banner.contains("Press Ctrl-C") {
-        if stdout.read_line(&mut banner).unwrap() == 0 {
-            panic!("the gateway stopped: {banner}");
-        }
-    }
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    let server = Server {
-        child,
-        url,
-        _stdout: stdout,
-    };
-    (server, banner)
-}
-
 #[test]
 fn serve_hosts_the_three_kinds_of_agents_of_a_gateway_file() {
-    let remote = serve();
+    let remote = serve_in_memory(&[]);
     let dir = tempfile::tempdir().unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/gateway/agents/echo.py"
     );
-    let file = dir.path().join("gateway.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let file = gateway_file(
+        dir.path(),
+        &format!(
             "[agents.planner]\nkind = \"rust\"\nexecutor = \"echo\"\ntitle = \"Planner\"\n\n\
              [agents.scripted]\nkind = \"process\"\ncommand = [\"python3\", {script:?}]\n\n\
              [agents.reviewer]\nkind = \"remote\"\nurl = \"{}\"\n",
             remote.url
         ),
-    )
-    .unwrap();
-    let (gateway, banner) = serve_gateway(dir.path(), &file);
+    );
+    let data = dir.path().join("data");
+    let gateway = serve(&["--config", arg(&file), "--data-dir", arg(&data)]);
+    let banner = &gateway.banner;
     for row in [
         "planner   rust",
         "scripted  process  python3",
@@ -729,7 +498,6 @@ fn serve_hosts_the_three_kinds_of_agents_of_a_gateway_file() {
 #[test]
 fn serve_refuses_a_gateway_file_with_an_error_naming_its_line() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("gateway.toml");
     for (text, says) in [
         (
             "[agents.a]\nkind = \"rust\"\nexecutor = \"nope\"\n",
@@ -744,18 +512,11 @@ fn serve_refuses_a_gateway_file_with_an_error_naming_its_line() {
             ":4:1: unknown field",
         ),
     ] {
-        std::fs::write(&file, text).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_a2a"))
-            .args(["serve", "--port", "0", "--store", "memory", "--config"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{text}");
+        let file = gateway_file(dir.path(), text);
+        let stderr = serve_refused(&["--store", "memory", "--config", arg(&file)]).stderr;
         assert!(
             stderr.contains(&format!("{}{says}", file.display())),
             "{says:?} in {stderr}"
         );
-        assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
     }
 }

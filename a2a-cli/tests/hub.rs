@@ -5,16 +5,13 @@
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead as _, BufReader, Read as _};
+mod support;
+
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-/// How long anything the tests wait for may take.
-const PATIENCE: Duration = Duration::from_secs(30);
+use support::{PATIENCE, Server, arg, command, follow, gateway_file, stop_with, tls_files};
 
 const GATEWAY: &str = r#"[agents.alpha]
 kind = "rust"
@@ -36,127 +33,46 @@ default_agent = "alpha"
 members = ["beta"]
 "#;
 
-struct Server {
-    child: Child,
-    url: String,
-    /// Kept open: the server's later lines must not meet a closed pipe.
-    _stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Stops the server as a service manager does (SIGTERM) and waits for
-    /// it to exit cleanly.
-    fn stop(mut self) {
-        let status = stop_with(&mut self.child, "-TERM");
-        assert!(status.success(), "{status:?}");
-    }
-}
-
-/// Sends `child` the signal `signal` (`-INT`, `-TERM`) and waits for it
-/// to exit.
-fn stop_with(child: &mut Child, signal: &str) -> std::process::ExitStatus {
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args([signal, &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("pid {pid} did not exit after kill {signal}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The gateway file `text` written in `dir`.
-fn gateway_file(dir: &Path, text: &str) -> std::path::PathBuf {
-    let file = dir.join("gateway.toml");
-    std::fs::write(&file, text).unwrap();
-    file
-}
-
 /// `a2a serve --config FILE` on a free port with its state in `data_dir`,
-/// once its banner says it serves.
+/// once its banner says it serves the hub.
 fn serve(file: &Path, data_dir: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["serve", "--port", "0", "--shutdown-grace", "1", "--config"])
-        .arg(file)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    while !banner.contains("Press Ctrl-C") {
-        if stdout.read_line(&mut banner).unwrap() == 0 {
-            panic!("the gateway stopped: {banner}");
-        }
-    }
-    assert!(banner.contains("Collaboration hub:"), "{banner}");
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
-        .unwrap()
-        .to_owned();
-    Server {
-        child,
-        url,
-        _stdout: stdout,
-    }
+    let mut args = vec![
+        "--shutdown-grace",
+        "1",
+        "--config",
+        arg(file),
+        "--data-dir",
+        arg(data_dir),
+    ];
+    args.extend(extra);
+    let server = support::serve(&args);
+    assert!(
+        server.banner.contains("Collaboration hub:"),
+        "{}",
+        server.banner
+    );
+    server
 }
 
 /// `a2a hub ARGS --url URL`.
-fn hub(url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .arg("hub")
-        .args(args)
-        .args(["--url", url])
-        .env("NO_COLOR", "1")
-        .env_remove("A2A_TOKEN")
-        .env_remove("A2A_HUB_URL")
-        .output()
-        .unwrap()
+fn hub<'a>(url: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["hub"];
+    all.extend(args);
+    all.extend(["--url", url]);
+    all
 }
 
 fn ok(url: &str, args: &[&str]) -> String {
-    let out = hub(url, args);
-    assert!(
-        out.status.success(),
-        "a2a hub {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    support::ok(&hub(url, args))
 }
 
 fn json(url: &str, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.push("--json");
-    serde_json::from_str(&ok(url, &all)).unwrap()
+    support::json(&hub(url, args))
 }
 
 /// `a2a hub ARGS` failing: its stderr.
 fn fails(url: &str, args: &[&str]) -> String {
-    let out = hub(url, args);
-    assert!(!out.status.success(), "a2a hub {args:?} succeeded");
-    String::from_utf8(out.stderr).unwrap()
+    support::fails(&hub(url, args))
 }
 
 /// The messages `args` (`--channel C` or `--thread T`) lists, once one
@@ -225,7 +141,7 @@ fn hub_channels_lists_the_channels_of_the_gateway_file() {
     assert_eq!(channels[2]["sink"], true);
 
     // The base URL and the token also come from the environment.
-    let out = Command::new(env!("CARGO_BIN_EXE_a2a"))
+    let out = command()
         .args(["hub", "channels", "--json"])
         .env("A2A_HUB_URL", &server.url)
         .output()
@@ -337,38 +253,19 @@ fn watch_json_prints_a_message_posted_after_it_started() {
     let server = serve(&file, &dir.path().join("data"), &[]);
     let url = server.url.as_str();
 
-    let mut watch = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["hub", "watch", "--json", "--url", url])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut watch = follow(&["hub", "watch", "--json", "--url", url]);
     // Its stderr says when the feed is open.
-    let mut ready = String::new();
-    BufReader::new(watch.stderr.take().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
+    let ready = watch.stderr_line();
     assert!(ready.starts_with("Following every channel"), "{ready}");
-    let (lines, seen) = mpsc::channel();
-    let stdout = watch.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
 
     let posted = json(url, &["post", "@beta watched?", "--as", "ann"]);
     let id = posted["message"]["id"].as_str().unwrap().to_owned();
     let deadline = Instant::now() + PATIENCE;
     let mut got = Vec::new();
     let (mine, answer) = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = seen
-            .recv_timeout(left)
-            .unwrap_or_else(|_| panic!("watch printed no answer to {id}: {got:#?}"));
+        let line = watch
+            .line_by(deadline)
+            .unwrap_or_else(|| panic!("watch printed no answer to {id}: {got:#?}"));
         // One JSON object per line.
         let event: Value = serde_json::from_str(&line).unwrap();
         got.push(event);
@@ -385,7 +282,10 @@ fn watch_json_prints_a_message_posted_after_it_started() {
         }
     };
     // Ctrl-C ends it, as a success.
-    assert_eq!(stop_with(&mut watch, "-INT").code(), Some(0));
+    assert_eq!(
+        stop_with(&mut watch.child, "-INT", PATIENCE).code(),
+        Some(0)
+    );
     assert_eq!(mine["text"], "@beta watched?");
     assert_eq!(mine["from"]["name"], "ann");
     assert_eq!(answer["channel"], "general");
@@ -398,27 +298,9 @@ fn watch_prints_messages_and_thread_changes_as_lines() {
     let server = serve(&file, &dir.path().join("data"), &[]);
     let url = server.url.as_str();
 
-    let mut watch = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["hub", "watch", "--channel", "general", "--url", url])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut ready = String::new();
-    BufReader::new(watch.stderr.take().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
+    let mut watch = follow(&["hub", "watch", "--channel", "general", "--url", url]);
+    let ready = watch.stderr_line();
     assert!(ready.starts_with("Following #general"), "{ready}");
-    let (lines, seen) = mpsc::channel();
-    let stdout = watch.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
 
     // Not in the watched channel: not shown.
     ok(url, &["post", "@beta elsewhere", "--channel", "dev"]);
@@ -432,14 +314,12 @@ fn watch_prints_messages_and_thread_changes_as_lines() {
     let deadline = Instant::now() + PATIENCE;
     let mut got: Vec<String> = Vec::new();
     while !want.iter().all(|w| got.iter().any(|l| l.starts_with(w))) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match seen.recv_timeout(left) {
-            Ok(line) => got.push(line),
-            Err(_) => panic!("watch printed {got:#?}, wanted {want:#?}"),
+        match watch.line_by(deadline) {
+            Some(line) => got.push(line),
+            None => panic!("watch printed {got:#?}, wanted {want:#?}"),
         }
     }
-    let _ = watch.kill();
-    let _ = watch.wait();
+    drop(watch);
     assert!(
         got.iter().any(|l| l.contains("opened; participants: beta")),
         "{got:#?}"
@@ -469,8 +349,8 @@ fn an_unknown_channel_is_a_clear_error_with_a_failing_exit() {
         );
     }
     // The API's own feed refuses it too, rather than streaming nothing.
-    let (status, _) = http_get(url, "/hub/api/events?channel=nope");
-    assert_eq!(status, 404);
+    let feed = support::get(url, "/hub/api/events?channel=nope");
+    assert_eq!(feed.status, 404);
 
     // A server without a hub, and no server at all, are said so.
     let plain = tempfile::tempdir().unwrap();
@@ -478,32 +358,8 @@ fn an_unknown_channel_is_a_clear_error_with_a_failing_exit() {
         plain.path(),
         "[agents.alpha]\nkind = \"rust\"\nexecutor = \"echo\"\n",
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--store",
-            "memory",
-            "--no-conversation-log",
-            "--config",
-        ])
-        .arg(&no_hub)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    stdout.read_line(&mut first).unwrap();
-    let plain_url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    let stderr = fails(&plain_url, &["channels"]);
-    let _ = child.kill();
-    let _ = child.wait();
+    let plain = support::serve_in_memory(&["--config", arg(&no_hub)]);
+    let stderr = fails(&plain.url, &["channels"]);
     assert!(stderr.contains("no collaboration hub at"), "{stderr}");
     let stderr = fails("http://127.0.0.1:1", &["channels"]);
     assert!(stderr.contains("cannot reach the hub at"), "{stderr}");
@@ -545,46 +401,12 @@ fn a_hub_config_error_stops_serve_naming_the_file_line_and_field() {
         .map(|n| n + 1)
         .unwrap();
     let file = gateway_file(dir.path(), &text);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["serve", "--port", "0", "--store", "memory", "--config"])
-        .arg(&file)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Refused at once: a server that started would not exit by itself.
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("a2a serve started with an unknown default agent");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    assert!(!status.success());
+    let stderr = support::serve_refused(&["--store", "memory", "--config", arg(&file)]).stderr;
     let at = format!(
         "{}:{line}:17: hub.channels.general.default_agent: no agent named \"zeta\" (agents: alpha, beta)",
         file.display()
     );
     assert!(stderr.contains(&at), "{at:?} in {stderr}");
-    assert!(!stdout.contains("listening"), "{stdout}");
 }
 
 #[test]
@@ -602,7 +424,7 @@ fn hub_threads_keep_their_participants_across_a_restart_of_serve() {
         m["from"]["name"] == "beta"
     });
     let before = json(&server.url, &["threads"]);
-    server.stop();
+    server.stop(PATIENCE);
 
     let server = serve(&file, &data, &[]);
     let after = json(&server.url, &["threads"]);
@@ -644,27 +466,6 @@ fn hub_threads_keep_their_participants_across_a_restart_of_serve() {
     wait_for_message(&server.url, &["--thread", &thread], |m| {
         answer_of(m, "beta", &id)
     });
-}
-
-/// Status and whole response of `GET path` on the server at `url`.
-fn http_get(url: &str, path: &str) -> (u16, String) {
-    use std::io::Write as _;
-    let authority = url.trim_start_matches("http://").trim_end_matches('/');
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap();
-    (status, response)
 }
 
 #[test]
@@ -745,26 +546,8 @@ fn a_thread_paused_by_its_loop_guard_is_resumed_from_the_command_line() {
 
 #[test]
 fn hub_commands_trust_the_ca_of_a_tls_server_they_are_given() {
-    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
     let dir = tempfile::tempdir().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    let [ca, cert, key] = [
-        ("ca.pem", ca.pem()),
-        ("cert.pem", cert.pem()),
-        ("key.pem", key.serialize_pem()),
-    ]
-    .map(|(name, pem)| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, pem).unwrap();
-        path.to_str().unwrap().to_owned()
-    });
+    let [ca, cert, key] = tls_files(dir.path());
     let file = gateway_file(dir.path(), GATEWAY);
     let server = serve(
         &file,

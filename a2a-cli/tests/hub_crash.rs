@@ -6,13 +6,14 @@
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::collections::HashSet;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
-use std::time::Duration;
+
+use support::{Server, arg, gateway_file};
 
 const GATEWAY: &str = r#"
 [agents.alpha]
@@ -30,72 +31,23 @@ default_channel = "general"
 default_agent = "alpha"
 "#;
 
-struct Server {
-    child: Child,
-    url: String,
-    _stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // SIGKILL: nothing gets to finish.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// The gateway of `file` with its state in `data`; killed outright when
+/// dropped.
 fn serve(file: &Path, data: &Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["serve", "--port", "0", "--config"])
-        .arg(file)
-        .arg("--data-dir")
-        .arg(data)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    while !banner.contains("Press Ctrl-C") {
-        assert!(stdout.read_line(&mut banner).unwrap() > 0, "{banner}");
-    }
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    Server {
-        child,
-        url,
-        _stdout: stdout,
-    }
+    support::serve(&["--config", arg(file), "--data-dir", arg(data)])
 }
 
-/// Status and body of one HTTP/1.1 request; `None` when the server is gone.
-fn call(url: &str, method: &str, path: &str, body: Option<&str>) -> Option<(u16, String)> {
-    let authority = url.trim_start_matches("http://").trim_end_matches('/');
-    let mut stream = std::net::TcpStream::connect(authority).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .ok()?;
-    let body = body.unwrap_or("");
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\
-         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.split_whitespace().nth(1)?.parse().ok()?;
-    let body = response.split_once("\r\n\r\n")?.1.to_owned();
-    Some((status, body))
+/// A POST of `body` to the hub's API; `None` when the server is gone.
+fn post(url: &str, path: &str, body: &serde_json::Value) -> Option<(u16, serde_json::Value)> {
+    let response = support::http(url, &format!("POST {path}"), &[], Some(&body.to_string()))?;
+    let reply = serde_json::from_str(&response.body).unwrap_or_default();
+    Some((response.status, reply))
 }
 
 fn json(url: &str, path: &str) -> serde_json::Value {
-    let (status, body) = call(url, "GET", path, None).unwrap();
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).unwrap()
+    let response = support::get(url, path);
+    assert_eq!(response.status, 200, "{}", response.body);
+    serde_json::from_str(&response.body).unwrap()
 }
 
 #[derive(Debug)]
@@ -107,8 +59,7 @@ enum Acknowledged {
 #[test]
 fn a_hub_killed_mid_flight_loses_no_acknowledged_message_or_thread() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("gateway.toml");
-    std::fs::write(&file, GATEWAY).unwrap();
+    let file = gateway_file(dir.path(), GATEWAY);
     let data = dir.path().join("data");
     let server = serve(&file, &data);
 
@@ -127,13 +78,10 @@ fn a_hub_killed_mid_flight_loses_no_acknowledged_message_or_thread() {
                         "channel": "general",
                         "from": format!("p{person}"),
                     });
-                    let Some((status, reply)) =
-                        call(&url, "POST", "/hub/api/messages", Some(&body.to_string()))
-                    else {
+                    let Some((status, reply)) = post(&url, "/hub/api/messages", &body) else {
                         return;
                     };
                     if status == 201 {
-                        let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
                         let id = reply["message"]["id"].as_str().unwrap().to_owned();
                         if acknowledged.send(Acknowledged::Message(id)).is_err() {
                             return;
@@ -145,16 +93,10 @@ fn a_hub_killed_mid_flight_loses_no_acknowledged_message_or_thread() {
                         "text": format!("review {n}"),
                         "from": format!("p{person}-{n}"),
                     });
-                    let Some((status, reply)) = call(
-                        &url,
-                        "POST",
-                        "/hub/api/collaborate",
-                        Some(&body.to_string()),
-                    ) else {
+                    let Some((status, reply)) = post(&url, "/hub/api/collaborate", &body) else {
                         return;
                     };
                     if status == 200 {
-                        let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
                         let id = reply["collaboration"]["thread"]
                             .as_str()
                             .unwrap()

@@ -4,63 +4,10 @@
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+mod support;
 
 use a2a_signing::testing::ed25519_pair;
-
-struct Server {
-    child: Child,
-    url: String,
-    _stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(args: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--store",
-            "memory",
-            "--no-conversation-log",
-        ])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    while !banner.contains("Press Ctrl-C") {
-        assert!(stdout.read_line(&mut banner).unwrap() > 0, "{banner}");
-    }
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    Server {
-        child,
-        url,
-        _stdout: stdout,
-    }
-}
-
-fn a2a(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
+use support::{a2a, arg, gateway_file, serve_in_memory, serve_refused};
 
 #[test]
 fn a_signed_card_verifies_with_the_trusted_keys_and_not_without_them() {
@@ -76,7 +23,7 @@ fn a_signed_card_verifies_with_the_trusted_keys_and_not_without_them() {
     let key = key.to_str().unwrap();
     let (trusted, stranger) = (trusted.to_str().unwrap(), stranger.to_str().unwrap());
 
-    let signed = serve(&[
+    let signed = serve_in_memory(&[
         "--card-key",
         key,
         "--card-key-id",
@@ -107,22 +54,20 @@ fn a_signed_card_verifies_with_the_trusted_keys_and_not_without_them() {
     );
 
     // A server that signs nothing.
-    let unsigned = serve(&[]);
+    let unsigned = serve_in_memory(&[]);
     let out = a2a(&["card", &unsigned.url, "--verify", "--jwks", trusted]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("the agent card is not signed"), "{stderr}");
 
     // Every agent of a gateway is signed, with its gateway interfaces.
-    let gateway = dir.path().join("gateway.toml");
-    std::fs::write(
-        &gateway,
+    let gateway = gateway_file(
+        dir.path(),
         "[agents.alpha]\nkind = \"rust\"\nexecutor = \"echo\"\n\n[agents.beta]\nkind = \"rust\"\nexecutor = \"echo\"\n",
-    )
-    .unwrap();
-    let server = serve(&[
+    );
+    let server = serve_in_memory(&[
         "--config",
-        gateway.to_str().unwrap(),
+        arg(&gateway),
         "--card-key",
         key,
         "--card-key-id",
@@ -146,13 +91,14 @@ fn serve_refuses_an_unusable_card_key_before_it_binds() {
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("key.pem");
     std::fs::write(&key, "not a key").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["serve", "--port", "0", "--store", "memory", "--card-key"])
-        .arg(&key)
-        .args(["--card-key-id", "k"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let refusal = serve_refused(&[
+        "--store",
+        "memory",
+        "--card-key",
+        arg(&key),
+        "--card-key-id",
+        "k",
+    ]);
+    let stderr = refusal.stderr;
     assert!(stderr.contains("not a PEM private key"), "{stderr}");
 }

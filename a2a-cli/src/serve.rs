@@ -163,6 +163,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let location = args.state.location()?;
+    if let Some(node) = &args.node_id {
+        check_node_id(node)?;
+    }
+    if args.node_id.is_some() && !matches!(location, StoreLocation::Postgres(_)) {
+        anyhow::bail!(
+            "--node-id needs a PostgreSQL --store (postgres://…): only a database several \
+             servers share can hold a cluster, not {location}"
+        );
+    }
     let listener = bind(SocketAddr::new(args.host, args.port), DEFAULT_BACKLOG)
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
     let addr = listener.local_addr()?;
@@ -330,9 +339,6 @@ async fn open_node(
     push_key: Option<PushKey>,
     node: &str,
 ) -> anyhow::Result<(String, Option<DurableStore>, Option<PostgresCluster>)> {
-    if node.is_empty() || node.len() > 200 || node.chars().any(char::is_control) {
-        anyhow::bail!("--node-id {node:?}: use a short printable name, unique in the cluster");
-    }
     let (store, bus) = location
         .open_cluster(push_key)
         .await
@@ -342,6 +348,14 @@ async fn open_node(
         Some(store),
         Some(bus),
     ))
+}
+
+/// `--node-id`, checked.
+fn check_node_id(node: &str) -> anyhow::Result<()> {
+    if node.is_empty() || node.len() > 200 || node.chars().any(char::is_control) {
+        anyhow::bail!("--node-id {node:?}: use a short printable name, unique in the cluster");
+    }
+    Ok(())
 }
 
 /// `--lease-timeout`, checked.

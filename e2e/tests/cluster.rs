@@ -226,6 +226,25 @@ async fn a_killed_node_s_executions_finish_on_the_others_and_it_rejoins() {
         .collect()
         .await;
     assert_eq!(given.iter().collect::<HashSet<_>>().len(), TASKS);
+    // Node 2 follows one of node 1's executions across the kill.
+    let followed = given[0].clone();
+    let mut following = c2
+        .subscribe_to_task(
+            SubscribeToTaskRequest {
+                id: followed.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let follower = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(event) = following.next().await {
+            seen.push(event.unwrap());
+        }
+        seen
+    });
     // Mid-flight: about one turn each committed.
     wait_for_effects(&effects, |_| committed(&effects) >= TASKS / 2).await;
     one.child.start_kill().unwrap();
@@ -270,6 +289,35 @@ async fn a_killed_node_s_executions_finish_on_the_others_and_it_rejoins() {
                 "{id} never did turn {turn}"
             );
         }
+    }
+    // The follower saw the execution move: every turn's artifact once, in
+    // order (a resync may restate the task), ending completed.
+    let seen = tokio::time::timeout(Duration::from_secs(30), follower)
+        .await
+        .expect("the subscription ends with the task")
+        .unwrap();
+    let mut turn = 0;
+    for event in &seen {
+        match event {
+            StreamResponse::Task(task) => turn = task.artifacts.len(),
+            StreamResponse::ArtifactUpdate(update) => {
+                turn += 1;
+                assert_eq!(
+                    update.artifact.artifact_id,
+                    format!("turn-{turn}"),
+                    "{seen:?}"
+                );
+            }
+            StreamResponse::StatusUpdate(_) => {}
+            other => panic!("unexpected event {other:?}"),
+        }
+    }
+    assert_eq!(turn, usize::try_from(TURNS).unwrap(), "{seen:?}");
+    match seen.last() {
+        Some(StreamResponse::StatusUpdate(update)) => {
+            assert_eq!(update.status.state, TaskState::Completed)
+        }
+        other => panic!("the follower ended with {other:?}"),
     }
     let mut taken = 0;
     for id in &given {

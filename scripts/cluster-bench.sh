@@ -19,13 +19,17 @@ ticks() { local t=0 p; for p in "$@"; do
 wait_port() { for _ in $(seq 100); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; }
 out=$(mktemp -d)
 printf '%-6s %10s %14s %14s %9s\n' nodes 'req/s' 'node µs/req' 'db µs/req' 'db share'
-for n in 1 2 3; do
-  db="a2a_cluster_bench_$$_$n"
+# "alone": one server on the same database without cluster mode, the baseline.
+for n in alone 1 2 3; do
+  alone=$([ "$n" = alone ] && echo 1 || echo 0)
+  [ "$alone" = 1 ] && n=1
+  db="a2a_cluster_bench_$$_${n}_$alone"
   psql -q "$server/postgres" -c "CREATE DATABASE $db"
   nodes=(); ports=()
   for i in $(seq "$n"); do
     port=$((9100 + i))
-    "$bench" sdk --port "$port" --store "$server/$db" --node-id "node-$i" >/dev/null &
+    cluster=(--node-id "node-$i"); [ "$alone" = 1 ] && cluster=()
+    "$bench" sdk --port "$port" --store "$server/$db" "${cluster[@]}" >/dev/null &
     nodes+=($!); ports+=("$port")
     wait_port "$port"
   done
@@ -39,9 +43,10 @@ for n in 1 2 3; do
   wait "${loads[@]}"
   pg_after=$(ticks $(pgrep -x postgres)); nodes_after=$(ticks "${nodes[@]}")
   requests=$(sed -n 's/^requests=\([0-9]*\).*/\1/p' "$out"/91* | paste -sd+ | bc)
-  awk -v r="$requests" -v s="$secs" -v hz="$hz" -v n="$n" \
+  label=$n; [ "$alone" = 1 ] && label=alone
+  awk -v r="$requests" -v s="$secs" -v hz="$hz" -v n="$label" \
       -v nd=$((nodes_after - nodes_before)) -v pg=$((pg_after - pg_before)) 'BEGIN {
-    printf "%-6d %10.0f %14.1f %14.1f %8.0f%%\n", n, r / s, nd * 1e6 / hz / r, pg * 1e6 / hz / r,
+    printf "%-6s %10.0f %14.1f %14.1f %8.0f%%\n", n, r / s, nd * 1e6 / hz / r, pg * 1e6 / hz / r,
       100 * pg / (pg + nd) }'
   kill "${nodes[@]}"; wait "${nodes[@]}" 2>/dev/null || true
   rm -f "$out"/91*

@@ -609,17 +609,24 @@ fn histogram_count(name: &str, with: &[(&str, &str)]) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_calls_are_timed_by_operation_and_store() {
     telemetry();
-    let server = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
-        .await
-        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = a2a_store_sql::SqliteStore::open(dir.path()).await.unwrap();
+    let server = e2e::start_server(
+        B,
+        named("agent-b"),
+        |b| b.task_store(store.clone()).push_config_store(store),
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
     let client = client_for(named("agent-b")(server.addr), a2a_core::binding::JSONRPC);
     let create = [
         ("a2a.store.operation", "task.create"),
-        ("a2a.store.kind", "InMemoryTaskStore"),
+        ("a2a.store.kind", "SqliteStore"),
     ];
     let get = [
         ("a2a.store.operation", "task.get"),
-        ("a2a.store.kind", "InMemoryTaskStore"),
+        ("a2a.store.kind", "SqliteStore"),
     ];
     let (created, got) = (
         histogram_count("a2a.server.store.duration", &create),
@@ -639,6 +646,9 @@ async fn store_calls_are_timed_by_operation_and_store() {
     client.get_task(request, None).await.unwrap();
     assert!(histogram_count("a2a.server.store.duration", &create) > created);
     assert!(histogram_count("a2a.server.store.duration", &get) > got);
+    // The in-memory stores (every other test's) are not timed.
+    let memory = [("a2a.store.kind", "InMemoryTaskStore")];
+    assert_eq!(histogram_count("a2a.server.store.duration", &memory), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

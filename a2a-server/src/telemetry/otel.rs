@@ -17,7 +17,7 @@
 //! | `a2a.server.active_executions` | up-down counter | |
 //! | `a2a.server.open_streams` | up-down counter | `a2a.operation`, `a2a.binding` |
 //! | `a2a.push.deliveries` | counter | `a2a.outcome` (`delivered`, `failed`) |
-//! | `a2a.server.store.duration` | histogram (s) | `a2a.store.operation` (`task.create`, `job.record`, `push.get`, ...), `a2a.store.kind` (the store's type name) |
+//! | `a2a.server.store.duration` | histogram (s) | `a2a.store.operation` (`task.create`, `job.record`, `push.get`, ...), `a2a.store.kind` (the store's type name; the in-memory stores are not timed) |
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -2,8 +2,9 @@
 //! every call into `a2a.server.store.duration` (seconds), with the attributes
 //! `a2a.store.operation` (`task.create`, `job.record`, `push.get`, ...) and
 //! `a2a.store.kind` (the backend's type name, `InMemoryTaskStore`,
-//! `SqliteTaskStore`, ...). The handler builder puts them around its stores
-//! when the `otel` feature is on; without it they do not exist.
+//! `SqliteStore`, ...). The handler builder puts them around its stores
+//! when the `otel` feature is on, except around the in-memory stores (see
+//! `is`); without the feature they do not exist.
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
@@ -17,7 +18,7 @@ use opentelemetry::metrics::Histogram;
 
 use crate::Caller;
 use crate::store::{
-    Cause, Job, JobFilter, JobState, JobStore, NewJob, PushConfigStore, Recovered, StoreError,
+    Cause, InMemoryJobStore, InMemoryPushConfigStore, InMemoryTaskStore, Job, JobFilter, JobState, JobStore, NewJob, PushConfigStore, Recovered, StoreError,
     StoredEvent, StoredTask, TaskStore, Version,
 };
 
@@ -41,18 +42,35 @@ pub(crate) fn kind_of<S: ?Sized>() -> &'static str {
     name.rsplit("::").next().unwrap_or(name)
 }
 
-/// `store`, timed.
+/// Whether `S` is `M`, one of the in-memory stores: those are not timed.
+/// Their calls are a map lookup, cheaper than the two clock reads and the
+/// histogram update around them (a `SendMessage` makes nine store calls), and
+/// their latency says nothing an operator acts on.
+fn is<S: 'static, M: 'static>() -> bool {
+    std::any::TypeId::of::<S>() == std::any::TypeId::of::<M>()
+}
+
+/// `store`, timed unless it is the in-memory one.
 pub(crate) fn task_store<S: TaskStore>(store: S) -> Arc<dyn TaskStore> {
+    if is::<S, InMemoryTaskStore>() {
+        return Arc::new(store);
+    }
     Arc::new(Timed::<dyn TaskStore>::new(Arc::new(store), kind_of::<S>()))
 }
 
-/// `store`, timed.
+/// `store`, timed unless it is the in-memory one.
 pub(crate) fn job_store<S: JobStore>(store: S) -> Arc<dyn JobStore> {
+    if is::<S, InMemoryJobStore>() {
+        return Arc::new(store);
+    }
     Arc::new(Timed::<dyn JobStore>::new(Arc::new(store), kind_of::<S>()))
 }
 
-/// `store`, timed.
+/// `store`, timed unless it is the in-memory one.
 pub(crate) fn push_store<S: PushConfigStore>(store: S) -> Arc<dyn PushConfigStore> {
+    if is::<S, InMemoryPushConfigStore>() {
+        return Arc::new(store);
+    }
     Arc::new(Timed::<dyn PushConfigStore>::new(
         Arc::new(store),
         kind_of::<S>(),

@@ -2,7 +2,9 @@
 //! export: spans and metrics over OTLP (HTTP/protobuf) when
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` /
 //! `..._METRICS_ENDPOINT`) is set; the other standard `OTEL_*` variables
-//! (headers, timeout, service name, resource attributes) apply as usual.
+//! (headers, timeout, service name, resource attributes, the sampler
+//! `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG`, the batch processor's
+//! `OTEL_BSP_*`) apply as usual.
 
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;

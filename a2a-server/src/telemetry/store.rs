@@ -18,8 +18,9 @@ use opentelemetry::metrics::Histogram;
 
 use crate::Caller;
 use crate::store::{
-    Cause, InMemoryJobStore, InMemoryPushConfigStore, InMemoryTaskStore, Job, JobFilter, JobState, JobStore, NewJob, PushConfigStore, Recovered, StoreError,
-    StoredEvent, StoredTask, TaskStore, Version,
+    Cause, InMemoryJobStore, InMemoryPushConfigStore, InMemoryTaskStore, Job, JobFilter, JobState,
+    JobStore, NewJob, PushConfigStore, Recovered, StoreError, StoredEvent, StoredTask, TaskStore,
+    Version,
 };
 
 fn histogram() -> &'static Histogram<f64> {

@@ -2,7 +2,9 @@
 //! export: spans and metrics over OTLP (HTTP/protobuf) when
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` /
 //! `..._METRICS_ENDPOINT`) is set; the other standard `OTEL_*` variables
-//! (headers, timeout, service name, resource attributes) apply as usual.
+//! (headers, timeout, service name, resource attributes, the sampler
+//! `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG`, the batch processor's
+//! `OTEL_BSP_*`) apply as usual.
 
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -120,13 +122,19 @@ mod otel {
         // Before the first call: the server makes its instruments once.
         opentelemetry::global::set_meter_provider(meter.clone());
         // The spans' own fields say what happened; the bridge's extras (source
-        // location, thread, busy/idle time taken at every poll) would more
-        // than double what each span costs to record and encode.
+        // location, thread, target, busy/idle time taken at every poll) would
+        // more than double what each span costs to record and encode. Nothing
+        // here reads the OpenTelemetry context of the current thread (the
+        // trace context sent on is taken from the span itself), so entering a
+        // span need not attach it: an execution's span is entered at every
+        // poll.
         let layer = tracing_opentelemetry::layer()
             .with_tracer(tracer.tracer("a2a"))
             .with_location(false)
             .with_threads(false)
+            .with_target(false)
             .with_tracked_inactivity(false)
+            .with_context_activation(false)
             .with_filter(
                 Targets::new()
                     .with_target(a2a_server::telemetry::SERVER_TARGET, LevelFilter::INFO)

@@ -572,6 +572,8 @@ impl Client {
             card.map_or("", |c| c.name.as_str()),
             &self.interface.url,
         );
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
         let mut retries = 0;
         let outcome = loop {
             let mut options = self.options(call);
@@ -604,6 +606,13 @@ impl Client {
         if let Err(err) = &outcome {
             crate::telemetry::record_error(&span, err);
         }
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_call(
+            method,
+            &self.interface.protocol_binding,
+            started.elapsed(),
+            outcome.as_ref().err(),
+        );
         outcome
     }
 

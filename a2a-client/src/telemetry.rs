@@ -11,6 +11,18 @@
 //! OpenTelemetry text-map propagator, so the agent's spans join the caller's
 //! trace; set `opentelemetry_sdk::propagation::TraceContextPropagator` as that
 //! propagator (its default propagates nothing).
+//!
+//! With `otel`, the client also keeps metrics through the global meter
+//! provider (instruments made on the first call):
+//!
+//! | metric | kind | attributes |
+//! |---|---|---|
+//! | `a2a.client.requests` | counter | `a2a.operation`, `a2a.binding` |
+//! | `a2a.client.errors` | counter | `a2a.operation`, `a2a.binding`, `a2a.error_code` |
+//! | `a2a.client.duration` | histogram (s) | `a2a.operation`, `a2a.binding` |
+//!
+//! A call's duration runs from its first attempt to its answer (retries
+//! included); a stream's ends when it starts.
 
 use a2a_core::Method;
 use tracing::Span;
@@ -37,16 +49,92 @@ pub(crate) fn client_span(method: Method, binding: &str, agent: &str, url: &str)
     )
 }
 
+/// The `a2a.error_code` of a failure: the A2A reason, or the client's error
+/// kind when the agent gave none.
+fn error_code(err: &ClientError) -> &'static str {
+    use crate::ClientErrorKind as K;
+    if let Some(kind) = err.protocol_kind() {
+        return kind.reason();
+    }
+    match err.kind() {
+        K::Protocol => "Protocol",
+        K::Connection => "Connection",
+        K::Timeout => "Timeout",
+        K::Http => "Http",
+        K::Decode => "Decode",
+        K::Unsupported => "Unsupported",
+        K::Config => "Config",
+        K::Signature => "Signature",
+    }
+}
+
 /// Records a failed call's error code.
 pub(crate) fn record_error(span: &Span, err: &ClientError) {
     if span.is_disabled() {
         return;
     }
-    match err.protocol_kind() {
-        Some(kind) => span.record("a2a.error_code", kind.reason()),
-        None => span.record("a2a.error_code", tracing::field::debug(err.kind())),
-    };
+    span.record("a2a.error_code", error_code(err));
     span.record("otel.status_code", "ERROR");
+}
+
+/// Counts one call, its latency and, if it failed, its error code.
+#[cfg(feature = "otel")]
+pub(crate) fn record_call(
+    method: Method,
+    binding: &str,
+    elapsed: std::time::Duration,
+    error: Option<&ClientError>,
+) {
+    use std::sync::OnceLock;
+
+    use opentelemetry::KeyValue;
+    use opentelemetry::metrics::{Counter, Histogram};
+
+    struct Metrics {
+        requests: Counter<u64>,
+        errors: Counter<u64>,
+        duration: Histogram<f64>,
+    }
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    let m = METRICS.get_or_init(|| {
+        let meter = opentelemetry::global::meter("a2a-client");
+        Metrics {
+            requests: meter
+                .u64_counter("a2a.client.requests")
+                .with_description("Calls made, by operation and binding.")
+                .build(),
+            errors: meter
+                .u64_counter("a2a.client.errors")
+                .with_description("Calls that failed, by error code.")
+                .build(),
+            duration: meter
+                .f64_histogram("a2a.client.duration")
+                .with_unit("s")
+                .with_description("Time to a call's answer (a stream: to its start).")
+                .build(),
+        }
+    });
+    // The names the card uses need no copy; another binding's name does.
+    let binding = match binding {
+        a2a_core::binding::JSONRPC => KeyValue::new("a2a.binding", a2a_core::binding::JSONRPC),
+        a2a_core::binding::HTTP_JSON => KeyValue::new("a2a.binding", a2a_core::binding::HTTP_JSON),
+        a2a_core::binding::GRPC => KeyValue::new("a2a.binding", a2a_core::binding::GRPC),
+        other => KeyValue::new("a2a.binding", other.to_owned()),
+    };
+    let attributes = [KeyValue::new("a2a.operation", method.name()), binding];
+    m.requests.add(1, &attributes);
+    m.duration.record(elapsed.as_secs_f64(), &attributes);
+    if let Some(err) = error {
+        let [operation, binding] = attributes;
+        m.errors.add(
+            1,
+            &[
+                operation,
+                binding,
+                KeyValue::new("a2a.error_code", error_code(err)),
+            ],
+        );
+    }
 }
 
 /// Puts `span`'s trace context among the call's service parameters,

@@ -8,6 +8,10 @@
 //! gateway's address with the agent's name as the interface's `tenant` (the
 //! spec's routing value, which clients copy into every request). Agents call
 //! each other by name through [`Peers`].
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `otel` | off | W3C trace context to process agents (the `traceparent` and `tracestate` fields of `execute`) and the `otel` features of `a2a-server` and `a2a-client` |
 
 pub mod config;
 mod gateway;

@@ -458,6 +458,7 @@ impl A2aService {
     ) -> Result<Response, A2aError> {
         use tracing::Instrument as _;
         let span = crate::telemetry::server_span(ctx, &request);
+        let named = crate::telemetry::named_ids(&request);
         #[cfg(feature = "otel")]
         let started = std::time::Instant::now();
         let mut agent = None;
@@ -466,7 +467,7 @@ impl A2aService {
             .instrument(span.clone())
             .await;
         let agent = agent.as_deref().unwrap_or(&self.card).name.as_str();
-        crate::telemetry::record_outcome(&span, ctx, agent, &outcome);
+        crate::telemetry::record_outcome(&span, ctx, agent, named, &outcome);
         #[cfg(feature = "otel")]
         let outcome = {
             use crate::telemetry::otel;

@@ -12,7 +12,7 @@
 //! | span | target | fields |
 //! |---|---|---|
 //! | `a2a.server` | `a2a::server` | `a2a.operation`, `a2a.binding`, `a2a.agent`, `a2a.tenant`, `a2a.task_id`, `a2a.context_id`, `a2a.caller`, `a2a.error_code` |
-//! | `a2a.execution` | `a2a::execution` | `a2a.task_id`, `a2a.context_id`; events `task status changed` (`a2a.state`) |
+//! | `a2a.execution` | `a2a::execution` | `a2a.task_id`, `a2a.context_id`; events `task status changed` (`a2a.state`, such as `TASK_STATE_WORKING`) |
 //! | `a2a.push` | `a2a::push` | `a2a.task_id`, `server.address` (the webhook's host), `a2a.outcome` |
 
 use a2a_core::{A2aError, SendMessageResponse};
@@ -43,6 +43,34 @@ pub mod binding {
 
 #[cfg(feature = "otel")]
 pub mod otel;
+#[cfg(feature = "otel")]
+mod store;
+#[cfg(feature = "otel")]
+pub(crate) use store::{job_store, push_store, task_store};
+
+/// `store` as the handler keeps it (with `otel`, timed).
+#[cfg(not(feature = "otel"))]
+pub(crate) fn task_store<S: crate::store::TaskStore>(
+    store: S,
+) -> std::sync::Arc<dyn crate::store::TaskStore> {
+    std::sync::Arc::new(store)
+}
+
+/// `store` as the handler keeps it (with `otel`, timed).
+#[cfg(not(feature = "otel"))]
+pub(crate) fn job_store<S: crate::store::JobStore>(
+    store: S,
+) -> std::sync::Arc<dyn crate::store::JobStore> {
+    std::sync::Arc::new(store)
+}
+
+/// `store` as the handler keeps it (with `otel`, timed).
+#[cfg(not(feature = "otel"))]
+pub(crate) fn push_store<S: crate::store::PushConfigStore>(
+    store: S,
+) -> std::sync::Arc<dyn crate::store::PushConfigStore> {
+    std::sync::Arc::new(store)
+}
 
 /// The task and context ids a request names, where it names them.
 fn request_ids(request: &Request) -> (&str, &str) {
@@ -61,16 +89,18 @@ fn request_ids(request: &Request) -> (&str, &str) {
     }
 }
 
-/// Records a non-empty value (an empty one says nothing worth searching by).
-fn record_str(span: &Span, field: &str, value: &str) {
-    if !value.is_empty() {
-        span.record(field, value);
-    }
+/// A value worth recording: an empty one says nothing worth searching by,
+/// and `None` records nothing.
+fn non_empty(value: &str) -> Option<&str> {
+    (!value.is_empty()).then_some(value)
 }
 
 /// The span of one call, opened before anything else runs. With `otel`, its
 /// parent is the caller's trace context when the call carries one.
 pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
+    // Everything known now is given at creation: each later `record` is a
+    // call through every layer.
+    let (task_id, context_id) = request_ids(request);
     let span = tracing::info_span!(
         target: SERVER_TARGET,
         "a2a.server",
@@ -81,50 +111,60 @@ pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
         a2a.binding = ctx.binding,
         a2a.agent = Empty,
         a2a.tenant = Empty,
-        a2a.task_id = Empty,
-        a2a.context_id = Empty,
+        a2a.task_id = non_empty(task_id),
+        a2a.context_id = non_empty(context_id),
         a2a.caller = Empty,
         a2a.error_code = Empty,
     );
-    if span.is_disabled() {
-        return span;
-    }
     #[cfg(feature = "otel")]
-    otel::adopt_remote_parent(&span, &ctx.service_params);
-    let (task_id, context_id) = request_ids(request);
-    record_str(&span, "a2a.task_id", task_id);
-    record_str(&span, "a2a.context_id", context_id);
+    if !span.is_disabled() {
+        otel::adopt_remote_parent(&span, &ctx.service_params);
+    }
     span
 }
 
-/// Records what a call's outcome tells: the caller the service settled on,
-/// the task it created or touched, the error code of a failure.
+/// Whether a request names its task and its context (what the call span got
+/// at creation), for [`record_outcome`] to record only what is new.
+pub(crate) fn named_ids(request: &Request) -> (bool, bool) {
+    let (task_id, context_id) = request_ids(request);
+    (!task_id.is_empty(), !context_id.is_empty())
+}
+
+/// Records what a call's outcome tells, all in one record: the agent, the
+/// caller the service settled on, the task it created or touched (unless the
+/// request named it, `named` from [`named_ids`]), the error code of a failure.
 pub(crate) fn record_outcome(
     span: &Span,
     ctx: &CallContext,
     agent: &str,
+    named: (bool, bool),
     outcome: &Result<Response, A2aError>,
 ) {
     if span.is_disabled() {
         return;
     }
-    record_str(span, "a2a.agent", agent);
-    record_str(span, "a2a.tenant", &ctx.tenant);
-    record_str(span, "a2a.caller", &ctx.user.name);
-    match outcome {
+    let (task_id, context_id) = match outcome {
         Ok(Response::SendMessage(SendMessageResponse::Task(task))) | Ok(Response::Task(task)) => {
-            record_str(span, "a2a.task_id", &task.id);
-            record_str(span, "a2a.context_id", &task.context_id);
+            (task.id.as_str(), task.context_id.as_str())
         }
         Ok(Response::SendMessage(SendMessageResponse::Message(message))) => {
-            record_str(span, "a2a.context_id", &message.context_id);
+            ("", message.context_id.as_str())
         }
-        Ok(_) => {}
-        Err(err) => {
-            span.record("a2a.error_code", err.kind().reason());
-            span.record("otel.status_code", "ERROR");
-        }
-    }
+        _ => ("", ""),
+    };
+    let task_id = non_empty(task_id).filter(|_| !named.0);
+    let context_id = non_empty(context_id).filter(|_| !named.1);
+    let error_code = outcome.as_ref().err().map(|err| err.kind().reason());
+    tracing::record_all!(
+        span,
+        a2a.agent = non_empty(agent),
+        a2a.tenant = non_empty(&ctx.tenant),
+        a2a.caller = non_empty(&ctx.user.name),
+        a2a.task_id = task_id,
+        a2a.context_id = context_id,
+        a2a.error_code = error_code,
+        otel.status_code = error_code.map(|_| "ERROR"),
+    );
 }
 
 /// The span of one execution: a child of the call that started it, entered
@@ -141,8 +181,15 @@ pub(crate) fn execution_span(task_id: &str, context_id: &str) -> Span {
 }
 
 /// An event on the execution span: the task moved to `state`.
+///
+/// With `otel` it goes straight onto the OpenTelemetry span (no `tracing`
+/// event to dispatch through every layer, no level and target attributes,
+/// nothing formatted); without it, it is a `tracing` event.
 pub(crate) fn status_changed(state: a2a_core::TaskState) {
-    tracing::info!(target: EXECUTION_TARGET, { a2a.state = ?state }, "task status changed");
+    #[cfg(feature = "otel")]
+    otel::status_event(state);
+    #[cfg(not(feature = "otel"))]
+    tracing::info!(target: EXECUTION_TARGET, { a2a.state = state.as_str() }, "task status changed");
 }
 
 /// The span of one push delivery (all its attempts), under `parent`: the

@@ -1,7 +1,8 @@
 //! One trace across a multi-agent exchange: a client calls agent A, whose
 //! execution calls agent B, on each binding; every span of it (client, A's
 //! call and execution, A's call to B, B's call and execution) reaches the
-//! OpenTelemetry SDK under the client's trace id. Needs `--features otel`.
+//! OpenTelemetry SDK under the client's trace id, also through a gateway's
+//! process agent; and the server's and client's metrics. Needs `--features otel`.
 #![cfg(feature = "otel")]
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
@@ -490,4 +491,208 @@ async fn gateway_agents_calling_each_other_in_process_stay_in_the_trace() {
         to_beta.parent_span_id,
         alpha_execution.span_context.span_id()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_agent_calling_back_into_the_gateway_continues_the_trace() {
+    use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
+    use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
+    telemetry();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}", listener.local_addr().unwrap());
+    let mut builder = Gateway::builder();
+    let secret = builder.agent_secret("script");
+    // The gateway's test agent: "call NAME TEXT" calls NAME through the
+    // gateway with the execute line's traceparent as a header.
+    let script = ProcessAgentConfig::new("python3")
+        .arg("-u")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../a2a-gateway/tests/agents/caller.py"
+        ))
+        .env("A2A_GATEWAY_URL", format!("{base_url}/agents"))
+        .env("A2A_AGENT_TOKEN", secret);
+    let script = ProcessAgent::spawn("script", script).unwrap();
+    let gateway = builder
+        .agent(script.definition(AgentCard::new("script", "A Python script.")))
+        .agent(AgentDefinition::new(
+            "beta",
+            AgentCard::new("beta", "answers"),
+            B,
+        ))
+        .build(&base_url)
+        .unwrap();
+    let app = gateway.router(HttpConfig::default());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut card = AgentCard::new("script", "A Python script.");
+    card.supported_interfaces = agent_interfaces(&base_url, "script");
+    let client = client_for(card, a2a_core::binding::JSONRPC);
+
+    let root = tracing::info_span!("user request");
+    let trace = root.context().span().span_context().trace_id();
+    let answer = tracing::Instrument::instrument(
+        client.send_message(
+            SendMessageRequest::new(Message::user_text("call beta hi")),
+            None,
+        ),
+        root.clone(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&answer), "beta said: B heard hi");
+    drop(root);
+
+    // client→script, script's call and execution, beta's call (over HTTP
+    // from Python, with the traceparent it was given) and execution.
+    let spans = spans_until(trace, |spans| {
+        spans.iter().filter(|s| s.name == "execution").count() == 2
+            && spans
+                .iter()
+                .filter(|s| s.span_kind == SpanKind::Server)
+                .count()
+                == 2
+    })
+    .await;
+    let script_call = spans
+        .iter()
+        .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", "script"))
+        .unwrap_or_else(|| panic!("the script's call in {spans:#?}"));
+    let script_execution = spans
+        .iter()
+        .find(|s| s.name == "execution" && s.parent_span_id == script_call.span_context.span_id())
+        .expect("the script's execution under its call");
+    let beta = spans
+        .iter()
+        .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", "beta"))
+        .unwrap_or_else(|| panic!("beta's call in {spans:#?}"));
+    assert!(has(beta, "a2a.caller", "agent:script"), "{beta:#?}");
+    assert_eq!(
+        beta.parent_span_id,
+        script_execution.span_context.span_id(),
+        "beta's call continues the execution that made it"
+    );
+    assert!(beta.parent_span_is_remote, "{beta:#?}");
+    gateway.service().shutdown(Duration::from_secs(2)).await;
+}
+
+/// The number of points recorded in histogram `name` whose attributes
+/// include all of `with`, as last exported.
+fn histogram_count(name: &str, with: &[(&str, &str)]) -> u64 {
+    let telemetry = telemetry();
+    telemetry.meters.force_flush().unwrap();
+    let exported = telemetry.metrics.get_finished_metrics().unwrap();
+    let Some(last) = exported.last() else {
+        return 0;
+    };
+    let mut total = 0;
+    for metric in last.scope_metrics().flat_map(|s| s.metrics()) {
+        if metric.name() != name {
+            continue;
+        }
+        let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+            panic!("{name} is an f64 histogram");
+        };
+        for point in histogram.data_points() {
+            let matches = with.iter().all(|(key, value)| {
+                point
+                    .attributes()
+                    .any(|kv| kv.key.as_str() == *key && kv.value.as_str() == *value)
+            });
+            if matches {
+                total += point.count();
+            }
+        }
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_calls_are_timed_by_operation_and_store() {
+    telemetry();
+    let dir = tempfile::tempdir().unwrap();
+    let store = a2a_store_sql::SqliteStore::open(dir.path()).await.unwrap();
+    let server = e2e::start_server(
+        B,
+        named("agent-b"),
+        |b| b.task_store(store.clone()).push_config_store(store),
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let client = client_for(named("agent-b")(server.addr), a2a_core::binding::JSONRPC);
+    let create = [
+        ("a2a.store.operation", "task.create"),
+        ("a2a.store.kind", "SqliteStore"),
+    ];
+    let get = [
+        ("a2a.store.operation", "task.get"),
+        ("a2a.store.kind", "SqliteStore"),
+    ];
+    let (created, got) = (
+        histogram_count("a2a.server.store.duration", &create),
+        histogram_count("a2a.server.store.duration", &get),
+    );
+    let answer = client
+        .send_message(SendMessageRequest::new(Message::user_text("hi")), None)
+        .await
+        .unwrap();
+    let SendMessageResponse::Task(task) = answer else {
+        panic!("B answers with a task")
+    };
+    let request = GetTaskRequest {
+        id: task.id,
+        ..Default::default()
+    };
+    client.get_task(request, None).await.unwrap();
+    assert!(histogram_count("a2a.server.store.duration", &create) > created);
+    assert!(histogram_count("a2a.server.store.duration", &get) > got);
+    // The in-memory stores (every other test's) are not timed.
+    let memory = [("a2a.store.kind", "InMemoryTaskStore")];
+    assert_eq!(histogram_count("a2a.server.store.duration", &memory), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_calls_and_errors_are_counted_and_timed() {
+    telemetry();
+    let server = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
+        .await
+        .unwrap();
+    for binding in BINDINGS {
+        let client = client_for(named("agent-b")(server.addr), binding);
+        let sends = [("a2a.operation", "SendMessage"), ("a2a.binding", binding)];
+        let missing = [
+            ("a2a.operation", "GetTask"),
+            ("a2a.binding", binding),
+            ("a2a.error_code", ErrorKind::TaskNotFound.reason()),
+        ];
+        let (sent, timed, failed) = (
+            counter("a2a.client.requests", &sends),
+            histogram_count("a2a.client.duration", &sends),
+            counter("a2a.client.errors", &missing),
+        );
+        client
+            .send_message(SendMessageRequest::new(Message::user_text("hi")), None)
+            .await
+            .unwrap();
+        let unknown = GetTaskRequest {
+            id: "no-such-task".into(),
+            ..Default::default()
+        };
+        assert!(client.get_task(unknown, None).await.is_err());
+        assert_eq!(
+            counter("a2a.client.requests", &sends),
+            sent + 1,
+            "{binding}"
+        );
+        assert_eq!(
+            histogram_count("a2a.client.duration", &sends),
+            timed + 1,
+            "{binding}"
+        );
+        assert_eq!(
+            counter("a2a.client.errors", &missing),
+            failed + 1,
+            "{binding}"
+        );
+    }
 }

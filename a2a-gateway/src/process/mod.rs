@@ -222,6 +222,24 @@ impl AgentExecutor for ProcessAgent {
             resumed: ctx.resumed,
             checkpoint: ctx.checkpoint.as_ref().map(CheckpointLine::from_checkpoint),
             message: ctx.message,
+            traceparent: None,
+            tracestate: None,
+        };
+        // The execution's span is the current one: the agent's calls back
+        // into the gateway continue its trace.
+        #[cfg(feature = "otel")]
+        let execute = {
+            let mut execute = execute;
+            for (name, value) in
+                a2a_server::telemetry::otel::trace_context(&tracing::Span::current())
+            {
+                match name.as_str() {
+                    "traceparent" => execute.traceparent = Some(value),
+                    "tracestate" => execute.tracestate = Some(value),
+                    _ => {}
+                }
+            }
+            execute
         };
         let mut registered = shared.register(execute)?;
         let mut forward = Forward {

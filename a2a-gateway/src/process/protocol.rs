@@ -30,6 +30,13 @@ pub(crate) struct Execute {
     pub(crate) resumed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) checkpoint: Option<CheckpointLine>,
+    /// The execution's W3C trace context (with the `otel` feature and a
+    /// propagator installed), for the agent's own calls to carry on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) traceparent: Option<String>,
+    /// The W3C `tracestate` that goes with `traceparent`, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tracestate: Option<String>,
 }
 
 /// The gateway's lines other than `hello` and `execute`.

@@ -4,6 +4,7 @@
 "call NAME TEXT" sends TEXT to agent NAME through the gateway (JSON-RPC at
 $A2A_GATEWAY_URL/NAME, as itself: Authorization: Bearer $A2A_AGENT_TOKEN)
 and answers with what NAME said; anything else is echoed as "script: TEXT".
+The call carries the `traceparent`/`tracestate` of the execute line, if any.
 """
 import json
 import os
@@ -24,7 +25,7 @@ def text_of(message):
     return "".join(part.get("text", "") for part in message.get("parts", []))
 
 
-def call(name, text):
+def call(name, text, trace):
     body = json.dumps({
         "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
         "params": {"message": {"messageId": os.urandom(8).hex(), "role": "ROLE_USER",
@@ -33,7 +34,7 @@ def call(name, text):
     request = urllib.request.Request(
         os.environ["A2A_GATEWAY_URL"] + "/" + name, data=body, method="POST",
         headers={"Content-Type": "application/json", "A2A-Version": "1.0",
-                 "Authorization": "Bearer " + os.environ["A2A_AGENT_TOKEN"]})
+                 "Authorization": "Bearer " + os.environ["A2A_AGENT_TOKEN"], **trace})
     with urllib.request.urlopen(request, timeout=10) as response:
         answer = json.load(response)
     if "error" in answer:
@@ -46,10 +47,12 @@ def call(name, text):
 
 def execute(line):
     task, text = line["taskId"], text_of(line["message"])
+    # The execution's trace context, sent on so the call joins its trace.
+    trace = {key: line[key] for key in ("traceparent", "tracestate") if key in line}
     if text.startswith("call "):
         _, name, rest = text.split(" ", 2)
         try:
-            said = call(name, rest)
+            said = call(name, rest, trace)
         except Exception as err:  # the test reads the failure from the task
             send(type="status", taskId=task, state="failed", text=f"call failed: {err}")
             return

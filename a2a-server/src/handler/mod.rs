@@ -173,14 +173,14 @@ impl HandlerBuilder {
     /// Uses `store` for tasks (default: [`InMemoryTaskStore`]).
     #[must_use]
     pub fn task_store(mut self, store: impl TaskStore) -> Self {
-        self.store = Some(Arc::new(store));
+        self.store = Some(crate::telemetry::task_store(store));
         self
     }
 
     /// Uses `store` for push configs (default: [`InMemoryPushConfigStore`]).
     #[must_use]
     pub fn push_config_store(mut self, store: impl PushConfigStore) -> Self {
-        self.push_store = Some(Arc::new(store));
+        self.push_store = Some(crate::telemetry::push_store(store));
         self
     }
 
@@ -226,7 +226,7 @@ impl HandlerBuilder {
     /// should be one database.
     #[must_use]
     pub fn job_store(mut self, store: impl JobStore) -> Self {
-        self.jobs = Some(Arc::new(store));
+        self.jobs = Some(crate::telemetry::job_store(store));
         self
     }
 
@@ -273,15 +273,15 @@ impl HandlerBuilder {
     pub fn build(self) -> DefaultRequestHandler {
         let store = self
             .store
-            .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
+            .unwrap_or_else(|| crate::telemetry::task_store(InMemoryTaskStore::new()));
         let push = self
             .card
             .capabilities
             .supports_push_notifications()
             .then(|| {
-                let configs = self
-                    .push_store
-                    .unwrap_or_else(|| Arc::new(InMemoryPushConfigStore::new()));
+                let configs = self.push_store.unwrap_or_else(|| {
+                    crate::telemetry::push_store(InMemoryPushConfigStore::new())
+                });
                 let sender = self.push_sender.unwrap_or_else(|| {
                     Arc::new(HttpPushSender::new(HttpPushSenderConfig {
                         policy: self.push_policy.clone(),

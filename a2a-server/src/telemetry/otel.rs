@@ -17,6 +17,7 @@
 //! | `a2a.server.active_executions` | up-down counter | |
 //! | `a2a.server.open_streams` | up-down counter | `a2a.operation`, `a2a.binding` |
 //! | `a2a.push.deliveries` | counter | `a2a.outcome` (`delivered`, `failed`) |
+//! | `a2a.server.store.duration` | histogram (s) | `a2a.store.operation` (`task.create`, `job.record`, `push.get`, ...), `a2a.store.kind` (the store's type name; the in-memory stores are not timed) |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -74,11 +75,40 @@ pub(crate) fn adopt_remote_parent(span: &Span, params: &ServiceParams) {
     let _ = span.set_parent(parent);
 }
 
+/// The status event of the execution span (the current one), added to the
+/// OpenTelemetry span directly.
+pub(crate) fn status_event(state: a2a_core::TaskState) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    span.add_event(
+        "task status changed",
+        vec![KeyValue::new("a2a.state", state.as_str())],
+    );
+}
+
 /// Writes the trace context of `span` into `headers`, for the request that
 /// span stands for (a push delivery).
 pub fn inject_headers(span: &Span, headers: &mut http::HeaderMap) {
     let context = span.context();
     global::get_text_map_propagator(|p| p.inject_context(&context, &mut HeaderInjector(headers)));
+}
+
+/// The trace context of `span` as `(name, value)` pairs (`traceparent`,
+/// and `tracestate` when it has one), for a channel that is not HTTP: the
+/// gateway writes them into the `execute` lines of its process agents.
+pub fn trace_context(span: &Span) -> Vec<(String, String)> {
+    struct Pairs(Vec<(String, String)>);
+    impl Injector for Pairs {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.push((key.to_owned(), value));
+        }
+    }
+    let context = span.context();
+    let mut pairs = Pairs(Vec::new());
+    global::get_text_map_propagator(|p| p.inject_context(&context, &mut pairs));
+    pairs.0
 }
 
 /// The server's instruments, made once from the global meter provider.

@@ -1,7 +1,9 @@
 """An A2A 0.3 agent on the Python SDK's last 0.3 release, for interop tests
 of the Rust client's 0.3 transport.
 
-Usage: python_v03_server.py HTTP_PORT
+Usage: python_v03_server.py HTTP_PORT [BINDING]
+BINDING is JSONRPC (the default) or HTTP+JSON: the one interface the card
+offers (its `url` and `preferredTransport`).
 The first word of the message text says what to do (like e2e's ScriptedAgent):
 `echo <text>`, `message <text>`, `stream <n>`, `wait`.
 """
@@ -13,7 +15,7 @@ import uuid
 import uvicorn
 
 from a2a.server.agent_execution import AgentExecutor
-from a2a.server.apps import A2AStarletteApplication
+from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
@@ -72,8 +74,9 @@ class ScriptedAgent(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def main(port: int) -> None:
+def main(port: int, binding: str) -> None:
     card = AgentCard(
+        preferred_transport=binding,
         name="python 0.3 peer",
         description="the Python SDK's last 0.3 release",
         url=f"http://127.0.0.1:{port}/",
@@ -85,9 +88,12 @@ def main(port: int) -> None:
         skills=[AgentSkill(id="s", name="scripted", description="runs commands", tags=["test"])],
     )
     handler = DefaultRequestHandler(agent_executor=ScriptedAgent(), task_store=InMemoryTaskStore())
-    app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
+    if binding == "HTTP+JSON":
+        app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build()
+    else:
+        app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "JSONRPC")

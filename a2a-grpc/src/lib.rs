@@ -20,6 +20,7 @@ pub mod convert;
 mod error;
 #[cfg(feature = "server")]
 mod server;
+pub mod v03;
 
 #[cfg(feature = "client")]
 pub use self::client::{
@@ -33,6 +34,12 @@ pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, route
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]
 mod generated {
     include!("generated/lf.a2a.v1.rs");
+}
+
+#[rustfmt::skip]
+#[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]
+mod generated_v03 {
+    include!("generated/a2a.v1.rs");
 }
 
 /// The generated `lf.a2a.v1` messages, client and server.

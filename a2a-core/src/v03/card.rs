@@ -425,14 +425,15 @@ fn is_v03_interface(interface: &crate::AgentInterface) -> bool {
 /// client that takes the first interface of a binding still finds the 1.0
 /// one. Interfaces already listed are not repeated; a signed card is left
 /// alone (the signature covers the interfaces).
-pub fn advertise(card: &mut crate::AgentCard, bindings: &[&str]) {
+pub fn advertise<B: AsRef<str>>(card: &mut crate::AgentCard, bindings: &[B]) {
     if !card.signatures.is_empty() {
         return;
     }
     let extra: Vec<crate::AgentInterface> = card
         .supported_interfaces
         .iter()
-        .filter(|i| bindings.contains(&i.protocol_binding.as_str()) && !is_v03_interface(i))
+        .filter(|i| bindings.iter().any(|b| b.as_ref() == i.protocol_binding))
+        .filter(|i| !is_v03_interface(i))
         .filter(|i| i.tenant.is_empty())
         .map(|i| crate::AgentInterface {
             protocol_version: super::PROTOCOL_VERSION_MAJOR_MINOR.to_owned(),

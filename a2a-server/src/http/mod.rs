@@ -49,6 +49,12 @@ pub struct HttpConfig {
     pub card_max_age: u64,
     /// CORS policy of the agent card route (default: any origin, no credentials).
     pub card_cors: CorsLayer,
+    /// The bindings the card lists as also speaking A2A 0.3: an interface
+    /// at `protocolVersion` `0.3` is added, after the 1.0 ones, at the URL
+    /// of each 1.0 interface of these bindings (default JSON-RPC and
+    /// HTTP+JSON, which this router serves in 0.3 too; `a2a_grpc::router`
+    /// adds gRPC). Empty: none listed (0.3 requests are still answered).
+    pub v03_bindings: Vec<String>,
 }
 
 impl Default for HttpConfig {
@@ -64,6 +70,7 @@ impl Default for HttpConfig {
                 .allow_origin(tower_http::cors::Any)
                 .allow_methods([http::Method::GET])
                 .allow_headers(tower_http::cors::Any),
+            v03_bindings: a2a_core::v03::SERVED_BINDINGS.map(str::to_owned).to_vec(),
         }
     }
 }
@@ -89,12 +96,11 @@ pub(crate) struct HttpState {
 pub fn router(service: A2aService, config: HttpConfig) -> Router {
     // The card lists where 0.3 is spoken too, after the 1.0 interfaces.
     let mut public = service.card().clone();
-    a2a_core::v03::advertise(&mut public, &a2a_core::v03::SERVED_BINDINGS);
+    a2a_core::v03::advertise(&mut public, &config.v03_bindings);
     let card = CardDocument::new(&public, config.card_max_age);
     // 0.3 clients read the 0.3 form of the card at the older name; it lists
-    // the JSON-RPC and HTTP+JSON interfaces, the bindings that also serve
-    // 0.3 calls.
-    let card_v03 = a2a_core::v03::AgentCard::from_v1(service.card())
+    // the interfaces that also serve 0.3 calls.
+    let card_v03 = a2a_core::v03::AgentCard::from_v1(&public)
         .map(|old| CardDocument::new(&old, config.card_max_age));
     let cors = config.card_cors.clone();
     let cors_v03 = config.card_cors.clone();

@@ -269,6 +269,7 @@ async fn agent_json_serves_the_0_3_card_beside_the_1_0_card() {
         ("GRPC", "1.0"),
         ("JSONRPC", "0.3"),
         ("HTTP+JSON", "0.3"),
+        ("GRPC", "0.3"),
     ]
     .map(|(b, v)| (b.to_owned(), v.to_owned()));
     assert_eq!(listed, expected);
@@ -278,7 +279,7 @@ async fn agent_json_serves_the_0_3_card_beside_the_1_0_card() {
         .iter()
         .map(|i| i["transport"].as_str().unwrap())
         .collect();
-    assert_eq!(additional, ["JSONRPC", "HTTP+JSON"]);
+    assert_eq!(additional, ["JSONRPC", "HTTP+JSON", "GRPC"]);
     // A 1.0 client still picks a 1.0 interface from the card.
     let card: a2a_core::AgentCard = serde_json::from_value(current).unwrap();
     let chosen = a2a_client::ClientBuilder::new().choose(&card).unwrap();
@@ -290,8 +291,8 @@ async fn a_client_speaks_0_3_to_an_agent_whose_card_says_0_3() {
     use a2a_client::{CardResolver, ClientBuilder};
 
     let server = server().await;
-    // The 0.3 card, read as 1.0: its JSON-RPC and HTTP+JSON interfaces at
-    // version 0.3, JSON-RPC (its main url) first.
+    // The 0.3 card, read as 1.0: its JSON-RPC, HTTP+JSON and gRPC
+    // interfaces at version 0.3, JSON-RPC (its main url) first.
     let card = CardResolver::new()
         .path("/.well-known/agent.json")
         .resolve(&format!("http://{}", server.addr))
@@ -302,9 +303,12 @@ async fn a_client_speaks_0_3_to_an_agent_whose_card_says_0_3() {
         .iter()
         .map(|i| (i.protocol_binding.as_str(), i.protocol_version.as_str()))
         .collect();
-    assert_eq!(bindings, [("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]);
-    for binding in ["JSONRPC", "HTTP+JSON"] {
-        let client = ClientBuilder::new()
+    assert_eq!(
+        bindings,
+        [("JSONRPC", "0.3"), ("HTTP+JSON", "0.3"), ("GRPC", "0.3")]
+    );
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
+        let client = a2a_grpc::register(ClientBuilder::new())
             .prefer([binding])
             .build(card.clone())
             .unwrap();
@@ -642,4 +646,165 @@ async fn a_1_0_rest_request_under_v1_is_a_tenant() {
         sent["task"]["status"]["message"]["parts"][0]["text"], "hi",
         "{sent}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_0_3_grpc_client_sends_streams_gets_and_cancels() {
+    use a2a_grpc::v03::pb;
+    use futures::StreamExt;
+    let server = server().await;
+    let mut client = grpc_v03(&server).await;
+    let message = |text: &str| pb::Message {
+        message_id: a2a_core::new_id(),
+        role: pb::Role::User as i32,
+        content: vec![pb::Part {
+            part: Some(pb::part::Part::Text(text.into())),
+            metadata: None,
+        }],
+        ..Default::default()
+    };
+    let send = |text: &str, blocking: bool| pb::SendMessageRequest {
+        request: Some(message(text)),
+        configuration: Some(pb::SendMessageConfiguration {
+            blocking,
+            ..Default::default()
+        }),
+        metadata: None,
+    };
+    let task = match client
+        .send_message(send("echo hi", true))
+        .await
+        .unwrap()
+        .into_inner()
+        .payload
+    {
+        Some(pb::send_message_response::Payload::Task(task)) => task,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    let status = task.status.clone().unwrap();
+    assert_eq!(status.state, pb::TaskState::Completed as i32);
+    let answer = status.update.unwrap();
+    assert_eq!(answer.role, pb::Role::Agent as i32);
+    assert_eq!(
+        answer.content[0].part,
+        Some(pb::part::Part::Text("hi".into()))
+    );
+
+    let got = client
+        .get_task(pb::GetTaskRequest {
+            name: format!("tasks/{}", task.id),
+            history_length: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.id, task.id);
+
+    let mut events = client
+        .send_streaming_message(send("stream 2", true))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut payloads = Vec::new();
+    while let Some(event) = events.next().await {
+        payloads.push(event.unwrap().payload.unwrap());
+    }
+    use pb::stream_response::Payload;
+    assert!(matches!(payloads.first(), Some(Payload::Task(_))));
+    assert!(
+        payloads
+            .iter()
+            .any(|p| matches!(p, Payload::ArtifactUpdate(_)))
+    );
+    match payloads.last() {
+        Some(Payload::StatusUpdate(update)) => {
+            assert!(update.r#final);
+            assert_eq!(
+                update.status.as_ref().unwrap().state,
+                pb::TaskState::Completed as i32
+            );
+        }
+        other => panic!("expected a final status update, got {other:?}"),
+    }
+
+    let waiting = match client
+        .send_message(send("wait", false))
+        .await
+        .unwrap()
+        .into_inner()
+        .payload
+    {
+        Some(pb::send_message_response::Payload::Task(task)) => task,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    let canceled = client
+        .cancel_task(pb::CancelTaskRequest {
+            name: format!("tasks/{}", waiting.id),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        canceled.status.unwrap().state,
+        pb::TaskState::Cancelled as i32
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_errors_take_their_0_3_form() {
+    use a2a_grpc::v03::pb;
+    let server = server().await;
+    let mut client = grpc_v03(&server).await;
+    let missing = client
+        .get_task(pb::GetTaskRequest {
+            name: "tasks/no-such-task".into(),
+            history_length: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), tonic::Code::NotFound);
+    assert!(
+        missing.message().starts_with("TaskNotFoundError: "),
+        "{missing:?}"
+    );
+    // No ErrorInfo detail: 0.3 had none.
+    assert!(missing.details().is_empty());
+    let unnamed = client
+        .get_task(pb::GetTaskRequest {
+            name: "no-tasks-here".into(),
+            history_length: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unnamed.code(), tonic::Code::InvalidArgument);
+    let empty_part = pb::SendMessageRequest {
+        request: Some(pb::Message {
+            message_id: "m".into(),
+            content: vec![pb::Part::default()],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let bad = client.send_message(empty_part).await.unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+    assert!(bad.message().starts_with("InvalidParamsError: "), "{bad:?}");
+    let card = client
+        .get_agent_card(pb::GetAgentCardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(card.name, "extended");
+    assert_eq!(card.protocol_version, "0.3.0");
+}
+
+/// A raw client of the server's 0.3 gRPC service.
+async fn grpc_v03(
+    server: &e2e::RunningSut,
+) -> a2a_grpc::v03::pb::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    a2a_grpc::v03::pb::a2a_service_client::A2aServiceClient::new(channel)
 }

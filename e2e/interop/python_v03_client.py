@@ -3,7 +3,7 @@ interop tests of the server's 0.3 JSON-RPC.
 
 Usage: python_v03_client.py BASE_URL [BINDING]
 Reads the 0.3 card at /.well-known/agent.json, picks its interface of
-BINDING (JSONRPC, the default, or HTTP+JSON), then sends (blocking and
+BINDING (JSONRPC, the default, HTTP+JSON or GRPC), then sends (blocking and
 streaming), gets and cancels; prints one JSON report on stdout.
 """
 
@@ -12,6 +12,7 @@ import json
 import sys
 import uuid
 
+import grpc
 import httpx
 
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
@@ -50,12 +51,17 @@ async def main(url: str, binding: str) -> None:
         report["card_url"] = card.url
         report["card_protocol_version"] = card.protocol_version
         report["card_transports"] = [i.transport for i in card.additional_interfaces or []]
-        blocking = ClientFactory(
-            ClientConfig(streaming=False, httpx_client=http, supported_transports=[TransportProtocol(binding)])
-        ).create(card)
-        streaming = ClientFactory(
-            ClientConfig(streaming=True, httpx_client=http, supported_transports=[TransportProtocol(binding)])
-        ).create(card)
+        def client(streaming):
+            config = ClientConfig(
+                streaming=streaming,
+                httpx_client=http,
+                grpc_channel_factory=grpc.aio.insecure_channel,
+                supported_transports=[TransportProtocol(binding)],
+            )
+            return ClientFactory(config).create(card)
+
+        blocking = client(False)
+        streaming = client(True)
 
         (task, _), = await events(blocking, "echo hello from python 0.3")
         report["send_state"] = task.status.state.value

@@ -2,8 +2,9 @@
 of the Rust client's 0.3 transport.
 
 Usage: python_v03_server.py HTTP_PORT [BINDING]
-BINDING is JSONRPC (the default) or HTTP+JSON: the one interface the card
-offers (its `url` and `preferredTransport`).
+BINDING is JSONRPC (the default), HTTP+JSON or GRPC: the one interface the
+card offers (its `url` and `preferredTransport`). With GRPC the gRPC server
+listens on a port of its own, and HTTP_PORT serves the card.
 The first word of the message text says what to do (like e2e's ScriptedAgent):
 `echo <text>`, `message <text>`, `stream <n>`, `wait`.
 """
@@ -12,11 +13,13 @@ import asyncio
 import sys
 import uuid
 
+import grpc
 import uvicorn
 
 from a2a.server.agent_execution import AgentExecutor
 from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.grpc import a2a_pb2_grpc
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
@@ -74,12 +77,17 @@ class ScriptedAgent(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def main(port: int, binding: str) -> None:
+async def main(port: int, binding: str) -> None:
+    grpc_server = None
+    url = f"http://127.0.0.1:{port}/"
+    if binding == "GRPC":
+        grpc_server = grpc.aio.server()
+        url = f"127.0.0.1:{grpc_server.add_insecure_port('127.0.0.1:0')}"
     card = AgentCard(
         preferred_transport=binding,
         name="python 0.3 peer",
         description="the Python SDK's last 0.3 release",
-        url=f"http://127.0.0.1:{port}/",
+        url=url,
         version="1.0.0",
         protocol_version="0.3.0",
         capabilities=AgentCapabilities(streaming=True),
@@ -92,8 +100,12 @@ def main(port: int, binding: str) -> None:
         app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build()
     else:
         app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    if grpc_server is not None:
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(card, handler), grpc_server)
+        await grpc_server.start()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    await uvicorn.Server(config).serve()
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "JSONRPC")
+    asyncio.run(main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "JSONRPC"))

@@ -1,6 +1,6 @@
 //! Interop with A2A 0.3: the Python SDK's last 0.3 release (`a2a-sdk`
-//! 0.3.26) as a client of our server's 0.3 bindings (JSON-RPC and
-//! HTTP+JSON), and as a server our client talks 0.3 to over each. `scripts/test.sh` installs it into the git-ignored
+//! 0.3.26) as a client of our server's 0.3 bindings (JSON-RPC, HTTP+JSON
+//! and gRPC), and as a server our client talks 0.3 to over each. `scripts/test.sh` installs it into the git-ignored
 //! `.venv03` and runs these with `--ignored`.
 
 // Panicking on an unexpected result is how these tests assert.
@@ -72,6 +72,12 @@ async fn python_0_3_rest_client_sends_streams_gets_and_cancels_against_rust_serv
     python_client_against_rust_server("HTTP+JSON").await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python SDK 0.3 peer: run scripts/test.sh"]
+async fn python_0_3_grpc_client_sends_streams_gets_and_cancels_against_rust_server() {
+    python_client_against_rust_server("GRPC").await;
+}
+
 async fn python_client_against_rust_server(binding: &str) {
     let server = server().await;
     let url = format!("http://{}", server.addr);
@@ -89,7 +95,7 @@ async fn python_client_against_rust_server(binding: &str) {
     assert_eq!(report["card_protocol_version"], "0.3.0");
     assert_eq!(
         report["card_transports"],
-        serde_json::json!(["JSONRPC", "HTTP+JSON"]),
+        serde_json::json!(["JSONRPC", "HTTP+JSON", "GRPC"]),
         "{report}"
     );
     assert_eq!(report["send_state"], "completed", "{report}");
@@ -121,10 +127,19 @@ async fn rust_client_sends_streams_gets_and_cancels_against_python_0_3_rest_serv
     rust_client_against_python_server("HTTP+JSON").await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python SDK 0.3 peer: run scripts/test.sh"]
+async fn rust_client_sends_streams_gets_and_cancels_against_python_0_3_grpc_server() {
+    rust_client_against_python_server("GRPC").await;
+}
+
 async fn rust_client_against_python_server(binding: &str) {
     let (_peer, url) = python_v03_server(binding).await;
-    // `Client::connect` reads the 0.3 card and picks the 0.3 transport itself.
-    let client = a2a_client::Client::connect(&url).await.unwrap();
+    // The builder reads the 0.3 card and picks the 0.3 transport itself.
+    let card = CardResolver::new().resolve(&url).await.unwrap();
+    let client = a2a_grpc::register(ClientBuilder::new())
+        .build(card)
+        .unwrap();
     assert_eq!(client.interface().protocol_version, "0.3");
     assert_eq!(client.interface().protocol_binding, binding);
 
@@ -195,7 +210,10 @@ async fn rust_client_against_python_server(binding: &str) {
     // The builder's own choice for this card is the same.
     let card = CardResolver::new().resolve(&url).await.unwrap();
     assert_eq!(
-        ClientBuilder::new().choose(&card).unwrap().protocol_version,
+        a2a_grpc::register(ClientBuilder::new())
+            .choose(&card)
+            .unwrap()
+            .protocol_version,
         "0.3"
     );
 }

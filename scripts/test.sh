@@ -13,10 +13,10 @@ if ! .venv/bin/python -c 'import a2a, uvicorn' 2>/dev/null; then
   .venv/bin/pip install --quiet 'a2a-sdk[all]==1.3.0' 'uvicorn>=0.30'
 fi
 # The A2A 0.3 peer: the Python SDK's last 0.3 release, in a venv of its own
-# (it cannot share one with 1.x).
-if ! .venv03/bin/python -c 'import a2a.server.apps, uvicorn' 2>/dev/null; then
+# (it cannot share one with 1.x), with its HTTP+JSON (FastAPI) and gRPC extras.
+if ! .venv03/bin/python -c 'import a2a.server.apps, a2a.grpc.a2a_pb2_grpc, fastapi, uvicorn' 2>/dev/null; then
   python3 -m venv .venv03
-  .venv03/bin/pip install --quiet 'a2a-sdk[http-server]==0.3.26' 'uvicorn>=0.30'
+  .venv03/bin/pip install --quiet 'a2a-sdk[http-server,grpc]==0.3.26' 'uvicorn>=0.30'
 fi
 if [ ! -d e2e/interop/node_modules/@a2a-js/sdk ]; then
   (cd e2e/interop && npm install --silent --no-audit --no-fund)

@@ -19,7 +19,8 @@ use a2a_core::{
 use crate::http::HttpSettings;
 use crate::{
     CallOptions, CardResolver, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
-    JsonRpcTransport, JsonRpcV03Transport, RestTransport, RetryPolicy, RootCertificates, Transport,
+    JsonRpcTransport, JsonRpcV03Transport, RestTransport, RestV03Transport, RetryPolicy,
+    RootCertificates, Transport,
 };
 
 /// Makes a [`Transport`] for one interface of a card.
@@ -43,8 +44,8 @@ pub trait TransportFactory: Send + Sync + 'static {
     }
 
     /// Whether this factory's transports also speak A2A 0.3 (to interfaces
-    /// whose `protocolVersion` is `0.3`). Only the built-in JSON-RPC
-    /// factory does; the default is `false`.
+    /// whose `protocolVersion` is `0.3`). The built-in JSON-RPC and
+    /// HTTP+JSON factories do; the default is `false`.
     fn speaks_v03(&self) -> bool {
         false
     }
@@ -95,7 +96,7 @@ impl TransportFactory for BuiltIn {
     }
 
     fn speaks_v03(&self) -> bool {
-        self.0 == binding::JSONRPC
+        true
     }
 
     fn create_in(
@@ -112,6 +113,10 @@ impl TransportFactory for BuiltIn {
             } else if self.0 == binding::JSONRPC {
                 Arc::new(
                     JsonRpcTransport::with_client(http, &interface.url).with_settings(settings),
+                )
+            } else if is_v03(&interface.protocol_version) {
+                Arc::new(
+                    RestV03Transport::with_client(http, &interface.url).with_settings(settings),
                 )
             } else {
                 Arc::new(RestTransport::with_client(http, &interface.url).with_settings(settings))
@@ -142,16 +147,13 @@ fn is_v03(version: &str) -> bool {
 }
 
 /// Whether this builder can use `interface`: a 1.0 interface of a
-/// registered binding, or a 0.3 JSON-RPC one while JSON-RPC is the
-/// built-in transport.
+/// registered binding, or a 0.3 one whose binding's factory speaks 0.3.
 fn usable(interface: &AgentInterface, factory: Option<&Arc<dyn TransportFactory>>) -> bool {
     let Some(factory) = factory else {
         return false;
     };
     compatible_version(&interface.protocol_version)
-        || (is_v03(&interface.protocol_version)
-            && interface.protocol_binding == binding::JSONRPC
-            && factory.speaks_v03())
+        || (is_v03(&interface.protocol_version) && factory.speaks_v03())
 }
 
 /// Configures how a [`Client`] is made from a card.

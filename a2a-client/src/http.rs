@@ -48,8 +48,34 @@ pub(crate) fn default_client_builder() -> reqwest::ClientBuilder {
 }
 
 pub(crate) fn headers(options: &CallOptions) -> Result<HeaderMap, ClientError> {
+    header_map(options.service_params())
+}
+
+/// The headers of a call to an A2A 0.3 agent: the caller's, without
+/// `A2A-Version` (a 0.3 server knows none, and its absence is what says
+/// 0.3), extensions under their 0.3 name `X-A2A-Extensions`.
+pub(crate) fn headers_v03(options: &CallOptions) -> Result<HeaderMap, ClientError> {
+    header_map(
+        options
+            .service_params()
+            .into_iter()
+            .filter_map(|(name, value)| {
+                if name.eq_ignore_ascii_case(a2a_core::VERSION_HEADER) {
+                    None
+                } else if name.eq_ignore_ascii_case(a2a_core::EXTENSIONS_HEADER) {
+                    Some((a2a_core::LEGACY_EXTENSIONS_HEADER.to_owned(), value))
+                } else {
+                    Some((name, value))
+                }
+            }),
+    )
+}
+
+fn header_map(
+    params: impl IntoIterator<Item = (String, String)>,
+) -> Result<HeaderMap, ClientError> {
     let mut headers = HeaderMap::new();
-    for (name, value) in options.service_params() {
+    for (name, value) in params {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| ClientError::unsupported(format!("invalid header name {name:?}")))?;
         let value = HeaderValue::from_str(&value)
@@ -57,6 +83,48 @@ pub(crate) fn headers(options: &CallOptions) -> Result<HeaderMap, ClientError> {
         headers.append(name, value);
     }
     Ok(headers)
+}
+
+/// Sends a unary request within `timeout`, or a stream's request (see
+/// [`send_for_stream`]).
+pub(crate) async fn send(
+    request: reqwest::RequestBuilder,
+    timeout: Duration,
+    streaming: bool,
+) -> Result<reqwest::Response, ClientError> {
+    if streaming {
+        send_for_stream(request, timeout).await
+    } else {
+        request
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(ClientError::from_reqwest)
+    }
+}
+
+/// Ends a 0.3 stream after the event that says it is the last (`final`),
+/// even if the server keeps the connection open.
+pub(crate) fn until_final(
+    events: impl futures::Stream<Item = Result<(a2a_core::StreamResponse, bool), ClientError>>
+    + Send
+    + 'static,
+) -> crate::EventStream {
+    let events = events.scan(false, |ended, item| {
+        if *ended {
+            return futures::future::ready(None);
+        }
+        if let Ok((_, true)) = &item {
+            *ended = true;
+        }
+        futures::future::ready(Some(item.map(|(event, _)| event)))
+    });
+    Box::pin(events)
+}
+
+/// A 0.3 answer that does not convert to 1.0.
+pub(crate) fn from_v03(err: a2a_core::A2aError) -> ClientError {
+    ClientError::decode(format!("0.3 answer: {}", err.message()))
 }
 
 /// The wait a `Retry-After` header asks for: whole seconds, or an HTTP date

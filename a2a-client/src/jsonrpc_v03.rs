@@ -15,12 +15,14 @@ use a2a_core::{
 };
 use async_trait::async_trait;
 use futures::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::http::{HttpSettings, default_client, retry_after, sse_events};
+use crate::http::{
+    HttpSettings, default_client, from_v03, headers_v03, retry_after, sse_events, until_final,
+};
 use crate::{CallOptions, ClientError, EventStream, Transport};
 
 /// Talks A2A 0.3 JSON-RPC to one endpoint URL (picked by the client for an
@@ -31,32 +33,6 @@ pub struct JsonRpcV03Transport {
     url: String,
     settings: HttpSettings,
     next_id: AtomicU64,
-}
-
-/// The headers of a 0.3 call: the caller's, without `A2A-Version` (a 0.3
-/// server knows none, and its absence is what says 0.3), extensions under
-/// their 0.3 name `X-A2A-Extensions`.
-fn headers(options: &CallOptions) -> Result<HeaderMap, ClientError> {
-    let mut headers = HeaderMap::new();
-    for (name, value) in options.service_params() {
-        let name = if name.eq_ignore_ascii_case(a2a_core::VERSION_HEADER) {
-            continue;
-        } else if name.eq_ignore_ascii_case(a2a_core::EXTENSIONS_HEADER) {
-            a2a_core::LEGACY_EXTENSIONS_HEADER.to_owned()
-        } else {
-            name
-        };
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| ClientError::unsupported(format!("invalid header name {name:?}")))?;
-        let value = HeaderValue::from_str(&value)
-            .map_err(|_| ClientError::unsupported(format!("invalid value for header {name}")))?;
-        headers.append(name, value);
-    }
-    Ok(headers)
-}
-
-fn from_v03(err: a2a_core::A2aError) -> ClientError {
-    ClientError::decode(format!("0.3 answer: {}", err.message()))
 }
 
 impl JsonRpcV03Transport {
@@ -98,20 +74,12 @@ impl JsonRpcV03Transport {
             .http
             .post(&self.url)
             .query(&options.query)
-            .headers(headers(options)?)
+            .headers(headers_v03(options)?)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, accept)
             .body(body);
         let timeout = options.timeout.unwrap_or(self.settings.timeout);
-        if accept == "application/json" {
-            request
-                .timeout(timeout)
-                .send()
-                .await
-                .map_err(ClientError::from_reqwest)
-        } else {
-            crate::http::send_for_stream(request, timeout).await
-        }
+        crate::http::send(request, timeout, accept != "application/json").await
     }
 
     async fn call<P: Serialize, R: DeserializeOwned>(
@@ -149,34 +117,22 @@ impl JsonRpcV03Transport {
             )));
         }
         let idle = options.idle_timeout.unwrap_or(self.settings.idle_timeout);
-        let events = sse_events(response, idle, self.settings.max_event_size)
-            .map(|data| {
-                let data = data?;
-                let envelope: JsonRpcResponse<v03::Event> = serde_json::from_str(&data)
-                    .map_err(|e| ClientError::decode(format!("stream event: {e}")))?;
-                match (envelope.result, envelope.error) {
-                    (_, Some(error)) => Err(ClientError::from(v03::error_from_v03(&error))),
-                    (Some(event), None) => {
-                        let last = matches!(&event, v03::Event::StatusUpdate(u) if u.is_final);
-                        Ok((event.into_v1().map_err(from_v03)?, last))
-                    }
-                    (None, None) => Err(ClientError::decode(
-                        "stream event has neither result nor error",
-                    )),
+        let events = sse_events(response, idle, self.settings.max_event_size).map(|data| {
+            let data = data?;
+            let envelope: JsonRpcResponse<v03::Event> = serde_json::from_str(&data)
+                .map_err(|e| ClientError::decode(format!("stream event: {e}")))?;
+            match (envelope.result, envelope.error) {
+                (_, Some(error)) => Err(ClientError::from(v03::error_from_v03(&error))),
+                (Some(event), None) => {
+                    let last = matches!(&event, v03::Event::StatusUpdate(u) if u.is_final);
+                    Ok((event.into_v1().map_err(from_v03)?, last))
                 }
-            })
-            // A 0.3 stream says which event is its last (`final`); stop
-            // there even if the server keeps the connection open.
-            .scan(false, |ended, item| {
-                if *ended {
-                    return futures::future::ready(None);
-                }
-                if let Ok((_, true)) = &item {
-                    *ended = true;
-                }
-                futures::future::ready(Some(item.map(|(event, _)| event)))
-            });
-        Ok(Box::pin(events))
+                (None, None) => Err(ClientError::decode(
+                    "stream event has neither result nor error",
+                )),
+            }
+        });
+        Ok(until_final(events))
     }
 }
 

@@ -29,12 +29,29 @@ use crate::pb::a2a_service_client::A2aServiceClient;
 #[derive(Debug, Clone)]
 pub struct GrpcTransport {
     client: A2aServiceClient<Channel>,
-    settings: HttpSettings,
+    calls: Calls,
+}
+
+/// What the 1.0 and 0.3 gRPC transports share: timeouts, the request limit,
+/// how a call's options become a request, how a stream's messages become
+/// events.
+#[derive(Debug, Clone)]
+pub(crate) struct Calls {
+    pub(crate) settings: HttpSettings,
     /// The largest request sent (checked before sending, for a clear error).
-    max_request: usize,
+    pub(crate) max_request: usize,
 }
 
 fn client_error(status: Status) -> ClientError {
+    client_error_with(status, from_status)
+}
+
+/// The client error of a failed call: transport failures by kind, the
+/// server's own errors read by `protocol_error` (1.0's or 0.3's status form).
+pub(crate) fn client_error_with(
+    status: Status,
+    protocol_error: fn(&Status) -> a2a_core::A2aError,
+) -> ClientError {
     match status.code() {
         Code::Unavailable => {
             ClientError::new(ClientErrorKind::Connection, status.message().to_owned())
@@ -49,7 +66,7 @@ fn client_error(status: Status) -> ClientError {
         }
         _ => match local_failure(&status) {
             Some(kind) => ClientError::new(kind, status.message().to_owned()),
-            None => ClientError::from(from_status(&status)),
+            None => ClientError::from(protocol_error(&status)),
         },
     }
 }
@@ -122,6 +139,59 @@ pub const MAX_REQUEST: usize = 10 * 1024 * 1024;
 /// How long the TCP connection, and then the TLS handshake, may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The lazily connected channel to a gRPC `url` (see
+/// [`GrpcTransport::connect_lazy_with`]).
+pub(crate) fn channel(
+    url: &str,
+    roots: &RootCertificates,
+    grpc: &GrpcSettings,
+) -> Result<Channel, ClientError> {
+    let uri = if url.contains("://") {
+        url.to_owned()
+    } else {
+        format!("http://{url}")
+    };
+    let invalid = |e: &dyn std::fmt::Display| {
+        ClientError::new(
+            ClientErrorKind::Unsupported,
+            format!("invalid gRPC url {url:?}: {e}"),
+        )
+    };
+    let mut endpoint = Endpoint::from_shared(uri).map_err(|e| invalid(&e))?;
+    if endpoint.uri().scheme_str() == Some("https") {
+        // The name checked against the certificate; an IPv6 literal
+        // comes bracketed in the URI, and a certificate names it bare.
+        let host = endpoint.uri().host().unwrap_or_default();
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let tls = ClientTlsConfig::new()
+            .domain_name(host)
+            .trust_anchors(roots.trust_anchors())
+            .timeout(CONNECT_TIMEOUT);
+        endpoint = endpoint.tls_config(tls).map_err(|e| invalid(&e))?;
+    }
+    let endpoint = endpoint
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_nodelay(true)
+        // HTTP/2 pings keep a quiet subscription's connection open through
+        // proxies and NATs, and find a dead peer (the server pings too).
+        .http2_keep_alive_interval(grpc.keep_alive_interval)
+        .keep_alive_timeout(grpc.keep_alive_timeout)
+        .keep_alive_while_idle(true);
+    Ok(endpoint.connect_lazy())
+}
+
+impl Default for Calls {
+    fn default() -> Self {
+        Calls {
+            settings: HttpSettings::default(),
+            max_request: MAX_REQUEST,
+        }
+    }
+}
+
 impl GrpcTransport {
     /// A transport for `url` (`host:port`, as in agent cards, or a full
     /// `http://` / `https://` URL). The connection is made on first use.
@@ -144,46 +214,11 @@ impl GrpcTransport {
         roots: &RootCertificates,
         grpc: &GrpcSettings,
     ) -> Result<Self, ClientError> {
-        let uri = if url.contains("://") {
-            url.to_owned()
-        } else {
-            format!("http://{url}")
-        };
-        let invalid = |e: &dyn std::fmt::Display| {
-            ClientError::new(
-                ClientErrorKind::Unsupported,
-                format!("invalid gRPC url {url:?}: {e}"),
-            )
-        };
-        let mut endpoint = Endpoint::from_shared(uri).map_err(|e| invalid(&e))?;
-        if endpoint.uri().scheme_str() == Some("https") {
-            // The name checked against the certificate; an IPv6 literal
-            // comes bracketed in the URI, and a certificate names it bare.
-            let host = endpoint.uri().host().unwrap_or_default();
-            let host = host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_owned();
-            let tls = ClientTlsConfig::new()
-                .domain_name(host)
-                .trust_anchors(roots.trust_anchors())
-                .timeout(CONNECT_TIMEOUT);
-            endpoint = endpoint.tls_config(tls).map_err(|e| invalid(&e))?;
-        }
-        let endpoint = endpoint
-            .connect_timeout(CONNECT_TIMEOUT)
-            .tcp_nodelay(true)
-            // HTTP/2 pings keep a quiet subscription's connection open through
-            // proxies and NATs, and find a dead peer (the server pings too).
-            .http2_keep_alive_interval(grpc.keep_alive_interval)
-            .keep_alive_timeout(grpc.keep_alive_timeout)
-            .keep_alive_while_idle(true);
         Ok(GrpcTransport {
-            client: A2aServiceClient::new(endpoint.connect_lazy())
+            client: A2aServiceClient::new(channel(url, roots, grpc)?)
                 .max_decoding_message_size(MAX_RESPONSE)
                 .max_encoding_message_size(MAX_REQUEST),
-            settings: HttpSettings::default(),
-            max_request: MAX_REQUEST,
+            calls: Calls::default(),
         })
     }
 
@@ -196,18 +231,20 @@ impl GrpcTransport {
             .client
             .max_decoding_message_size(response)
             .max_encoding_message_size(request);
-        self.max_request = request;
+        self.calls.max_request = request;
         self
     }
 
     /// Replaces the timeouts.
     #[must_use]
     pub fn with_settings(mut self, settings: HttpSettings) -> Self {
-        self.settings = settings;
+        self.calls.settings = settings;
         self
     }
+}
 
-    fn request<T: prost::Message>(
+impl Calls {
+    pub(crate) fn request<T: prost::Message>(
         &self,
         message: T,
         options: &CallOptions,
@@ -258,13 +295,16 @@ impl GrpcTransport {
         Ok(request)
     }
 
-    fn events(
+    /// A stream's messages as events, each read by `decode`, with the
+    /// idle timeout; a failed status ends it, read by `protocol_error`.
+    pub(crate) fn events<P: Send + 'static>(
         &self,
-        response: tonic::Response<tonic::Streaming<crate::pb::StreamResponse>>,
+        stream: tonic::Streaming<P>,
         options: &CallOptions,
+        decode: fn(P) -> Result<a2a_core::StreamResponse, ClientError>,
+        protocol_error: fn(&Status) -> a2a_core::A2aError,
     ) -> EventStream {
         let idle = options.idle_timeout.unwrap_or(self.settings.idle_timeout);
-        let stream = response.into_inner();
         let events = futures::stream::unfold(Some(stream), move |state| async move {
             let mut stream = state?;
             match tokio::time::timeout(idle, stream.next()).await {
@@ -276,7 +316,9 @@ impl GrpcTransport {
                     None,
                 )),
                 Ok(None) => None,
-                Ok(Some(Err(status))) => Some((Err(client_error(status)), None)),
+                Ok(Some(Err(status))) => {
+                    Some((Err(client_error_with(status, protocol_error)), None))
+                }
                 Ok(Some(Ok(event))) => Some((decode(event), Some(stream))),
             }
         });
@@ -287,7 +329,7 @@ impl GrpcTransport {
 /// One unary rpc: core request to proto, metadata and deadline, call, proto answer to core.
 macro_rules! unary {
     ($self:ident, $rpc:ident, $request:ident, $options:ident) => {{
-        let request = $self.request($request.to_proto(), $options, true)?;
+        let request = $self.calls.request($request.to_proto(), $options, true)?;
         let response = $self
             .client
             .clone()
@@ -301,14 +343,16 @@ macro_rules! unary {
 /// One server-streaming rpc.
 macro_rules! streaming {
     ($self:ident, $rpc:ident, $request:ident, $options:ident) => {{
-        let request = $self.request($request.to_proto(), $options, false)?;
+        let request = $self.calls.request($request.to_proto(), $options, false)?;
         let response = $self
             .client
             .clone()
             .$rpc(request)
             .await
             .map_err(client_error)?;
-        Ok($self.events(response, $options))
+        Ok($self
+            .calls
+            .events(response.into_inner(), $options, decode, from_status))
     }};
 }
 
@@ -319,12 +363,7 @@ struct GrpcFactory {
 
 impl TransportFactory for GrpcFactory {
     fn create(&self, interface: &AgentInterface) -> Result<Arc<dyn Transport>, ClientError> {
-        let transport = GrpcTransport::connect_lazy_with(
-            &interface.url,
-            &RootCertificates::system(),
-            &self.grpc,
-        )?;
-        Ok(Arc::new(transport))
+        self.create_in(interface, &TransportContext::default())
     }
 
     fn create_in(
@@ -332,14 +371,31 @@ impl TransportFactory for GrpcFactory {
         interface: &AgentInterface,
         context: &TransportContext,
     ) -> Result<Arc<dyn Transport>, ClientError> {
-        let transport =
-            GrpcTransport::connect_lazy_with(&interface.url, context.roots(), &self.grpc)?
-                .with_settings(context.settings().clone());
-        Ok(Arc::new(transport))
+        let (url, roots, settings) = (&interface.url, context.roots(), context.settings());
+        let version = interface.protocol_version.trim();
+        Ok(
+            if !version.is_empty() && a2a_core::v03::is_v03_version(Some(version)) {
+                Arc::new(
+                    crate::v03::GrpcV03Transport::connect_lazy_with(url, roots, &self.grpc)?
+                        .with_settings(settings.clone()),
+                )
+            } else {
+                Arc::new(
+                    GrpcTransport::connect_lazy_with(url, roots, &self.grpc)?
+                        .with_settings(settings.clone()),
+                )
+            },
+        )
+    }
+
+    fn speaks_v03(&self) -> bool {
+        true
     }
 }
 
-/// Registers the gRPC transport with a client builder (the `GRPC` binding).
+/// Registers the gRPC transport with a client builder (the `GRPC` binding),
+/// speaking 0.3 ([`GrpcV03Transport`](crate::v03::GrpcV03Transport)) to
+/// interfaces whose `protocolVersion` is `0.3`.
 /// It trusts the builder's roots
 /// ([`ClientBuilder::root_certificates`]) and keeps its timeouts, whether
 /// those are set before or after this call.
@@ -355,7 +411,7 @@ pub fn register_with(builder: ClientBuilder, grpc: GrpcSettings) -> ClientBuilde
 #[async_trait]
 impl Transport for GrpcTransport {
     fn default_timeout(&self) -> Option<Duration> {
-        Some(self.settings.timeout)
+        Some(self.calls.settings.timeout)
     }
 
     async fn send_message(
@@ -435,7 +491,7 @@ impl Transport for GrpcTransport {
         request: DeleteTaskPushNotificationConfigRequest,
         options: &CallOptions,
     ) -> Result<(), ClientError> {
-        let request = self.request(request.to_proto(), options, true)?;
+        let request = self.calls.request(request.to_proto(), options, true)?;
         self.client
             .clone()
             .delete_task_push_notification_config(request)

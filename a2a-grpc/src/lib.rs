@@ -1,6 +1,8 @@
 //! The A2A gRPC binding: Rust code generated from `proto/a2a.proto` (package
 //! `lf.a2a.v1`), conversion between `a2a-core` types and protobuf, a tonic
-//! service over any `a2a-server` handler and a gRPC transport for `a2a-client`.
+//! service over any `a2a-server` handler and a gRPC transport for `a2a-client`;
+//! in [`v03`], the same for A2A 0.3's `a2a.v1.A2AService` (generated from
+//! `proto/a2a_v03.proto`), served beside 1.0's for 0.3 peers.
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
@@ -20,6 +22,7 @@ pub mod convert;
 mod error;
 #[cfg(feature = "server")]
 mod server;
+pub mod v03;
 
 #[cfg(feature = "client")]
 pub use self::client::{
@@ -33,6 +36,12 @@ pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, route
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]
 mod generated {
     include!("generated/lf.a2a.v1.rs");
+}
+
+#[rustfmt::skip]
+#[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]
+mod generated_v03 {
+    include!("generated/a2a.v1.rs");
 }
 
 /// The generated `lf.a2a.v1` messages, client and server.

@@ -255,8 +255,16 @@ pub const MAX_RESPONSE_MESSAGE: usize = 32 * 1024 * 1024;
 /// gRPC requests are held to the same size as HTTP bodies
 /// ([`HttpConfig::body_limit`](a2a_server::http::HttpConfig::body_limit));
 /// responses to [`MAX_RESPONSE_MESSAGE`].
-pub fn router(service: A2aService, config: a2a_server::http::HttpConfig) -> axum::Router {
+///
+/// The 0.3 service (`a2a.v1.A2AService`) is served too, and the card lists
+/// gRPC among the bindings that speak 0.3 (see
+/// [`HttpConfig::v03_bindings`](a2a_server::http::HttpConfig::v03_bindings)).
+pub fn router(service: A2aService, mut config: a2a_server::http::HttpConfig) -> axum::Router {
     let body_limit = config.body_limit;
+    let grpc = a2a_core::binding::GRPC;
+    if !config.v03_bindings.is_empty() && !config.v03_bindings.iter().any(|b| b == grpc) {
+        config.v03_bindings.push(grpc.to_owned());
+    }
     with_grpc(
         a2a_server::http::router(service.clone(), config),
         service,
@@ -266,10 +274,11 @@ pub fn router(service: A2aService, config: a2a_server::http::HttpConfig) -> axum
 
 /// Adds the gRPC binding of `service` to `router` (requests up to
 /// `body_limit` bytes), on the gRPC service's own paths: for a router built
-/// piece by piece, where [`router`] does it all at once.
+/// piece by piece, where [`router`] does it all at once. The 0.3 service
+/// (`a2a.v1.A2AService`) gets paths of its own, which 1.0 calls never reach.
 pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -> axum::Router {
     use tower::ServiceExt as _;
-    let grpc = GrpcService::new(service)
+    let grpc = GrpcService::new(service.clone())
         .into_server()
         .max_decoding_message_size(body_limit)
         .max_encoding_message_size(MAX_RESPONSE_MESSAGE);
@@ -277,5 +286,15 @@ pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -
     let grpc = grpc.map_request(|request: axum::http::Request<axum::body::Body>| {
         request.map(tonic::body::Body::new)
     });
-    router.route_service(&path, grpc)
+    let v03 = crate::v03::GrpcServiceV03::new(service)
+        .into_server()
+        .max_decoding_message_size(body_limit)
+        .max_encoding_message_size(MAX_RESPONSE_MESSAGE)
+        .map_request(|request: axum::http::Request<axum::body::Body>| {
+            request.map(tonic::body::Body::new)
+        });
+    let v03_path = format!("/{}/{{*rest}}", crate::v03::SERVICE_NAME);
+    router
+        .route_service(&path, grpc)
+        .route_service(&v03_path, v03)
 }

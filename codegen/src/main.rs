@@ -1,5 +1,6 @@
 //! Regenerates `a2a-grpc/src/generated/` from `proto/` with protox (no system
-//! `protoc`). Run `cargo run -p codegen` after editing a `.proto` file; CI runs
+//! `protoc`): `a2a.proto` (1.0, `lf.a2a.v1`) and `a2a_v03.proto` (0.3,
+//! `a2a.v1`). Run `cargo run -p codegen` after editing a `.proto` file; CI runs
 //! it too and fails when the committed code differs.
 
 use std::path::PathBuf;
@@ -14,8 +15,11 @@ fn main() -> anyhow::Result<()> {
     let proto_dir = root.join("proto");
     let out_dir = root.join("a2a-grpc/src/generated");
 
-    let descriptors = protox::compile([proto_dir.join("a2a.proto")], [&proto_dir])
-        .context("compiling proto/a2a.proto")?;
+    let descriptors = protox::compile(
+        [proto_dir.join("a2a.proto"), proto_dir.join("a2a_v03.proto")],
+        [&proto_dir],
+    )
+    .context("compiling proto/a2a.proto and proto/a2a_v03.proto")?;
     std::fs::create_dir_all(&out_dir)?;
     tonic_prost_build::configure()
         .build_client(true)
@@ -25,7 +29,7 @@ fn main() -> anyhow::Result<()> {
         .out_dir(&out_dir)
         .compile_fds(descriptors)
         .context("generating Rust code")?;
-    // The google.api annotations are needed to compile a2a.proto, but no message
+    // The google.api annotations are needed to compile the protos, but no message
     // the service uses comes from them: keep only the A2A package's code.
     std::fs::remove_file(out_dir.join("google.api.rs")).context("removing google.api.rs")?;
     println!("wrote {}", out_dir.display());

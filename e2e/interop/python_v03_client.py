@@ -1,8 +1,9 @@
 """The Python SDK's last 0.3 release as a client of the Rust server, for
 interop tests of the server's 0.3 JSON-RPC.
 
-Usage: python_v03_client.py BASE_URL
-Reads the 0.3 card at /.well-known/agent.json, then sends (blocking and
+Usage: python_v03_client.py BASE_URL [BINDING]
+Reads the 0.3 card at /.well-known/agent.json, picks its interface of
+BINDING (JSONRPC, the default, HTTP+JSON or GRPC), then sends (blocking and
 streaming), gets and cancels; prints one JSON report on stdout.
 """
 
@@ -11,6 +12,7 @@ import json
 import sys
 import uuid
 
+import grpc
 import httpx
 
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
@@ -42,18 +44,24 @@ async def events(client, value, configuration=None):
     return out
 
 
-async def main(url: str) -> None:
+async def main(url: str, binding: str) -> None:
     report = {}
     async with httpx.AsyncClient(timeout=30) as http:
         card = await A2ACardResolver(http, url, agent_card_path="/.well-known/agent.json").get_agent_card()
         report["card_url"] = card.url
         report["card_protocol_version"] = card.protocol_version
-        blocking = ClientFactory(
-            ClientConfig(streaming=False, httpx_client=http, supported_transports=[TransportProtocol.jsonrpc])
-        ).create(card)
-        streaming = ClientFactory(
-            ClientConfig(streaming=True, httpx_client=http, supported_transports=[TransportProtocol.jsonrpc])
-        ).create(card)
+        report["card_transports"] = [i.transport for i in card.additional_interfaces or []]
+        def client(streaming):
+            config = ClientConfig(
+                streaming=streaming,
+                httpx_client=http,
+                grpc_channel_factory=grpc.aio.insecure_channel,
+                supported_transports=[TransportProtocol(binding)],
+            )
+            return ClientFactory(config).create(card)
+
+        blocking = client(False)
+        streaming = client(True)
 
         (task, _), = await events(blocking, "echo hello from python 0.3")
         report["send_state"] = task.status.state.value
@@ -82,4 +90,4 @@ async def main(url: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "JSONRPC"))

@@ -1,7 +1,10 @@
 """An A2A 0.3 agent on the Python SDK's last 0.3 release, for interop tests
 of the Rust client's 0.3 transport.
 
-Usage: python_v03_server.py HTTP_PORT
+Usage: python_v03_server.py HTTP_PORT [BINDING]
+BINDING is JSONRPC (the default), HTTP+JSON or GRPC: the one interface the
+card offers (its `url` and `preferredTransport`). With GRPC the gRPC server
+listens on a port of its own, and HTTP_PORT serves the card.
 The first word of the message text says what to do (like e2e's ScriptedAgent):
 `echo <text>`, `message <text>`, `stream <n>`, `wait`.
 """
@@ -10,11 +13,13 @@ import asyncio
 import sys
 import uuid
 
+import grpc
 import uvicorn
 
 from a2a.server.agent_execution import AgentExecutor
-from a2a.server.apps import A2AStarletteApplication
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
+from a2a.grpc import a2a_pb2_grpc
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
@@ -72,11 +77,17 @@ class ScriptedAgent(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def main(port: int) -> None:
+async def main(port: int, binding: str) -> None:
+    grpc_server = None
+    url = f"http://127.0.0.1:{port}/"
+    if binding == "GRPC":
+        grpc_server = grpc.aio.server()
+        url = f"127.0.0.1:{grpc_server.add_insecure_port('127.0.0.1:0')}"
     card = AgentCard(
+        preferred_transport=binding,
         name="python 0.3 peer",
         description="the Python SDK's last 0.3 release",
-        url=f"http://127.0.0.1:{port}/",
+        url=url,
         version="1.0.0",
         protocol_version="0.3.0",
         capabilities=AgentCapabilities(streaming=True),
@@ -85,9 +96,16 @@ def main(port: int) -> None:
         skills=[AgentSkill(id="s", name="scripted", description="runs commands", tags=["test"])],
     )
     handler = DefaultRequestHandler(agent_executor=ScriptedAgent(), task_store=InMemoryTaskStore())
-    app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    if binding == "HTTP+JSON":
+        app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build()
+    else:
+        app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
+    if grpc_server is not None:
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(card, handler), grpc_server)
+        await grpc_server.start()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    await uvicorn.Server(config).serve()
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    asyncio.run(main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "JSONRPC"))

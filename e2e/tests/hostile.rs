@@ -349,7 +349,13 @@ async fn agent_card_has_caching_headers() {
     assert!(headers.contains_key("last-modified"));
     let etag = headers["etag"].to_str().unwrap().to_owned();
     let card: a2a_core::AgentCard = response.json().await.unwrap();
-    assert_eq!(card.supported_interfaces.len(), 3);
+    // The three 1.0 interfaces, then the three that also speak 0.3.
+    let versions: Vec<&str> = card
+        .supported_interfaces
+        .iter()
+        .map(|i| i.protocol_version.as_str())
+        .collect();
+    assert_eq!(versions, ["1.0", "1.0", "1.0", "0.3", "0.3", "0.3"]);
     let revalidated = raw
         .http
         .get(&url)

@@ -1,6 +1,6 @@
 //! Interop with A2A 0.3: the Python SDK's last 0.3 release (`a2a-sdk`
-//! 0.3.26) as a client of our server's 0.3 JSON-RPC, and as a server our
-//! client talks 0.3 to. `scripts/test.sh` installs it into the git-ignored
+//! 0.3.26) as a client of our server's 0.3 bindings (JSON-RPC, HTTP+JSON
+//! and gRPC), and as a server our client talks 0.3 to over each. `scripts/test.sh` installs it into the git-ignored
 //! `.venv03` and runs these with `--ignored`.
 
 // Panicking on an unexpected result is how these tests assert.
@@ -36,7 +36,7 @@ impl Drop for Peer {
     }
 }
 
-async fn python_v03_server() -> (Peer, String) {
+async fn python_v03_server(binding: &str) -> (Peer, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -45,6 +45,7 @@ async fn python_v03_server() -> (Peer, String) {
     let peer = Command::new(python03())
         .arg(repo().join("e2e/interop/python_v03_server.py"))
         .arg(port.to_string())
+        .arg(binding)
         .stdout(Stdio::null())
         .spawn()
         .expect("the Python 0.3 peer starts (run scripts/test.sh to install it)");
@@ -62,11 +63,28 @@ async fn python_v03_server() -> (Peer, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python SDK 0.3 peer: run scripts/test.sh"]
 async fn python_0_3_client_sends_streams_gets_and_cancels_against_rust_server() {
+    python_client_against_rust_server("JSONRPC").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python SDK 0.3 peer: run scripts/test.sh"]
+async fn python_0_3_rest_client_sends_streams_gets_and_cancels_against_rust_server() {
+    python_client_against_rust_server("HTTP+JSON").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python SDK 0.3 peer: run scripts/test.sh"]
+async fn python_0_3_grpc_client_sends_streams_gets_and_cancels_against_rust_server() {
+    python_client_against_rust_server("GRPC").await;
+}
+
+async fn python_client_against_rust_server(binding: &str) {
     let server = server().await;
     let url = format!("http://{}", server.addr);
     let output = tokio::process::Command::new(python03())
         .arg(repo().join("e2e/interop/python_v03_client.py"))
         .arg(&url)
+        .arg(binding)
         .output()
         .await
         .expect("the Python 0.3 peer runs (run scripts/test.sh to install it)");
@@ -75,6 +93,11 @@ async fn python_0_3_client_sends_streams_gets_and_cancels_against_rust_server() 
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["card_url"], format!("{url}/"), "{report}");
     assert_eq!(report["card_protocol_version"], "0.3.0");
+    assert_eq!(
+        report["card_transports"],
+        serde_json::json!(["JSONRPC", "HTTP+JSON", "GRPC"]),
+        "{report}"
+    );
     assert_eq!(report["send_state"], "completed", "{report}");
     assert_eq!(report["send_text"][0], "hello from python 0.3");
     assert_eq!(report["get_id_matches"], true);
@@ -95,11 +118,30 @@ async fn python_0_3_client_sends_streams_gets_and_cancels_against_rust_server() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python SDK 0.3 peer: run scripts/test.sh"]
 async fn rust_client_sends_streams_gets_and_cancels_against_python_0_3_server() {
-    let (_peer, url) = python_v03_server().await;
-    // `Client::connect` reads the 0.3 card and picks the 0.3 transport itself.
-    let client = a2a_client::Client::connect(&url).await.unwrap();
+    rust_client_against_python_server("JSONRPC").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python SDK 0.3 peer: run scripts/test.sh"]
+async fn rust_client_sends_streams_gets_and_cancels_against_python_0_3_rest_server() {
+    rust_client_against_python_server("HTTP+JSON").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python SDK 0.3 peer: run scripts/test.sh"]
+async fn rust_client_sends_streams_gets_and_cancels_against_python_0_3_grpc_server() {
+    rust_client_against_python_server("GRPC").await;
+}
+
+async fn rust_client_against_python_server(binding: &str) {
+    let (_peer, url) = python_v03_server(binding).await;
+    // The builder reads the 0.3 card and picks the 0.3 transport itself.
+    let card = CardResolver::new().resolve(&url).await.unwrap();
+    let client = a2a_grpc::register(ClientBuilder::new())
+        .build(card)
+        .unwrap();
     assert_eq!(client.interface().protocol_version, "0.3");
-    assert_eq!(client.interface().protocol_binding, "JSONRPC");
+    assert_eq!(client.interface().protocol_binding, binding);
 
     let task = send_task(&client, request("echo hi there")).await;
     assert_eq!(task.status.state, TaskState::Completed);
@@ -168,7 +210,10 @@ async fn rust_client_sends_streams_gets_and_cancels_against_python_0_3_server() 
     // The builder's own choice for this card is the same.
     let card = CardResolver::new().resolve(&url).await.unwrap();
     assert_eq!(
-        ClientBuilder::new().choose(&card).unwrap().protocol_version,
+        a2a_grpc::register(ClientBuilder::new())
+            .choose(&card)
+            .unwrap()
+            .protocol_version,
         "0.3"
     );
 }

@@ -261,21 +261,47 @@ fn major_minor(version: &str) -> String {
 
 impl AgentCard {
     /// The 0.3 card of an agent whose 1.0 card is `card`, as served to 0.3
-    /// clients: its `url` is the card's first JSON-RPC interface (the one
-    /// binding served in 0.3 form here), also its only interface. `None`
-    /// when the card lists no JSON-RPC interface.
+    /// clients. Its interfaces are the card's 0.3 ones (`protocolVersion`
+    /// `0.3`, see [`advertise`]); a card listing none is taken to serve 0.3
+    /// beside 1.0 on its JSON-RPC and HTTP+JSON interfaces
+    /// ([`SERVED_BINDINGS`]). The main `url` is the JSON-RPC one when there
+    /// is one; all are listed in `additionalInterfaces`. `None` when no
+    /// interface qualifies. Interfaces with a tenant are left out (0.3 had
+    /// no tenants).
     pub fn from_v1(card: &crate::AgentCard) -> Option<Self> {
-        let jsonrpc = card.interface(binding::JSONRPC)?;
+        let untenanted = || {
+            card.supported_interfaces
+                .iter()
+                .filter(|i| i.tenant.is_empty())
+        };
+        let mut offered: Vec<&crate::AgentInterface> =
+            untenanted().filter(|i| is_v03_interface(i)).collect();
+        if offered.is_empty() {
+            offered = untenanted()
+                .filter(|i| SERVED_BINDINGS.contains(&i.protocol_binding.as_str()))
+                .collect();
+        }
+        let main = offered
+            .iter()
+            .find(|i| i.protocol_binding == binding::JSONRPC)
+            .or_else(|| offered.first())?;
+        let mut additional: Vec<AgentInterface> = Vec::new();
+        for i in std::iter::once(main).chain(offered.iter()) {
+            let interface = AgentInterface {
+                url: i.url.clone(),
+                transport: i.protocol_binding.clone(),
+            };
+            if !additional.contains(&interface) {
+                additional.push(interface);
+            }
+        }
         Some(AgentCard {
             protocol_version: super::PROTOCOL_VERSION.to_owned(),
             name: card.name.clone(),
             description: card.description.clone(),
-            url: jsonrpc.url.clone(),
-            preferred_transport: Some(binding::JSONRPC.to_owned()),
-            additional_interfaces: vec![AgentInterface {
-                url: jsonrpc.url.clone(),
-                transport: binding::JSONRPC.to_owned(),
-            }],
+            url: main.url.clone(),
+            preferred_transport: Some(main.protocol_binding.clone()),
+            additional_interfaces: additional,
             icon_url: card.icon_url.clone(),
             provider: card.provider.clone(),
             version: card.version.clone(),
@@ -379,6 +405,49 @@ impl AgentCard {
                 .collect(),
             signatures: self.signatures,
             icon_url: self.icon_url,
+        }
+    }
+}
+
+/// The bindings this SDK's HTTP server also serves in 0.3 form, on the
+/// URLs of their 1.0 interfaces: JSON-RPC (by method name) and HTTP+JSON
+/// (under `/v1/`).
+pub const SERVED_BINDINGS: [&str; 2] = [binding::JSONRPC, binding::HTTP_JSON];
+
+fn is_v03_interface(interface: &crate::AgentInterface) -> bool {
+    !interface.protocol_version.trim().is_empty()
+        && super::is_v03_version(Some(&interface.protocol_version))
+}
+
+/// Lists in `card` a 0.3 interface (`protocolVersion` `0.3`) at the URL of
+/// each of its 1.0 interfaces whose binding is in `bindings`, so clients
+/// reading the 1.0 card find where 0.3 is spoken. They go last: a 1.0
+/// client that takes the first interface of a binding still finds the 1.0
+/// one. Interfaces already listed are not repeated; a signed card is left
+/// alone (the signature covers the interfaces).
+pub fn advertise<B: AsRef<str>>(card: &mut crate::AgentCard, bindings: &[B]) {
+    if !card.signatures.is_empty() {
+        return;
+    }
+    let extra: Vec<crate::AgentInterface> = card
+        .supported_interfaces
+        .iter()
+        .filter(|i| bindings.iter().any(|b| b.as_ref() == i.protocol_binding))
+        .filter(|i| !is_v03_interface(i))
+        .filter(|i| i.tenant.is_empty())
+        .map(|i| crate::AgentInterface {
+            protocol_version: super::PROTOCOL_VERSION_MAJOR_MINOR.to_owned(),
+            ..i.clone()
+        })
+        .collect();
+    for interface in extra {
+        let listed = card.supported_interfaces.iter().any(|i| {
+            i.url == interface.url
+                && i.protocol_binding == interface.protocol_binding
+                && is_v03_interface(i)
+        });
+        if !listed {
+            card.supported_interfaces.push(interface);
         }
     }
 }

@@ -20,9 +20,13 @@
 //! ```
 
 mod card;
+pub mod proto;
 mod types;
 
-pub use card::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill, parse_any_card};
+pub use card::{
+    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, SERVED_BINDINGS, advertise,
+    parse_any_card,
+};
 pub use types::{
     Artifact, DeleteTaskPushNotificationConfigParams, Event, FileContent,
     GetTaskPushNotificationConfigParams, ListTaskPushNotificationConfigParams, Message,

@@ -129,9 +129,19 @@ fn the_1_0_card_has_a_0_3_form_and_a_0_3_card_reads_as_1_0() {
         json!({"type": "apiKey", "in": "header", "name": "X-Key"})
     );
     assert_eq!(json["security"], json!([{"key": []}]));
+    // Both bindings this SDK serves in 0.3, JSON-RPC (the url) first.
+    assert_eq!(
+        json["additionalInterfaces"],
+        json!([{"url": "http://h/", "transport": "JSONRPC"},
+            {"url": "http://h/rest", "transport": "HTTP+JSON"}])
+    );
     let read = parse_any_card(&serde_json::to_vec(&json).unwrap()).unwrap();
-    assert_eq!(read.supported_interfaces.len(), 1);
-    assert_eq!(read.supported_interfaces[0].protocol_version, "0.3");
+    assert_eq!(read.supported_interfaces.len(), 2);
+    assert!(
+        read.supported_interfaces
+            .iter()
+            .all(|i| i.protocol_version == "0.3")
+    );
     assert_eq!(read.supported_interfaces[0].url, "http://h/");
     assert_eq!(read.security_schemes, card.security_schemes);
     assert_eq!(read.security_requirements, card.security_requirements);
@@ -162,4 +172,38 @@ fn errors_keep_their_0_3_codes() {
     assert_eq!(error_from_v03(&old).kind(), crate::ErrorKind::TaskNotFound);
     let version = crate::A2aError::new(crate::ErrorKind::VersionNotSupported, "no");
     assert_eq!(error_to_v03(&version).code, -32600);
+}
+
+#[test]
+fn advertise_lists_0_3_interfaces_after_the_1_0_ones() {
+    let mut card = crate::AgentCard::new("Echo", "Repeats")
+        .with_interface("http://h/", crate::binding::JSONRPC)
+        .with_interface("h:1", crate::binding::GRPC)
+        .with_interface("http://h/rest", crate::binding::HTTP_JSON);
+    advertise(&mut card, &SERVED_BINDINGS);
+    advertise(&mut card, &SERVED_BINDINGS);
+    let listed: Vec<(&str, &str)> = card
+        .supported_interfaces
+        .iter()
+        .map(|i| (i.protocol_binding.as_str(), i.protocol_version.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("JSONRPC", "1.0"),
+            ("GRPC", "1.0"),
+            ("HTTP+JSON", "1.0"),
+            ("JSONRPC", "0.3"),
+            ("HTTP+JSON", "0.3"),
+        ]
+    );
+    // The 0.3 card lists the card's 0.3 interfaces.
+    let old = AgentCard::from_v1(&card).unwrap();
+    assert_eq!(old.additional_interfaces.len(), 2);
+    // A signed card is left alone.
+    let mut signed =
+        crate::AgentCard::new("S", "signed").with_interface("http://h/", crate::binding::JSONRPC);
+    signed.signatures.push(Default::default());
+    advertise(&mut signed, &SERVED_BINDINGS);
+    assert_eq!(signed.supported_interfaces.len(), 1);
 }

@@ -171,26 +171,24 @@ fn result_body(
                 .collect::<Vec<_>>(),
         ),
         R::Empty => success(id, &Value::Null),
-        R::AgentCard(mut card) => {
-            // An extended card need not repeat the interfaces; 0.3 needs a
-            // url, which is then the public card's.
-            if card.interface(a2a_core::binding::JSONRPC).is_none() {
-                card.supported_interfaces
-                    .extend(public.interface(a2a_core::binding::JSONRPC).cloned());
-            }
-            match v03::AgentCard::from_v1(&card) {
-                Some(old) => success(id, &old),
-                None => {
-                    return Err(A2aError::internal(
-                        "the agent lists no JSON-RPC interface to give as its url",
-                    ));
-                }
-            }
-        }
+        R::AgentCard(card) => success(id, &card_v03(*card, public)?),
         R::ListTasks(_) | R::Stream(_) => {
             return Err(A2aError::internal("no 0.3 form for this answer"));
         }
     })
+}
+
+/// The 0.3 form of an extended card. An extended card need not repeat the
+/// interfaces; 0.3 needs a url, which is then the public card's.
+pub(crate) fn card_v03(
+    mut card: a2a_core::AgentCard,
+    public: &a2a_core::AgentCard,
+) -> Result<v03::AgentCard, A2aError> {
+    if card.supported_interfaces.is_empty() {
+        card.supported_interfaces = public.supported_interfaces.clone();
+    }
+    v03::AgentCard::from_v1(&card)
+        .ok_or_else(|| A2aError::internal("the agent lists no interface to give as its 0.3 url"))
 }
 
 /// Serves one 0.3 request, its body already read.

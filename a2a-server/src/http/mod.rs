@@ -8,6 +8,7 @@ mod common;
 pub(crate) mod jsonrpc;
 mod jsonrpc_v03;
 mod rest;
+mod rest_v03;
 mod tls;
 
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use std::time::Duration;
 use a2a_core::AGENT_CARD_PATH;
 use axum::Router;
 use axum::extract::Request;
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use tower_http::cors::CorsLayer;
 
 pub use self::common::call_context;
@@ -48,6 +49,12 @@ pub struct HttpConfig {
     pub card_max_age: u64,
     /// CORS policy of the agent card route (default: any origin, no credentials).
     pub card_cors: CorsLayer,
+    /// The bindings the card lists as also speaking A2A 0.3: an interface
+    /// at `protocolVersion` `0.3` is added, after the 1.0 ones, at the URL
+    /// of each 1.0 interface of these bindings (default JSON-RPC and
+    /// HTTP+JSON, which this router serves in 0.3 too; `a2a_grpc::router`
+    /// adds gRPC). Empty: none listed (0.3 requests are still answered).
+    pub v03_bindings: Vec<String>,
 }
 
 impl Default for HttpConfig {
@@ -63,6 +70,7 @@ impl Default for HttpConfig {
                 .allow_origin(tower_http::cors::Any)
                 .allow_methods([http::Method::GET])
                 .allow_headers(tower_http::cors::Any),
+            v03_bindings: a2a_core::v03::SERVED_BINDINGS.map(str::to_owned).to_vec(),
         }
     }
 }
@@ -86,10 +94,13 @@ pub(crate) struct HttpState {
 /// # }
 /// ```
 pub fn router(service: A2aService, config: HttpConfig) -> Router {
-    let card = CardDocument::new(service.card(), config.card_max_age);
+    // The card lists where 0.3 is spoken too, after the 1.0 interfaces.
+    let mut public = service.card().clone();
+    a2a_core::v03::advertise(&mut public, &config.v03_bindings);
+    let card = CardDocument::new(&public, config.card_max_age);
     // 0.3 clients read the 0.3 form of the card at the older name; it lists
-    // the JSON-RPC interface, the binding that also serves 0.3 calls.
-    let card_v03 = a2a_core::v03::AgentCard::from_v1(service.card())
+    // the interfaces that also serve 0.3 calls.
+    let card_v03 = a2a_core::v03::AgentCard::from_v1(&public)
         .map(|old| CardDocument::new(&old, config.card_max_age));
     let cors = config.card_cors.clone();
     let cors_v03 = config.card_cors.clone();
@@ -102,6 +113,7 @@ pub fn router(service: A2aService, config: HttpConfig) -> Router {
         .requires_authentication()
         .then(|| crate::auth::challenge(service.card()))
         .and_then(|c| axum::http::HeaderValue::from_str(&c).ok());
+    let rest_base = config.rest_base.clone();
     let state = HttpState {
         challenge,
         service,
@@ -131,7 +143,16 @@ pub fn router(service: A2aService, config: HttpConfig) -> Router {
     if !alternate.is_empty() && alternate != jsonrpc_path {
         router = router.route(&alternate, post(jsonrpc::handle));
     }
-    router.fallback(rest::handle).with_state(state)
+    // 0.3's HTTP+JSON paths: a route of their own, which 1.0 paths never reach.
+    let v03_rest = format!(
+        "{}{}/{{*rest}}",
+        rest_base.trim_end_matches('/'),
+        rest_v03::PREFIX
+    );
+    router
+        .route(&v03_rest, any(rest_v03::handle))
+        .fallback(rest::handle)
+        .with_state(state)
 }
 
 /// Binds a TCP listener with a connection backlog of `backlog` (tokio's

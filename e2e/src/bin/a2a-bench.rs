@@ -140,6 +140,16 @@ enum Command {
         #[arg(long)]
         uncached: bool,
     },
+    /// Serve blocking SendMessage calls through the whole router in process
+    /// (no sockets, no connection handling): the request path of one binding,
+    /// `http_json` or `grpc`, for instruction counts that a route added
+    /// elsewhere must leave unchanged.
+    Router {
+        #[arg(long, default_value = "http_json")]
+        binding: String,
+        #[arg(long, default_value_t = 10_000)]
+        count: usize,
+    },
     /// Measure resident memory per stored completed task.
     Memory {
         #[arg(long, default_value_t = 100_000)]
@@ -725,6 +735,52 @@ async fn handler_only(
     Ok(())
 }
 
+/// `count` blocking SendMessage calls through the full router (HTTP+JSON or
+/// gRPC framing, routing, decoding, the handler, encoding), in process.
+async fn router_only(binding: String, count: usize) -> anyhow::Result<()> {
+    use a2a_grpc::convert::ToProto as _;
+    use tower::ServiceExt as _;
+    let card = card(SocketAddr::from(([127, 0, 0, 1], 1)));
+    let service = a2a_server::A2aService::new(DefaultRequestHandler::builder(Echo, card).build());
+    let app = a2a_grpc::router(service, HttpConfig::default());
+    let request = SendMessageRequest::new(Message::user_text("hello benchmark"));
+    let (path, content_type, body) = match binding.as_str() {
+        "http_json" => (
+            "/message:send",
+            "application/json",
+            Bytes::from(serde_json::to_vec(&request)?),
+        ),
+        "grpc" => {
+            let message = prost::Message::encode_to_vec(&request.to_proto());
+            let mut framed = vec![0u8];
+            framed.extend_from_slice(&u32::try_from(message.len())?.to_be_bytes());
+            framed.extend_from_slice(&message);
+            (
+                "/lf.a2a.v1.A2AService/SendMessage",
+                "application/grpc",
+                Bytes::from(framed),
+            )
+        }
+        other => anyhow::bail!("unknown binding {other:?} (http_json or grpc)"),
+    };
+    let started = Instant::now();
+    for _ in 0..count {
+        let request = axum::http::Request::post(path)
+            .header("content-type", content_type)
+            .header("a2a-version", "1.0")
+            .body(axum::body::Body::from(body.clone()))?;
+        let response = app.clone().oneshot(request).await?;
+        anyhow::ensure!(response.status().is_success(), "{}", response.status());
+        let answer = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
+        anyhow::ensure!(!answer.is_empty(), "empty answer");
+    }
+    let elapsed = started.elapsed();
+    #[allow(clippy::cast_precision_loss)]
+    let per_call = elapsed.as_secs_f64() * 1e6 / count as f64;
+    println!("calls={count} per_call={per_call:.2}µs");
+    Ok(())
+}
+
 /// Times `JwtAuth::authenticate` on a valid token: the per-call cost of JWT
 /// authentication (the key is fetched once, before the timing).
 async fn jwt_only(count: usize, alg: &str, uncached: bool) -> anyhow::Result<()> {
@@ -900,6 +956,9 @@ fn main() -> anyhow::Result<()> {
             conversation_log,
         } => one_worker()?
             .block_on(async { tokio::spawn(handler_only(count, conversation_log)).await? }),
+        Command::Router { binding, count } => {
+            one_worker()?.block_on(async move { tokio::spawn(router_only(binding, count)).await? })
+        }
         Command::Memory { tasks } => one_worker()?.block_on(memory(tasks)),
         Command::Jwt {
             count,

@@ -1,7 +1,9 @@
 //! `a2a serve`'s log and, built with the `otel` feature, its OpenTelemetry
-//! export: spans and metrics over OTLP (HTTP/protobuf) when
+//! export: spans and metrics over OTLP when
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` /
-//! `..._METRICS_ENDPOINT`) is set; the other standard `OTEL_*` variables
+//! `..._METRICS_ENDPOINT`) is set, as HTTP/protobuf or, with
+//! `OTEL_EXPORTER_OTLP_PROTOCOL=grpc` (or the per-signal `..._TRACES_PROTOCOL` /
+//! `..._METRICS_PROTOCOL`), gRPC; the other standard `OTEL_*` variables
 //! (headers, timeout, service name, resource attributes, the sampler
 //! `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG`, the batch processor's
 //! `OTEL_BSP_*`) apply as usual.
@@ -54,10 +56,16 @@ impl Telemetry {
 #[cfg(feature = "otel")]
 mod otel {
     use opentelemetry::trace::TracerProvider as _;
+    use std::time::Duration;
+
     use opentelemetry_sdk::Resource;
-    use opentelemetry_sdk::metrics::SdkMeterProvider;
+    use opentelemetry_sdk::error::OTelSdkResult;
+    use opentelemetry_sdk::metrics::data::ResourceMetrics;
+    use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+    use opentelemetry_sdk::metrics::{SdkMeterProvider, Temporality};
     use opentelemetry_sdk::propagation::TraceContextPropagator;
     use opentelemetry_sdk::trace::SdkTracerProvider;
+    use opentelemetry_sdk::trace::{SpanData, SpanExporter};
     use tracing_subscriber::Layer;
     use tracing_subscriber::filter::{LevelFilter, Targets};
 
@@ -86,6 +94,111 @@ mod otel {
         }
     }
 
+    /// How one signal is sent.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Protocol {
+        HttpProtobuf,
+        Grpc,
+    }
+
+    /// The protocol of `signal` (`TRACES` or `METRICS`): its own variable,
+    /// else the general one, else HTTP/protobuf (the specification's default).
+    fn protocol(signal: &str) -> anyhow::Result<Protocol> {
+        let own = format!("OTEL_EXPORTER_OTLP_{signal}_PROTOCOL");
+        let (name, value) = [own.as_str(), "OTEL_EXPORTER_OTLP_PROTOCOL"]
+            .into_iter()
+            .find_map(|name| {
+                std::env::var(name)
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (name, v))
+            })
+            .unwrap_or(("", String::new()));
+        match value.as_str() {
+            "" | "http/protobuf" => Ok(Protocol::HttpProtobuf),
+            "grpc" => Ok(Protocol::Grpc),
+            other => {
+                anyhow::bail!("{name}={other:?}: this build exports OTLP as grpc or http/protobuf")
+            }
+        }
+    }
+
+    /// The runtime the gRPC exporters run on. The SDK exports from threads of
+    /// its own, outside any Tokio runtime, and tonic needs one; one worker
+    /// drives its connections for both signals.
+    fn export_runtime() -> anyhow::Result<&'static tokio::runtime::Runtime> {
+        static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+        if let Some(runtime) = RUNTIME.get() {
+            return Ok(runtime);
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("otlp-grpc")
+            .enable_all()
+            .build()?;
+        Ok(RUNTIME.get_or_init(|| runtime))
+    }
+
+    /// An exporter whose calls run on [`export_runtime`].
+    #[derive(Debug)]
+    struct OnRuntime<E> {
+        exporter: E,
+        runtime: tokio::runtime::Handle,
+    }
+
+    impl<E> OnRuntime<E> {
+        fn new(exporter: E, runtime: tokio::runtime::Handle) -> Self {
+            OnRuntime { exporter, runtime }
+        }
+    }
+
+    impl<E: SpanExporter> SpanExporter for OnRuntime<E> {
+        fn export(
+            &self,
+            batch: Vec<SpanData>,
+        ) -> impl std::future::Future<Output = OTelSdkResult> + Send {
+            // Called on the SDK's own thread, so blocking on the runtime is allowed.
+            std::future::ready(self.runtime.block_on(self.exporter.export(batch)))
+        }
+
+        fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+            let _context = self.runtime.enter();
+            self.exporter.shutdown_with_timeout(timeout)
+        }
+
+        fn force_flush(&self) -> OTelSdkResult {
+            let _context = self.runtime.enter();
+            self.exporter.force_flush()
+        }
+
+        fn set_resource(&mut self, resource: &Resource) {
+            self.exporter.set_resource(resource);
+        }
+    }
+
+    impl<E: PushMetricExporter> PushMetricExporter for OnRuntime<E> {
+        fn export(
+            &self,
+            metrics: &ResourceMetrics,
+        ) -> impl std::future::Future<Output = OTelSdkResult> + Send {
+            std::future::ready(self.runtime.block_on(self.exporter.export(metrics)))
+        }
+
+        fn force_flush(&self) -> OTelSdkResult {
+            let _context = self.runtime.enter();
+            self.exporter.force_flush()
+        }
+
+        fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+            let _context = self.runtime.enter();
+            self.exporter.shutdown_with_timeout(timeout)
+        }
+
+        fn temporality(&self) -> Temporality {
+            self.exporter.temporality()
+        }
+    }
+
     /// Whether an OTLP endpoint is given.
     pub(super) fn configured() -> bool {
         ENDPOINTS
@@ -104,20 +217,40 @@ mod otel {
             resource = resource.with_service_name("a2a");
         }
         let resource = resource.build();
-        let spans = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .build()?;
-        let tracer = SdkTracerProvider::builder()
-            .with_batch_exporter(spans)
-            .with_resource(resource.clone())
-            .build();
-        let metrics = opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .build()?;
-        let meter = SdkMeterProvider::builder()
-            .with_periodic_exporter(metrics)
-            .with_resource(resource)
-            .build();
+        let mut tracer = SdkTracerProvider::builder().with_resource(resource.clone());
+        tracer = match protocol("TRACES")? {
+            Protocol::HttpProtobuf => tracer.with_batch_exporter(
+                opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .build()?,
+            ),
+            Protocol::Grpc => {
+                let runtime = export_runtime()?;
+                let _context = runtime.enter();
+                let exporter = opentelemetry_otlp::SpanExporter::builder()
+                    .with_tonic()
+                    .build()?;
+                tracer.with_batch_exporter(OnRuntime::new(exporter, runtime.handle().clone()))
+            }
+        };
+        let tracer = tracer.build();
+        let meter = SdkMeterProvider::builder().with_resource(resource);
+        let meter = match protocol("METRICS")? {
+            Protocol::HttpProtobuf => meter.with_periodic_exporter(
+                opentelemetry_otlp::MetricExporter::builder()
+                    .with_http()
+                    .build()?,
+            ),
+            Protocol::Grpc => {
+                let runtime = export_runtime()?;
+                let _context = runtime.enter();
+                let exporter = opentelemetry_otlp::MetricExporter::builder()
+                    .with_tonic()
+                    .build()?;
+                meter.with_periodic_exporter(OnRuntime::new(exporter, runtime.handle().clone()))
+            }
+        };
+        let meter = meter.build();
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         // Before the first call: the server makes its instruments once.
         opentelemetry::global::set_meter_provider(meter.clone());

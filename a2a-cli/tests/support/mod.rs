@@ -222,9 +222,15 @@ impl Server {
 
 /// `a2a serve --port 0 ARGS`, once its banner says it serves.
 pub fn serve(args: &[&str]) -> Server {
+    serve_with_env(args, &[])
+}
+
+/// [`serve`] with these environment variables set.
+pub fn serve_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut child = command()
         .args(["serve", "--port", "0"])
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -58,16 +58,19 @@ fn ctx() -> CallContext {
     CallContext::new(Method::SendMessage, ServiceParams::new())
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_node_that_stood_still_past_its_lease_stops_work_another_node_holds() {
-    let (tasks, jobs) = (InMemoryTaskStore::new(), InMemoryJobStore::new());
-    let agent = Waits::default();
+/// Node A of a cluster with a lease of `lease` on `jobs`, its agent already
+/// at work on a task: the handler and that task.
+async fn node_at_work(
+    agent: &Waits,
+    jobs: &InMemoryJobStore,
+    lease: Duration,
+) -> (DefaultRequestHandler, a2a_core::Task) {
     let mut config = JobConfig::default();
     config.node = "node-a".into();
     let mut cluster = ClusterConfig::default();
-    cluster.lease_timeout = Duration::from_secs(3);
+    cluster.lease_timeout = lease;
     let handler = DefaultRequestHandler::builder(agent.clone(), AgentCard::new("waits", "waits"))
-        .task_store(tasks.clone())
+        .task_store(InMemoryTaskStore::new())
         .job_store(jobs.clone())
         .job_config(config)
         .cluster(Alone(Default::default()), cluster)
@@ -78,6 +81,13 @@ async fn a_node_that_stood_still_past_its_lease_stops_work_another_node_holds() 
     else {
         panic!("expected a task")
     };
+    (handler, task)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_node_that_stood_still_past_its_lease_stops_work_another_node_holds() {
+    let (jobs, agent) = (InMemoryJobStore::new(), Waits::default());
+    let (handler, task) = node_at_work(&agent, &jobs, Duration::from_secs(3)).await;
     // While node A stood still, node B took the job over and finished it.
     let job = jobs.get(&task.id).await.unwrap().unwrap();
     assert_eq!(
@@ -115,22 +125,8 @@ async fn a_node_that_stood_still_past_its_lease_stops_work_another_node_holds() 
 
 #[tokio::test(start_paused = true)]
 async fn a_node_whose_leases_are_renewed_keeps_its_work() {
-    let (tasks, jobs) = (InMemoryTaskStore::new(), InMemoryJobStore::new());
-    let agent = Waits::default();
-    let mut config = JobConfig::default();
-    config.node = "node-a".into();
-    let handler = DefaultRequestHandler::builder(agent.clone(), AgentCard::new("waits", "waits"))
-        .task_store(tasks)
-        .job_store(jobs.clone())
-        .job_config(config)
-        .cluster(Alone(Default::default()), ClusterConfig::default())
-        .build();
-    handler.recovered().await;
-    let SendMessageResponse::Task(task) =
-        handler.send_message(&ctx(), immediate("go")).await.unwrap()
-    else {
-        panic!("expected a task")
-    };
+    let (jobs, agent) = (InMemoryJobStore::new(), Waits::default());
+    let (_handler, task) = node_at_work(&agent, &jobs, Duration::from_secs(5)).await;
     // A minute of heartbeats and lease passes: the lease stays node A's.
     for _ in 0..60 {
         tokio::time::sleep(Duration::from_secs(1)).await;

@@ -52,6 +52,20 @@ async fn send(client: &Client, text: &str) -> String {
     }
 }
 
+/// A task, read on the node `client` talks to.
+async fn get(client: &Client, task_id: &str) -> a2a_core::Task {
+    client
+        .get_task(
+            GetTaskRequest {
+                id: task_id.to_owned(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap()
+}
+
 /// The node name in a task's job row.
 async fn job_node(url: &str, task_id: &str) -> (String, i64) {
     use sqlx::Connection as _;
@@ -113,18 +127,7 @@ async fn send_on_one_subscribe_on_two_cancel_on_three() {
     }
     // A follow-up on node 2 meets the execution on node 1 as it would on one
     // server: refused, and nothing recorded.
-    let history = c2
-        .get_task(
-            GetTaskRequest {
-                id: task_id.clone(),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap()
-        .history
-        .len();
+    let history = get(&c2, &task_id).await.history.len();
     let mut follow_up = support::request("more");
     follow_up.message.task_id.clone_from(&task_id);
     let refused = c2.send_message(follow_up, None).await;
@@ -132,16 +135,7 @@ async fn send_on_one_subscribe_on_two_cancel_on_three() {
         support::protocol_kind(refused),
         a2a_core::ErrorKind::UnsupportedOperation
     );
-    let after = c2
-        .get_task(
-            GetTaskRequest {
-                id: task_id.clone(),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    let after = get(&c2, &task_id).await;
     assert_eq!(after.history.len(), history);
     // A third node cancels it; the execution on node 1 stops, and node 2's
     // subscriber hears the end.
@@ -172,30 +166,12 @@ async fn send_on_one_subscribe_on_two_cancel_on_three() {
     .unwrap();
     assert_eq!(ending, TaskState::Canceled);
     // Node 1's agent was told (it stops writing turns), and its job ended.
-    let task = c1
-        .get_task(
-            GetTaskRequest {
-                id: task_id.clone(),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    let task = get(&c1, &task_id).await;
     assert_eq!(task.status.state, TaskState::Canceled);
     let stopped_at = task.artifacts.len();
     let more = send(&c1, "turns 1 ms 1").await;
     support::wait_for_state(&c1, &more, TaskState::Completed).await;
-    let task = c2
-        .get_task(
-            GetTaskRequest {
-                id: task_id.clone(),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    let task = get(&c2, &task_id).await;
     assert_eq!(task.artifacts.len(), stopped_at, "no turn after the cancel");
     drop((one, two, three));
     support::drop_postgres_database(&url).await;

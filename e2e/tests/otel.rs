@@ -263,9 +263,14 @@ async fn a_client_to_agent_a_to_agent_b_exchange_is_one_trace_on_every_binding()
     }
 }
 
-/// The summed value of counter `name` over the points whose attributes
-/// include all of `with`, as last exported.
-fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
+/// The sum, over the points of metric `name` as last exported whose
+/// attributes include all of `with`, of what `value` reads from each point
+/// (`points` lists a metric's points as attributes and a value).
+fn metric_total(
+    name: &str,
+    with: &[(&str, &str)],
+    points: impl Fn(&AggregatedMetrics) -> Vec<(Vec<opentelemetry::KeyValue>, u64)>,
+) -> u64 {
     let telemetry = telemetry();
     telemetry.meters.force_flush().unwrap();
     let exported = telemetry.metrics.get_finished_metrics().unwrap();
@@ -277,21 +282,31 @@ fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
         if metric.name() != name {
             continue;
         }
-        let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else {
-            panic!("{name} is a u64 counter");
-        };
-        for point in sum.data_points() {
-            let matches = with.iter().all(|(key, value)| {
-                point
-                    .attributes()
-                    .any(|kv| kv.key.as_str() == *key && kv.value.as_str() == *value)
+        for (attributes, value) in points(metric.data()) {
+            let matches = with.iter().all(|(key, wanted)| {
+                attributes
+                    .iter()
+                    .any(|kv| kv.key.as_str() == *key && kv.value.as_str() == *wanted)
             });
             if matches {
-                total += point.value();
+                total += value;
             }
         }
     }
     total
+}
+
+/// The summed value of counter `name` over the points whose attributes
+/// include all of `with`, as last exported.
+fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
+    metric_total(name, with, |data| {
+        let AggregatedMetrics::U64(MetricData::Sum(sum)) = data else {
+            panic!("{name} is a u64 counter");
+        };
+        sum.data_points()
+            .map(|p| (p.attributes().cloned().collect(), p.value()))
+            .collect()
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -578,32 +593,15 @@ async fn a_process_agent_calling_back_into_the_gateway_continues_the_trace() {
 /// The number of points recorded in histogram `name` whose attributes
 /// include all of `with`, as last exported.
 fn histogram_count(name: &str, with: &[(&str, &str)]) -> u64 {
-    let telemetry = telemetry();
-    telemetry.meters.force_flush().unwrap();
-    let exported = telemetry.metrics.get_finished_metrics().unwrap();
-    let Some(last) = exported.last() else {
-        return 0;
-    };
-    let mut total = 0;
-    for metric in last.scope_metrics().flat_map(|s| s.metrics()) {
-        if metric.name() != name {
-            continue;
-        }
-        let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+    metric_total(name, with, |data| {
+        let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = data else {
             panic!("{name} is an f64 histogram");
         };
-        for point in histogram.data_points() {
-            let matches = with.iter().all(|(key, value)| {
-                point
-                    .attributes()
-                    .any(|kv| kv.key.as_str() == *key && kv.value.as_str() == *value)
-            });
-            if matches {
-                total += point.count();
-            }
-        }
-    }
-    total
+        histogram
+            .data_points()
+            .map(|p| (p.attributes().cloned().collect(), p.count()))
+            .collect()
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,6 +38,13 @@ struct Telemetry {
     metrics: InMemoryMetricExporter,
 }
 
+/// Runs one test of this file at a time. The meter and tracer are global,
+/// and every test's calls move the counters the counting tests compare.
+async fn alone() -> tokio::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    ONE_AT_A_TIME.lock().await
+}
+
 fn telemetry() -> &'static Telemetry {
     static TELEMETRY: OnceLock<Telemetry> = OnceLock::new();
     TELEMETRY.get_or_init(|| {
@@ -164,6 +171,7 @@ async fn spans_until(trace: TraceId, done: impl Fn(&[SpanData]) -> bool) -> Vec<
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_to_agent_a_to_agent_b_exchange_is_one_trace_on_every_binding() {
+    let _alone = alone().await;
     telemetry();
     let b = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
         .await
@@ -311,6 +319,7 @@ fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_and_errors_are_counted_by_operation_binding_and_code() {
+    let _alone = alone().await;
     telemetry();
     let server = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
         .await
@@ -372,6 +381,7 @@ async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_deliveries_are_spans_of_the_trace_and_carry_it_to_the_webhook() {
+    let _alone = alone().await;
     telemetry();
     let server = e2e::start_server(
         B,
@@ -440,6 +450,7 @@ impl AgentExecutor for ViaPeers {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_agents_calling_each_other_in_process_stay_in_the_trace() {
     use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
+    let _alone = alone().await;
     telemetry();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
@@ -512,6 +523,7 @@ async fn gateway_agents_calling_each_other_in_process_stay_in_the_trace() {
 async fn a_process_agent_calling_back_into_the_gateway_continues_the_trace() {
     use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
     use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
+    let _alone = alone().await;
     telemetry();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
@@ -606,6 +618,7 @@ fn histogram_count(name: &str, with: &[(&str, &str)]) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_calls_are_timed_by_operation_and_store() {
+    let _alone = alone().await;
     telemetry();
     let dir = tempfile::tempdir().unwrap();
     let store = a2a_store_sql::SqliteStore::open(dir.path()).await.unwrap();
@@ -651,6 +664,7 @@ async fn store_calls_are_timed_by_operation_and_store() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_calls_and_errors_are_counted_and_timed() {
+    let _alone = alone().await;
     telemetry();
     let server = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
         .await

@@ -119,6 +119,14 @@ enum Command {
         addr: SocketAddr,
         #[arg(long, default_value_t = 1000)]
         count: usize,
+        /// Keep every stream open after its first event (the agent holds
+        /// the task working), and report the server's resident memory with
+        /// all of them open against before any (needs `--server-pid`).
+        #[arg(long)]
+        hold: bool,
+        /// The server's process id, to read its resident memory.
+        #[arg(long)]
+        server_pid: Option<u32>,
     },
     /// Time blocking SendMessage calls on the handler in-process (no HTTP).
     Handler {
@@ -149,10 +157,21 @@ enum Command {
 
 struct Echo;
 
+/// The message text that makes the echo agent hold its stream open.
+const HOLD: &str = "hold this stream open";
+
 #[async_trait::async_trait]
 impl AgentExecutor for Echo {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        events.complete_with_text(ctx.message.text()).await
+        let text = ctx.message.text();
+        if text == HOLD {
+            // Held open streams (`streams --hold`): one event, then nothing
+            // until the task is canceled or the server stops.
+            events.working().await?;
+            ctx.cancellation.cancelled().await;
+            return events.fail("released").await;
+        }
+        events.complete_with_text(text).await
     }
 }
 
@@ -198,7 +217,7 @@ async fn serve_sdk(
         )?),
         None => None,
     };
-    let app = if gateway {
+    let (app, service) = if gateway {
         use a2a_gateway::{AgentDefinition, Gateway};
         let mut stores = std::collections::HashMap::new();
         for name in ["bench", "other"] {
@@ -206,7 +225,7 @@ async fn serve_sdk(
                 stores.insert(name, store);
             }
         }
-        Gateway::builder()
+        let gateway = Gateway::builder()
             .agent(AgentDefinition::new("bench", card(addr), Echo))
             .agent(AgentDefinition::new("other", card(addr), Echo))
             .handler_setup(move |name, mut builder| {
@@ -218,8 +237,11 @@ async fn serve_sdk(
                 }
                 builder
             })
-            .build(&format!("http://{addr}"))?
-            .router(HttpConfig::default())
+            .build(&format!("http://{addr}"))?;
+        (
+            gateway.router(HttpConfig::default()),
+            gateway.service().clone(),
+        )
     } else {
         let mut builder = DefaultRequestHandler::builder(Echo, card(addr));
         match node_id {
@@ -242,13 +264,37 @@ async fn serve_sdk(
         if let Some(log) = log {
             builder = builder.conversation_log(log);
         }
-        a2a_grpc::router(
-            a2a_server::A2aService::new(builder.build()),
-            HttpConfig::default(),
+        let service = a2a_server::A2aService::new(builder.build());
+        (
+            a2a_grpc::router(service.clone(), HttpConfig::default()),
+            service,
         )
     };
-    axum::serve(listener, app).await?;
+    // Served as `a2a serve` serves: its connection handling and limits.
+    a2a_server::http::serve_with(
+        listener,
+        app,
+        service,
+        std::future::pending(),
+        a2a_server::http::ServeConfig::default(),
+    )
+    .await?;
     Ok(())
+}
+
+/// The log `a2a serve` installs (a2a-cli/src/telemetry.rs), with its default
+/// filter unless `RUST_LOG` says otherwise: the benchmark's server pays for
+/// logging what the CLI's does. (Without any subscriber, the `log` fallback
+/// that sqlx turns on in `tracing` makes every disabled span cost a record.)
+fn install_log() {
+    use tracing_subscriber::EnvFilter;
+    const DEFAULT_LOG: &str =
+        "info,a2a::server=warn,a2a::client=warn,a2a::execution=warn,a2a::push=warn";
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| DEFAULT_LOG.into());
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .try_init();
 }
 
 /// The id of the `n`th seeded task: the recovery benchmark reads one back.
@@ -635,12 +681,47 @@ fn report(seconds: u64, mut all: Vec<Duration>) {
     );
 }
 
-async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {
-    let body = request_body(a2a_core::Method::SendStreamingMessage);
+/// A process's resident memory in bytes, from `/proc/PID/status`.
+fn resident_of(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .context("no VmRSS")?
+        .parse()?;
+    Ok(kib * 1024)
+}
+
+async fn streams(
+    addr: SocketAddr,
+    count: usize,
+    hold: bool,
+    server_pid: Option<u32>,
+) -> anyhow::Result<()> {
+    let body = if hold {
+        let message = Message::user_text(HOLD).with_message_id("bench-hold");
+        Bytes::from(serde_json::to_vec(&JsonRpcRequest::new(
+            1,
+            a2a_core::Method::SendStreamingMessage,
+            SendMessageRequest::new(message),
+        ))?)
+    } else {
+        request_body(a2a_core::Method::SendStreamingMessage)
+    };
+    let before = server_pid.map(resident_of).transpose()?;
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(count));
+    // Held streams stay open (their bodies are kept here) until all are counted.
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let opened = std::sync::Arc::new(tokio::sync::Barrier::new(count + 1));
     let mut tasks = Vec::new();
     for _ in 0..count {
-        let (body, barrier) = (body.clone(), barrier.clone());
+        let (body, barrier, release, opened) = (
+            body.clone(),
+            barrier.clone(),
+            release.clone(),
+            opened.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let mut sender = connect(addr).await?;
             // One request first, so the server has accepted and set up every
@@ -664,11 +745,33 @@ async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {
                     .data_ref()
                     .is_some_and(|d| d.windows(5).any(|w| w == b"data:"))
                 {
-                    return anyhow::Ok(sent.elapsed());
+                    let first = sent.elapsed();
+                    if hold {
+                        let released = release.notified();
+                        opened.wait().await;
+                        released.await;
+                        drop((body, sender));
+                    }
+                    return anyhow::Ok(first);
                 }
             }
             anyhow::bail!("stream ended without an event")
         }));
+    }
+    if hold {
+        // Every stream has had its first event and is still open.
+        opened.wait().await;
+        let during = server_pid.map(resident_of).transpose()?;
+        if let (Some(before), Some(during)) = (before, during) {
+            #[allow(clippy::cast_precision_loss)]
+            let per_stream = during.saturating_sub(before) as f64 / count as f64;
+            println!(
+                "open streams={count} server resident: before={}MiB with them open={}MiB per stream={per_stream:.0}B",
+                before >> 20,
+                during >> 20
+            );
+        }
+        release.notify_waiters();
     }
     let mut firsts = Vec::new();
     for task in tasks {
@@ -869,7 +972,10 @@ fn main() -> anyhow::Result<()> {
             conversation_log,
             gateway,
             node_id,
-        } => one_worker()?.block_on(serve_sdk(port, store, conversation_log, gateway, node_id)),
+        } => {
+            install_log();
+            one_worker()?.block_on(serve_sdk(port, store, conversation_log, gateway, node_id))
+        }
         Command::Seed {
             store,
             tasks,
@@ -894,7 +1000,12 @@ fn main() -> anyhow::Result<()> {
             seconds,
             warmup,
         } => one_worker()?.block_on(grpc_load(addr, connections, seconds, warmup)),
-        Command::Streams { addr, count } => one_worker()?.block_on(streams(addr, count)),
+        Command::Streams {
+            addr,
+            count,
+            hold,
+            server_pid,
+        } => one_worker()?.block_on(streams(addr, count, hold, server_pid)),
         Command::Handler {
             count,
             conversation_log,

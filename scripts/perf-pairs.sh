@@ -2,7 +2,8 @@
 # Usage: scripts/perf-pairs.sh [A2A_BENCH_BINARY]
 # Wall-clock figures of issue #18 in pairs, same run, server on core 0 and
 # load on core 1: JSON-RPC SDK vs bare (64 connections: throughput and p99),
-# gRPC vs JSON-RPC on one SDK server (a2a-bench's tonic client, and h2load
+# gRPC vs JSON-RPC on one SDK server (a2a-bench's tonic client, its raw
+# hyper h2 client (grpc-load --raw), and h2load
 # when installed, a second generator to tell the server's limit from the
 # generator's), first-event latency of 1,000 streams (three runs), and the
 # server's resident memory with 10,000 streams held open.
@@ -32,11 +33,12 @@ done
 tick=$(getconf CLK_TCK)
 for round in $(seq "$ROUNDS"); do
   start sdk
-  for gen in jsonrpc grpc h2load; do
+  for gen in jsonrpc grpc grpc-raw h2load; do
     before=$(cpu); t0=$(date +%s.%N)
     case $gen in
       jsonrpc) out=$(taskset -c 1 "$B" load --addr 127.0.0.1:"$PORT" --connections 64 --seconds "$S" --warmup 0) ;;
       grpc) out=$(taskset -c 1 "$B" grpc-load --addr 127.0.0.1:"$PORT" --connections 64 --seconds "$S" --warmup 0) ;;
+      grpc-raw) out=$(taskset -c 1 "$B" grpc-load --raw --addr 127.0.0.1:"$PORT" --connections 64 --seconds "$S" --warmup 0) ;;
       h2load)
         command -v h2load >/dev/null || continue
         body=$(mktemp)

@@ -24,10 +24,27 @@ run() { # load-mode seconds out-file
   echo "$req $ir"
 }
 out=${KEEP:-$(mktemp -d)}; mkdir -p "$out"
-for mode in load grpc-load; do
+for mode in load grpc-load; do  # server side: the generator is not under callgrind
   a=($(run $mode "$SHORT" "$out/$mode-short.cg")); b=($(run $mode "$LONG" "$out/$mode-long.cg"))
   label=jsonrpc; [ $mode = grpc-load ] && label=grpc
   echo "$label: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
 done
+# GENERATOR=1: the load generators' own instructions per call (the server
+# runs natively, each generator under callgrind), to tell whether a
+# wall-clock figure is the server's or its generator's.
+if [ "${GENERATOR:-0}" = 1 ]; then
+  "$B" sdk --port "$PORT" 2>/dev/null & spid=$!
+  for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
+  for gen in "load" "grpc-load" "grpc-load --raw"; do
+    r=()
+    for s in "$SHORT" "$LONG"; do
+      req=$(valgrind --tool=callgrind --callgrind-out-file="$out/gen.cg" "$B" $gen --addr 127.0.0.1:"$PORT" \
+        --connections 8 --seconds "$s" --warmup 0 2>/dev/null | sed -n 's/^requests=\([0-9]*\).*/\1/p')
+      r+=("$req" "$(awk '/^summary:/ {print $2}' "$out/gen.cg")")
+    done
+    echo "generator $gen: $(( (r[3]-r[1]) / (r[2]-r[0]) )) instructions per call (requests ${r[0]} / ${r[2]})"
+  done
+  kill $spid; wait $spid 2>/dev/null
+fi
 [ -z "${KEEP:-}" ] && rm -rf "$out"
 exit 0

@@ -240,6 +240,7 @@ impl Actor {
     /// checkpoint (whose writer hears whether it was stored).
     async fn handle(&mut self, emitted: Emitted) -> Flow {
         let Emitted { event, checkpoint } = emitted;
+        let event = *event;
         let Some(checkpoint) = checkpoint else {
             return self.handle_event(event, None).await;
         };

@@ -106,6 +106,11 @@ enum Command {
     GrpcLoad {
         #[arg(long)]
         addr: SocketAddr,
+        /// Send the calls on hyper's HTTP/2 client directly (the gRPC framing
+        /// done here), not through tonic's channel and its buffer task: a
+        /// leaner generator, so the figure is the server's.
+        #[arg(long)]
+        raw: bool,
         #[arg(long, default_value_t = 64)]
         connections: usize,
         #[arg(long, default_value_t = 10)]
@@ -643,8 +648,41 @@ async fn load(
     .await
 }
 
+/// One gRPC connection on hyper's HTTP/2 client: each call is one POST of
+/// the framed request, its answer read whole and its `grpc-status` checked.
+struct RawGrpcConnection {
+    sender: hyper::client::conn::http2::SendRequest<Full<Bytes>>,
+    uri: hyper::Uri,
+    body: Bytes,
+}
+
+#[async_trait::async_trait]
+impl Connection for RawGrpcConnection {
+    async fn call(&mut self) -> anyhow::Result<()> {
+        let request = hyper::Request::post(self.uri.clone())
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .header("a2a-version", "1.0")
+            .body(Full::new(self.body.clone()))?;
+        let response = self.sender.send_request(request).await?;
+        let status = response.status();
+        let answer = response.into_body().collect().await?;
+        let grpc_status = answer
+            .trailers()
+            .and_then(|trailers| trailers.get("grpc-status"))
+            .map(|value| value.as_bytes() == b"0");
+        let bytes = answer.to_bytes();
+        anyhow::ensure!(
+            status.is_success() && grpc_status == Some(true) && bytes.len() > 100,
+            "bad response {status}"
+        );
+        Ok(())
+    }
+}
+
 async fn grpc_load(
     addr: SocketAddr,
+    raw: bool,
     connections: usize,
     seconds: u64,
     warmup: u64,
@@ -654,6 +692,35 @@ async fn grpc_load(
         Message::user_text("hello benchmark").with_message_id("bench-message"),
     )
     .to_proto();
+    if raw {
+        use prost::Message as _;
+        // gRPC framing: uncompressed, then the length, then the message.
+        let length = u32::try_from(request.encoded_len())?;
+        let mut framed = vec![0u8];
+        framed.extend_from_slice(&length.to_be_bytes());
+        request.encode(&mut framed)?;
+        let body = Bytes::from(framed);
+        let uri: hyper::Uri = format!(
+            "http://{addr}{}",
+            a2a_grpc::method_path(a2a_core::Method::SendMessage)
+        )
+        .parse()?;
+        return drive(connections, seconds, warmup, || {
+            let (body, uri) = (body.clone(), uri.clone());
+            async move {
+                let stream = tokio::net::TcpStream::connect(addr).await?;
+                stream.set_nodelay(true)?;
+                let (sender, connection) = hyper::client::conn::http2::handshake(
+                    hyper_util::rt::TokioExecutor::new(),
+                    TokioIo::new(stream),
+                )
+                .await?;
+                tokio::spawn(connection);
+                Ok(Box::new(RawGrpcConnection { sender, uri, body }) as Box<dyn Connection>)
+            }
+        })
+        .await;
+    }
     drive(connections, seconds, warmup, || {
         let request = request.clone();
         async move {
@@ -996,10 +1063,11 @@ fn main() -> anyhow::Result<()> {
         } => one_worker()?.block_on(load(addr, &path, connections, seconds, warmup)),
         Command::GrpcLoad {
             addr,
+            raw,
             connections,
             seconds,
             warmup,
-        } => one_worker()?.block_on(grpc_load(addr, connections, seconds, warmup)),
+        } => one_worker()?.block_on(grpc_load(addr, raw, connections, seconds, warmup)),
         Command::Streams {
             addr,
             count,

@@ -12,8 +12,8 @@ cd "$(dirname "$0")/.." || exit 1
 B=${1:-${CARGO_TARGET_DIR:-target}/release/a2a-bench}
 PORT=${PORT:-7105}
 SHORT=${SHORT:-3}; LONG=${LONG:-9}
-run() { # load-mode seconds out-file
-  valgrind --tool=callgrind --callgrind-out-file="$3" "$B" sdk --port "$PORT" ${SERVER_ARGS:-} >/dev/null 2>&1 &
+run() { # load-mode seconds out-file [server-mode]
+  valgrind --tool=callgrind --callgrind-out-file="$3" "$B" "${4:-sdk}" --port "$PORT" ${SERVER_ARGS:-} >/dev/null 2>&1 &
   local pid=$!
   for _ in $(seq 150); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.2; done
   local req
@@ -29,6 +29,12 @@ for mode in load grpc-load; do  # server side: the generator is not under callgr
   label=jsonrpc; [ $mode = grpc-load ] && label=grpc
   echo "$label: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
 done
+# The bare reference handler (JSON-RPC only) for scale: what HTTP, the
+# request's parsing and the answer's writing cost with no SDK behind them.
+if [ "${BARE:-1}" = 1 ]; then
+  a=($(SERVER_ARGS= run load "$SHORT" "$out/bare-short.cg" bare)); b=($(SERVER_ARGS= run load "$LONG" "$out/bare-long.cg" bare))
+  echo "bare jsonrpc: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
+fi
 # GENERATOR=1: the load generators' own instructions per call (the server
 # runs natively, each generator under callgrind), to tell whether a
 # wall-clock figure is the server's or its generator's.

@@ -6,7 +6,11 @@
 //!   same response JSON with no SDK behind it (the reference);
 //! - `load`: blocking `SendMessage` from N keep-alive connections: throughput,
 //!   latency percentiles and the slowest request;
-//! - `streams`: N concurrent `SendStreamingMessage` calls, time to first event;
+//! - `grpc-load`: the same over gRPC, on tonic's channel or (`--raw`) on
+//!   hyper's HTTP/2 client, the leaner generator;
+//! - `streams`: N concurrent `SendStreamingMessage` calls, time to first
+//!   event; with `--hold --server-pid`, the server's resident memory per
+//!   stream held open;
 //! - `memory`: resident memory per stored completed task;
 //! - `seed`: fills a durable store with completed tasks and pending jobs;
 //! - `recovery`: seeds a store, then times a fresh server start on it until

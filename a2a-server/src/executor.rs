@@ -177,7 +177,10 @@ impl RequestContext {
 /// One item from the agent to its execution.
 #[derive(Debug)]
 pub(crate) struct Emitted {
-    pub(crate) event: StreamResponse,
+    /// Boxed: the channel allocates its slots in blocks of 32 when it is
+    /// made, and an inline event (over 300 bytes) made that over 10 KiB for
+    /// every execution, held or not.
+    pub(crate) event: Box<StreamResponse>,
     /// The turn checkpoint stored with this event, and who waits for it.
     pub(crate) checkpoint: Option<Box<(Checkpoint, CheckpointStored)>>,
 }
@@ -217,7 +220,7 @@ impl EventQueue {
     /// Writes a raw event. Fails once the execution has ended (task final or canceled).
     pub async fn send(&self, event: impl Into<StreamResponse>) -> Result<(), A2aError> {
         let emitted = Emitted {
-            event: event.into(),
+            event: Box::new(event.into()),
             checkpoint: None,
         };
         self.sender.send(emitted).await.map_err(|_| ended())
@@ -239,7 +242,7 @@ impl EventQueue {
     ) -> Result<(), A2aError> {
         let (stored, outcome) = oneshot::channel();
         let emitted = Emitted {
-            event: event.into(),
+            event: Box::new(event.into()),
             checkpoint: Some(Box::new((checkpoint, stored))),
         };
         self.sender.send(emitted).await.map_err(|_| ended())?;

@@ -240,6 +240,7 @@ impl Actor {
     /// checkpoint (whose writer hears whether it was stored).
     async fn handle(&mut self, emitted: Emitted) -> Flow {
         let Emitted { event, checkpoint } = emitted;
+        let event = *event;
         let Some(checkpoint) = checkpoint else {
             return self.handle_event(event, None).await;
         };
@@ -395,10 +396,11 @@ impl Actor {
 
     /// Stores the task the first time the agent writes something for it.
     ///
-    /// A task nobody watches yet is stored with the event already applied: no
-    /// one can miss its SUBMITTED snapshot, and it takes one write. A watched
-    /// task is stored as SUBMITTED and that snapshot published first, as the
-    /// protocol wants a stream to start with the task; then the event follows.
+    /// The task is stored with the event already applied, in one write. A
+    /// watched task's subscribers (and webhooks) still see its SUBMITTED
+    /// snapshot first, as the protocol wants a stream to start with the task,
+    /// then the event: the snapshot is published without a version of its
+    /// own (it was never stored as such), so no subscriber skips the event.
     async fn create(
         &mut self,
         event: StreamResponse,
@@ -406,8 +408,13 @@ impl Actor {
     ) -> Result<TaskState, A2aError> {
         let snapshot = matches!(event, StreamResponse::Task(_));
         let watched = super::is_watched(&self.shared, &self.caller, &self.task_id).await;
-        let apply_first = !watched && !snapshot;
+        let apply_first = !snapshot;
         let mut task = self.initial_task(&event);
+        let submitted = (watched && apply_first).then(|| {
+            let mut submitted = task.clone();
+            stamp(&mut submitted);
+            submitted
+        });
         if apply_first {
             if let Err(err) = apply(&mut task, &event) {
                 self.keep_message(task.history);
@@ -459,12 +466,17 @@ impl Actor {
             }
         };
         let state = task.status.state;
-        let first = watched.then(|| StreamResponse::Task(task.clone()));
+        let first = (watched && snapshot).then(|| StreamResponse::Task(task.clone()));
         self.task = Some(Current {
             task: Arc::new(task),
             version,
         });
         if apply_first {
+            if let Some(submitted) = submitted {
+                let state = submitted.status.state;
+                self.publish(StreamResponse::Task(submitted), 0, state)
+                    .await;
+            }
             self.checkpoint_written = checkpoint.is_some();
             self.publish(event, version, state).await;
             return Ok(state);
@@ -473,10 +485,7 @@ impl Actor {
             Some(first) => self.publish(first, version, state).await,
             None => self.progress.report(|p| p.state = Some(state)),
         }
-        if snapshot {
-            return Ok(state);
-        }
-        self.update(event, checkpoint).await
+        Ok(state)
     }
 
     /// The task as first stored: the agent's own snapshot, or a new SUBMITTED

@@ -32,7 +32,8 @@ pub(crate) enum Origin {
 /// One persisted event, as broadcast to subscribers.
 #[derive(Debug, Clone)]
 pub(crate) struct Update {
-    /// The task version this event produced (0 for a direct message reply).
+    /// The task version this event produced (0 for a direct message reply,
+    /// and for a new task's SUBMITTED snapshot, never stored as such).
     pub(crate) version: Version,
     /// The event.
     pub(crate) event: Arc<StreamResponse>,
@@ -424,7 +425,12 @@ pub(crate) fn subscriber_stream(
                     if ends {
                         state.close();
                     }
-                    return Some((Ok((*update.event).clone()), state));
+                    // The broadcast drops its copy once every subscriber has
+                    // read it, so the last (often the only) one takes the
+                    // event itself; only the others copy it.
+                    let event = Arc::try_unwrap(update.event)
+                        .unwrap_or_else(|shared| StreamResponse::clone(&shared));
+                    return Some((Ok(event), state));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
                 // Handled above.

@@ -6,8 +6,7 @@ use std::time::Duration;
 use a2a_core::{A2aError, EXTENSIONS_HEADER, ErrorKind, Method, VERSION_HEADER};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 
@@ -169,24 +168,81 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
     }
 }
 
-/// An SSE response; each item is already the `data:` JSON.
+/// One SSE event carrying `value` as compact JSON (`data: {json}\n\n`),
+/// serialized straight into the frame that goes out: compact JSON never
+/// contains a newline, so it is one `data:` line with nothing to scan, check
+/// or copy afterwards.
+pub(crate) fn sse_event<T: serde::Serialize>(value: &T) -> Bytes {
+    const PREFIX: &[u8] = b"data: ";
+    let mut frame = Vec::with_capacity(1024);
+    frame.extend_from_slice(PREFIX);
+    if let Err(err) = serde_json::to_writer(&mut frame, value) {
+        tracing::error!(error = %err, "serializing an event failed");
+        frame.truncate(PREFIX.len());
+        frame.extend_from_slice(br#"{"error":"internal serialization error"}"#);
+    }
+    frame.extend_from_slice(b"\n\n");
+    Bytes::from(frame)
+}
+
+/// The SSE comment sent on a stream that has been quiet for the keep-alive interval.
+const KEEP_ALIVE_COMMENT: &[u8] = b":\n\n";
+
+/// An SSE response body: framed events (see [`sse_event`]), with a keep-alive
+/// comment after each quiet interval.
+struct SseBody<S> {
+    events: S,
+    keep_alive: Option<(Duration, std::pin::Pin<Box<tokio::time::Sleep>>)>,
+}
+
+impl<S: Stream<Item = Bytes> + Unpin> hyper::body::Body for SseBody<S> {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        use std::future::Future as _;
+        use std::task::Poll;
+        let this = &mut *self;
+        match this.events.poll_next_unpin(cx) {
+            Poll::Ready(Some(frame)) => {
+                if let Some((interval, timer)) = &mut this.keep_alive {
+                    timer
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + *interval);
+                }
+                Poll::Ready(Some(Ok(hyper::body::Frame::data(frame))))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match &mut this.keep_alive {
+                Some((interval, timer)) => {
+                    std::task::ready!(timer.as_mut().poll(cx));
+                    timer
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + *interval);
+                    let comment = Bytes::from_static(KEEP_ALIVE_COMMENT);
+                    Poll::Ready(Some(Ok(hyper::body::Frame::data(comment))))
+                }
+                None => Poll::Pending,
+            },
+        }
+    }
+}
+
+/// An SSE response; each item is one framed event (see [`sse_event`]).
 pub(crate) fn sse_response(
-    events: impl Stream<Item = Vec<u8>> + Send + 'static,
+    events: impl Stream<Item = Bytes> + Send + Unpin + 'static,
     keep_alive: Option<Duration>,
 ) -> Response {
-    let events = events.map(|json| {
-        // Compact JSON never contains a newline, so it is one `data:` line.
-        let text = String::from_utf8(json).unwrap_or_default();
-        Ok::<_, Infallible>(Event::default().data(text))
-    });
-    let sse = Sse::new(events);
-    let mut response = match keep_alive {
-        Some(interval) => sse
-            .keep_alive(KeepAlive::new().interval(interval))
-            .into_response(),
-        None => sse.into_response(),
-    };
+    let keep_alive = keep_alive.map(|interval| (interval, Box::pin(tokio::time::sleep(interval))));
+    let mut response = Response::new(Body::new(SseBody { events, keep_alive }));
     let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Ask reverse proxies not to buffer the stream.
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));

@@ -9,7 +9,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::common::{
-    call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
+    call_context, is_json_content_type, json_response, read_body, sse_event, sse_response, to_json,
     unsupported_content_type, with_challenge, with_extensions,
 };
 use super::{HttpState, jsonrpc_v03};
@@ -245,8 +245,8 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     let body = match answer {
         service::Response::Stream(events) => {
             let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
-                Ok(event) => success(id.clone(), &event),
-                Err(err) => to_json(&JsonRpcResponse::<()>::failure(
+                Ok(event) => sse_event(&JsonRpcResponse::success(id.clone(), &event)),
+                Err(err) => sse_event(&JsonRpcResponse::<()>::failure(
                     id.clone(),
                     err.to_jsonrpc(),
                 )),

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
+    call_context, is_json_content_type, json_response, read_body, sse_event, sse_response, to_json,
     unsupported_content_type, with_challenge, with_extensions,
 };
 use crate::service::{self, RequestOf};
@@ -164,8 +164,8 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     let body = match answer {
         service::Response::Stream(events) => {
             let frames = events.map(|item: Result<StreamResponse, A2aError>| match item {
-                Ok(event) => to_json(&event),
-                Err(err) => to_json(&err.to_http_body()),
+                Ok(event) => sse_event(&event),
+                Err(err) => sse_event(&err.to_http_body()),
             });
             return with_extensions(sse_response(frames, state.config.keep_alive), &ctx);
         }

@@ -6,7 +6,11 @@
 //!   same response JSON with no SDK behind it (the reference);
 //! - `load`: blocking `SendMessage` from N keep-alive connections: throughput,
 //!   latency percentiles and the slowest request;
-//! - `streams`: N concurrent `SendStreamingMessage` calls, time to first event;
+//! - `grpc-load`: the same over gRPC, on tonic's channel or (`--raw`) on
+//!   hyper's HTTP/2 client, the leaner generator;
+//! - `streams`: N concurrent `SendStreamingMessage` calls, time to first
+//!   event; with `--hold --server-pid`, the server's resident memory per
+//!   stream held open;
 //! - `memory`: resident memory per stored completed task;
 //! - `seed`: fills a durable store with completed tasks and pending jobs;
 //! - `recovery`: seeds a store, then times a fresh server start on it until
@@ -106,6 +110,11 @@ enum Command {
     GrpcLoad {
         #[arg(long)]
         addr: SocketAddr,
+        /// Send the calls on hyper's HTTP/2 client directly (the gRPC framing
+        /// done here), not through tonic's channel and its buffer task: a
+        /// leaner generator, so the figure is the server's.
+        #[arg(long)]
+        raw: bool,
         #[arg(long, default_value_t = 64)]
         connections: usize,
         #[arg(long, default_value_t = 10)]
@@ -119,6 +128,14 @@ enum Command {
         addr: SocketAddr,
         #[arg(long, default_value_t = 1000)]
         count: usize,
+        /// Keep every stream open after its first event (the agent holds
+        /// the task working), and report the server's resident memory with
+        /// all of them open against before any (needs `--server-pid`).
+        #[arg(long)]
+        hold: bool,
+        /// The server's process id, to read its resident memory.
+        #[arg(long)]
+        server_pid: Option<u32>,
     },
     /// Time blocking SendMessage calls on the handler in-process (no HTTP).
     Handler {
@@ -159,10 +176,21 @@ enum Command {
 
 struct Echo;
 
+/// The message text that makes the echo agent hold its stream open.
+const HOLD: &str = "hold this stream open";
+
 #[async_trait::async_trait]
 impl AgentExecutor for Echo {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        events.complete_with_text(ctx.message.text()).await
+        let text = ctx.message.text();
+        if text == HOLD {
+            // Held open streams (`streams --hold`): one event, then nothing
+            // until the task is canceled or the server stops.
+            events.working().await?;
+            ctx.cancellation.cancelled().await;
+            return events.fail("released").await;
+        }
+        events.complete_with_text(text).await
     }
 }
 
@@ -208,7 +236,7 @@ async fn serve_sdk(
         )?),
         None => None,
     };
-    let app = if gateway {
+    let (app, service) = if gateway {
         use a2a_gateway::{AgentDefinition, Gateway};
         let mut stores = std::collections::HashMap::new();
         for name in ["bench", "other"] {
@@ -216,7 +244,7 @@ async fn serve_sdk(
                 stores.insert(name, store);
             }
         }
-        Gateway::builder()
+        let gateway = Gateway::builder()
             .agent(AgentDefinition::new("bench", card(addr), Echo))
             .agent(AgentDefinition::new("other", card(addr), Echo))
             .handler_setup(move |name, mut builder| {
@@ -228,8 +256,11 @@ async fn serve_sdk(
                 }
                 builder
             })
-            .build(&format!("http://{addr}"))?
-            .router(HttpConfig::default())
+            .build(&format!("http://{addr}"))?;
+        (
+            gateway.router(HttpConfig::default()),
+            gateway.service().clone(),
+        )
     } else {
         let mut builder = DefaultRequestHandler::builder(Echo, card(addr));
         match node_id {
@@ -252,13 +283,37 @@ async fn serve_sdk(
         if let Some(log) = log {
             builder = builder.conversation_log(log);
         }
-        a2a_grpc::router(
-            a2a_server::A2aService::new(builder.build()),
-            HttpConfig::default(),
+        let service = a2a_server::A2aService::new(builder.build());
+        (
+            a2a_grpc::router(service.clone(), HttpConfig::default()),
+            service,
         )
     };
-    axum::serve(listener, app).await?;
+    // Served as `a2a serve` serves: its connection handling and limits.
+    a2a_server::http::serve_with(
+        listener,
+        app,
+        service,
+        std::future::pending(),
+        a2a_server::http::ServeConfig::default(),
+    )
+    .await?;
     Ok(())
+}
+
+/// The log `a2a serve` installs (a2a-cli/src/telemetry.rs), with its default
+/// filter unless `RUST_LOG` says otherwise: the benchmark's server pays for
+/// logging what the CLI's does. (Without any subscriber, the `log` fallback
+/// that sqlx turns on in `tracing` makes every disabled span cost a record.)
+fn install_log() {
+    use tracing_subscriber::EnvFilter;
+    const DEFAULT_LOG: &str =
+        "info,a2a::server=warn,a2a::client=warn,a2a::execution=warn,a2a::push=warn";
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| DEFAULT_LOG.into());
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .try_init();
 }
 
 /// The id of the `n`th seeded task: the recovery benchmark reads one back.
@@ -607,8 +662,41 @@ async fn load(
     .await
 }
 
+/// One gRPC connection on hyper's HTTP/2 client: each call is one POST of
+/// the framed request, its answer read whole and its `grpc-status` checked.
+struct RawGrpcConnection {
+    sender: hyper::client::conn::http2::SendRequest<Full<Bytes>>,
+    uri: hyper::Uri,
+    body: Bytes,
+}
+
+#[async_trait::async_trait]
+impl Connection for RawGrpcConnection {
+    async fn call(&mut self) -> anyhow::Result<()> {
+        let request = hyper::Request::post(self.uri.clone())
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .header("a2a-version", "1.0")
+            .body(Full::new(self.body.clone()))?;
+        let response = self.sender.send_request(request).await?;
+        let status = response.status();
+        let answer = response.into_body().collect().await?;
+        let grpc_status = answer
+            .trailers()
+            .and_then(|trailers| trailers.get("grpc-status"))
+            .map(|value| value.as_bytes() == b"0");
+        let bytes = answer.to_bytes();
+        anyhow::ensure!(
+            status.is_success() && grpc_status == Some(true) && bytes.len() > 100,
+            "bad response {status}"
+        );
+        Ok(())
+    }
+}
+
 async fn grpc_load(
     addr: SocketAddr,
+    raw: bool,
     connections: usize,
     seconds: u64,
     warmup: u64,
@@ -618,6 +706,35 @@ async fn grpc_load(
         Message::user_text("hello benchmark").with_message_id("bench-message"),
     )
     .to_proto();
+    if raw {
+        use prost::Message as _;
+        // gRPC framing: uncompressed, then the length, then the message.
+        let length = u32::try_from(request.encoded_len())?;
+        let mut framed = vec![0u8];
+        framed.extend_from_slice(&length.to_be_bytes());
+        request.encode(&mut framed)?;
+        let body = Bytes::from(framed);
+        let uri: hyper::Uri = format!(
+            "http://{addr}{}",
+            a2a_grpc::method_path(a2a_core::Method::SendMessage)
+        )
+        .parse()?;
+        return drive(connections, seconds, warmup, || {
+            let (body, uri) = (body.clone(), uri.clone());
+            async move {
+                let stream = tokio::net::TcpStream::connect(addr).await?;
+                stream.set_nodelay(true)?;
+                let (sender, connection) = hyper::client::conn::http2::handshake(
+                    hyper_util::rt::TokioExecutor::new(),
+                    TokioIo::new(stream),
+                )
+                .await?;
+                tokio::spawn(connection);
+                Ok(Box::new(RawGrpcConnection { sender, uri, body }) as Box<dyn Connection>)
+            }
+        })
+        .await;
+    }
     drive(connections, seconds, warmup, || {
         let request = request.clone();
         async move {
@@ -645,12 +762,47 @@ fn report(seconds: u64, mut all: Vec<Duration>) {
     );
 }
 
-async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {
-    let body = request_body(a2a_core::Method::SendStreamingMessage);
+/// A process's resident memory in bytes, from `/proc/PID/status`.
+fn resident_of(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .context("no VmRSS")?
+        .parse()?;
+    Ok(kib * 1024)
+}
+
+async fn streams(
+    addr: SocketAddr,
+    count: usize,
+    hold: bool,
+    server_pid: Option<u32>,
+) -> anyhow::Result<()> {
+    let body = if hold {
+        let message = Message::user_text(HOLD).with_message_id("bench-hold");
+        Bytes::from(serde_json::to_vec(&JsonRpcRequest::new(
+            1,
+            a2a_core::Method::SendStreamingMessage,
+            SendMessageRequest::new(message),
+        ))?)
+    } else {
+        request_body(a2a_core::Method::SendStreamingMessage)
+    };
+    let before = server_pid.map(resident_of).transpose()?;
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(count));
+    // Held streams stay open (their bodies are kept here) until all are counted.
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let opened = std::sync::Arc::new(tokio::sync::Barrier::new(count + 1));
     let mut tasks = Vec::new();
     for _ in 0..count {
-        let (body, barrier) = (body.clone(), barrier.clone());
+        let (body, barrier, release, opened) = (
+            body.clone(),
+            barrier.clone(),
+            release.clone(),
+            opened.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let mut sender = connect(addr).await?;
             // One request first, so the server has accepted and set up every
@@ -674,11 +826,33 @@ async fn streams(addr: SocketAddr, count: usize) -> anyhow::Result<()> {
                     .data_ref()
                     .is_some_and(|d| d.windows(5).any(|w| w == b"data:"))
                 {
-                    return anyhow::Ok(sent.elapsed());
+                    let first = sent.elapsed();
+                    if hold {
+                        let released = release.notified();
+                        opened.wait().await;
+                        released.await;
+                        drop((body, sender));
+                    }
+                    return anyhow::Ok(first);
                 }
             }
             anyhow::bail!("stream ended without an event")
         }));
+    }
+    if hold {
+        // Every stream has had its first event and is still open.
+        opened.wait().await;
+        let during = server_pid.map(resident_of).transpose()?;
+        if let (Some(before), Some(during)) = (before, during) {
+            #[allow(clippy::cast_precision_loss)]
+            let per_stream = during.saturating_sub(before) as f64 / count as f64;
+            println!(
+                "open streams={count} server resident: before={}MiB with them open={}MiB per stream={per_stream:.0}B",
+                before >> 20,
+                during >> 20
+            );
+        }
+        release.notify_waiters();
     }
     let mut firsts = Vec::new();
     for task in tasks {
@@ -925,7 +1099,10 @@ fn main() -> anyhow::Result<()> {
             conversation_log,
             gateway,
             node_id,
-        } => one_worker()?.block_on(serve_sdk(port, store, conversation_log, gateway, node_id)),
+        } => {
+            install_log();
+            one_worker()?.block_on(serve_sdk(port, store, conversation_log, gateway, node_id))
+        }
         Command::Seed {
             store,
             tasks,
@@ -946,11 +1123,17 @@ fn main() -> anyhow::Result<()> {
         } => one_worker()?.block_on(load(addr, &path, connections, seconds, warmup)),
         Command::GrpcLoad {
             addr,
+            raw,
             connections,
             seconds,
             warmup,
-        } => one_worker()?.block_on(grpc_load(addr, connections, seconds, warmup)),
-        Command::Streams { addr, count } => one_worker()?.block_on(streams(addr, count)),
+        } => one_worker()?.block_on(grpc_load(addr, raw, connections, seconds, warmup)),
+        Command::Streams {
+            addr,
+            count,
+            hold,
+            server_pid,
+        } => one_worker()?.block_on(streams(addr, count, hold, server_pid)),
         Command::Handler {
             count,
             conversation_log,

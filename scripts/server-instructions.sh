@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Usage: scripts/server-instructions.sh [A2A_BENCH_BINARY]   (needs valgrind)
+# Whole-server instructions per blocking SendMessage, all server threads
+# counted by callgrind (stable on a shared machine where wall time is not):
+# `a2a-bench sdk` under callgrind, driven over HTTP/1.1 JSON-RPC and over
+# gRPC (h2c) for a short and a long run; the difference in instructions over
+# the difference in requests cancels start-up and shutdown.
+# KEEP=DIR keeps the long runs' callgrind files for callgrind_annotate.
+# SERVER_ARGS adds arguments to the server (e.g. "--conversation-log DIR").
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+B=${1:-${CARGO_TARGET_DIR:-target}/release/a2a-bench}
+PORT=${PORT:-7105}
+SHORT=${SHORT:-3}; LONG=${LONG:-9}
+run() { # load-mode seconds out-file [server-mode]
+  valgrind --tool=callgrind --callgrind-out-file="$3" "$B" "${4:-sdk}" --port "$PORT" ${SERVER_ARGS:-} >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 150); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.2; done
+  local req
+  req=$("$B" "$1" --addr 127.0.0.1:"$PORT" --connections 8 --seconds "$2" --warmup 0 | sed -n 's/^requests=\([0-9]*\).*/\1/p')
+  kill -TERM $pid; wait $pid 2>/dev/null
+  local ir
+  ir=$(awk '/^summary:/ {print $2}' "$3")
+  echo "$req $ir"
+}
+out=${KEEP:-$(mktemp -d)}; mkdir -p "$out"
+for mode in load grpc-load; do  # server side: the generator is not under callgrind
+  a=($(run $mode "$SHORT" "$out/$mode-short.cg")); b=($(run $mode "$LONG" "$out/$mode-long.cg"))
+  label=jsonrpc; [ $mode = grpc-load ] && label=grpc
+  echo "$label: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
+done
+# The bare reference handler (JSON-RPC only) for scale: what HTTP, the
+# request's parsing and the answer's writing cost with no SDK behind them.
+if [ "${BARE:-1}" = 1 ]; then
+  a=($(SERVER_ARGS= run load "$SHORT" "$out/bare-short.cg" bare)); b=($(SERVER_ARGS= run load "$LONG" "$out/bare-long.cg" bare))
+  echo "bare jsonrpc: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
+fi
+# GENERATOR=1: the load generators' own instructions per call (the server
+# runs natively, each generator under callgrind), to tell whether a
+# wall-clock figure is the server's or its generator's.
+if [ "${GENERATOR:-0}" = 1 ]; then
+  "$B" sdk --port "$PORT" 2>/dev/null & spid=$!
+  for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
+  for gen in "load" "grpc-load" "grpc-load --raw"; do
+    r=()
+    for s in "$SHORT" "$LONG"; do
+      req=$(valgrind --tool=callgrind --callgrind-out-file="$out/gen.cg" "$B" $gen --addr 127.0.0.1:"$PORT" \
+        --connections 8 --seconds "$s" --warmup 0 2>/dev/null | sed -n 's/^requests=\([0-9]*\).*/\1/p')
+      r+=("$req" "$(awk '/^summary:/ {print $2}' "$out/gen.cg")")
+    done
+    echo "generator $gen: $(( (r[3]-r[1]) / (r[2]-r[0]) )) instructions per call (requests ${r[0]} / ${r[2]})"
+  done
+  kill $spid; wait $spid 2>/dev/null
+fi
+[ -z "${KEEP:-}" ] && rm -rf "$out"
+exit 0

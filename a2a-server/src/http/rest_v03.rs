@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    call_context, is_json_content_type, json_response, read_body, sse_response, to_json,
+    call_context, is_json_content_type, json_response, read_body, sse_event, sse_response, to_json,
     unsupported_content_type, with_challenge, with_extensions,
 };
 use crate::service::{self, Request as Call};
@@ -102,8 +102,8 @@ pub(crate) async fn handle(state: State<HttpState>, request: Request) -> Respons
     };
     if let service::Response::Stream(events) = answer {
         let frames = events.map(|item: Result<StreamResponse, A2aError>| match item {
-            Ok(event) => to_json(&proto::StreamResponse::from(v03::Event::from_v1(event))),
-            Err(err) => to_json(&proto::ErrorBody {
+            Ok(event) => sse_event(&proto::StreamResponse::from(v03::Event::from_v1(event))),
+            Err(err) => sse_event(&proto::ErrorBody {
                 message: err.message().to_owned(),
             }),
         });

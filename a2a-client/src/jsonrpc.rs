@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use a2a_core::{A2aError, JsonRpcRequest, JsonRpcResponse, Method, StreamResponse};
+use a2a_core::{A2aError, JsonRpcError, JsonRpcRequest, JsonRpcResponse, Method, StreamResponse};
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Serialize;
@@ -137,6 +137,21 @@ impl JsonRpcTransport {
 }
 
 async fn decode_unary(response: reqwest::Response, limit: usize) -> Result<Value, ClientError> {
+    let result = decode_envelope(response, limit, A2aError::from_jsonrpc).await?;
+    // A missing or null result (seen from some servers for Delete) reads as `{}`.
+    Ok(result
+        .filter(|v| !v.is_null())
+        .unwrap_or_else(|| Value::Object(Default::default())))
+}
+
+/// The result of a unary JSON-RPC answer, or its error as `to_error` reads
+/// the error object (1.0 and 0.3 codes differ); an HTTP failure without a
+/// JSON-RPC body is an HTTP error.
+pub(crate) async fn decode_envelope(
+    response: reqwest::Response,
+    limit: usize,
+    to_error: impl Fn(&JsonRpcError) -> A2aError,
+) -> Result<Option<Value>, ClientError> {
     let status = response.status().as_u16();
     let wait = retry_after(response.headers());
     let bytes = crate::http::read_limited(response, limit).await?;
@@ -156,15 +171,11 @@ async fn decode_unary(response: reqwest::Response, limit: usize) -> Result<Value
         }
     };
     if let Some(error) = envelope.error {
-        return Err(ClientError::from(A2aError::from_jsonrpc(&error))
+        return Err(ClientError::from(to_error(&error))
             .with_status(status)
             .with_retry_after(wait));
     }
-    // A missing or null result (seen from some servers for Delete) reads as `{}`.
-    Ok(envelope
-        .result
-        .filter(|v| !v.is_null())
-        .unwrap_or_else(|| Value::Object(Default::default())))
+    Ok(envelope.result)
 }
 
 crate::transport::json_transport!(JsonRpcTransport);

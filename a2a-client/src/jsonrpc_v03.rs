@@ -20,9 +20,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::http::{
-    HttpSettings, default_client, from_v03, headers_v03, retry_after, sse_events, until_final,
-};
+use crate::http::{HttpSettings, default_client, from_v03, headers_v03, sse_events, until_final};
 use crate::{CallOptions, ClientError, EventStream, Transport};
 
 /// Talks A2A 0.3 JSON-RPC to one endpoint URL (picked by the client for an
@@ -137,30 +135,8 @@ impl JsonRpcV03Transport {
 }
 
 async fn decode_unary(response: reqwest::Response, limit: usize) -> Result<Value, ClientError> {
-    let status = response.status().as_u16();
-    let wait = retry_after(response.headers());
-    let bytes = crate::http::read_limited(response, limit).await?;
-    let envelope: JsonRpcResponse<Value> = match serde_json::from_slice(&bytes) {
-        Ok(envelope) => envelope,
-        Err(_) if status >= 400 => {
-            let text = String::from_utf8_lossy(&bytes);
-            return Err(
-                ClientError::http(status, format!("HTTP {status}: {}", text.trim()))
-                    .with_retry_after(wait),
-            );
-        }
-        Err(err) => {
-            return Err(ClientError::decode(format!(
-                "invalid JSON-RPC response: {err}"
-            )));
-        }
-    };
-    if let Some(error) = envelope.error {
-        return Err(ClientError::from(v03::error_from_v03(&error))
-            .with_status(status)
-            .with_retry_after(wait));
-    }
-    Ok(envelope.result.unwrap_or(Value::Null))
+    let result = crate::jsonrpc::decode_envelope(response, limit, v03::error_from_v03).await?;
+    Ok(result.unwrap_or(Value::Null))
 }
 
 #[async_trait]

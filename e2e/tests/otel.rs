@@ -447,6 +447,34 @@ impl AgentExecutor for ViaPeers {
     }
 }
 
+/// Sends `text` under a root span of its own, for an exchange in which a
+/// first agent calls a second; returns the answer and the trace once it holds
+/// both agents' calls and executions.
+async fn send_between_two_agents(
+    client: &Client,
+    text: &str,
+) -> (SendMessageResponse, Vec<SpanData>) {
+    let root = tracing::info_span!("user request");
+    let trace = root.context().span().span_context().trace_id();
+    let answer = tracing::Instrument::instrument(
+        client.send_message(SendMessageRequest::new(Message::user_text(text)), None),
+        root.clone(),
+    )
+    .await
+    .unwrap();
+    drop(root);
+    let spans = spans_until(trace, |spans| {
+        spans.iter().filter(|s| s.name == "execution").count() == 2
+            && spans
+                .iter()
+                .filter(|s| s.span_kind == SpanKind::Server)
+                .count()
+                == 2
+    })
+    .await;
+    (answer, spans)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_agents_calling_each_other_in_process_stay_in_the_trace() {
     use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
@@ -473,26 +501,8 @@ async fn gateway_agents_calling_each_other_in_process_stay_in_the_trace() {
     card.supported_interfaces = agent_interfaces(&base_url, "alpha");
     let client = client_for(card, a2a_core::binding::JSONRPC);
 
-    let root = tracing::info_span!("user request");
-    let trace = root.context().span().span_context().trace_id();
-    let answer = tracing::Instrument::instrument(
-        client.send_message(SendMessageRequest::new(Message::user_text("hi")), None),
-        root.clone(),
-    )
-    .await
-    .unwrap();
+    let (answer, spans) = send_between_two_agents(&client, "hi").await;
     assert_eq!(text_of(&answer), "B heard hi");
-    drop(root);
-
-    let spans = spans_until(trace, |spans| {
-        spans.iter().filter(|s| s.name == "execution").count() == 2
-            && spans
-                .iter()
-                .filter(|s| s.span_kind == SpanKind::Server)
-                .count()
-                == 2
-    })
-    .await;
     let alpha = spans
         .iter()
         .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", "alpha"))
@@ -555,31 +565,10 @@ async fn a_process_agent_calling_back_into_the_gateway_continues_the_trace() {
     card.supported_interfaces = agent_interfaces(&base_url, "script");
     let client = client_for(card, a2a_core::binding::JSONRPC);
 
-    let root = tracing::info_span!("user request");
-    let trace = root.context().span().span_context().trace_id();
-    let answer = tracing::Instrument::instrument(
-        client.send_message(
-            SendMessageRequest::new(Message::user_text("call beta hi")),
-            None,
-        ),
-        root.clone(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(text_of(&answer), "beta said: B heard hi");
-    drop(root);
-
     // client→script, script's call and execution, beta's call (over HTTP
     // from Python, with the traceparent it was given) and execution.
-    let spans = spans_until(trace, |spans| {
-        spans.iter().filter(|s| s.name == "execution").count() == 2
-            && spans
-                .iter()
-                .filter(|s| s.span_kind == SpanKind::Server)
-                .count()
-                == 2
-    })
-    .await;
+    let (answer, spans) = send_between_two_agents(&client, "call beta hi").await;
+    assert_eq!(text_of(&answer), "beta said: B heard hi");
     let script_call = spans
         .iter()
         .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", "script"))

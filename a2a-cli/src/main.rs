@@ -4,7 +4,7 @@ use clap::Parser as _;
 
 // A server allocates a little for every request; mimalloc keeps that cheap.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: a2a_alloc::Mimalloc = a2a_alloc::Mimalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {

@@ -463,7 +463,9 @@ impl A2aService {
         let started = std::time::Instant::now();
         let mut agent = None;
         let outcome = self
-            .call_inner(ctx, request, &mut agent)
+            // Boxed: a pointer is cheaper than the request to move through
+            // the futures below.
+            .call_inner(ctx, Box::new(request), &mut agent)
             .instrument(span.clone())
             .await;
         let agent = agent.as_deref().unwrap_or(&self.card).name.as_str();
@@ -494,7 +496,7 @@ impl A2aService {
     async fn call_inner(
         &self,
         ctx: &mut CallContext,
-        mut request: Request,
+        mut request: Box<Request>,
         agent: &mut Option<Arc<AgentCard>>,
     ) -> Result<Response, A2aError> {
         if ctx.tenant.is_empty() {
@@ -544,7 +546,11 @@ impl A2aService {
         outcome
     }
 
-    async fn dispatch(&self, ctx: &CallContext, request: Request) -> Result<Response, A2aError> {
+    async fn dispatch(
+        &self,
+        ctx: &CallContext,
+        request: Box<Request>,
+    ) -> Result<Response, A2aError> {
         let h = match &self.backend {
             Backend::Handler(handler) => handler,
             // `call` hands routed calls on before dispatching.
@@ -552,7 +558,7 @@ impl A2aService {
                 return Err(A2aError::internal("a routed service has no handler"));
             }
         };
-        Ok(match request {
+        Ok(match *request {
             Request::SendMessage(r) => Response::SendMessage(h.send_message(ctx, r).await?),
             Request::SendStreamingMessage(r) => {
                 Response::Stream(h.send_streaming_message(ctx, r).await?)

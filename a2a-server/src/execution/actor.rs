@@ -87,7 +87,9 @@ impl Actor {
                 biased;
                 Some(command) = control.recv() => match command {
                     Control::Cancel { reply, call, metadata } => {
-                        let (result, flow) = self.cancel(*call, metadata).await;
+                        // Boxed, as every rare path here: inline, its state would
+                        // enlarge the execution's future, which moves on every call.
+                        let (result, flow) = Box::pin(self.cancel(*call, metadata)).await;
                         let _ = reply.send(result);
                         if flow == Flow::Done { break; }
                     }
@@ -116,7 +118,7 @@ impl Actor {
                 }
                 () = watchdog => {
                     tracing::warn!(task_id = %self.task_id, "agent inactivity timeout");
-                    self.fail("The agent stopped responding (inactivity timeout).").await;
+                    Box::pin(self.fail("The agent stopped responding (inactivity timeout).")).await;
                     break;
                 }
                 () = shutdown.cancelled() => {
@@ -124,7 +126,7 @@ impl Actor {
                         // Durable: the next start resumes it.
                         self.leave_pending().await;
                     } else {
-                        self.fail("The server shut down before the task finished.").await;
+                        Box::pin(self.fail("The server shut down before the task finished.")).await;
                     }
                     break;
                 }
@@ -165,7 +167,7 @@ impl Actor {
                 "The agent failed with an internal error.".to_owned()
             }
         };
-        self.fail(&text).await;
+        Box::pin(self.fail(&text)).await;
     }
 
     fn agent_text(&self, text: &str) -> Message {
@@ -182,7 +184,7 @@ impl Actor {
             TaskState::Failed,
         );
         update.status.message = Some(self.agent_text(text));
-        if let Err(err) = self.persist_event(update.into(), None).await {
+        if let Err(err) = self.persist_event(Box::new(update.into()), None).await {
             tracing::error!(task_id = %self.task_id, error = %err, "could not record the task's failure");
         }
     }
@@ -233,27 +235,31 @@ impl Actor {
         }
         self.token.cancel();
         let event = canceled_event(&self.task_id, &self.context_id, metadata);
-        (self.persist_event(event, None).await.map(drop), Flow::Done)
+        (
+            self.persist_event(Box::new(event), None).await.map(drop),
+            Flow::Done,
+        )
     }
 
     /// Handles one item from the agent: an event, perhaps with its turn's
     /// checkpoint (whose writer hears whether it was stored).
     async fn handle(&mut self, emitted: Emitted) -> Flow {
+        // The event stays boxed down to the store and the subscribers: each
+        // level's future holds a pointer, not a copy of the event.
         let Emitted { event, checkpoint } = emitted;
-        let event = *event;
         let Some(checkpoint) = checkpoint else {
             return self.handle_event(event, None).await;
         };
         let (checkpoint, stored) = *checkpoint;
-        let (flow, outcome) = match event {
+        let (flow, outcome) = match *event {
             StreamResponse::Message(_) => {
                 let err = A2aError::new(
                     ErrorKind::InvalidAgentResponse,
                     "a checkpoint goes with a task event, not a message reply",
                 );
-                (self.reject(err.clone()).await, Err(err))
+                (Box::pin(self.reject(err.clone())).await, Err(err))
             }
-            event => {
+            _ => {
                 let flow = self.handle_event(event, Some(&checkpoint)).await;
                 match std::mem::take(&mut self.checkpoint_written) {
                     true => (flow, Ok(())),
@@ -271,13 +277,13 @@ impl Actor {
     /// Handles one event from the agent.
     async fn handle_event(
         &mut self,
-        mut event: StreamResponse,
+        mut event: Box<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Flow {
         if let Err(err) = bind_ids(&mut event, &self.task_id, &self.context_id) {
-            return self.reject(err).await;
+            return Box::pin(self.reject(err)).await;
         }
-        if let StreamResponse::Message(message) = &event {
+        if let StreamResponse::Message(message) = &*event {
             if self.task.is_none() && !self.replied {
                 self.replied = true;
                 if self.shared.hubs.is_watched(&self.task_id) {
@@ -297,17 +303,16 @@ impl Actor {
             }
         }
         if self.replied {
-            return self
-                .reject(A2aError::new(
-                    ErrorKind::InvalidAgentResponse,
-                    "event after a message reply",
-                ))
-                .await;
+            let err = A2aError::new(
+                ErrorKind::InvalidAgentResponse,
+                "event after a message reply",
+            );
+            return Box::pin(self.reject(err)).await;
         }
         match self.persist_event(event, checkpoint).await {
             Ok(state) if state.ends_turn() => Flow::Done,
             Ok(_) => Flow::Continue,
-            Err(err) => self.reject(err).await,
+            Err(err) => Box::pin(self.reject(err)).await,
         }
     }
 
@@ -318,7 +323,7 @@ impl Actor {
             return Flow::Done;
         }
         if !self.state().is_terminal() {
-            self.fail("The agent produced an invalid response.").await;
+            Box::pin(self.fail("The agent produced an invalid response.")).await;
         }
         Flow::Done
     }
@@ -327,7 +332,7 @@ impl Actor {
     /// publishes it. Returns the task's state afterwards.
     async fn persist_event(
         &mut self,
-        event: StreamResponse,
+        event: Box<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
         let before = self.task.as_ref().map(|current| current.task.status.state);
@@ -346,7 +351,7 @@ impl Actor {
     /// Applies an event to the stored task, stores it, and publishes it.
     async fn update(
         &mut self,
-        event: StreamResponse,
+        event: Box<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
         let Some(current) = self.task.as_mut() else {
@@ -386,7 +391,7 @@ impl Actor {
                 (event, version)
             }
             Persisted::Moot => (
-                StreamResponse::Task((*current.task).clone()),
+                Box::new(StreamResponse::Task((*current.task).clone())),
                 current.version,
             ),
         };
@@ -403,17 +408,19 @@ impl Actor {
     /// own (it was never stored as such), so no subscriber skips the event.
     async fn create(
         &mut self,
-        event: StreamResponse,
+        event: Box<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
-        let snapshot = matches!(event, StreamResponse::Task(_));
+        let snapshot = matches!(*event, StreamResponse::Task(_));
         let watched = super::is_watched(&self.shared, &self.caller, &self.task_id).await;
         let apply_first = !snapshot;
         let mut task = self.initial_task(&event);
+        // Boxed, as the event: only a watched task has them, and inline they
+        // would enlarge every execution's future.
         let submitted = (watched && apply_first).then(|| {
             let mut submitted = task.clone();
             stamp(&mut submitted);
-            submitted
+            Box::new(StreamResponse::Task(submitted))
         });
         if apply_first {
             if let Err(err) = apply(&mut task, &event) {
@@ -466,16 +473,15 @@ impl Actor {
             }
         };
         let state = task.status.state;
-        let first = (watched && snapshot).then(|| StreamResponse::Task(task.clone()));
+        let first = (watched && snapshot).then(|| Box::new(StreamResponse::Task(task.clone())));
         self.task = Some(Current {
             task: Arc::new(task),
             version,
         });
         if apply_first {
             if let Some(submitted) = submitted {
-                let state = submitted.status.state;
-                self.publish(StreamResponse::Task(submitted), 0, state)
-                    .await;
+                let state = TaskState::Submitted;
+                self.publish(submitted, 0, state).await;
             }
             self.checkpoint_written = checkpoint.is_some();
             self.publish(event, version, state).await;
@@ -537,7 +543,7 @@ impl Actor {
     /// Publishes a persisted event. When it settles the task, subscribers see
     /// it first, then the execution slot is freed, and only then are blocking
     /// callers and cancelers told, so their next call finds the slot free.
-    async fn publish(&mut self, event: StreamResponse, version: Version, state: TaskState) {
+    async fn publish(&mut self, event: Box<StreamResponse>, version: Version, state: TaskState) {
         self.log(&event).await;
         let settled = state
             .is_settled()

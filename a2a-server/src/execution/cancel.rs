@@ -111,7 +111,15 @@ impl Executions {
         {
             Persisted::Written(version) => {
                 let state = TaskState::Canceled;
-                super::publish(&self.shared, &caller, task_id, event, version, state).await;
+                super::publish(
+                    &self.shared,
+                    &caller,
+                    task_id,
+                    Box::new(event),
+                    version,
+                    state,
+                )
+                .await;
                 // An execution that started meanwhile (a job resumed after a
                 // restart) sees the task canceled and stops.
                 let _ = self.cancel_live(call, task_id, None).await;

@@ -648,7 +648,7 @@ pub(crate) async fn publish(
     shared: &Shared,
     caller: &Caller,
     task_id: &str,
-    event: StreamResponse,
+    event: Box<StreamResponse>,
     version: Version,
     state: TaskState,
 ) {
@@ -661,7 +661,7 @@ pub(crate) async fn publish(
     if push.is_none() && subscribers.is_none() {
         return;
     }
-    let event = Arc::new(event);
+    let event: Arc<StreamResponse> = Arc::from(event);
     if let Some(push) = push {
         push.dispatch(caller, task_id, event.clone());
     }

@@ -433,7 +433,9 @@ impl RequestHandler for DefaultRequestHandler {
         ctx: &CallContext,
         request: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2aError> {
-        self.send(ctx, request).await
+        // Boxed: a pointer is cheaper than the request to move through the
+        // futures on its way to the execution.
+        self.send(ctx, Box::new(request)).await
     }
 
     async fn send_streaming_message(
@@ -442,7 +444,7 @@ impl RequestHandler for DefaultRequestHandler {
         request: SendMessageRequest,
     ) -> Result<EventStream, A2aError> {
         self.require_streaming()?;
-        self.send_streaming(ctx, request).await
+        self.send_streaming(ctx, Box::new(request)).await
     }
 
     async fn get_task(&self, ctx: &CallContext, request: GetTaskRequest) -> Result<Task, A2aError> {

@@ -47,8 +47,8 @@ impl DefaultRequestHandler {
     async fn prepare(
         &self,
         ctx: &CallContext,
-        request: SendMessageRequest,
-    ) -> Result<Prepared, A2aError> {
+        request: Box<SendMessageRequest>,
+    ) -> Result<Box<Prepared>, A2aError> {
         validate::message(&request.message)?;
         validate::history_length(request.history_length())?;
         validate::content_types(&self.card, &request.message)?;
@@ -68,7 +68,7 @@ impl DefaultRequestHandler {
             configuration,
             metadata,
             ..
-        } = request;
+        } = *request;
 
         let existing = if message.task_id.is_empty() {
             None
@@ -119,7 +119,9 @@ impl DefaultRequestHandler {
             checkpoint: None,
             log_chain,
         });
-        Ok(Prepared {
+        // Boxed: it moves through several futures on its way to the start,
+        // and a pointer is cheaper to move than its near kilobyte.
+        Ok(Box::new(Prepared {
             start: Start {
                 ctx,
                 caller,
@@ -131,11 +133,11 @@ impl DefaultRequestHandler {
             history_length,
             return_immediately,
             push_config_id,
-        })
+        }))
     }
 
     /// Starts a prepared execution; if it cannot start, forgets its inline webhook.
-    async fn start(&self, prepared: Prepared, drive: Drive) -> Result<Started, A2aError> {
+    async fn start(&self, prepared: Box<Prepared>, drive: Drive) -> Result<Started, A2aError> {
         let task_id = prepared.start.ctx.task_id.clone();
         // Only a start with an inline webhook may need the owner afterwards.
         let owner = prepared
@@ -231,7 +233,7 @@ impl DefaultRequestHandler {
     pub(super) async fn send(
         &self,
         ctx: &CallContext,
-        request: SendMessageRequest,
+        request: Box<SendMessageRequest>,
     ) -> Result<SendMessageResponse, A2aError> {
         let ids = (self.recorder.as_ref()).map(|_| RequestIds::of(ctx, &request.message));
         let result = self.send_unlogged(ctx, request).await;
@@ -241,7 +243,7 @@ impl DefaultRequestHandler {
     async fn send_unlogged(
         &self,
         ctx: &CallContext,
-        request: SendMessageRequest,
+        request: Box<SendMessageRequest>,
     ) -> Result<SendMessageResponse, A2aError> {
         let prepared = self.prepare(ctx, request).await?;
         let task_id = prepared.start.ctx.task_id.clone();
@@ -300,7 +302,7 @@ impl DefaultRequestHandler {
     pub(super) async fn send_streaming(
         &self,
         ctx: &CallContext,
-        request: SendMessageRequest,
+        request: Box<SendMessageRequest>,
     ) -> Result<EventStream, A2aError> {
         let ids = (self.recorder.as_ref()).map(|_| RequestIds::of(ctx, &request.message));
         let result = self.send_streaming_unlogged(ctx, request).await;
@@ -310,7 +312,7 @@ impl DefaultRequestHandler {
     async fn send_streaming_unlogged(
         &self,
         ctx: &CallContext,
-        request: SendMessageRequest,
+        request: Box<SendMessageRequest>,
     ) -> Result<EventStream, A2aError> {
         let mut prepared = self.prepare(ctx, request).await?;
         let task_id = prepared.start.ctx.task_id.clone();

@@ -18,7 +18,7 @@
 
 // Both the SDK and the bare reference run on the same allocator.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: a2a_alloc::Mimalloc = a2a_alloc::Mimalloc;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

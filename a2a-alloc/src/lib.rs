@@ -1,0 +1,134 @@
+//! The global allocator of the `a2a` binaries: mimalloc, with each request
+//! sent down mimalloc's plain path whenever that path's own alignment
+//! already satisfies it.
+//!
+//! Why not `mimalloc::MiMalloc` as it is: it sends every allocation through
+//! `mi_malloc_aligned`, and mimalloc (v2 and v3 alike) takes the fast path
+//! there only for blocks of at most 1 KiB. Anything larger whose rounded
+//! block size is not a power of two (a boxed future of 1.2 KiB, a 3 KiB
+//! buffer) is over-allocated by the alignment and freed the slow way. On a
+//! blocking SendMessage that was about 15 allocations and several thousand
+//! instructions per request (`scripts/server-instructions.sh`), and memory
+//! wasted besides. The fix is the one the C API intends: plain `mi_malloc`
+//! when the alignment is one every mimalloc block already has.
+//!
+//! ```no_run
+//! #[global_allocator]
+//! static ALLOCATOR: a2a_alloc::Mimalloc = a2a_alloc::Mimalloc;
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::ffi::c_void;
+
+use libmimalloc_sys as ffi;
+
+/// mimalloc as the global allocator; see the crate's documentation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mimalloc;
+
+/// The alignment mimalloc gives every block whose size is a multiple of it
+/// (`MI_MAX_ALIGN_SIZE`): block sizes are multiples of 8 (of 16 above 16
+/// bytes) and a page's blocks start 16-aligned, so a block of a size that
+/// is a multiple of such an alignment is aligned to it.
+const NATURAL_ALIGN: usize = 16;
+
+/// Whether plain `mi_malloc` of `size` bytes is aligned to `align`.
+fn is_natural(size: usize, align: usize) -> bool {
+    align <= NATURAL_ALIGN && size % align == 0
+}
+
+// SAFETY: every method hands mimalloc a layout it accepts (alignments are
+// powers of two, as `Layout` guarantees), returns what mimalloc returns
+// (null on failure, as `GlobalAlloc` requires), and frees only pointers
+// mimalloc gave out; `mi_free` and `mi_realloc` accept blocks from both the
+// plain and the aligned allocation functions.
+unsafe impl GlobalAlloc for Mimalloc {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let (size, align) = (layout.size(), layout.align());
+        if is_natural(size, align) {
+            // SAFETY: plain allocation; its alignment suffices (see `is_natural`).
+            unsafe { ffi::mi_malloc(size).cast() }
+        } else {
+            // SAFETY: `align` is a power of two (a `Layout` invariant).
+            unsafe { ffi::mi_malloc_aligned(size, align).cast() }
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let (size, align) = (layout.size(), layout.align());
+        if is_natural(size, align) {
+            // SAFETY: as in `alloc`.
+            unsafe { ffi::mi_zalloc(size).cast() }
+        } else {
+            // SAFETY: as in `alloc`.
+            unsafe { ffi::mi_zalloc_aligned(size, align).cast() }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        // SAFETY: the caller passes a block this allocator returned.
+        unsafe { ffi::mi_free(ptr.cast::<c_void>()) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let align = layout.align();
+        if is_natural(new_size, align) {
+            // SAFETY: `ptr` came from this allocator; the new block's
+            // alignment suffices (see `is_natural`).
+            unsafe { ffi::mi_realloc(ptr.cast::<c_void>(), new_size).cast() }
+        } else {
+            // SAFETY: `ptr` came from this allocator; `align` is a power of two.
+            unsafe { ffi::mi_realloc_aligned(ptr.cast::<c_void>(), new_size, align).cast() }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every size from 1 byte to past the large-block threshold, at every
+    /// alignment up to a page: aligned as asked, writable, reallocated
+    /// with its contents kept.
+    #[test]
+    fn blocks_are_aligned_and_keep_their_contents() {
+        let allocator = Mimalloc;
+        for align in [1, 2, 4, 8, 16, 32, 64, 128, 4096] {
+            let mut size = 1;
+            while size < 600_000 {
+                let layout = Layout::from_size_align(size, align).expect("valid layout");
+                // SAFETY: a non-zero size; the block is freed below with the same layout.
+                let block = unsafe { allocator.alloc(layout) };
+                assert!(!block.is_null());
+                assert_eq!(block as usize % align, 0, "size {size} align {align}");
+                // SAFETY: `block` holds `size` bytes.
+                unsafe { block.write_bytes(0xA5, size) };
+                let grown = size * 3 + 5;
+                // SAFETY: `block` came from `alloc` with `layout`.
+                let moved = unsafe { allocator.realloc(block, layout, grown) };
+                assert!(!moved.is_null());
+                assert_eq!(moved as usize % align, 0, "grown {grown} align {align}");
+                // SAFETY: the first `size` bytes were copied over.
+                let kept = unsafe { std::slice::from_raw_parts(moved, size) };
+                assert!(kept.iter().all(|&b| b == 0xA5));
+                let grown_layout = Layout::from_size_align(grown, align).expect("valid layout");
+                // SAFETY: `moved` is the live block of `grown_layout`.
+                unsafe { allocator.dealloc(moved, grown_layout) };
+
+                // SAFETY: as above.
+                let zeroed = unsafe { allocator.alloc_zeroed(layout) };
+                assert_eq!(zeroed as usize % align, 0);
+                // SAFETY: `zeroed` holds `size` bytes.
+                let bytes = unsafe { std::slice::from_raw_parts(zeroed, size) };
+                assert!(bytes.iter().all(|&b| b == 0));
+                // SAFETY: `zeroed` is the live block of `layout`.
+                unsafe { allocator.dealloc(zeroed, layout) };
+                size = size * 5 / 4 + 1;
+            }
+        }
+    }
+}

@@ -34,6 +34,10 @@ done
 if [ "${BARE:-1}" = 1 ]; then
   a=($(SERVER_ARGS= run load "$SHORT" "$out/bare-short.cg" bare)); b=($(SERVER_ARGS= run load "$LONG" "$out/bare-long.cg" bare))
   echo "bare jsonrpc: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
+  # The same work over gRPC on hyper's HTTP/2, framed by hand (no tonic):
+  # the floor under the SDK's gRPC binding.
+  a=($(SERVER_ARGS= run grpc-load "$SHORT" "$out/bare-grpc-short.cg" bare-grpc)); b=($(SERVER_ARGS= run grpc-load "$LONG" "$out/bare-grpc-long.cg" bare-grpc))
+  echo "bare grpc: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
 fi
 # GENERATOR=1: the load generators' own instructions per call (the server
 # runs natively, each generator under callgrind), to tell whether a

@@ -159,7 +159,7 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
     // A typical task response is well under 1 KiB: starting there spares the
     // three or four regrowths (each a copy) that a small default buffer takes.
     let mut json = Vec::with_capacity(1024);
-    match serde_json::to_writer(&mut json, value) {
+    match sonic_rs::to_writer(&mut json, value) {
         Ok(()) => json,
         Err(err) => {
             tracing::error!(error = %err, "serializing a response failed");
@@ -176,7 +176,7 @@ pub(crate) fn sse_event<T: serde::Serialize>(value: &T) -> Bytes {
     const PREFIX: &[u8] = b"data: ";
     let mut frame = Vec::with_capacity(1024);
     frame.extend_from_slice(PREFIX);
-    if let Err(err) = serde_json::to_writer(&mut frame, value) {
+    if let Err(err) = sonic_rs::to_writer(&mut frame, value) {
         tracing::error!(error = %err, "serializing an event failed");
         frame.truncate(PREFIX.len());
         frame.extend_from_slice(br#"{"error":"internal serialization error"}"#);

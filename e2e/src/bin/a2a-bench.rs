@@ -92,6 +92,14 @@ enum Command {
         #[arg(long)]
         port: u16,
     },
+    /// Serve the bare reference handler over gRPC: the same work as `bare`
+    /// (decode, build the task, encode) on hyper's HTTP/2 with the gRPC
+    /// framing written by hand, no tonic and no SDK: the floor under the
+    /// SDK's gRPC binding.
+    BareGrpc {
+        #[arg(long)]
+        port: u16,
+    },
     /// Generate load against a JSON-RPC endpoint.
     Load {
         #[arg(long)]
@@ -511,6 +519,68 @@ async fn bare_handler(body: Bytes) -> axum::response::Response {
 }
 
 use axum::response::IntoResponse as _;
+
+/// The bare handler's work on one gRPC SendMessage: the length-prefixed
+/// message decoded, the task built as `bare_handler` builds it, the answer
+/// encoded and framed, then `grpc-status: 0` in the trailers.
+async fn bare_grpc_handler(body: Bytes) -> axum::response::Response {
+    use a2a_grpc::convert::{FromProto as _, ToProto as _};
+    use prost::Message as _;
+    let refuse = || axum::http::StatusCode::BAD_REQUEST.into_response();
+    let Some(message) = body.get(5..) else {
+        return refuse();
+    };
+    let Ok(proto) = a2a_grpc::pb::SendMessageRequest::decode(message) else {
+        return refuse();
+    };
+    let Ok(params) = SendMessageRequest::from_proto(proto) else {
+        return refuse();
+    };
+    let (task_id, context_id) = (a2a_core::new_id(), a2a_core::new_id());
+    let mut user = params.message;
+    user.task_id.clone_from(&task_id);
+    user.context_id.clone_from(&context_id);
+    let reply = Message::new(Role::Agent, vec![Part::text(user.text())])
+        .with_task_id(task_id.clone())
+        .with_context_id(context_id.clone());
+    let task = Task {
+        id: task_id,
+        context_id,
+        status: TaskStatus::new(TaskState::Completed).with_message(reply),
+        history: vec![user],
+        ..Task::default()
+    };
+    let answer = a2a_core::SendMessageResponse::Task(task).to_proto();
+    let length = answer.encoded_len();
+    let mut framed = Vec::with_capacity(5 + length);
+    framed.push(0);
+    framed.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_be_bytes());
+    if answer.encode(&mut framed).is_err() {
+        return refuse();
+    }
+    let mut trailers = axum::http::HeaderMap::new();
+    trailers.insert("grpc-status", axum::http::HeaderValue::from_static("0"));
+    let frames = futures::stream::iter([
+        Ok::<_, std::convert::Infallible>(http_body::Frame::data(Bytes::from(framed))),
+        Ok(http_body::Frame::trailers(trailers)),
+    ]);
+    let mut http = axum::response::Response::new(axum::body::Body::new(
+        http_body_util::StreamBody::new(frames),
+    ));
+    http.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/grpc"),
+    );
+    http
+}
+
+async fn serve_bare_grpc(port: u16) -> anyhow::Result<()> {
+    let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
+    let path = a2a_grpc::method_path(a2a_core::Method::SendMessage);
+    let app = axum::Router::new().route(&path, axum::routing::post(bare_grpc_handler));
+    axum::serve(listener, app).await?;
+    Ok(())
+}
 
 async fn serve_bare(port: u16) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
@@ -1114,6 +1184,7 @@ fn main() -> anyhow::Result<()> {
             pending,
         } => one_worker()?.block_on(recovery(store, tasks, pending)),
         Command::Bare { port } => one_worker()?.block_on(serve_bare(port)),
+        Command::BareGrpc { port } => one_worker()?.block_on(serve_bare_grpc(port)),
         Command::Load {
             addr,
             path,

@@ -1,6 +1,7 @@
 //! Storage of tasks, push configs and jobs: traits, the rules every backend
 //! shares, and in-memory implementations.
 
+mod compact;
 mod job;
 pub mod listing;
 mod memory;

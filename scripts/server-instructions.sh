@@ -39,6 +39,20 @@ if [ "${BARE:-1}" = 1 ]; then
   a=($(SERVER_ARGS= run grpc-load "$SHORT" "$out/bare-grpc-short.cg" bare-grpc)); b=($(SERVER_ARGS= run grpc-load "$LONG" "$out/bare-grpc-long.cg" bare-grpc))
   echo "bare grpc: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
 fi
+# STREAMS=1: instructions per streaming SendMessage, each on its own
+# connection (`a2a-bench streams`: connect, fetch the card, then all streams
+# at once): 100 and then 400 streams, the difference over 300.
+if [ "${STREAMS:-0}" = 1 ]; then
+  for n in 100 400; do
+    valgrind --tool=callgrind --callgrind-out-file="$out/streams-$n.cg" "$B" sdk --port "$PORT" >/dev/null 2>&1 &
+    spid=$!
+    for _ in $(seq 150); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.2; done
+    "$B" streams --addr 127.0.0.1:"$PORT" --count "$n" >/dev/null
+    kill -TERM $spid; wait $spid 2>/dev/null
+  done
+  a=$(awk '/^summary:/ {print $2}' "$out/streams-100.cg"); b=$(awk '/^summary:/ {print $2}' "$out/streams-400.cg")
+  echo "streams: $(( (b - a) / 300 )) instructions per stream (connection, card and streaming SendMessage)"
+fi
 # GENERATOR=1: the load generators' own instructions per call (the server
 # runs natively, each generator under callgrind), to tell whether a
 # wall-clock figure is the server's or its generator's.

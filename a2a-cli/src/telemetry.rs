@@ -147,8 +147,18 @@ mod otel {
     }
 
     impl<E> OnRuntime<E> {
-        fn new(exporter: E, runtime: tokio::runtime::Handle) -> Self {
-            OnRuntime { exporter, runtime }
+        /// An exporter made by `build` inside the export runtime (tonic
+        /// connects from within one) and run on it from then on.
+        fn build<Error>(build: impl FnOnce() -> Result<E, Error>) -> anyhow::Result<Self>
+        where
+            Error: std::error::Error + Send + Sync + 'static,
+        {
+            let runtime = export_runtime()?;
+            let _context = runtime.enter();
+            Ok(OnRuntime {
+                exporter: build()?,
+                runtime: runtime.handle().clone(),
+            })
         }
     }
 
@@ -224,14 +234,11 @@ mod otel {
                     .with_http()
                     .build()?,
             ),
-            Protocol::Grpc => {
-                let runtime = export_runtime()?;
-                let _context = runtime.enter();
-                let exporter = opentelemetry_otlp::SpanExporter::builder()
+            Protocol::Grpc => tracer.with_batch_exporter(OnRuntime::build(|| {
+                opentelemetry_otlp::SpanExporter::builder()
                     .with_tonic()
-                    .build()?;
-                tracer.with_batch_exporter(OnRuntime::new(exporter, runtime.handle().clone()))
-            }
+                    .build()
+            })?),
         };
         let tracer = tracer.build();
         let meter = SdkMeterProvider::builder().with_resource(resource);
@@ -241,14 +248,11 @@ mod otel {
                     .with_http()
                     .build()?,
             ),
-            Protocol::Grpc => {
-                let runtime = export_runtime()?;
-                let _context = runtime.enter();
-                let exporter = opentelemetry_otlp::MetricExporter::builder()
+            Protocol::Grpc => meter.with_periodic_exporter(OnRuntime::build(|| {
+                opentelemetry_otlp::MetricExporter::builder()
                     .with_tonic()
-                    .build()?;
-                meter.with_periodic_exporter(OnRuntime::new(exporter, runtime.handle().clone()))
-            }
+                    .build()
+            })?),
         };
         let meter = meter.build();
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());

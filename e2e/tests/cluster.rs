@@ -53,6 +53,19 @@ async fn send(client: &Client, text: &str) -> String {
 }
 
 /// A task, read on the node `client` talks to.
+async fn subscribe(client: &Client, task_id: &str) -> a2a_client::EventStream {
+    client
+        .subscribe_to_task(
+            SubscribeToTaskRequest {
+                id: task_id.to_owned(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap()
+}
+
 async fn get(client: &Client, task_id: &str) -> a2a_core::Task {
     client
         .get_task(
@@ -97,16 +110,7 @@ async fn send_on_one_subscribe_on_two_cancel_on_three() {
     assert_eq!(job_node(&url, &task_id).await.0, "node-1");
     // Node 2 sees node 1's execution live: the task, then every turn's
     // artifact in order, none missing, none twice.
-    let mut events = c2
-        .subscribe_to_task(
-            SubscribeToTaskRequest {
-                id: task_id.clone(),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    let mut events = subscribe(&c2, &task_id).await;
     let first = events.next().await.unwrap().unwrap();
     let StreamResponse::Task(snapshot) = first else {
         panic!("a subscription starts with the task, got {first:?}")
@@ -204,16 +208,7 @@ async fn a_killed_node_s_executions_finish_on_the_others_and_it_rejoins() {
     assert_eq!(given.iter().collect::<HashSet<_>>().len(), TASKS);
     // Node 2 follows one of node 1's executions across the kill.
     let followed = given[0].clone();
-    let mut following = c2
-        .subscribe_to_task(
-            SubscribeToTaskRequest {
-                id: followed.clone(),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    let mut following = subscribe(&c2, &followed).await;
     let follower = tokio::spawn(async move {
         let mut seen = Vec::new();
         while let Some(event) = following.next().await {
@@ -318,16 +313,7 @@ async fn a_killed_node_s_executions_finish_on_the_others_and_it_rejoins() {
     let fresh = send(&c1, "turns 2 ms 10").await;
     support::wait_for_state(&c1, &fresh, TaskState::Completed).await;
     let elsewhere = send(&c2, "turns 3 ms 300").await;
-    let mut events = c1
-        .subscribe_to_task(
-            SubscribeToTaskRequest {
-                id: elsewhere.clone(),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    let mut events = subscribe(&c1, &elsewhere).await;
     let mut last = None;
     while let Some(event) = events.next().await {
         last = Some(event.unwrap());
@@ -441,16 +427,7 @@ async fn each_event_is_pushed_once_across_the_cluster() {
     });
     let task_id = support::send_task(&a, request).await.id;
     // Node B follows the execution running on node A.
-    let mut events = b
-        .subscribe_to_task(
-            SubscribeToTaskRequest {
-                id: task_id.clone(),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    let mut events = subscribe(&b, &task_id).await;
     assert!(matches!(
         events.next().await,
         Some(Ok(StreamResponse::Task(_)))

@@ -317,13 +317,18 @@ fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
     })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_and_errors_are_counted_by_operation_binding_and_code() {
-    let _alone = alone().await;
-    telemetry();
+/// One SendMessage and one failed GetTask per binding, each counted once by
+/// `side`'s (`a2a.server` or `a2a.client`) requests and duration, the failure
+/// once among its errors, by operation, binding and error code.
+async fn calls_are_counted_and_timed(side: &str) {
     let server = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
         .await
         .unwrap();
+    let (requests, duration, errors) = (
+        format!("{side}.requests"),
+        format!("{side}.duration"),
+        format!("{side}.errors"),
+    );
     for binding in BINDINGS {
         let client = client_for(named("agent-b")(server.addr), binding);
         let sends = [("a2a.operation", "SendMessage"), ("a2a.binding", binding)];
@@ -332,9 +337,10 @@ async fn calls_and_errors_are_counted_by_operation_binding_and_code() {
             ("a2a.binding", binding),
             ("a2a.error_code", ErrorKind::TaskNotFound.reason()),
         ];
-        let (sent, failed) = (
-            counter("a2a.server.requests", &sends),
-            counter("a2a.server.errors", &missing),
+        let (sent, timed, failed) = (
+            counter(&requests, &sends),
+            histogram_count(&duration, &sends),
+            counter(&errors, &missing),
         );
         client
             .send_message(SendMessageRequest::new(Message::user_text("hi")), None)
@@ -345,17 +351,21 @@ async fn calls_and_errors_are_counted_by_operation_binding_and_code() {
             ..Default::default()
         };
         assert!(client.get_task(unknown, None).await.is_err());
+        assert_eq!(counter(&requests, &sends), sent + 1, "{side} {binding}");
         assert_eq!(
-            counter("a2a.server.requests", &sends),
-            sent + 1,
-            "{binding}"
+            histogram_count(&duration, &sends),
+            timed + 1,
+            "{side} {binding}"
         );
-        assert_eq!(
-            counter("a2a.server.errors", &missing),
-            failed + 1,
-            "{binding}"
-        );
+        assert_eq!(counter(&errors, &missing), failed + 1, "{side} {binding}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_and_errors_are_counted_by_operation_binding_and_code() {
+    let _alone = alone().await;
+    telemetry();
+    calls_are_counted_and_timed("a2a.server").await;
 }
 
 /// A webhook that hands over the `traceparent` of each delivery.
@@ -655,45 +665,5 @@ async fn store_calls_are_timed_by_operation_and_store() {
 async fn client_calls_and_errors_are_counted_and_timed() {
     let _alone = alone().await;
     telemetry();
-    let server = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
-        .await
-        .unwrap();
-    for binding in BINDINGS {
-        let client = client_for(named("agent-b")(server.addr), binding);
-        let sends = [("a2a.operation", "SendMessage"), ("a2a.binding", binding)];
-        let missing = [
-            ("a2a.operation", "GetTask"),
-            ("a2a.binding", binding),
-            ("a2a.error_code", ErrorKind::TaskNotFound.reason()),
-        ];
-        let (sent, timed, failed) = (
-            counter("a2a.client.requests", &sends),
-            histogram_count("a2a.client.duration", &sends),
-            counter("a2a.client.errors", &missing),
-        );
-        client
-            .send_message(SendMessageRequest::new(Message::user_text("hi")), None)
-            .await
-            .unwrap();
-        let unknown = GetTaskRequest {
-            id: "no-such-task".into(),
-            ..Default::default()
-        };
-        assert!(client.get_task(unknown, None).await.is_err());
-        assert_eq!(
-            counter("a2a.client.requests", &sends),
-            sent + 1,
-            "{binding}"
-        );
-        assert_eq!(
-            histogram_count("a2a.client.duration", &sends),
-            timed + 1,
-            "{binding}"
-        );
-        assert_eq!(
-            counter("a2a.client.errors", &missing),
-            failed + 1,
-            "{binding}"
-        );
-    }
+    calls_are_counted_and_timed("a2a.client").await;
 }

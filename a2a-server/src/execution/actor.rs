@@ -420,7 +420,10 @@ impl Actor {
         let submitted = (watched && apply_first).then(|| {
             let mut submitted = task.clone();
             stamp(&mut submitted);
-            Box::new(StreamResponse::Task(submitted))
+            (
+                submitted.status.state,
+                Box::new(StreamResponse::Task(submitted)),
+            )
         });
         if apply_first {
             if let Err(err) = apply(&mut task, &event) {
@@ -479,8 +482,7 @@ impl Actor {
             version,
         });
         if apply_first {
-            if let Some(submitted) = submitted {
-                let state = TaskState::Submitted;
+            if let Some((state, submitted)) = submitted {
                 self.publish(submitted, 0, state).await;
             }
             self.checkpoint_written = checkpoint.is_some();

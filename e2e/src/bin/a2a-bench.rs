@@ -479,6 +479,24 @@ async fn recovery(location: StoreLocation, tasks: usize, pending: usize) -> anyh
     Ok(())
 }
 
+/// The completed task an echo agent would produce for `user`: the bare
+/// references' whole "agent".
+fn echo_task(mut user: Message) -> Task {
+    let (task_id, context_id) = (a2a_core::new_id(), a2a_core::new_id());
+    user.task_id.clone_from(&task_id);
+    user.context_id.clone_from(&context_id);
+    let reply = Message::new(Role::Agent, vec![Part::text(user.text())])
+        .with_task_id(task_id.clone())
+        .with_context_id(context_id.clone());
+    Task {
+        id: task_id,
+        context_id,
+        status: TaskStatus::new(TaskState::Completed).with_message(reply),
+        history: vec![user],
+        ..Task::default()
+    }
+}
+
 /// The reference: parse the request, answer the completed task an echo agent
 /// would produce, with none of the SDK's machinery.
 async fn bare_handler(body: Bytes) -> axum::response::Response {
@@ -489,20 +507,7 @@ async fn bare_handler(body: Bytes) -> axum::response::Response {
     let Some(params) = request.params else {
         return axum::http::StatusCode::BAD_REQUEST.into_response();
     };
-    let (task_id, context_id) = (a2a_core::new_id(), a2a_core::new_id());
-    let mut user = params.message;
-    user.task_id.clone_from(&task_id);
-    user.context_id.clone_from(&context_id);
-    let reply = Message::new(Role::Agent, vec![Part::text(user.text())])
-        .with_task_id(task_id.clone())
-        .with_context_id(context_id.clone());
-    let task = Task {
-        id: task_id,
-        context_id,
-        status: TaskStatus::new(TaskState::Completed).with_message(reply),
-        history: vec![user],
-        ..Task::default()
-    };
+    let task = echo_task(params.message);
     let response = JsonRpcResponse::success(request.id, SendMessageResponse::Task(task));
     // Sized up front, as the SDK does, so the comparison measures the SDK's
     // machinery rather than buffer growth.
@@ -536,20 +541,7 @@ async fn bare_grpc_handler(body: Bytes) -> axum::response::Response {
     let Ok(params) = SendMessageRequest::from_proto(proto) else {
         return refuse();
     };
-    let (task_id, context_id) = (a2a_core::new_id(), a2a_core::new_id());
-    let mut user = params.message;
-    user.task_id.clone_from(&task_id);
-    user.context_id.clone_from(&context_id);
-    let reply = Message::new(Role::Agent, vec![Part::text(user.text())])
-        .with_task_id(task_id.clone())
-        .with_context_id(context_id.clone());
-    let task = Task {
-        id: task_id,
-        context_id,
-        status: TaskStatus::new(TaskState::Completed).with_message(reply),
-        history: vec![user],
-        ..Task::default()
-    };
+    let task = echo_task(params.message);
     let answer = a2a_core::SendMessageResponse::Task(task).to_proto();
     let length = answer.encoded_len();
     let mut framed = Vec::with_capacity(5 + length);

@@ -57,14 +57,22 @@ pub(crate) async fn read_body(
             "request body is larger than {limit} bytes"
         )));
     }
+    let too_large = |_| {
+        A2aError::invalid_request(format!(
+            "request body is larger than {limit} bytes or could not be read"
+        ))
+    };
+    let mut reading = std::pin::pin!(axum::body::to_bytes(body, limit));
+    // Most bodies arrive with their headers and are read at once: only one
+    // still on its way needs the timer, which costs more to arm and disarm
+    // than a small body costs to read.
+    if let Some(read) = futures::FutureExt::now_or_never(reading.as_mut()) {
+        return read.map_err(too_large);
+    }
     // The whole body within `within`: a client that trickles it holds a
     // connection and a buffer, and must not hold them for ever.
-    match tokio::time::timeout(within, axum::body::to_bytes(body, limit)).await {
-        Ok(read) => read.map_err(|_| {
-            A2aError::invalid_request(format!(
-                "request body is larger than {limit} bytes or could not be read"
-            ))
-        }),
+    match tokio::time::timeout(within, reading).await {
+        Ok(read) => read.map_err(too_large),
         Err(_) => Err(A2aError::invalid_request(format!(
             "request body was not received within {} s",
             within.as_secs()

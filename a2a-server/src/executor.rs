@@ -218,9 +218,21 @@ impl EventQueue {
     }
 
     /// Writes a raw event. Fails once the execution has ended (task final or canceled).
-    pub async fn send(&self, event: impl Into<StreamResponse>) -> Result<(), A2aError> {
+    //
+    // This and the helpers below box the event before returning a future,
+    // so every one of them returns the same small future (a pointer and the
+    // channel's send) whatever the event: an agent's own future, which holds
+    // the one it awaits, stays small, and so does every copy of it.
+    pub fn send(
+        &self,
+        event: impl Into<StreamResponse>,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
+        self.emit(Box::new(event.into()))
+    }
+
+    async fn emit(&self, event: Box<StreamResponse>) -> Result<(), A2aError> {
         let emitted = Emitted {
-            event: Box::new(event.into()),
+            event,
             checkpoint: None,
         };
         self.sender.send(emitted).await.map_err(|_| ended())
@@ -235,14 +247,22 @@ impl EventQueue {
     ///
     /// The event must be a task event (status, artifact or task), not a
     /// message reply.
-    pub async fn send_checkpointed(
+    pub fn send_checkpointed(
         &self,
         event: impl Into<StreamResponse>,
+        checkpoint: Checkpoint,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
+        self.emit_checkpointed(Box::new(event.into()), checkpoint)
+    }
+
+    async fn emit_checkpointed(
+        &self,
+        event: Box<StreamResponse>,
         checkpoint: Checkpoint,
     ) -> Result<(), A2aError> {
         let (stored, outcome) = oneshot::channel();
         let emitted = Emitted {
-            event: Box::new(event.into()),
+            event,
             checkpoint: Some(Box::new((checkpoint, stored))),
         };
         self.sender.send(emitted).await.map_err(|_| ended())?;
@@ -257,13 +277,20 @@ impl EventQueue {
     }
 
     /// Replies with a message instead of a task. Only valid as the first event.
-    pub async fn reply(&self, parts: Vec<Part>) -> Result<(), A2aError> {
+    pub fn reply(
+        &self,
+        parts: Vec<Part>,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         let message = Message::new(Role::Agent, parts).with_context_id(self.context_id.clone());
-        self.send(message).await
+        self.send(message)
     }
 
     /// Moves the task to `state`, with an optional agent message.
-    pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), A2aError> {
+    pub fn status(
+        &self,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         let mut status = TaskStatus::new(state);
         status.message = message;
         self.send(TaskStatusUpdateEvent {
@@ -272,7 +299,6 @@ impl EventQueue {
             status,
             metadata: None,
         })
-        .await
     }
 
     fn text_message(&self, text: impl Into<String>) -> Option<Message> {
@@ -280,65 +306,77 @@ impl EventQueue {
     }
 
     /// `WORKING`.
-    pub async fn working(&self) -> Result<(), A2aError> {
-        self.status(TaskState::Working, None).await
+    pub fn working(&self) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
+        self.status(TaskState::Working, None)
     }
 
     /// `COMPLETED`.
-    pub async fn complete(&self) -> Result<(), A2aError> {
-        self.status(TaskState::Completed, None).await
+    pub fn complete(&self) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
+        self.status(TaskState::Completed, None)
     }
 
     /// `COMPLETED` with a text message.
-    pub async fn complete_with_text(&self, text: impl Into<String>) -> Result<(), A2aError> {
+    pub fn complete_with_text(
+        &self,
+        text: impl Into<String>,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         self.status(TaskState::Completed, self.text_message(text))
-            .await
     }
 
     /// `FAILED` with a text message.
-    pub async fn fail(&self, text: impl Into<String>) -> Result<(), A2aError> {
+    pub fn fail(
+        &self,
+        text: impl Into<String>,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         self.status(TaskState::Failed, self.text_message(text))
-            .await
     }
 
     /// `REJECTED` with a text message.
-    pub async fn reject(&self, text: impl Into<String>) -> Result<(), A2aError> {
+    pub fn reject(
+        &self,
+        text: impl Into<String>,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         self.status(TaskState::Rejected, self.text_message(text))
-            .await
     }
 
     /// `INPUT_REQUIRED` with a question for the client.
-    pub async fn require_input(&self, text: impl Into<String>) -> Result<(), A2aError> {
+    pub fn require_input(
+        &self,
+        text: impl Into<String>,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         self.status(TaskState::InputRequired, self.text_message(text))
-            .await
     }
 
     /// `AUTH_REQUIRED` with an explanation for the client.
-    pub async fn require_auth(&self, text: impl Into<String>) -> Result<(), A2aError> {
+    pub fn require_auth(
+        &self,
+        text: impl Into<String>,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         self.status(TaskState::AuthRequired, self.text_message(text))
-            .await
     }
 
     /// Adds (or replaces, same id) an artifact.
-    pub async fn artifact(&self, artifact: Artifact) -> Result<(), A2aError> {
+    pub fn artifact(
+        &self,
+        artifact: Artifact,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         self.send(TaskArtifactUpdateEvent::new(
             self.task_id.clone(),
             self.context_id.clone(),
             artifact,
         ))
-        .await
     }
 
     /// Appends the artifact's parts to the artifact with the same id (a chunk).
-    pub async fn append_artifact(
+    pub fn append_artifact(
         &self,
         artifact: Artifact,
         last_chunk: bool,
-    ) -> Result<(), A2aError> {
+    ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         let mut event =
             TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
         event.append = true;
         event.last_chunk = last_chunk;
-        self.send(event).await
+        self.send(event)
     }
 }

@@ -24,6 +24,7 @@
 mod card;
 mod error;
 mod event;
+pub mod json_writer;
 mod jsonrpc;
 mod message;
 mod part;

@@ -51,28 +51,41 @@ pub fn decode_bytes(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
 /// Formats a timestamp as ProtoJSON emits it: UTC, `Z`, and 3, 6 or 9
 /// fractional digits, the fewest that hold the value exactly.
 pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
-    // Fewer digits than the value has would change it on every JSON hop,
-    // while the gRPC binding carries nanoseconds through.
-    let nanos = ts.timestamp_subsec_nanos();
-    let precision = if nanos % 1_000_000 == 0 {
-        SecondsFormat::Millis
-    } else if nanos % 1_000 == 0 {
-        SecondsFormat::Micros
-    } else {
-        SecondsFormat::Nanos
-    };
-    // Every task carries timestamps, so the usual shape skips chrono's general
-    // formatter (several times the cost); sub-millisecond values, years
-    // outside 0..=9999 and leap seconds take the general path.
+    match millisecond_timestamp(ts) {
+        // Only ASCII digits and separators were written.
+        Some(text) => std::str::from_utf8(&text).unwrap_or_default().to_owned(),
+        None => {
+            // Fewer digits than the value has would change it on every JSON
+            // hop, while the gRPC binding carries nanoseconds through.
+            let nanos = ts.timestamp_subsec_nanos();
+            let precision = if nanos % 1_000_000 == 0 {
+                SecondsFormat::Millis
+            } else if nanos % 1_000 == 0 {
+                SecondsFormat::Micros
+            } else {
+                SecondsFormat::Nanos
+            };
+            ts.to_rfc3339_opts(precision, true)
+        }
+    }
+}
+
+/// The usual shape of [`format_timestamp`]'s text, for a whole number of
+/// milliseconds in the years 0 to 9999 (and no leap second); `None` for
+/// anything else.
+///
+/// Every task carries timestamps, so this skips chrono's general formatter
+/// (several times the cost).
+pub(crate) fn millisecond_timestamp(ts: &DateTime<Utc>) -> Option<[u8; 24]> {
     let millis = ts.timestamp_millis();
     let days = millis.div_euclid(86_400_000);
     let of_day = millis.rem_euclid(86_400_000);
     let (year, month, day) = civil_from_days(days);
-    if precision != SecondsFormat::Millis
+    if ts.timestamp_subsec_nanos() % 1_000_000 != 0
         || !(0..=9999).contains(&year)
         || ts.timestamp_subsec_millis() > 999
     {
-        return ts.to_rfc3339_opts(precision, true);
+        return None;
     }
     let mut text = *b"0000-00-00T00:00:00.000Z";
     let mut put = |at: usize, width: usize, mut value: i64| {
@@ -91,8 +104,7 @@ pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
     put(14, 2, of_day / 60_000 % 60);
     put(17, 2, of_day / 1000 % 60);
     put(20, 3, of_day % 1000);
-    // Only ASCII digits and separators were written.
-    std::str::from_utf8(&text).unwrap_or_default().to_owned()
+    Some(text)
 }
 
 /// The proleptic Gregorian (year, month, day) of a day count from 1970-01-01

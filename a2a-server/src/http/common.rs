@@ -3,12 +3,14 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
+use a2a_core::json_writer::WriteJson;
 use a2a_core::{A2aError, EXTENSIONS_HEADER, ErrorKind, Method, VERSION_HEADER};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
+use serde_json::Value;
 
 use crate::{CallContext, ServiceParams};
 
@@ -176,19 +178,55 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
     }
 }
 
+/// `value` as compact JSON, written directly (see [`a2a_core::json_writer`]).
+pub(crate) fn written(value: &impl WriteJson) -> Vec<u8> {
+    let mut json = Vec::with_capacity(1024);
+    value.write_json(&mut json);
+    json
+}
+
+/// The JSON of an answer: the task types written directly, the rest
+/// serialized.
+pub(crate) fn answer_json(answer: &crate::service::Response) -> Vec<u8> {
+    use crate::service::Response;
+    match answer {
+        Response::SendMessage(answer) => written(answer),
+        Response::Task(task) => written(task),
+        other => to_json(other),
+    }
+}
+
+/// A JSON-RPC success response carrying `result`, written directly.
+pub(crate) fn write_jsonrpc_result(out: &mut Vec<u8>, id: &Value, result: &impl WriteJson) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    // The id is a string, a number or null: nothing that can fail to serialize.
+    let written = serde_json::to_writer(&mut *out, id);
+    debug_assert!(written.is_ok(), "{written:?}");
+    out.extend_from_slice(br#","result":"#);
+    result.write_json(out);
+    out.push(b'}');
+}
+
 /// One SSE event carrying `value` as compact JSON (`data: {json}\n\n`),
 /// serialized straight into the frame that goes out: compact JSON never
 /// contains a newline, so it is one `data:` line with nothing to scan, check
 /// or copy afterwards.
 pub(crate) fn sse_event<T: serde::Serialize>(value: &T) -> Bytes {
-    const PREFIX: &[u8] = b"data: ";
+    sse_frame(|frame| {
+        let start = frame.len();
+        if let Err(err) = sonic_rs::to_writer(&mut *frame, value) {
+            tracing::error!(error = %err, "serializing an event failed");
+            frame.truncate(start);
+            frame.extend_from_slice(br#"{"error":"internal serialization error"}"#);
+        }
+    })
+}
+
+/// One SSE event whose compact JSON `write` appends (see [`sse_event`]).
+pub(crate) fn sse_frame(write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
     let mut frame = Vec::with_capacity(1024);
-    frame.extend_from_slice(PREFIX);
-    if let Err(err) = sonic_rs::to_writer(&mut frame, value) {
-        tracing::error!(error = %err, "serializing an event failed");
-        frame.truncate(PREFIX.len());
-        frame.extend_from_slice(br#"{"error":"internal serialization error"}"#);
-    }
+    frame.extend_from_slice(b"data: ");
+    write(&mut frame);
     frame.extend_from_slice(b"\n\n");
     Bytes::from(frame)
 }

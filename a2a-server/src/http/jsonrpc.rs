@@ -9,8 +9,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::common::{
-    call_context, is_json_content_type, json_response, read_body, sse_event, sse_response, to_json,
-    unsupported_content_type, with_challenge, with_extensions,
+    call_context, is_json_content_type, json_response, read_body, sse_event, sse_frame,
+    sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
+    write_jsonrpc_result,
 };
 use super::{HttpState, jsonrpc_v03};
 use crate::service::{self, RequestOf};
@@ -23,8 +24,15 @@ fn error_response(id: Value, err: &A2aError) -> Response {
     json_response(200, JSON, to_json(&body))
 }
 
-fn success<T: serde::Serialize>(id: Value, result: &T) -> Vec<u8> {
-    to_json(&JsonRpcResponse::success(id, result))
+fn success(id: Value, answer: &service::Response) -> Vec<u8> {
+    use service::Response;
+    let mut body = Vec::with_capacity(1024);
+    match answer {
+        Response::SendMessage(answer) => write_jsonrpc_result(&mut body, &id, answer),
+        Response::Task(task) => write_jsonrpc_result(&mut body, &id, task),
+        other => return to_json(&JsonRpcResponse::success(id, other)),
+    }
+    body
 }
 
 /// Decodes the params of `method` straight from their JSON text into a call.
@@ -59,12 +67,14 @@ impl<'de> serde::de::Visitor<'de> for DirectVisitor {
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Direct, A::Error> {
         use serde::de::Error as _;
-        use std::borrow::Cow;
         let (mut id, mut version, mut method, mut call) = (None, None, None, None);
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match &*key {
+        // Borrowed text: serde's `Cow<str>` always allocates. A member name or
+        // value with an escape in it cannot be borrowed and fails here, for
+        // the two-pass reader to read.
+        while let Some(key) = map.next_key::<&'de str>()? {
+            match key {
                 "jsonrpc" if version.is_none() => {
-                    version = Some(map.next_value::<Cow<'de, str>>()? == "2.0");
+                    version = Some(map.next_value::<&'de str>()? == "2.0");
                 }
                 "id" if id.is_none() => {
                     id = Some(match map.next_value::<Value>()? {
@@ -73,9 +83,9 @@ impl<'de> serde::de::Visitor<'de> for DirectVisitor {
                     });
                 }
                 "method" if method.is_none() => {
-                    let name = map.next_value::<Cow<'de, str>>()?;
+                    let name = map.next_value::<&'de str>()?;
                     method =
-                        Some(Method::from_name(&name).ok_or_else(|| A::Error::custom("method"))?);
+                        Some(Method::from_name(name).ok_or_else(|| A::Error::custom("method"))?);
                 }
                 "params" if call.is_none() => match method {
                     Some(method) => call = Some(map.next_value_seed(RequestOf(method))?),
@@ -245,7 +255,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     let body = match answer {
         service::Response::Stream(events) => {
             let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
-                Ok(event) => sse_event(&JsonRpcResponse::success(id.clone(), &event)),
+                Ok(event) => sse_frame(|frame| write_jsonrpc_result(frame, &id, &event)),
                 Err(err) => sse_event(&JsonRpcResponse::<()>::failure(
                     id.clone(),
                     err.to_jsonrpc(),
@@ -286,6 +296,21 @@ mod tests {
             read(r#"{"jsonrpc":"2.0","id":3,"method":"GetExtendedAgentCard","params":null}"#);
         assert!(no_params.is_ok());
         assert_eq!(no_params, null_params);
+    }
+
+    #[test]
+    fn escapes_in_the_envelope_read_as_their_text() {
+        // The one-pass reader borrows names and values and so cannot take
+        // these; the two-pass reader reads them.
+        let plain = read(r#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"t"}}"#);
+        assert!(plain.is_ok());
+        for escaped in [
+            r#"{"jsonrpc":"2.0","id":"a","\u006dethod":"GetTask","params":{"id":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"Get\u0054ask","params":{"id":"t"}}"#,
+            r#"{"jsonrpc":"2\u002e0","id":"a","method":"GetTask","params":{"id":"t"}}"#,
+        ] {
+            assert_eq!(read(escaped), plain, "{escaped}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! they are matched there because `{id}:cancel` puts a verb after a variable
 //! inside one path segment, which path routers cannot express.
 
+use a2a_core::json_writer::WriteJson as _;
 use a2a_core::protojson::{decode_seed, json_text};
 use a2a_core::rest::{Carrier, RestMatch, RestMismatch, from_query, match_route};
 use a2a_core::{A2A_JSON_MEDIA_TYPE, A2aError, ErrorKind, StreamResponse};
@@ -16,8 +17,8 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    call_context, is_json_content_type, json_response, read_body, sse_event, sse_response, to_json,
-    unsupported_content_type, with_challenge, with_extensions,
+    answer_json, call_context, is_json_content_type, json_response, read_body, sse_event,
+    sse_frame, sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
 };
 use crate::service::{self, RequestOf};
 
@@ -164,12 +165,12 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     let body = match answer {
         service::Response::Stream(events) => {
             let frames = events.map(|item: Result<StreamResponse, A2aError>| match item {
-                Ok(event) => sse_event(&event),
+                Ok(event) => sse_frame(|frame| event.write_json(frame)),
                 Err(err) => sse_event(&err.to_http_body()),
             });
             return with_extensions(sse_response(frames, state.config.keep_alive), &ctx);
         }
-        unary => to_json(&unary),
+        unary => answer_json(&unary),
     };
     with_extensions(json_response(200, media_type, body), &ctx)
 }

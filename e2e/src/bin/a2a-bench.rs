@@ -981,6 +981,11 @@ async fn router_only(binding: String, count: usize) -> anyhow::Result<()> {
     let app = a2a_grpc::router(service, HttpConfig::default());
     let request = SendMessageRequest::new(Message::user_text("hello benchmark"));
     let (path, content_type, body) = match binding.as_str() {
+        "jsonrpc" => (
+            "/",
+            "application/json",
+            request_body(a2a_core::Method::SendMessage),
+        ),
         "http_json" => (
             "/message:send",
             "application/json",
@@ -997,7 +1002,7 @@ async fn router_only(binding: String, count: usize) -> anyhow::Result<()> {
                 Bytes::from(framed),
             )
         }
-        other => anyhow::bail!("unknown binding {other:?} (http_json or grpc)"),
+        other => anyhow::bail!("unknown binding {other:?} (jsonrpc, http_json or grpc)"),
     };
     let started = Instant::now();
     for _ in 0..count {

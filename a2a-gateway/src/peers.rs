@@ -296,7 +296,10 @@ impl Transport for InProcess {
         request: SendMessageRequest,
         options: &CallOptions,
     ) -> Result<SendMessageResponse, ClientError> {
-        match self.call(Request::SendMessage(request), options).await? {
+        match self
+            .call(Request::SendMessage(Box::new(request)), options)
+            .await?
+        {
             Response::SendMessage(r) => Ok(r),
             _ => Err(unexpected("SendMessage")),
         }
@@ -308,7 +311,7 @@ impl Transport for InProcess {
         options: &CallOptions,
     ) -> Result<ClientEventStream, ClientError> {
         let response = self
-            .call(Request::SendStreamingMessage(request), options)
+            .call(Request::SendStreamingMessage(Box::new(request)), options)
             .await?;
         stream(response, "SendStreamingMessage")
     }

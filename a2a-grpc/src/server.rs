@@ -97,7 +97,7 @@ impl GrpcA2aService for GrpcService {
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<pb::SendMessageResponse>, Status> {
         let (metadata, _, message) = request.into_parts();
-        let call = Request::SendMessage(decode(message)?);
+        let call = Request::SendMessage(Box::new(decode(message)?));
         match self.call(metadata, call).await? {
             (ctx, Response::SendMessage(r)) => Ok(reply(&ctx, r.to_proto())),
             (_, other) => Err(unexpected(&other)),
@@ -112,7 +112,10 @@ impl GrpcA2aService for GrpcService {
     ) -> Result<tonic::Response<GrpcEventStream>, Status> {
         let (metadata, _, message) = request.into_parts();
         let (ctx, response) = self
-            .call(metadata, Request::SendStreamingMessage(decode(message)?))
+            .call(
+                metadata,
+                Request::SendStreamingMessage(Box::new(decode(message)?)),
+            )
             .await?;
         stream(&ctx, response)
     }

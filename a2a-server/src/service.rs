@@ -43,10 +43,11 @@ fn required_ids(request: &Request) -> Result<(), A2aError> {
 /// A decoded call: one variant per operation.
 #[derive(Debug, Clone)]
 pub enum Request {
-    /// `SendMessage`.
-    SendMessage(SendMessageRequest),
+    /// `SendMessage`. Boxed, as the next: the request is several times the
+    /// size of any other, and a call moves through many futures on its way.
+    SendMessage(Box<SendMessageRequest>),
     /// `SendStreamingMessage`.
-    SendStreamingMessage(SendMessageRequest),
+    SendStreamingMessage(Box<SendMessageRequest>),
     /// `GetTask`.
     GetTask(GetTaskRequest),
     /// `ListTasks`.
@@ -559,9 +560,9 @@ impl A2aService {
             }
         };
         Ok(match *request {
-            Request::SendMessage(r) => Response::SendMessage(h.send_message(ctx, r).await?),
+            Request::SendMessage(r) => Response::SendMessage(h.send_message(ctx, *r).await?),
             Request::SendStreamingMessage(r) => {
-                Response::Stream(h.send_streaming_message(ctx, r).await?)
+                Response::Stream(h.send_streaming_message(ctx, *r).await?)
             }
             Request::GetTask(r) => Response::Task(h.get_task(ctx, r).await?),
             Request::ListTasks(r) => Response::ListTasks(h.list_tasks(ctx, r).await?),
@@ -612,9 +613,9 @@ impl<'de> serde::de::Visitor<'de> for RequestOf {
         use serde::Deserialize;
         let d = serde::de::value::MapAccessDeserializer::new(map);
         Ok(match self.0 {
-            Method::SendMessage => Request::SendMessage(Deserialize::deserialize(d)?),
+            Method::SendMessage => Request::SendMessage(Box::new(Deserialize::deserialize(d)?)),
             Method::SendStreamingMessage => {
-                Request::SendStreamingMessage(Deserialize::deserialize(d)?)
+                Request::SendStreamingMessage(Box::new(Deserialize::deserialize(d)?))
             }
             Method::GetTask => Request::GetTask(Deserialize::deserialize(d)?),
             Method::ListTasks => Request::ListTasks(Deserialize::deserialize(d)?),

@@ -119,7 +119,7 @@ impl GrpcA2aService for GrpcServiceV03 {
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<pb::SendMessageResponse>, Status> {
         let (metadata, _, message) = request.into_parts();
-        let call = Request::SendMessage(send_call(message)?);
+        let call = Request::SendMessage(Box::new(send_call(message)?));
         match self.call(metadata, call).await? {
             Response::SendMessage(r) => Ok(reply(convert::send_response_out(
                 v03::SendMessageResult::from_v1(r).into(),
@@ -135,7 +135,7 @@ impl GrpcA2aService for GrpcServiceV03 {
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<GrpcV03EventStream>, Status> {
         let (metadata, _, message) = request.into_parts();
-        let call = Request::SendStreamingMessage(send_call(message)?);
+        let call = Request::SendStreamingMessage(Box::new(send_call(message)?));
         stream(self.call(metadata, call).await?)
     }
 

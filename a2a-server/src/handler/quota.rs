@@ -51,9 +51,15 @@ impl TaskQuota {
         self.counts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether a new task of `caller` is counted at all. Anonymous callers
+    /// (no authentication) are one shared space, not a caller: the limit does
+    /// not apply to them.
+    pub(crate) fn applies_to(&self, caller: &Caller) -> bool {
+        self.max.is_some() && !caller.user.is_empty()
+    }
+
     /// Counts a new task of `caller`, or refuses it when the caller already
-    /// keeps the most allowed. Anonymous callers (no authentication) are one
-    /// shared space, not a caller: the limit does not apply to them.
+    /// keeps the most allowed (see [`TaskQuota::applies_to`]).
     pub(crate) async fn admit(
         &self,
         store: &dyn TaskStore,

@@ -70,14 +70,16 @@ impl DefaultRequestHandler {
             ..
         } = *request;
 
+        // The awaits that not every call makes are boxed: inline, their
+        // state would enlarge this future, which every send moves.
         let existing = if message.task_id.is_empty() {
             None
         } else {
-            let stored = self.follow_up(ctx, &mut message).await?;
+            let stored = Box::pin(self.follow_up(ctx, &mut message)).await?;
             Some(stored)
         };
-        if existing.is_none() {
-            self.quota.admit(self.store.as_ref(), &caller).await?;
+        if existing.is_none() && self.quota.applies_to(&caller) {
+            Box::pin(self.quota.admit(self.store.as_ref(), &caller)).await?;
         }
         let (task_id, context_id) = match &existing {
             Some(stored) => (stored.task.id.clone(), stored.task.context_id.clone()),
@@ -97,7 +99,7 @@ impl DefaultRequestHandler {
         if let (Some(mut config), Some(push)) = (push_config, &self.push) {
             config.task_id.clone_from(&task_id);
             config.tenant.clone_from(&ctx.tenant);
-            push_config_id = Some(push.save_config(&caller, config).await?.id);
+            push_config_id = Some(Box::pin(push.save_config(&caller, config)).await?.id);
         }
         let exchange = match &self.recorder {
             // Boxed, as the actor's logging: not to enlarge every send's future.

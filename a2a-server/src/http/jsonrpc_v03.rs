@@ -92,11 +92,11 @@ fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
 fn decode(method: V03Method, raw: Option<&RawValue>) -> Result<Request, A2aError> {
     Ok(match method {
         V03Method::MessageSend => {
-            Request::SendMessage(params::<v03::MessageSendParams>(raw)?.into_v1()?)
+            Request::SendMessage(Box::new(params::<v03::MessageSendParams>(raw)?.into_v1()?))
         }
-        V03Method::MessageStream => {
-            Request::SendStreamingMessage(params::<v03::MessageSendParams>(raw)?.into_v1()?)
-        }
+        V03Method::MessageStream => Request::SendStreamingMessage(Box::new(
+            params::<v03::MessageSendParams>(raw)?.into_v1()?,
+        )),
         V03Method::TasksGet => Request::GetTask(params::<v03::TaskQueryParams>(raw)?.into_v1()),
         V03Method::TasksCancel => {
             let p: v03::TaskIdParams = params(raw)?;

@@ -188,9 +188,9 @@ fn decode(method: Method, fields: &Map<String, Value>, body: &[u8]) -> Result<Ca
             let request: proto::SendMessageRequest = body_of(body)?;
             let params = v03::MessageSendParams::try_from(request)?.into_v1()?;
             if method == Method::SendMessage {
-                Call::SendMessage(params)
+                Call::SendMessage(Box::new(params))
             } else {
-                Call::SendStreamingMessage(params)
+                Call::SendStreamingMessage(Box::new(params))
             }
         }
         Method::GetTask => {

@@ -1,6 +1,5 @@
 //! `Part`: one piece of content in a message or artifact.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -9,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Metadata;
-use crate::protojson::{decode_bytes, encode_bytes};
+use crate::protojson::{StrRef, decode_bytes, encode_bytes};
 
 /// One piece of content: text, raw bytes, a URL reference or structured data.
 ///
@@ -192,11 +191,11 @@ impl<'de> Visitor<'de> for PartVisitor {
         let mut metadata = None;
         let mut filename = String::new();
         let mut media_type = String::new();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            let next = match key.as_ref() {
+        while let Some(key) = map.next_key::<StrRef<'de>>()? {
+            let next = match &*key {
                 "text" => PartContent::Text(map.next_value()?),
                 "raw" => {
-                    let text: Cow<'de, str> = map.next_value()?;
+                    let text: StrRef<'de> = map.next_value()?;
                     let bytes = decode_bytes(&text).map_err(|err| {
                         de::Error::custom(format_args!("part field `raw` is not base64: {err}"))
                     })?;

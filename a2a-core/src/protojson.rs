@@ -17,6 +17,46 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serializer};
 
+/// A string read without a copy when the input lets it be borrowed (serde's
+/// own `Cow<str>` always copies): for member names and values that are only
+/// looked at. An escaped string, which cannot be borrowed, is copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrRef<'de>(pub std::borrow::Cow<'de, str>);
+
+impl std::ops::Deref for StrRef<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for StrRef<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct StrRefVisitor;
+        impl<'de> Visitor<'de> for StrRefVisitor {
+            type Value = StrRef<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<StrRef<'de>, E> {
+                Ok(StrRef(std::borrow::Cow::Borrowed(text)))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<StrRef<'de>, E> {
+                Ok(StrRef(std::borrow::Cow::Owned(text.to_owned())))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<StrRef<'de>, E> {
+                Ok(StrRef(std::borrow::Cow::Owned(text)))
+            }
+        }
+        deserializer.deserialize_str(StrRefVisitor)
+    }
+}
+
 /// `skip_serializing_if` predicate for implicit-presence scalars.
 pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
@@ -263,8 +303,8 @@ macro_rules! oneof_serde {
                     }
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
                         let mut found: Option<($ty, &'static str)> = None;
-                        while let Some(key) = map.next_key::<::std::borrow::Cow<'de, str>>()? {
-                            let value = match key.as_ref() {
+                        while let Some(key) = map.next_key::<crate::protojson::StrRef<'de>>()? {
+                            let value = match &*key {
                                 $($json $(| $snake)? => ($ty::$variant(map.next_value()?), $json),)+
                                 _ => {
                                     map.next_value::<::serde::de::IgnoredAny>()?;

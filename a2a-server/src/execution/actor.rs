@@ -67,7 +67,7 @@ impl Actor {
     pub(super) async fn run(
         mut self,
         mut events: mpsc::Receiver<Emitted>,
-        mut control: mpsc::Receiver<Control>,
+        inbox: super::signals::Inbox,
         producer: Producer,
     ) {
         #[cfg(feature = "otel")]
@@ -85,7 +85,7 @@ impl Actor {
             };
             tokio::select! {
                 biased;
-                Some(command) = control.recv() => match command {
+                command = inbox.recv() => match command {
                     Control::Cancel { reply, call, metadata } => {
                         // Boxed, as every rare path here: inline, its state would
                         // enlarge the execution's future, which moves on every call.

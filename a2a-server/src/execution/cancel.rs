@@ -142,7 +142,7 @@ impl Executions {
             if entry.caller != call.caller() {
                 return Some(Err(A2aError::task_not_found(task_id)));
             }
-            entry.control.clone()
+            entry.signals.clone()
         };
         let (reply, answer) = oneshot::channel();
         let command = Control::Cancel {
@@ -150,7 +150,7 @@ impl Executions {
             call: Box::new(call.clone()),
             metadata,
         };
-        if control.send(command).await.is_err() {
+        if control.send(command).is_err() {
             return None;
         }
         // A dropped reply means the execution ended first; the caller re-reads the store.

@@ -218,12 +218,12 @@ pub(crate) async fn fence(executions: &Executions, unreachable: bool) {
     let Some(jobs) = &shared.jobs else {
         return;
     };
-    let live: Vec<(String, tokio::sync::mpsc::Sender<super::Control>)> = executions
+    let live: Vec<(String, Arc<super::Signals>)> = executions
         .lock_live()
         .iter()
-        .map(|(task_id, live)| (task_id.clone(), live.control.clone()))
+        .map(|(task_id, live)| (task_id.clone(), live.signals.clone()))
         .collect();
-    for (task_id, control) in live {
+    for (task_id, signals) in live {
         let lost = unreachable
             || match jobs.get(&task_id).await {
                 Ok(Some(job)) => {
@@ -234,7 +234,7 @@ pub(crate) async fn fence(executions: &Executions, unreachable: bool) {
                 Err(_) => true,
             };
         if lost {
-            let _ = control.send(super::Control::Relinquish).await;
+            let _ = signals.send(super::Control::Relinquish);
         }
     }
 }

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use a2a_core::{A2aError, StreamResponse, TaskState};
 use futures::Stream;
 use tokio::sync::broadcast;
-use tokio_util::sync::CancellationToken;
 
 use crate::Caller;
 use crate::store::{TaskStore, Version};
@@ -317,7 +316,7 @@ struct SubscriberState {
     store: Arc<dyn TaskStore>,
     caller: Caller,
     pending: Option<StreamResponse>,
-    done: Option<CancellationToken>,
+    done: Option<Arc<super::Signals>>,
     _prune: PruneOnDrop,
 }
 
@@ -337,7 +336,7 @@ pub(crate) fn subscriber_stream(
     kind: StreamKind,
     store: Arc<dyn TaskStore>,
     caller: Caller,
-    done: Option<CancellationToken>,
+    done: Option<Arc<super::Signals>>,
 ) -> impl Stream<Item = Result<StreamResponse, A2aError>> + Send + 'static {
     let (pending, after) = match first {
         Some((event, version)) => (Some(event), version),
@@ -368,7 +367,7 @@ pub(crate) fn subscriber_stream(
                     received = receiver.recv() => received,
                     // The execution ended without a closing event: deliver what
                     // is buffered, then end.
-                    () = done.cancelled() => receiver.try_recv().map_err(|_| broadcast::error::RecvError::Closed),
+                    () = done.ended() => receiver.try_recv().map_err(|_| broadcast::error::RecvError::Closed),
                 },
             };
             let resync = match &received {

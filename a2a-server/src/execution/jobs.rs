@@ -572,7 +572,7 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
             }
         }
     };
-    started.done.cancelled().await;
+    started.done.ended().await;
     Ok(())
 }
 

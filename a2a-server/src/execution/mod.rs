@@ -61,6 +61,7 @@ pub(crate) mod hub;
 pub(crate) mod jobs;
 mod persist;
 mod progress;
+mod signals;
 pub(crate) use self::persist::keep_history;
 pub(crate) use self::progress::Progress;
 
@@ -78,6 +79,7 @@ use tokio_util::task::TaskTracker;
 use self::actor::Actor;
 use self::cancel::CancelReply;
 pub(crate) use self::hub::{Hubs, StreamKind, Subscription, Update, subscriber_stream};
+pub(crate) use self::signals::Signals;
 use crate::push::PushDispatcher;
 use crate::store::{JobStore, StoredTask, TaskStore, Version};
 use crate::{AgentExecutor, CallContext, Caller, EventQueue, RequestContext};
@@ -136,10 +138,10 @@ impl Default for ExecutionConfig {
     }
 }
 
-/// A started execution: its progress, and a token that fires when it ends.
+/// A started execution: its progress, and its signals (which tell when it ends).
 pub(crate) struct Started {
     pub(crate) progress: progress::Watcher,
-    pub(crate) done: CancellationToken,
+    pub(crate) done: Arc<Signals>,
     /// The execution itself, when the caller drives it (see [`Drive::Inline`]).
     pub(crate) inline: Option<Inline>,
 }
@@ -250,8 +252,7 @@ pub(crate) struct Shared {
 
 struct Live {
     caller: Caller,
-    control: mpsc::Sender<Control>,
-    done: CancellationToken,
+    signals: Arc<Signals>,
 }
 
 /// Starts executions and reaches running ones.
@@ -295,7 +296,7 @@ impl Drop for Slot {
         }
         let live = self.executions.lock_live().remove(&self.task_id);
         if let Some(live) = live {
-            live.done.cancel();
+            live.signals.end();
         }
         self.executions.shared.hubs.prune(&self.task_id);
     }
@@ -343,12 +344,10 @@ impl Executions {
     /// Waits up to `timeout` for a running execution of `task_id` to end,
     /// here or, in a cluster, on another node.
     pub(crate) async fn wait_idle(&self, task_id: &str, timeout: Duration) -> bool {
-        let done = self.lock_live().get(task_id).map(|l| l.done.clone());
-        match done {
+        let signals = self.lock_live().get(task_id).map(|l| l.signals.clone());
+        match signals {
             None => self.wait_idle_elsewhere(task_id, timeout).await,
-            Some(done) => tokio::time::timeout(timeout, done.cancelled())
-                .await
-                .is_ok(),
+            Some(signals) => tokio::time::timeout(timeout, signals.ended()).await.is_ok(),
         }
     }
 
@@ -440,8 +439,7 @@ impl Executions {
             }
             None => None,
         };
-        let (control_tx, control_rx) = mpsc::channel(4);
-        let done = CancellationToken::new();
+        let (done, inbox) = Signals::new();
         {
             let mut live = self.lock_live();
             if live.contains_key(&task_id) {
@@ -457,8 +455,7 @@ impl Executions {
                 task_id.clone(),
                 Live {
                     caller: start.caller.clone(),
-                    control: control_tx,
-                    done: done.clone(),
+                    signals: done.clone(),
                 },
             );
         }
@@ -560,7 +557,7 @@ impl Executions {
         // execution runs (inline or on a task of its own).
         let span = crate::telemetry::execution_span(&actor.task_id, &actor.context_id);
         let execution = self.tracker.track_future(tracing::Instrument::instrument(
-            actor.run(event_rx, control_rx, producer),
+            actor.run(event_rx, inbox, producer),
             span,
         ));
         let inline = match drive {
@@ -613,7 +610,7 @@ impl Executions {
         first: Option<(StreamResponse, Version)>,
         kind: StreamKind,
         caller: Caller,
-        done: Option<CancellationToken>,
+        done: Option<Arc<Signals>>,
     ) -> impl futures::Stream<Item = Result<StreamResponse, A2aError>> + Send + 'static {
         subscriber_stream(
             subscription,

@@ -20,10 +20,9 @@ use crate::{CallContext, ServiceParams};
 /// same way (an authenticator reads the context).
 pub fn call_context(method: Method, headers: HeaderMap, query: Option<&str>) -> CallContext {
     let mut params = ServiceParams::from_headers(headers);
-    if params.version().is_none() {
-        let version = query
-            .into_iter()
-            .flat_map(|q| url::form_urlencoded::parse(q.as_bytes()))
+    // Only a query can add a version, so only then is the header looked up.
+    if let Some(query) = query.filter(|_| params.version().is_none()) {
+        let version = url::form_urlencoded::parse(query.as_bytes())
             .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
             .map(|(_, v)| v.into_owned());
         if let Some(version) = version {

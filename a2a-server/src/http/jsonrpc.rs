@@ -1,6 +1,6 @@
 //! The JSON-RPC 2.0 binding, with SSE for the streaming methods.
 
-use a2a_core::protojson::{decode_seed, json_text};
+use a2a_core::protojson::{StrRef, decode_seed, json_text};
 use a2a_core::{A2aError, ErrorKind, JsonRpcResponse, Method, StreamResponse};
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -68,13 +68,12 @@ impl<'de> serde::de::Visitor<'de> for DirectVisitor {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Direct, A::Error> {
         use serde::de::Error as _;
         let (mut id, mut version, mut method, mut call) = (None, None, None, None);
-        // Borrowed text: serde's `Cow<str>` always allocates. A member name or
-        // value with an escape in it cannot be borrowed and fails here, for
-        // the two-pass reader to read.
-        while let Some(key) = map.next_key::<&'de str>()? {
-            match key {
+        // Names and values borrowed where they can be (serde's `Cow<str>`
+        // always copies).
+        while let Some(key) = map.next_key::<StrRef<'de>>()? {
+            match &*key {
                 "jsonrpc" if version.is_none() => {
-                    version = Some(map.next_value::<&'de str>()? == "2.0");
+                    version = Some(&*map.next_value::<StrRef<'de>>()? == "2.0");
                 }
                 "id" if id.is_none() => {
                     id = Some(match map.next_value::<Value>()? {
@@ -83,9 +82,9 @@ impl<'de> serde::de::Visitor<'de> for DirectVisitor {
                     });
                 }
                 "method" if method.is_none() => {
-                    let name = map.next_value::<&'de str>()?;
+                    let name = map.next_value::<StrRef<'de>>()?;
                     method =
-                        Some(Method::from_name(name).ok_or_else(|| A::Error::custom("method"))?);
+                        Some(Method::from_name(&name).ok_or_else(|| A::Error::custom("method"))?);
                 }
                 "params" if call.is_none() => match method {
                     Some(method) => call = Some(map.next_value_seed(RequestOf(method))?),
@@ -300,8 +299,7 @@ mod tests {
 
     #[test]
     fn escapes_in_the_envelope_read_as_their_text() {
-        // The one-pass reader borrows names and values and so cannot take
-        // these; the two-pass reader reads them.
+        // Escaped names and values cannot be borrowed: they are copied.
         let plain = read(r#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"t"}}"#);
         assert!(plain.is_ok());
         for escaped in [

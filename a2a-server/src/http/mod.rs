@@ -75,8 +75,21 @@ impl Default for HttpConfig {
     }
 }
 
+/// What every request of the router shares. Behind one `Arc`: axum clones
+/// the state for every request, and a clone of its fields one by one (each
+/// with `Arc`s of its own) cost several hundred instructions a call.
 #[derive(Clone)]
-pub(crate) struct HttpState {
+pub(crate) struct HttpState(Arc<HttpShared>);
+
+impl std::ops::Deref for HttpState {
+    type Target = HttpShared;
+
+    fn deref(&self) -> &HttpShared {
+        &self.0
+    }
+}
+
+pub(crate) struct HttpShared {
     pub(crate) service: A2aService,
     pub(crate) config: Arc<HttpConfig>,
     /// `WWW-Authenticate` of an unauthenticated call's answer, when the card
@@ -114,11 +127,11 @@ pub fn router(service: A2aService, config: HttpConfig) -> Router {
         .then(|| crate::auth::challenge(service.card()))
         .and_then(|c| axum::http::HeaderValue::from_str(&c).ok());
     let rest_base = config.rest_base.clone();
-    let state = HttpState {
+    let state = HttpState(Arc::new(HttpShared {
         challenge,
         service,
         config: Arc::new(config),
-    };
+    }));
     let card_route = get(move |request: Request| {
         let card = card.clone();
         async move { card.respond(&request) }

@@ -127,19 +127,24 @@ pub(crate) fn millisecond_timestamp(ts: &DateTime<Utc>) -> Option<[u8; 24]> {
     {
         return None;
     }
+    // Every value below is in 0..=9999 (checked above for the year), so
+    // each fits a u32 and its digits are found without 64-bit divisions.
+    let small = |value: i64| u32::try_from(value).unwrap_or(0);
     let mut text = *b"0000-00-00T00:00:00.000Z";
-    let mut put = |at: usize, width: usize, mut value: i64| {
+    let mut put = |at: usize, width: usize, value: u32| {
+        let mut value = value;
         for slot in text[at..at + width].iter_mut().rev() {
-            // One decimal digit of a non-negative number: the cast cannot truncate.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let digit = value.rem_euclid(10) as u8;
+            // One decimal digit: below 10, so the cast keeps it.
+            #[allow(clippy::cast_possible_truncation)]
+            let digit = (value % 10) as u8;
             *slot = b'0' + digit;
             value /= 10;
         }
     };
-    put(0, 4, year);
-    put(5, 2, month);
-    put(8, 2, day);
+    let of_day = small(of_day);
+    put(0, 4, small(year));
+    put(5, 2, small(month));
+    put(8, 2, small(day));
     put(11, 2, of_day / 3_600_000);
     put(14, 2, of_day / 60_000 % 60);
     put(17, 2, of_day / 1000 % 60);

@@ -550,7 +550,7 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
     let start = Start {
         ctx: Box::new(ctx),
         caller: job.owner.clone(),
-        stored,
+        stored: stored.map(Box::new),
         resumed: true,
         exchange: None,
     };

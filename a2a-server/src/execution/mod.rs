@@ -272,7 +272,8 @@ pub(crate) struct Start {
     /// Boxed: it is large, and moves through several calls before the agent gets it.
     pub(crate) ctx: Box<RequestContext>,
     pub(crate) caller: Caller,
-    pub(crate) stored: Option<StoredTask>,
+    /// Boxed, as the context: a task is large, and only a follow-up has one.
+    pub(crate) stored: Option<Box<StoredTask>>,
     /// A job resumed after a restart: its record exists (and was claimed).
     pub(crate) resumed: bool,
     /// The exchange the request opened in the conversation log, when the
@@ -510,7 +511,7 @@ impl Executions {
                         format!("task {task_id} ended before it could be resumed"),
                     ));
                 }
-                Ok(stored) => start.stored = Some(stored),
+                Ok(stored) => start.stored = Some(Box::new(stored)),
                 Err(crate::store::StoreError::NotFound(_)) => {}
                 Err(err) => return Err(err.into()),
             }
@@ -543,7 +544,7 @@ impl Executions {
             task_id,
             context_id,
             caller: start.caller,
-            task: start.stored.map(persist::Current::from),
+            task: start.stored.map(|stored| persist::Current::from(*stored)),
             message,
             replied: false,
             token,

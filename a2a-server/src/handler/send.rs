@@ -127,7 +127,7 @@ impl DefaultRequestHandler {
             start: Start {
                 ctx,
                 caller,
-                stored: existing.clone(),
+                stored: existing.clone().map(Box::new),
                 resumed: false,
                 exchange,
             },

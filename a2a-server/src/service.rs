@@ -452,10 +452,20 @@ impl A2aService {
 
     /// Runs one call: checks, interceptors, handler, in the call's span (see
     /// [`crate::telemetry`]).
-    pub async fn call(
+    pub fn call<'a>(
+        &'a self,
+        ctx: &'a mut CallContext,
+        request: Request,
+    ) -> impl Future<Output = Result<Response, A2aError>> + Send + 'a {
+        // Boxed before the future is made: a pointer is cheaper than the
+        // request to keep in it and move through the futures below.
+        self.call_boxed(ctx, Box::new(request))
+    }
+
+    async fn call_boxed(
         &self,
         ctx: &mut CallContext,
-        request: Request,
+        request: Box<Request>,
     ) -> Result<Response, A2aError> {
         use tracing::Instrument as _;
         let span = crate::telemetry::server_span(ctx, &request);
@@ -464,9 +474,7 @@ impl A2aService {
         let started = std::time::Instant::now();
         let mut agent = None;
         let outcome = self
-            // Boxed: a pointer is cheaper than the request to move through
-            // the futures below.
-            .call_inner(ctx, Box::new(request), &mut agent)
+            .call_inner(ctx, request, &mut agent)
             .instrument(span.clone())
             .await;
         let agent = agent.as_deref().unwrap_or(&self.card).name.as_str();

@@ -55,6 +55,10 @@ fn accepts(pattern: &str, media_type: &str) -> bool {
 /// `inputModes`. A part without a media type is accepted. An agent that
 /// declares no input modes accepts everything.
 pub(crate) fn content_types(card: &AgentCard, message: &Message) -> Result<(), A2aError> {
+    // Most parts name no media type: then there is nothing to gather.
+    if message.parts.iter().all(|part| part.media_type.is_empty()) {
+        return Ok(());
+    }
     let accepted: Vec<&str> = card
         .default_input_modes
         .iter()

@@ -244,6 +244,8 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         parts.uri.query(),
     )
     .with_binding(crate::telemetry::binding::JSONRPC);
+    // Not kept across the call: this future is boxed and moved whole.
+    drop((parts, bytes));
     let answer = match state.service.call(&mut ctx, call).await {
         Ok(answer) => answer,
         Err(err) => {

@@ -32,6 +32,25 @@ pub fn split_list(value: &str) -> impl Iterator<Item = &str> {
 /// Whether `requested` (`Major.Minor`, patch tolerated) has the same major and
 /// minor as [`PROTOCOL_VERSION`].
 pub fn is_supported_version(requested: &str) -> bool {
+    // What every 1.0 client sends, checked before the general parse.
+    if requested == "1.0" {
+        return true;
+    }
     let mut parts = requested.trim().split('.');
     matches!((parts.next(), parts.next()), (Some("1"), Some("0")))
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::is_supported_version;
+
+    #[test]
+    fn only_versions_of_the_same_major_and_minor_are_supported() {
+        for supported in ["1.0", " 1.0 ", "1.0.3", "1.0.0"] {
+            assert!(is_supported_version(supported), "{supported:?}");
+        }
+        for unsupported in ["", "1", "1.1", "0.3", "10", "2.0", "1,0", "v1.0"] {
+            assert!(!is_supported_version(unsupported), "{unsupported:?}");
+        }
+    }
 }

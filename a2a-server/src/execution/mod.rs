@@ -516,7 +516,7 @@ impl Executions {
                 Err(err) => return Err(err.into()),
             }
         }
-        let (progress_tx, progress) = progress::channel();
+        let (progress_tx, progress) = progress::channel(&done);
         let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
         let ctx = start.ctx;
         let exchange = match (start.exchange, &self.shared.recorder) {

@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use a2a_core::{Message, Task, TaskState};
 use tokio::sync::Notify;
 
+use super::Signals;
+
 /// What a blocking caller needs to know about a running execution.
 #[derive(Debug, Default)]
 pub(crate) struct Progress {
@@ -30,8 +32,10 @@ struct Inner {
     closed: bool,
 }
 
+/// The progress part of an execution's [`Signals`](super::Signals), which
+/// hold it so that an execution makes one allocation for both.
 #[derive(Debug, Default)]
-struct Shared {
+pub(super) struct Shared {
     inner: Mutex<Inner>,
     notify: Notify,
 }
@@ -44,53 +48,59 @@ impl Shared {
     }
 }
 
-/// A connected reporter and watcher.
-pub(crate) fn channel() -> (Reporter, Watcher) {
-    let shared = Arc::new(Shared::default());
+/// A connected reporter and watcher, over the progress in `signals`.
+pub(crate) fn channel(signals: &Arc<Signals>) -> (Reporter, Watcher) {
     (
         Reporter {
-            shared: shared.clone(),
+            signals: signals.clone(),
         },
-        Watcher { shared, seen: 0 },
+        Watcher {
+            signals: signals.clone(),
+            seen: 0,
+        },
     )
 }
 
 /// The execution's end.
 #[derive(Debug)]
 pub(crate) struct Reporter {
-    shared: Arc<Shared>,
+    signals: Arc<Signals>,
 }
 
 impl Reporter {
     /// Changes the progress and wakes the watcher.
     pub(crate) fn report(&self, change: impl FnOnce(&mut Progress)) {
+        let shared = &self.signals.progress;
         {
-            let mut inner = self.shared.lock();
+            let mut inner = shared.lock();
             change(&mut inner.progress);
             inner.version += 1;
         }
-        self.shared.notify.notify_waiters();
+        // One watcher: a permit wakes it whether or not it waits yet, and
+        // costs no lock when it does not.
+        shared.notify.notify_one();
     }
 }
 
 impl Drop for Reporter {
     fn drop(&mut self) {
-        self.shared.lock().closed = true;
-        self.shared.notify.notify_waiters();
+        let shared = &self.signals.progress;
+        shared.lock().closed = true;
+        shared.notify.notify_one();
     }
 }
 
 /// The caller's end.
 #[derive(Debug)]
 pub(crate) struct Watcher {
-    shared: Arc<Shared>,
+    signals: Arc<Signals>,
     seen: u64,
 }
 
 impl Watcher {
     /// Looks at (and may take from) the progress; later reports count as changes.
     pub(crate) fn inspect<R>(&mut self, look: impl FnOnce(&mut Progress) -> R) -> R {
-        let mut inner = self.shared.lock();
+        let mut inner = self.signals.progress.lock();
         self.seen = inner.version;
         look(&mut inner.progress)
     }
@@ -99,11 +109,12 @@ impl Watcher {
     /// gone and everything has been seen.
     pub(crate) async fn changed(&mut self) -> bool {
         loop {
-            let notified = self.shared.notify.notified();
+            let shared = &self.signals.progress;
+            let notified = shared.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             {
-                let inner = self.shared.lock();
+                let inner = shared.lock();
                 if inner.version != self.seen {
                     return true;
                 }
@@ -119,6 +130,10 @@ impl Watcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn channel() -> (Reporter, Watcher) {
+        super::channel(&Signals::new().0)
+    }
 
     #[tokio::test]
     async fn a_watcher_sees_each_report_and_then_the_close() {

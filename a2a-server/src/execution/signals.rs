@@ -2,8 +2,9 @@
 //! sent to it (a cancel, a lost lease) and the news that it has ended.
 //!
 //! Commands are rare and the end comes once, so both live in one small
-//! allocation per execution, where a channel and a cancellation token took
-//! three and several locks for every execution, commanded or not.
+//! allocation per execution (with the progress a blocking caller watches),
+//! where channels and a cancellation token took four and several locks for
+//! every execution, commanded or not.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,13 +14,23 @@ use tokio::sync::Notify;
 
 use super::Control;
 
-/// One execution's commands and end.
+/// One execution's commands, progress and end.
 #[derive(Default)]
 pub(crate) struct Signals {
     commands: Mutex<Commands>,
     command_sent: Notify,
     ended: AtomicBool,
     end: Notify,
+    /// What a blocking caller watches (see [`super::progress`]).
+    pub(super) progress: super::progress::Shared,
+}
+
+impl std::fmt::Debug for Signals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signals")
+            .field("ended", &self.ended.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Default)]

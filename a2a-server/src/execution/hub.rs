@@ -7,6 +7,7 @@
 //! of slowing the agent or the other subscribers.
 
 use foldhash::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_core::{A2aError, StreamResponse, TaskState};
@@ -90,6 +91,10 @@ impl Update {
 pub(crate) struct Hubs {
     capacity: usize,
     hubs: Mutex<HashMap<String, broadcast::Sender<Update>>>,
+    /// How many hubs there are, written under the lock: with none (no stream
+    /// open anywhere, as with blocking calls only), a look for one is an
+    /// atomic read, not a lock and a hash.
+    open: AtomicUsize,
     /// Most subscribers on one task.
     per_task: usize,
     /// Most subscriptions of one caller identity.
@@ -109,6 +114,7 @@ impl Hubs {
         Hubs {
             capacity: capacity.max(1),
             hubs: Mutex::new(HashMap::default()),
+            open: AtomicUsize::new(0),
             per_task,
             per_caller,
             callers: Arc::default(),
@@ -178,6 +184,7 @@ impl Hubs {
                 None => {
                     let (sender, receiver) = broadcast::channel(self.capacity);
                     hubs.insert(task_id.to_owned(), sender);
+                    self.open.store(hubs.len(), Ordering::Release);
                     receiver
                 }
             }
@@ -194,19 +201,31 @@ impl Hubs {
 
     /// Whether anyone subscribes to the task (so events are worth building).
     pub(crate) fn is_watched(&self, task_id: &str) -> bool {
-        self.lock().contains_key(task_id)
+        self.any() && self.lock().contains_key(task_id)
+    }
+
+    /// Whether there is any hub at all: `false` answers every lookup.
+    fn any(&self) -> bool {
+        self.open.load(Ordering::Acquire) != 0
     }
 
     /// Forgets a hub nobody listens to any more (a later publisher makes a new one).
     pub(crate) fn prune(&self, task_id: &str) {
+        if !self.any() {
+            return;
+        }
         let mut hubs = self.lock();
         if hubs.get(task_id).is_some_and(|s| s.receiver_count() == 0) {
             hubs.remove(task_id);
+            self.open.store(hubs.len(), Ordering::Release);
         }
     }
 
     /// The sending side of a task's hub, if it has one.
     pub(crate) fn sender(&self, task_id: &str) -> Option<broadcast::Sender<Update>> {
+        if !self.any() {
+            return None;
+        }
         self.lock().get(task_id).cloned()
     }
 

@@ -63,7 +63,7 @@ pub(crate) async fn read_body(
             "request body is larger than {limit} bytes or could not be read"
         ))
     };
-    let mut reading = std::pin::pin!(axum::body::to_bytes(body, limit));
+    let mut reading = std::pin::pin!(collect(body, limit));
     // Most bodies arrive with their headers and are read at once: only one
     // still on its way needs the timer, which costs more to arm and disarm
     // than a small body costs to read.
@@ -81,6 +81,38 @@ pub(crate) async fn read_body(
     }
 }
 
+/// The whole of `body`, or `Err` once it passes `limit` bytes or fails.
+///
+/// A body that comes in one piece (nearly every request) is that piece, with
+/// no buffer list, copy or allocation for it, where `axum::body::to_bytes`
+/// gathers every body in a list first.
+async fn collect(body: Body, limit: usize) -> Result<Bytes, ()> {
+    use hyper::body::Body as _;
+    let mut body = std::pin::pin!(body);
+    let mut whole: Option<Bytes> = None;
+    let mut pieces: Vec<u8> = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        let Ok(data) = frame.map_err(|_| ())?.into_data() else {
+            // Trailers: nothing of the body.
+            continue;
+        };
+        let so_far = whole.as_ref().map_or(pieces.len(), Bytes::len);
+        if so_far + data.len() > limit {
+            return Err(());
+        }
+        match whole.take() {
+            None if pieces.is_empty() => whole = Some(data),
+            first => {
+                if let Some(first) = first {
+                    pieces.extend_from_slice(&first);
+                }
+                pieces.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(whole.unwrap_or_else(|| Bytes::from(pieces)))
+}
+
 /// Whether a POST declares one of the JSON media types the protocol allows
 /// (`application/json`, `application/a2a+json`).
 ///
@@ -88,10 +120,14 @@ pub(crate) async fn read_body(
 /// (or with `text/plain`) to a local server without a CORS preflight, and
 /// that must not start or cancel work.
 pub(crate) fn is_json_content_type(headers: &HeaderMap) -> bool {
-    let Some(value) = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-    else {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return false;
+    };
+    // What nearly every client sends, before the general parse.
+    if value.as_bytes() == b"application/json" {
+        return true;
+    }
+    let Ok(value) = value.to_str() else {
         return false;
     };
     let essence = value.split(';').next().unwrap_or("").trim();
@@ -292,4 +328,66 @@ pub(crate) fn sse_response(
     // Ask reverse proxies not to buffer the stream.
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(parts: &[&'static str]) -> Body {
+        let parts: Vec<Result<Bytes, std::io::Error>> = parts
+            .iter()
+            .map(|p| Ok(Bytes::from_static(p.as_bytes())))
+            .collect();
+        Body::from_stream(futures::stream::iter(parts))
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_in_one_piece_or_many() {
+        let one = collect(Body::from("{\"a\":1}"), 100).await.unwrap();
+        assert_eq!(&one[..], b"{\"a\":1}");
+        let many = collect(pieces(&["{\"a\"", ":", "1}"]), 100).await.unwrap();
+        assert_eq!(&many[..], b"{\"a\":1}");
+        let empty = collect(Body::empty(), 100).await.unwrap();
+        assert!(empty.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_refused_in_one_piece_or_many() {
+        assert!(collect(Body::from("0123456789"), 9).await.is_err());
+        assert!(collect(Body::from("0123456789"), 10).await.is_ok());
+        assert!(collect(pieces(&["01234", "56789"]), 9).await.is_err());
+        assert!(collect(pieces(&["01234", "56789"]), 10).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_body_that_fails_is_refused() {
+        let failing = Body::from_stream(futures::stream::iter([
+            Ok(Bytes::from_static(b"{")),
+            Err(std::io::Error::other("connection reset")),
+        ]));
+        assert!(collect(failing, 100).await.is_err());
+    }
+
+    #[test]
+    fn json_content_types_are_told_apart() {
+        let with = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(value));
+            is_json_content_type(&headers)
+        };
+        for json in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            "application/a2a+json",
+            " application/json ",
+        ] {
+            assert!(with(json), "{json}");
+        }
+        for other in ["text/plain", "application/jsonx", "", "multipart/form-data"] {
+            assert!(!with(other), "{other}");
+        }
+        assert!(!is_json_content_type(&HeaderMap::new()));
+    }
 }

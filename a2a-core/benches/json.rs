@@ -1,6 +1,8 @@
 //! Parsing and serializing the two hottest payloads: a SendMessageRequest and a
-//! task carrying 50 history messages. Run with `cargo bench -p a2a-core`.
+//! task carrying 50 history messages (and writing the task as a server does,
+//! with `a2a_core::json_writer`). Run with `cargo bench -p a2a-core`.
 
+use a2a_core::json_writer::WriteJson as _;
 use a2a_core::{
     Artifact, Message, Part, SendMessageConfiguration, SendMessageRequest, Task, TaskState,
 };
@@ -71,6 +73,14 @@ fn bench(c: &mut Criterion) {
             });
             group.bench_function("serialize", |b| {
                 b.iter(|| serde_json::to_vec(black_box(&parsed)))
+            });
+            // What a server sends: the same bytes, written directly.
+            group.bench_function("write", |b| {
+                b.iter(|| {
+                    let mut out = Vec::with_capacity(bytes.len());
+                    black_box(&parsed).write_json(&mut out);
+                    out
+                })
             });
         }
         group.finish();

@@ -68,21 +68,6 @@ impl<'a> Object<'a> {
         }
     }
 
-    fn strs_unless_empty<const N: usize>(&mut self, name: &[u8; N], items: &[String]) {
-        if items.is_empty() {
-            return;
-        }
-        let out = self.member(name);
-        out.push(b'[');
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_str(out, item);
-        }
-        out.push(b']');
-    }
-
     fn metadata<const N: usize>(&mut self, name: &[u8; N], metadata: Option<&Metadata>) {
         if let Some(metadata) = metadata {
             write_value(self.member(name), metadata);
@@ -188,6 +173,12 @@ fn escape(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&bytes[start..]);
 }
 
+impl WriteJson for String {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        write_str(out, self);
+    }
+}
+
 impl WriteJson for Task {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = Object::open(out);
@@ -232,8 +223,8 @@ impl WriteJson for Message {
         object.str(b"\"role\":", self.role.as_str());
         object.list(b"\"parts\":", &self.parts);
         object.metadata(b"\"metadata\":", self.metadata.as_ref());
-        object.strs_unless_empty(b"\"extensions\":", &self.extensions);
-        object.strs_unless_empty(b"\"referenceTaskIds\":", &self.reference_task_ids);
+        object.list_unless_empty(b"\"extensions\":", &self.extensions);
+        object.list_unless_empty(b"\"referenceTaskIds\":", &self.reference_task_ids);
         object.close();
     }
 }
@@ -262,7 +253,7 @@ impl WriteJson for Artifact {
         object.str_unless_empty(b"\"description\":", &self.description);
         object.list(b"\"parts\":", &self.parts);
         object.metadata(b"\"metadata\":", self.metadata.as_ref());
-        object.strs_unless_empty(b"\"extensions\":", &self.extensions);
+        object.list_unless_empty(b"\"extensions\":", &self.extensions);
         object.close();
     }
 }
@@ -318,12 +309,6 @@ impl WriteJson for SendMessageResponse {
             SendMessageResponse::Message(message) => object.value(b"\"message\":", message),
         }
         object.close();
-    }
-}
-
-impl<T: WriteJson> WriteJson for Box<T> {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        (**self).write_json(out);
     }
 }
 

@@ -136,7 +136,7 @@ impl Executions {
         task_id: &str,
         metadata: Option<Metadata>,
     ) -> Option<Result<(), A2aError>> {
-        let control = {
+        let signals = {
             let live = self.lock_live();
             let entry = live.get(task_id)?;
             if entry.caller != call.caller() {
@@ -150,7 +150,7 @@ impl Executions {
             call: Box::new(call.clone()),
             metadata,
         };
-        if control.send(command).is_err() {
+        if signals.send(command).is_err() {
             return None;
         }
         // A dropped reply means the execution ended first; the caller re-reads the store.

@@ -572,7 +572,7 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
             }
         }
     };
-    started.done.ended().await;
+    started.progress.signals().ended().await;
     Ok(())
 }
 

@@ -138,10 +138,9 @@ impl Default for ExecutionConfig {
     }
 }
 
-/// A started execution: its progress, and its signals (which tell when it ends).
+/// A started execution: its progress (whose signals also tell when it ends).
 pub(crate) struct Started {
     pub(crate) progress: progress::Watcher,
-    pub(crate) done: Arc<Signals>,
     /// The execution itself, when the caller drives it (see [`Drive::Inline`]).
     pub(crate) inline: Option<Inline>,
 }
@@ -440,7 +439,7 @@ impl Executions {
             }
             None => None,
         };
-        let (done, inbox) = Signals::new();
+        let (signals, inbox) = Signals::new();
         {
             let mut live = self.lock_live();
             if live.contains_key(&task_id) {
@@ -456,7 +455,7 @@ impl Executions {
                 task_id.clone(),
                 Live {
                     caller: start.caller.clone(),
-                    signals: done.clone(),
+                    signals: signals.clone(),
                 },
             );
         }
@@ -516,7 +515,7 @@ impl Executions {
                 Err(err) => return Err(err.into()),
             }
         }
-        let (progress_tx, progress) = progress::channel(&done);
+        let (progress_tx, progress) = progress::channel(&signals);
         let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
         let ctx = start.ctx;
         let exchange = match (start.exchange, &self.shared.recorder) {
@@ -570,11 +569,7 @@ impl Executions {
                 execution: Some(Box::pin(execution)),
             }),
         };
-        Ok(Started {
-            progress,
-            done,
-            inline,
-        })
+        Ok(Started { progress, inline })
     }
 
     /// Stops accepting executions and waits up to `deadline` for running ones;

@@ -98,6 +98,11 @@ pub(crate) struct Watcher {
 }
 
 impl Watcher {
+    /// The signals of the execution watched (which tell, too, when it ends).
+    pub(crate) fn signals(&self) -> &Arc<Signals> {
+        &self.signals
+    }
+
     /// Looks at (and may take from) the progress; later reports count as changes.
     pub(crate) fn inspect<R>(&mut self, look: impl FnOnce(&mut Progress) -> R) -> R {
         let mut inner = self.signals.progress.lock();

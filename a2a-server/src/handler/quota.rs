@@ -65,7 +65,7 @@ impl TaskQuota {
         store: &dyn TaskStore,
         caller: &Caller,
     ) -> Result<(), A2aError> {
-        let Some(max) = self.max.filter(|_| !caller.user.is_empty()) else {
+        let Some(max) = self.max.filter(|_| self.applies_to(caller)) else {
             return Ok(());
         };
         let now = Instant::now();

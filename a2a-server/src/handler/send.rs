@@ -262,7 +262,6 @@ impl DefaultRequestHandler {
         let Started {
             mut progress,
             mut inline,
-            ..
         } = self.start(prepared, drive).await?;
         if return_immediately && follow_up {
             let stored = self.store.get(&caller, &task_id).await?;
@@ -328,7 +327,8 @@ impl DefaultRequestHandler {
             )
         });
         let updates = self.executions.subscribe(&task_id, &caller)?;
-        let Started { done, inline, .. } = self.start(prepared, Drive::Inline).await?;
+        let Started { progress, inline } = self.start(prepared, Drive::Inline).await?;
+        let done = progress.signals().clone();
         // One turn here, so the first events are already waiting when the
         // response starts (and go out with its headers); the rest of the
         // execution runs on its own, never paced by how fast this client reads.

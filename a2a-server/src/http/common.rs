@@ -89,28 +89,25 @@ pub(crate) async fn read_body(
 async fn collect(body: Body, limit: usize) -> Result<Bytes, ()> {
     use hyper::body::Body as _;
     let mut body = std::pin::pin!(body);
-    let mut whole: Option<Bytes> = None;
-    let mut pieces: Vec<u8> = Vec::new();
+    // The body while it is one piece; once a second comes, the pieces joined.
+    let mut first = Bytes::new();
+    let mut joined: Option<Vec<u8>> = None;
     while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
         let Ok(data) = frame.map_err(|_| ())?.into_data() else {
             // Trailers: nothing of the body.
             continue;
         };
-        let so_far = whole.as_ref().map_or(pieces.len(), Bytes::len);
+        let so_far = joined.as_ref().map_or(first.len(), Vec::len);
         if so_far + data.len() > limit {
             return Err(());
         }
-        match whole.take() {
-            None if pieces.is_empty() => whole = Some(data),
-            first => {
-                if let Some(first) = first {
-                    pieces.extend_from_slice(&first);
-                }
-                pieces.extend_from_slice(&data);
-            }
+        match &mut joined {
+            Some(joined) => joined.extend_from_slice(&data),
+            None if first.is_empty() => first = data,
+            None => joined = Some([&first[..], &data[..]].concat()),
         }
     }
-    Ok(whole.unwrap_or_else(|| Bytes::from(pieces)))
+    Ok(joined.map_or(first, Bytes::from))
 }
 
 /// Whether a POST declares one of the JSON media types the protocol allows
@@ -199,46 +196,58 @@ pub(crate) fn json_response(status: u16, content_type: &'static str, body: Vec<u
     response
 }
 
-/// Serializes `value`, falling back to an internal-error body (never panics).
-pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
-    // A typical task response is well under 1 KiB: starting there spares the
-    // three or four regrowths (each a copy) that a small default buffer takes.
-    let mut json = Vec::with_capacity(1024);
-    match sonic_rs::to_writer(&mut json, value) {
-        Ok(()) => json,
-        Err(err) => {
-            tracing::error!(error = %err, "serializing a response failed");
-            br#"{"error":"internal serialization error"}"#.to_vec()
-        }
+/// A typical task response is well under 1 KiB: a buffer of this size
+/// spares the three or four regrowths (each a copy) of a small default one.
+const RESPONSE_CAPACITY: usize = 1024;
+
+/// Appends `value` as compact JSON, or an internal-error object in its place
+/// if it cannot be serialized (never panics).
+fn write_serialized<T: serde::Serialize>(out: &mut Vec<u8>, value: &T) {
+    let start = out.len();
+    if let Err(err) = sonic_rs::to_writer(&mut *out, value) {
+        tracing::error!(error = %err, "serializing a response failed");
+        out.truncate(start);
+        out.extend_from_slice(br#"{"error":"internal serialization error"}"#);
     }
 }
 
-/// `value` as compact JSON, written directly (see [`a2a_core::json_writer`]).
-pub(crate) fn written(value: &impl WriteJson) -> Vec<u8> {
-    let mut json = Vec::with_capacity(1024);
-    value.write_json(&mut json);
+/// Serializes `value`, falling back to an internal-error body (never panics).
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut json = Vec::with_capacity(RESPONSE_CAPACITY);
+    write_serialized(&mut json, value);
     json
 }
 
-/// The JSON of an answer: the task types written directly, the rest
-/// serialized.
-pub(crate) fn answer_json(answer: &crate::service::Response) -> Vec<u8> {
+/// Appends the JSON of an answer: the task types written directly (see
+/// [`a2a_core::json_writer`]), the rest serialized.
+pub(crate) fn write_answer(out: &mut Vec<u8>, answer: &crate::service::Response) {
     use crate::service::Response;
     match answer {
-        Response::SendMessage(answer) => written(answer),
-        Response::Task(task) => written(task),
-        other => to_json(other),
+        Response::SendMessage(answer) => answer.write_json(out),
+        Response::Task(task) => task.write_json(out),
+        other => write_serialized(out, other),
     }
 }
 
-/// A JSON-RPC success response carrying `result`, written directly.
-pub(crate) fn write_jsonrpc_result(out: &mut Vec<u8>, id: &Value, result: &impl WriteJson) {
+/// The JSON of an answer (see [`write_answer`]).
+pub(crate) fn answer_json(answer: &crate::service::Response) -> Vec<u8> {
+    let mut json = Vec::with_capacity(RESPONSE_CAPACITY);
+    write_answer(&mut json, answer);
+    json
+}
+
+/// Appends a JSON-RPC success response whose result `write_result` appends.
+pub(crate) fn write_jsonrpc_result(
+    out: &mut Vec<u8>,
+    id: &Value,
+    write_result: impl FnOnce(&mut Vec<u8>),
+) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     // The id is a string, a number or null: nothing that can fail to serialize.
     let written = serde_json::to_writer(&mut *out, id);
     debug_assert!(written.is_ok(), "{written:?}");
     out.extend_from_slice(br#","result":"#);
-    result.write_json(out);
+    write_result(out);
     out.push(b'}');
 }
 
@@ -247,19 +256,12 @@ pub(crate) fn write_jsonrpc_result(out: &mut Vec<u8>, id: &Value, result: &impl 
 /// contains a newline, so it is one `data:` line with nothing to scan, check
 /// or copy afterwards.
 pub(crate) fn sse_event<T: serde::Serialize>(value: &T) -> Bytes {
-    sse_frame(|frame| {
-        let start = frame.len();
-        if let Err(err) = sonic_rs::to_writer(&mut *frame, value) {
-            tracing::error!(error = %err, "serializing an event failed");
-            frame.truncate(start);
-            frame.extend_from_slice(br#"{"error":"internal serialization error"}"#);
-        }
-    })
+    sse_frame(|frame| write_serialized(frame, value))
 }
 
 /// One SSE event whose compact JSON `write` appends (see [`sse_event`]).
 pub(crate) fn sse_frame(write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
-    let mut frame = Vec::with_capacity(1024);
+    let mut frame = Vec::with_capacity(RESPONSE_CAPACITY);
     frame.extend_from_slice(b"data: ");
     write(&mut frame);
     frame.extend_from_slice(b"\n\n");

@@ -1,5 +1,6 @@
 //! The JSON-RPC 2.0 binding, with SSE for the streaming methods.
 
+use a2a_core::json_writer::WriteJson as _;
 use a2a_core::protojson::{StrRef, decode_seed, json_text};
 use a2a_core::{A2aError, ErrorKind, JsonRpcResponse, Method, StreamResponse};
 use axum::extract::{Request, State};
@@ -10,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::common::{
     call_context, is_json_content_type, json_response, read_body, sse_event, sse_frame,
-    sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
+    sse_response, to_json, unsupported_content_type, with_challenge, with_extensions, write_answer,
     write_jsonrpc_result,
 };
 use super::{HttpState, jsonrpc_v03};
@@ -24,14 +25,9 @@ fn error_response(id: Value, err: &A2aError) -> Response {
     json_response(200, JSON, to_json(&body))
 }
 
-fn success(id: Value, answer: &service::Response) -> Vec<u8> {
-    use service::Response;
+fn success(id: &Value, answer: &service::Response) -> Vec<u8> {
     let mut body = Vec::with_capacity(1024);
-    match answer {
-        Response::SendMessage(answer) => write_jsonrpc_result(&mut body, &id, answer),
-        Response::Task(task) => write_jsonrpc_result(&mut body, &id, task),
-        other => return to_json(&JsonRpcResponse::success(id, other)),
-    }
+    write_jsonrpc_result(&mut body, id, |out| write_answer(out, answer));
     body
 }
 
@@ -256,7 +252,9 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     let body = match answer {
         service::Response::Stream(events) => {
             let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
-                Ok(event) => sse_frame(|frame| write_jsonrpc_result(frame, &id, &event)),
+                Ok(event) => {
+                    sse_frame(|frame| write_jsonrpc_result(frame, &id, |out| event.write_json(out)))
+                }
                 Err(err) => sse_event(&JsonRpcResponse::<()>::failure(
                     id.clone(),
                     err.to_jsonrpc(),
@@ -264,7 +262,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
             });
             return with_extensions(sse_response(frames, state.config.keep_alive), &ctx);
         }
-        unary => success(id, &unary),
+        unary => success(&id, &unary),
     };
     with_extensions(json_response(200, JSON, body), &ctx)
 }

@@ -145,24 +145,30 @@ fn put_artifact(out: &mut Vec<u8>, artifact: &Artifact) {
     put_strs(out, &artifact.extensions);
 }
 
+/// Part kind tags.
+const TEXT_PART: u8 = 0;
+const RAW_PART: u8 = 1;
+const URL_PART: u8 = 2;
+const DATA_PART: u8 = 3;
+
 fn put_parts(out: &mut Vec<u8>, parts: &[Part]) {
     put_len(out, parts.len());
     for part in parts {
         match &part.content {
             PartContent::Text(text) => {
-                out.push(0);
+                out.push(TEXT_PART);
                 put_str(out, text);
             }
             PartContent::Raw(bytes) => {
-                out.push(1);
+                out.push(RAW_PART);
                 put_bytes(out, bytes);
             }
             PartContent::Url(url) => {
-                out.push(2);
+                out.push(URL_PART);
                 put_str(out, url);
             }
             PartContent::Data(value) => {
-                out.push(3);
+                out.push(DATA_PART);
                 put_value(out, value);
             }
         }
@@ -373,10 +379,10 @@ impl<'a> Reader<'a> {
 
     fn part(&mut self) -> Result<Part, Malformed> {
         let content = match self.byte()? {
-            0 => PartContent::Text(self.string()?),
-            1 => PartContent::Raw(self.raw()?.to_vec()),
-            2 => PartContent::Url(self.string()?),
-            3 => PartContent::Data(self.value()?),
+            TEXT_PART => PartContent::Text(self.string()?),
+            RAW_PART => PartContent::Raw(self.raw()?.to_vec()),
+            URL_PART => PartContent::Url(self.string()?),
+            DATA_PART => PartContent::Data(self.value()?),
             _ => return Err(Malformed("unknown part kind")),
         };
         Ok(Part {

@@ -8,6 +8,9 @@ static ALLOCATOR: a2a_alloc::Mimalloc = a2a_alloc::Mimalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // Huge-page faults stall a worker for milliseconds (see the function).
+    // A kernel that refuses the switch serves the same, with that tail.
+    let _ = a2a_alloc::disable_transparent_huge_pages();
     let cli = a2a_cli::Cli::parse();
     match a2a_cli::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1159,6 +1159,8 @@ async fn memory(tasks: usize) -> anyhow::Result<()> {
 }
 
 fn main() -> anyhow::Result<()> {
+    // As `a2a serve` does: the benchmark measures what it runs.
+    let _ = a2a_alloc::disable_transparent_huge_pages();
     match Args::parse().command {
         Command::Sdk {
             port,

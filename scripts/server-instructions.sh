@@ -38,6 +38,10 @@ if [ "${BARE:-1}" = 1 ]; then
   # the floor under the SDK's gRPC binding.
   a=($(SERVER_ARGS= run grpc-load "$SHORT" "$out/bare-grpc-short.cg" bare-grpc)); b=($(SERVER_ARGS= run grpc-load "$LONG" "$out/bare-grpc-long.cg" bare-grpc))
   echo "bare grpc: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
+  # The same again on the h2 crate without hyper: the floor under any gRPC
+  # server written on h2.
+  a=($(SERVER_ARGS= run grpc-load "$SHORT" "$out/bare-h2-short.cg" bare-h2)); b=($(SERVER_ARGS= run grpc-load "$LONG" "$out/bare-h2-long.cg" bare-h2))
+  echo "bare grpc on h2 alone: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
 fi
 # STREAMS=1: instructions per streaming SendMessage, each on its own
 # connection (`a2a-bench streams`: connect, fetch the card, then all streams

@@ -1,9 +1,8 @@
 //! `InMemoryTaskStore`: the default task store.
 //!
-//! Tasks are kept encoded, as MessagePack of their ProtoJSON shape minus the ids
-//! that messages repeat from their task: a completed echo task costs a few
-//! hundred bytes, and every read hands out an independent copy. (MessagePack
-//! writes strings as they are; JSON's escaping was half the cost of a write.) The map is split
+//! Tasks are kept encoded in a positional binary form (`compact`), without
+//! the ids that messages repeat from their task: a completed echo task costs
+//! a few hundred bytes, and every read hands out an independent copy. The map is split
 //! into shards by task id so writers to different tasks rarely meet, and uses
 //! B-trees, which grow one node at a time instead of rehashing everything.
 //! Their keys are plain integers (a hash of the task id, a sequence number), so

@@ -100,6 +100,12 @@ enum Command {
         #[arg(long)]
         port: u16,
     },
+    /// Serve the same bare gRPC handler on the h2 crate alone, without
+    /// hyper or axum: the floor under any gRPC server written on h2.
+    BareH2 {
+        #[arg(long)]
+        port: u16,
+    },
     /// Generate load against a JSON-RPC endpoint.
     Load {
         #[arg(long)]
@@ -529,32 +535,12 @@ use axum::response::IntoResponse as _;
 /// message decoded, the task built as `bare_handler` builds it, the answer
 /// encoded and framed, then `grpc-status: 0` in the trailers.
 async fn bare_grpc_handler(body: Bytes) -> axum::response::Response {
-    use a2a_grpc::convert::{FromProto as _, ToProto as _};
-    use prost::Message as _;
-    let refuse = || axum::http::StatusCode::BAD_REQUEST.into_response();
-    let Some(message) = body.get(5..) else {
-        return refuse();
+    let Some(framed) = bare_grpc_answer(&body) else {
+        return axum::http::StatusCode::BAD_REQUEST.into_response();
     };
-    let Ok(proto) = a2a_grpc::pb::SendMessageRequest::decode(message) else {
-        return refuse();
-    };
-    let Ok(params) = SendMessageRequest::from_proto(proto) else {
-        return refuse();
-    };
-    let task = echo_task(params.message);
-    let answer = a2a_core::SendMessageResponse::Task(task).to_proto();
-    let length = answer.encoded_len();
-    let mut framed = Vec::with_capacity(5 + length);
-    framed.push(0);
-    framed.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_be_bytes());
-    if answer.encode(&mut framed).is_err() {
-        return refuse();
-    }
-    let mut trailers = axum::http::HeaderMap::new();
-    trailers.insert("grpc-status", axum::http::HeaderValue::from_static("0"));
     let frames = futures::stream::iter([
-        Ok::<_, std::convert::Infallible>(http_body::Frame::data(Bytes::from(framed))),
-        Ok(http_body::Frame::trailers(trailers)),
+        Ok::<_, std::convert::Infallible>(http_body::Frame::data(framed)),
+        Ok(http_body::Frame::trailers(grpc_ok_trailers())),
     ]);
     let mut http = axum::response::Response::new(axum::body::Body::new(
         http_body_util::StreamBody::new(frames),
@@ -564,6 +550,69 @@ async fn bare_grpc_handler(body: Bytes) -> axum::response::Response {
         axum::http::HeaderValue::from_static("application/grpc"),
     );
     http
+}
+
+fn grpc_ok_trailers() -> axum::http::HeaderMap {
+    let mut trailers = axum::http::HeaderMap::new();
+    trailers.insert("grpc-status", axum::http::HeaderValue::from_static("0"));
+    trailers
+}
+
+/// The framed answer of the bare gRPC handlers to one framed
+/// SendMessageRequest; `None` when the request does not decode.
+fn bare_grpc_answer(body: &[u8]) -> Option<Bytes> {
+    use a2a_grpc::convert::{FromProto as _, ToProto as _};
+    use prost::Message as _;
+    let proto = a2a_grpc::pb::SendMessageRequest::decode(body.get(5..)?).ok()?;
+    let params = SendMessageRequest::from_proto(proto).ok()?;
+    let task = echo_task(params.message);
+    let answer = a2a_core::SendMessageResponse::Task(task).to_proto();
+    let length = answer.encoded_len();
+    let mut framed = Vec::with_capacity(5 + length);
+    framed.push(0);
+    framed.extend_from_slice(&u32::try_from(length).ok()?.to_be_bytes());
+    answer.encode(&mut framed).ok()?;
+    Some(Bytes::from(framed))
+}
+
+/// The bare gRPC handler on the h2 crate alone: each connection's streams
+/// accepted in one task, each stream answered in its own (the way hyper
+/// runs them, so that a slow body does not hold up the connection).
+async fn serve_bare_h2(port: u16) -> anyhow::Result<()> {
+    let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
+    loop {
+        let (socket, _) = listener.accept().await?;
+        socket.set_nodelay(true)?;
+        tokio::spawn(async move {
+            let mut connection = h2::server::handshake(socket).await?;
+            while let Some(stream) = connection.accept().await {
+                let (request, respond) = stream?;
+                tokio::spawn(bare_h2_stream(request, respond));
+            }
+            anyhow::Ok(())
+        });
+    }
+}
+
+async fn bare_h2_stream(
+    request: axum::http::Request<h2::RecvStream>,
+    mut respond: h2::server::SendResponse<Bytes>,
+) -> anyhow::Result<()> {
+    let mut body = request.into_body();
+    let mut data = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk?;
+        body.flow_control().release_capacity(chunk.len())?;
+        data.extend_from_slice(&chunk);
+    }
+    let answer = bare_grpc_answer(&data).context("bad request")?;
+    let response = axum::http::Response::builder()
+        .header("content-type", "application/grpc")
+        .body(())?;
+    let mut send = respond.send_response(response, false)?;
+    send.send_data(answer, false)?;
+    send.send_trailers(grpc_ok_trailers())?;
+    Ok(())
 }
 
 async fn serve_bare_grpc(port: u16) -> anyhow::Result<()> {
@@ -1184,6 +1233,7 @@ fn main() -> anyhow::Result<()> {
         } => one_worker()?.block_on(recovery(store, tasks, pending)),
         Command::Bare { port } => one_worker()?.block_on(serve_bare(port)),
         Command::BareGrpc { port } => one_worker()?.block_on(serve_bare_grpc(port)),
+        Command::BareH2 { port } => one_worker()?.block_on(serve_bare_h2(port)),
         Command::Load {
             addr,
             path,

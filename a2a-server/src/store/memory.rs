@@ -64,27 +64,66 @@ type StateCounts = [u64; 9];
 struct Owner {
     caller: Arc<Caller>,
     by_state: StateCounts,
-    by_context: foldhash::HashMap<Box<str>, StateCounts>,
+    /// One entry per context, so it grows with the tasks. Each entry keeps
+    /// its context's hash: when the table doubles, it moves entries by that
+    /// number instead of rehashing every context id behind a pointer, which
+    /// held the shard's lock (and the worker) for milliseconds once the
+    /// table had tens of thousands of contexts.
+    by_context: hashbrown::HashTable<ContextCounts>,
+}
+
+/// One context's tasks in one shard, counted by state.
+#[derive(Debug)]
+struct ContextCounts {
+    /// The context id's hash (the store's hasher).
+    hash: u64,
+    context: Box<str>,
+    /// `u32`: one owner's tasks of one context in one shard stay far below
+    /// four billion in any memory, and the entry stays within a cache line.
+    by_state: [u32; 9],
 }
 
 impl Owner {
-    /// Moves one task of `context` from `from` (if it was counted) to `to`
-    /// (if it still is).
-    fn recount(&mut self, context: &str, from: Option<TaskState>, to: Option<TaskState>) {
-        let by_context = match self.by_context.get_mut(context) {
-            Some(counts) => counts,
-            None => self.by_context.entry(context.into()).or_insert([0; 9]),
+    fn new(caller: &Caller) -> Self {
+        Self {
+            caller: Arc::new(caller.clone()),
+            by_state: [0; 9],
+            by_context: hashbrown::HashTable::new(),
+        }
+    }
+
+    /// Moves one task of `context` (whose hash is `hash`) from `from` (if it
+    /// was counted) to `to` (if it still is).
+    fn recount(
+        &mut self,
+        context: &str,
+        hash: u64,
+        from: Option<TaskState>,
+        to: Option<TaskState>,
+    ) {
+        let mut entry = match self.by_context.entry(
+            hash,
+            |counts| *counts.context == *context,
+            |counts| counts.hash,
+        ) {
+            hashbrown::hash_table::Entry::Occupied(entry) => entry,
+            hashbrown::hash_table::Entry::Vacant(entry) => entry.insert(ContextCounts {
+                hash,
+                context: context.into(),
+                by_state: [0; 9],
+            }),
         };
+        let in_context = &mut entry.get_mut().by_state;
         if let Some(from) = from {
             self.by_state[from as usize] -= 1;
-            by_context[from as usize] -= 1;
+            in_context[from as usize] -= 1;
         }
         if let Some(to) = to {
             self.by_state[to as usize] += 1;
-            by_context[to as usize] += 1;
+            in_context[to as usize] += 1;
         }
-        if by_context.iter().all(|n| *n == 0) {
-            self.by_context.remove(context);
+        if in_context.iter().all(|n| *n == 0) {
+            entry.remove();
         }
     }
 
@@ -92,18 +131,24 @@ impl Owner {
         self.by_state.iter().all(|n| *n == 0)
     }
 
-    /// This shard's tasks of the owner that pass the context and state filters.
-    fn count(&self, context: Option<&str>, state: Option<TaskState>) -> u64 {
-        let counts = match context {
-            Some(context) => match self.by_context.get(context) {
-                Some(counts) => counts,
-                None => return 0,
-            },
-            None => &self.by_state,
+    /// This shard's tasks of the owner that pass the context (with its
+    /// hash) and state filters.
+    fn count(&self, context: Option<(&str, u64)>, state: Option<TaskState>) -> u64 {
+        let Some((context, hash)) = context else {
+            return match state {
+                Some(state) => self.by_state[state as usize],
+                None => self.by_state.iter().sum(),
+            };
+        };
+        let Some(in_context) = self
+            .by_context
+            .find(hash, |counts| *counts.context == *context)
+        else {
+            return 0;
         };
         match state {
-            Some(state) => counts[state as usize],
-            None => counts.iter().sum(),
+            Some(state) => u64::from(in_context.by_state[state as usize]),
+            None => in_context.by_state.iter().map(|n| u64::from(*n)).sum(),
         }
     }
 }
@@ -216,13 +261,16 @@ impl InMemoryTaskStore {
     /// cursor): from the owners' counts, except with a timestamp filter,
     /// which counts the tasks newer than it (the head of each shard's list).
     fn count_matching(&self, caller: &Caller, owner_hash: u64, query: &TaskQuery<'_>) -> u64 {
+        let context = query
+            .context_id
+            .map(|context| (context, self.hash(context)));
         let mut total = 0;
         for shard in self.shards.iter() {
             let Some(from_ms) = query.timestamp_from_ms else {
                 total += lock(shard)
                     .owners
                     .get(caller)
-                    .map_or(0, |owner| owner.count(query.context_id, query.state));
+                    .map_or(0, |owner| owner.count(context, query.state));
                 continue;
             };
             // In chunks, the lock let go in between.
@@ -299,6 +347,7 @@ impl TaskStore for InMemoryTaskStore {
         let encoded = encode(task);
         let owner_hash = self.hash(caller);
         let id_hash = self.id_hash(&task.id);
+        let context_hash = self.hash(task.context_id.as_str());
         let mut shard = self.shard(id_hash);
         if shard.find(id_hash, &task.id).is_some() {
             return Err(StoreError::AlreadyExists(task.id.clone()));
@@ -306,13 +355,17 @@ impl TaskStore for InMemoryTaskStore {
         let sequence = self.sequence.fetch_add(1, Ordering::Relaxed);
         let stats = match shard.owners.get_mut(caller) {
             Some(stats) => stats,
-            None => shard.owners.entry(caller.clone()).or_insert_with(|| Owner {
-                caller: Arc::new(caller.clone()),
-                by_state: [0; 9],
-                by_context: foldhash::HashMap::default(),
-            }),
+            None => shard
+                .owners
+                .entry(caller.clone())
+                .or_insert_with(|| Owner::new(caller)),
         };
-        stats.recount(&task.context_id, None, Some(task.status.state));
+        stats.recount(
+            &task.context_id,
+            context_hash,
+            None,
+            Some(task.status.state),
+        );
         let owner = stats.caller.clone();
         let record = Record {
             id: task.id.as_str().into(),
@@ -373,6 +426,7 @@ impl TaskStore for InMemoryTaskStore {
             if let Some(stats) = shard.owners.get_mut(&*record.owner) {
                 stats.recount(
                     &record.context_id,
+                    self.hash(&*record.context_id),
                     Some(record.state),
                     Some(task.status.state),
                 );
@@ -550,7 +604,12 @@ impl TaskStore for InMemoryTaskStore {
                 .index
                 .remove(&(owner_hash, Reverse(record.timestamp_ms), sequence, id_hash));
             if let Some(stats) = shard.owners.get_mut(caller) {
-                stats.recount(&record.context_id, Some(record.state), None);
+                stats.recount(
+                    &record.context_id,
+                    self.hash(&*record.context_id),
+                    Some(record.state),
+                    None,
+                );
                 if stats.is_empty() {
                     shard.owners.remove(caller);
                 }
@@ -719,6 +778,66 @@ mod tests {
                 .total_size,
             50
         );
+    }
+
+    /// Enough contexts that every shard's context table grows several
+    /// times while tasks move and go: each context's count stays its own.
+    #[tokio::test]
+    async fn context_counts_survive_their_table_growing() {
+        let store = InMemoryTaskStore::new();
+        let alice = caller("alice");
+        let contexts = 2_000;
+        for n in 0..contexts * 3 {
+            let mut task = task_at(&format!("t{n}"), 1_000 + n, TaskState::Submitted);
+            task.context_id = format!("c{}", n % contexts);
+            store
+                .create(&alice, &task, &Cause::event(&event()))
+                .await
+                .unwrap();
+        }
+        // In every context: one task goes on to completed, one is deleted.
+        for c in 0..contexts {
+            let mut task = task_at(&format!("t{c}"), 9_000_000 + c, TaskState::Completed);
+            task.context_id = format!("c{c}");
+            store
+                .update(&alice, &task, 1, &Cause::event(&event()))
+                .await
+                .unwrap();
+            store
+                .delete(&alice, &format!("t{}", c + contexts))
+                .await
+                .unwrap();
+        }
+        let total = |context: String, status: TaskState| {
+            let request = ListTasksRequest {
+                context_id: context,
+                status,
+                page_size: Some(1),
+                ..Default::default()
+            };
+            let store = &store;
+            let alice = &alice;
+            async move { store.list(alice, &request).await.unwrap().total_size }
+        };
+        for c in (0..contexts).step_by(97) {
+            let context = format!("c{c}");
+            assert_eq!(total(context.clone(), TaskState::Unspecified).await, 2);
+            assert_eq!(total(context.clone(), TaskState::Completed).await, 1);
+            assert_eq!(total(context, TaskState::Submitted).await, 1);
+        }
+        assert_eq!(total("nowhere".into(), TaskState::Unspecified).await, 0);
+        // A context whose tasks are all gone is forgotten, then counted anew.
+        for id in [format!("t{}", 5), format!("t{}", 5 + 2 * contexts)] {
+            store.delete(&alice, &id).await.unwrap();
+        }
+        assert_eq!(total("c5".into(), TaskState::Unspecified).await, 0);
+        let mut again = task_at("again", 1, TaskState::Working);
+        again.context_id = "c5".into();
+        store
+            .create(&alice, &again, &Cause::event(&event()))
+            .await
+            .unwrap();
+        assert_eq!(total("c5".into(), TaskState::Working).await, 1);
     }
 
     #[tokio::test]

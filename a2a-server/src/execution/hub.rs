@@ -335,7 +335,7 @@ struct SubscriberState {
     store: Arc<dyn TaskStore>,
     caller: Caller,
     /// Boxed: the state moves in and out of the stream's future at every
-    /// event, and an event inline would double the bytes moved.
+    /// event, and an event inline makes it 520 bytes instead of about 200.
     pending: Option<Box<StreamResponse>>,
     done: Option<Arc<super::Signals>>,
     _prune: PruneOnDrop,

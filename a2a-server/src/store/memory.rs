@@ -72,14 +72,14 @@ struct Owner {
     by_context: hashbrown::HashTable<ContextCounts>,
 }
 
-/// One context's tasks in one shard, counted by state.
+/// One owner's tasks of one context in one shard, counted by state.
 #[derive(Debug)]
 struct ContextCounts {
     /// The context id's hash (the store's hasher).
     hash: u64,
     context: Box<str>,
     /// `u32`: one owner's tasks of one context in one shard stay far below
-    /// four billion in any memory, and the entry stays within a cache line.
+    /// four billion in any memory, and the entry is 64 bytes instead of 96.
     by_state: [u32; 9],
 }
 

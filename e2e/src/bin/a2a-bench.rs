@@ -605,7 +605,14 @@ async fn bare_h2_stream(
         body.flow_control().release_capacity(chunk.len())?;
         data.extend_from_slice(&chunk);
     }
-    let answer = bare_grpc_answer(&data).context("bad request")?;
+    let Some(answer) = bare_grpc_answer(&data) else {
+        // As the hyper bare handler answers it.
+        let refusal = axum::http::Response::builder()
+            .status(axum::http::StatusCode::BAD_REQUEST)
+            .body(())?;
+        respond.send_response(refusal, true)?;
+        return Ok(());
+    };
     let response = axum::http::Response::builder()
         .header("content-type", "application/grpc")
         .body(())?;

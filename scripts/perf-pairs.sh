@@ -5,7 +5,8 @@
 # gRPC vs JSON-RPC on one SDK server (a2a-bench's tonic client, its raw
 # hyper h2 client (grpc-load --raw), and h2load
 # when installed, a second generator to tell the server's limit from the
-# generator's), first-event latency of 1,000 streams (three runs), and the
+# generator's), first-event latency of 1,000 streams (three runs, each
+# beside the bare handler's), and the
 # server's resident memory with 10,000 streams held open.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -54,11 +55,15 @@ for round in $(seq "$ROUNDS"); do
   done
   stop
 done
+# Each SDK run beside one of the bare handler (its task as one SSE event):
+# a host that slows down shows in both.
 for run in 1 2 3; do
-  start sdk
-  printf 'streams run %s: ' "$run"
-  taskset -c 1 "$B" streams --addr 127.0.0.1:"$PORT" --count 1000
-  stop
+  for mode in bare sdk; do
+    start "$mode"
+    printf 'streams run %s %-4s: ' "$run" "$mode"
+    taskset -c 1 "$B" streams --addr 127.0.0.1:"$PORT" --count 1000
+    stop
+  done
 done
 start sdk
 taskset -c 1 "$B" streams --addr 127.0.0.1:"$PORT" --count "${HELD:-10000}" --hold --server-pid "$pid"

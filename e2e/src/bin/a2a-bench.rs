@@ -513,18 +513,31 @@ async fn bare_handler(body: Bytes) -> axum::response::Response {
     let Some(params) = request.params else {
         return axum::http::StatusCode::BAD_REQUEST.into_response();
     };
+    let streaming = request.method == a2a_core::Method::SendStreamingMessage.name();
     let task = echo_task(params.message);
     let response = JsonRpcResponse::success(request.id, SendMessageResponse::Task(task));
     // Sized up front, as the SDK does, so the comparison measures the SDK's
     // machinery rather than buffer growth.
     let mut json = Vec::with_capacity(1024);
+    // A streaming call (the `streams` reference) gets its task as the one
+    // event of an SSE body, written with the headers as the SDK writes its
+    // first events.
+    if streaming {
+        json.extend_from_slice(b"data: ");
+    }
     if serde_json::to_writer(&mut json, &response).is_err() {
         return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
     }
+    let content_type = if streaming {
+        json.extend_from_slice(b"\n\n");
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
     let mut http = axum::response::Response::new(axum::body::Body::from(json));
     http.headers_mut().insert(
         axum::http::header::CONTENT_TYPE,
-        axum::http::HeaderValue::from_static("application/json"),
+        axum::http::HeaderValue::from_static(content_type),
     );
     http
 }

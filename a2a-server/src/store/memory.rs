@@ -826,10 +826,31 @@ mod tests {
             assert_eq!(total(context, TaskState::Submitted).await, 1);
         }
         assert_eq!(total("nowhere".into(), TaskState::Unspecified).await, 0);
-        // A context whose tasks are all gone is forgotten, then counted anew.
-        for id in [format!("t{}", 5), format!("t{}", 5 + 2 * contexts)] {
-            store.delete(&alice, &id).await.unwrap();
+        // Each shard holds an entry for each context it has tasks of.
+        let entries = || -> usize {
+            store
+                .shards
+                .iter()
+                .filter_map(|shard| lock(shard).owners.get(&alice).map(|o| o.by_context.len()))
+                .sum()
+        };
+        let before = entries();
+        // Every context has two tasks left; each counts once per shard.
+        assert!(
+            (2_000..=4_000).contains(&before),
+            "{before} context entries"
+        );
+        // A context whose tasks are all gone is forgotten (its entry goes in
+        // each shard that held one of them), then counted anew.
+        let last = [format!("t{}", 5), format!("t{}", 5 + 2 * contexts)];
+        let shards_of_c5: std::collections::BTreeSet<u64> = last
+            .iter()
+            .map(|id| store.id_hash(id) % SHARDS as u64)
+            .collect();
+        for id in &last {
+            store.delete(&alice, id).await.unwrap();
         }
+        assert_eq!(entries(), before - shards_of_c5.len());
         assert_eq!(total("c5".into(), TaskState::Unspecified).await, 0);
         let mut again = task_at("again", 1, TaskState::Working);
         again.context_id = "c5".into();

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use a2a_core::json_writer::{write_str, write_str_contents};
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -255,18 +256,18 @@ impl LogEntry {
     /// the same JSON as its `Serialize`, written faster (see [`Line`]).
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"id\":");
-        push_str(out, &self.id);
+        write_str(out, &self.id);
         out.extend_from_slice(b",\"t\":\"");
         push_iso_micros(out, &self.t);
         out.extend_from_slice(b"\",\"from_agent\":");
-        push_str(out, &self.from_agent);
+        write_str(out, &self.from_agent);
         out.extend_from_slice(b",\"to_agent\":");
         push_opt_str(out, self.to_agent.as_deref());
         out.extend_from_slice(b",\"type\":\"");
         out.extend_from_slice(self.kind.as_str().as_bytes());
         out.extend_from_slice(b"\",\"content\":");
         match &self.content {
-            serde_json::Value::String(text) => push_str(out, text),
+            serde_json::Value::String(text) => write_str(out, text),
             other => serde_json::to_writer(&mut *out, other)?,
         }
         out.extend_from_slice(b",\"parent_id\":");
@@ -276,10 +277,10 @@ impl LogEntry {
             if n > 0 {
                 out.push(b',');
             }
-            push_str(out, key);
+            write_str(out, key);
             out.push(b':');
             match value {
-                serde_json::Value::String(text) => push_str(out, text),
+                serde_json::Value::String(text) => write_str(out, text),
                 other => serde_json::to_writer(&mut *out, other)?,
             }
         }
@@ -326,23 +327,23 @@ impl Line<'_> {
     /// Appends the line's JSON, with id `id`, to `out` (without the newline).
     pub fn write_json(&self, id: &str, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"id\":");
-        push_str(out, id);
+        write_str(out, id);
         out.extend_from_slice(b",\"t\":\"");
         push_iso_micros(out, &self.t);
         out.extend_from_slice(b"\",\"from_agent\":");
-        push_str(out, self.from_agent);
+        write_str(out, self.from_agent);
         out.extend_from_slice(b",\"to_agent\":");
         push_opt_str(out, self.to_agent);
         out.extend_from_slice(b",\"type\":\"");
         out.extend_from_slice(self.kind.as_str().as_bytes());
         out.extend_from_slice(b"\",\"content\":");
         match self.content {
-            LineContent::Text(text) => push_str(out, text),
+            LineContent::Text(text) => write_str(out, text),
             LineContent::Parts(parts) => {
                 if parts.iter().all(|p| p.as_text().is_some()) {
                     out.push(b'"');
                     for text in parts.iter().filter_map(a2a_core::Part::as_text) {
-                        push_str_contents(out, text);
+                        write_str_contents(out, text);
                     }
                     out.push(b'"');
                 } else if serde_json::to_writer(&mut *out, parts).is_err() {
@@ -357,9 +358,9 @@ impl Line<'_> {
             if n > 0 {
                 out.push(b',');
             }
-            push_str(out, key);
+            write_str(out, key);
             out.push(b':');
-            push_str(out, value);
+            write_str(out, value);
         }
         out.extend_from_slice(b"}}");
     }
@@ -367,113 +368,9 @@ impl Line<'_> {
 
 fn push_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
     match text {
-        Some(text) => push_str(out, text),
+        Some(text) => write_str(out, text),
         None => out.extend_from_slice(b"null"),
     }
-}
-
-/// Appends `text` as a JSON string.
-fn push_str(out: &mut Vec<u8>, text: &str) {
-    out.push(b'"');
-    push_str_contents(out, text);
-    out.push(b'"');
-}
-
-/// Appends `text` escaped for a JSON string (as `serde_json` escapes it):
-/// runs with nothing to escape are found eight bytes at a time and copied
-/// whole.
-fn push_str_contents(out: &mut Vec<u8>, text: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = text.as_bytes();
-    // Most strings (ids, names) need no escaping: one check, one copy.
-    if is_plain(bytes) {
-        out.extend_from_slice(bytes);
-        return;
-    }
-    let mut run = 0;
-    let mut at = 0;
-    while at < bytes.len() {
-        at += plain_prefix(&bytes[at..]);
-        let Some(&b) = bytes.get(at) else { break };
-        out.extend_from_slice(&bytes[run..at]);
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            _ => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 0xf)]);
-            }
-        }
-        at += 1;
-        run = at;
-    }
-    out.extend_from_slice(&bytes[run..]);
-}
-
-/// Whether any byte of `word` needs escaping in a JSON string (is below
-/// 0x20, `"` or `\\`): the usual has-zero-byte and has-less-than tricks.
-#[inline]
-fn needs_escape(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
-    let has_quote = quote.wrapping_sub(ONES) & !quote;
-    let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (below_space | has_quote | has_backslash) & HIGHS != 0
-}
-
-/// Whether no byte of `bytes` needs escaping in a JSON string. No early
-/// exit, on purpose: the loop then compiles to vector instructions, 16 bytes
-/// at a time, and most strings pass anyway.
-fn is_plain(bytes: &[u8]) -> bool {
-    !bytes.iter().fold(false, |bad, &b| {
-        bad | (b < 0x20) | (b == b'"') | (b == b'\\')
-    })
-}
-
-/// How many leading bytes of `bytes` need no escaping in a JSON string.
-fn plain_prefix(bytes: &[u8]) -> usize {
-    let mut at = 0;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        if needs_escape(word) {
-            break;
-        }
-        at += 8;
-    }
-    // The last few bytes as one word instead of one at a time: the final
-    // eight bytes of the string (overlapping what was checked), or, for a
-    // string shorter than a word, its bytes over a word of spaces (which
-    // need no escaping).
-    if at < bytes.len() && bytes.len() - at < 8 {
-        let word = match bytes.len().checked_sub(8) {
-            Some(start) => u64::from_le_bytes(bytes[start..].try_into().unwrap_or([0; 8])),
-            None => bytes
-                .iter()
-                .enumerate()
-                .fold(u64::from_le_bytes([b' '; 8]), |word, (n, &b)| {
-                    (word & !(0xff << (8 * n))) | (u64::from(b) << (8 * n))
-                }),
-        };
-        if !needs_escape(word) {
-            return bytes.len();
-        }
-    }
-    while let Some(&b) = bytes.get(at) {
-        if b < 0x20 || b == b'"' || b == b'\\' {
-            break;
-        }
-        at += 1;
-    }
-    at
 }
 
 /// The day a line id was made on, from the id itself.
@@ -618,7 +515,7 @@ mod tests {
                 let at = text.len() * n / specials.len();
                 text.insert(at, *special);
                 let mut out = Vec::new();
-                push_str(&mut out, &text);
+                write_str(&mut out, &text);
                 assert_eq!(
                     String::from_utf8(out).unwrap(),
                     serde_json::to_string(&text).unwrap()

@@ -114,16 +114,22 @@ fn needs_escape(chunk: u64) -> bool {
 }
 
 /// Appends `text` as a JSON string, escaped as `serde_json` escapes it.
-pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
+pub fn write_str(out: &mut Vec<u8>, text: &str) {
+    out.reserve(text.len() + 2);
     out.push(b'"');
+    write_str_contents(out, text);
+    out.push(b'"');
+}
+
+/// Appends `text` escaped for the inside of a JSON string (no quotes), as
+/// `serde_json` escapes it: for a string written in pieces.
+pub fn write_str_contents(out: &mut Vec<u8>, text: &str) {
+    let bytes = text.as_bytes();
     if is_clean(bytes) {
         out.extend_from_slice(bytes);
     } else {
         escape(out, bytes);
     }
-    out.push(b'"');
 }
 
 /// Whether `bytes` go into a JSON string as they are, eight at a time.

@@ -91,7 +91,7 @@ impl std::ops::Deref for HttpState {
 
 pub(crate) struct HttpShared {
     pub(crate) service: A2aService,
-    pub(crate) config: Arc<HttpConfig>,
+    pub(crate) config: HttpConfig,
     /// `WWW-Authenticate` of an unauthenticated call's answer, when the card
     /// declares security.
     pub(crate) challenge: Option<axum::http::HeaderValue>,
@@ -130,7 +130,7 @@ pub fn router(service: A2aService, config: HttpConfig) -> Router {
     let state = HttpState(Arc::new(HttpShared {
         challenge,
         service,
-        config: Arc::new(config),
+        config,
     }));
     let card_route = get(move |request: Request| {
         let card = card.clone();

@@ -502,4 +502,32 @@ mod tests {
         hubs.publish("other", update(1, TaskState::Working));
         assert_eq!(hubs.len(), 0);
     }
+
+    /// The count of open hubs that lets lookups skip the lock follows
+    /// subscribers coming and going: no event is lost to a stale "none open".
+    #[tokio::test]
+    async fn lookups_see_every_open_hub_as_hubs_come_and_go() {
+        let hubs = Arc::new(Hubs::new(8));
+        assert!(!hubs.is_watched("a") && hubs.sender("a").is_none());
+        let mut a = hubs.subscribe("a");
+        let mut b = hubs.subscribe("b");
+        drop(hubs.subscribe("c"));
+        assert!(!hubs.is_watched("c"), "the last subscriber's hub goes");
+        assert!(hubs.is_watched("a") && hubs.is_watched("b"));
+        hubs.publish("a", update(1, TaskState::Working));
+        assert_eq!(a.receiver.recv().await.unwrap().version, 1);
+        drop(a);
+        // One hub left: still found, still delivered to.
+        assert!(!hubs.is_watched("a"));
+        assert!(hubs.is_watched("b"));
+        hubs.publish("b", update(2, TaskState::Working));
+        assert_eq!(b.receiver.recv().await.unwrap().version, 2);
+        drop(b);
+        assert!(!hubs.is_watched("b") && hubs.sender("b").is_none());
+        // None open, then one again: the first publish reaches it.
+        let mut again = hubs.subscribe("b");
+        assert!(hubs.is_watched("b"));
+        hubs.publish("b", update(3, TaskState::Completed));
+        assert_eq!(again.receiver.recv().await.unwrap().version, 3);
+    }
 }

@@ -45,17 +45,25 @@ if [ "${BARE:-1}" = 1 ]; then
 fi
 # STREAMS=1: instructions per streaming SendMessage, each on its own
 # connection (`a2a-bench streams`: connect, fetch the card, then all streams
-# at once): 100 and then 400 streams, the difference over 300.
+# at once): 100 and then 400 streams, the difference over 300; and the same
+# with `--connect-only`, so that what is left is the timed part alone (the
+# streaming call, its events and the connection's close). The bare handler
+# (its task as one SSE event) beside it for scale.
 if [ "${STREAMS:-0}" = 1 ]; then
-  for n in 100 400; do
-    valgrind --tool=callgrind --callgrind-out-file="$out/streams-$n.cg" "$B" sdk --port "$PORT" >/dev/null 2>&1 &
-    spid=$!
-    for _ in $(seq 150); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.2; done
-    "$B" streams --addr 127.0.0.1:"$PORT" --count "$n" >/dev/null
-    kill -TERM $spid; wait $spid 2>/dev/null
+  per_stream() { # label server-mode streams-args...
+    for n in 100 400; do
+      valgrind --tool=callgrind --callgrind-out-file="$out/streams-$1-$n.cg" "$B" "$2" --port "$PORT" >/dev/null 2>&1 &
+      spid=$!
+      for _ in $(seq 150); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.2; done
+      "$B" streams --addr 127.0.0.1:"$PORT" --count "$n" "${@:3}" >/dev/null
+      kill -TERM $spid; wait $spid 2>/dev/null
+    done
+    echo $(( ($(awk '/^summary:/ {print $2}' "$out/streams-$1-400.cg") - $(awk '/^summary:/ {print $2}' "$out/streams-$1-100.cg")) / 300 ))
+  }
+  for mode in sdk bare; do
+    all=$(per_stream "$mode" "$mode"); setup=$(per_stream "$mode-setup" "$mode" --connect-only)
+    echo "streams $mode: $all instructions per stream with its connection and card, $((all - setup)) for the streaming call and close alone"
   done
-  a=$(awk '/^summary:/ {print $2}' "$out/streams-100.cg"); b=$(awk '/^summary:/ {print $2}' "$out/streams-400.cg")
-  echo "streams: $(( (b - a) / 300 )) instructions per stream (connection, card and streaming SendMessage)"
 fi
 # GENERATOR=1: the load generators' own instructions per call (the server
 # runs natively, each generator under callgrind), to tell whether a

@@ -273,9 +273,50 @@ const KEEP_ALIVE_COMMENT: &[u8] = b":\n\n";
 
 /// An SSE response body: framed events (see [`sse_event`]), with a keep-alive
 /// comment after each quiet interval.
+///
+/// The keep-alive timer is made and set only when the stream goes quiet (its
+/// events are pending), not at every event: a stream whose events are all
+/// ready at once, as a quick agent's are, never touches the timer wheel, and
+/// a busy one re-arms it once per lull instead of once per event.
 struct SseBody<S> {
     events: S,
-    keep_alive: Option<(Duration, std::pin::Pin<Box<tokio::time::Sleep>>)>,
+    keep_alive: Option<KeepAlive>,
+}
+
+/// The quiet interval after which an SSE stream sends a comment.
+struct KeepAlive {
+    interval: Duration,
+    /// Made when the stream first goes quiet.
+    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    /// Whether `timer` counts the current lull (an event since it was set
+    /// means it does not).
+    armed: bool,
+}
+
+impl KeepAlive {
+    /// Waits out the current lull, starting it if it is new.
+    fn poll_quiet(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        use std::future::Future as _;
+        let timer = match &mut self.timer {
+            Some(timer) => {
+                if !self.armed {
+                    timer
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + self.interval);
+                }
+                timer
+            }
+            None => self
+                .timer
+                .insert(Box::pin(tokio::time::sleep(self.interval))),
+        };
+        self.armed = true;
+        std::task::ready!(timer.as_mut().poll(cx));
+        // The comment ends this lull; the next starts when the stream is
+        // next found quiet.
+        self.armed = false;
+        std::task::Poll::Ready(())
+    }
 }
 
 impl<S: Stream<Item = Bytes> + Unpin> hyper::body::Body for SseBody<S> {
@@ -286,25 +327,19 @@ impl<S: Stream<Item = Bytes> + Unpin> hyper::body::Body for SseBody<S> {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
-        use std::future::Future as _;
         use std::task::Poll;
         let this = &mut *self;
         match this.events.poll_next_unpin(cx) {
             Poll::Ready(Some(frame)) => {
-                if let Some((interval, timer)) = &mut this.keep_alive {
-                    timer
-                        .as_mut()
-                        .reset(tokio::time::Instant::now() + *interval);
+                if let Some(keep_alive) = &mut this.keep_alive {
+                    keep_alive.armed = false;
                 }
                 Poll::Ready(Some(Ok(hyper::body::Frame::data(frame))))
             }
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => match &mut this.keep_alive {
-                Some((interval, timer)) => {
-                    std::task::ready!(timer.as_mut().poll(cx));
-                    timer
-                        .as_mut()
-                        .reset(tokio::time::Instant::now() + *interval);
+                Some(keep_alive) => {
+                    std::task::ready!(keep_alive.poll_quiet(cx));
                     let comment = Bytes::from_static(KEEP_ALIVE_COMMENT);
                     Poll::Ready(Some(Ok(hyper::body::Frame::data(comment))))
                 }
@@ -319,7 +354,11 @@ pub(crate) fn sse_response(
     events: impl Stream<Item = Bytes> + Send + Unpin + 'static,
     keep_alive: Option<Duration>,
 ) -> Response {
-    let keep_alive = keep_alive.map(|interval| (interval, Box::pin(tokio::time::sleep(interval))));
+    let keep_alive = keep_alive.map(|interval| KeepAlive {
+        interval,
+        timer: None,
+        armed: false,
+    });
     let mut response = Response::new(Body::new(SseBody { events, keep_alive }));
     let headers = response.headers_mut();
     headers.insert(
@@ -342,6 +381,80 @@ mod tests {
             .map(|p| Ok(Bytes::from_static(p.as_bytes())))
             .collect();
         Body::from_stream(futures::stream::iter(parts))
+    }
+
+    async fn next_frame<B: hyper::body::Body + Unpin>(
+        body: &mut B,
+    ) -> Option<Result<hyper::body::Frame<B::Data>, B::Error>> {
+        std::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_frame(cx)).await
+    }
+
+    /// The next frame of `body` if one is ready now, as text; `None` if it is
+    /// pending.
+    fn ready_frame<B: hyper::body::Body<Data = Bytes> + Unpin>(body: &mut B) -> Option<String>
+    where
+        B::Error: std::fmt::Debug,
+    {
+        use futures::FutureExt as _;
+        let frame = next_frame(body).now_or_never()?;
+        let data = frame.unwrap().unwrap().into_data().unwrap();
+        Some(String::from_utf8(data.to_vec()).unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_keep_alive_comment_comes_after_each_quiet_interval_and_events_restart_it() {
+        let interval = Duration::from_secs(10);
+        let (events, quiet_stream) = futures::channel::mpsc::unbounded::<Bytes>();
+        let mut body = SseBody {
+            events: quiet_stream,
+            keep_alive: Some(KeepAlive {
+                interval,
+                timer: None,
+                armed: false,
+            }),
+        };
+        // Events ready at once go out without the timer ever being made.
+        events
+            .unbounded_send(Bytes::from_static(b"data: 1\n\n"))
+            .unwrap();
+        events
+            .unbounded_send(Bytes::from_static(b"data: 2\n\n"))
+            .unwrap();
+        assert_eq!(ready_frame(&mut body).as_deref(), Some("data: 1\n\n"));
+        assert_eq!(ready_frame(&mut body).as_deref(), Some("data: 2\n\n"));
+        assert!(body.keep_alive.as_ref().unwrap().timer.is_none());
+
+        // A lull starts: nothing before the interval is up.
+        assert_eq!(ready_frame(&mut body), None);
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert_eq!(ready_frame(&mut body), None);
+        // An event in the lull ends it; the next lull is counted afresh.
+        events
+            .unbounded_send(Bytes::from_static(b"data: 3\n\n"))
+            .unwrap();
+        assert_eq!(ready_frame(&mut body).as_deref(), Some("data: 3\n\n"));
+        assert_eq!(ready_frame(&mut body), None);
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert_eq!(
+            ready_frame(&mut body),
+            None,
+            "the lull restarted at the event"
+        );
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(ready_frame(&mut body).as_deref(), Some(":\n\n"));
+        // Quiet on: a comment each interval, and the events still come.
+        assert_eq!(ready_frame(&mut body), None);
+        tokio::time::advance(interval).await;
+        assert_eq!(ready_frame(&mut body).as_deref(), Some(":\n\n"));
+        events
+            .unbounded_send(Bytes::from_static(b"data: 4\n\n"))
+            .unwrap();
+        assert_eq!(ready_frame(&mut body).as_deref(), Some("data: 4\n\n"));
+        drop(events);
+        assert!(
+            next_frame(&mut body).await.is_none(),
+            "the stream's end ends the body"
+        );
     }
 
     #[tokio::test]

@@ -147,7 +147,15 @@ enum Command {
         /// all of them open against before any (needs `--server-pid`).
         #[arg(long)]
         hold: bool,
-        /// The server's process id, to read its resident memory.
+        /// Only connect and fetch the card on every connection, then close
+        /// them: under callgrind, a full run's count less this one's is
+        /// what the streaming calls alone cost the server.
+        #[arg(long, conflicts_with = "hold")]
+        connect_only: bool,
+        /// The server's process id: with `--hold`, to read its resident
+        /// memory; always, to report the CPU time it spent and the page
+        /// faults it took from the moment the streams are sent until the
+        /// last first event.
         #[arg(long)]
         server_pid: Option<u32>,
     },
@@ -893,6 +901,34 @@ fn report(seconds: u64, mut all: Vec<Duration>) {
     );
 }
 
+/// A process's CPU time so far (the sum over its threads of
+/// `/proc/PID/task/TID/schedstat`) and its minor page faults (from
+/// `/proc/PID/stat`).
+fn cpu_and_faults_of(pid: u32) -> anyhow::Result<(Duration, u64)> {
+    let mut nanos = 0u64;
+    for thread in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        // A thread that ends between the listing and the read is skipped.
+        let Ok(schedstat) = std::fs::read_to_string(thread?.path().join("schedstat")) else {
+            continue;
+        };
+        nanos += schedstat
+            .split_whitespace()
+            .next()
+            .context("empty schedstat")?
+            .parse::<u64>()?;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The fields after the command name (which may hold spaces) start with
+    // the state; minflt is the tenth field of the line, the eighth after it.
+    let after_name = stat.rsplit_once(')').context("no command name")?.1;
+    let minor_faults: u64 = after_name
+        .split_whitespace()
+        .nth(7)
+        .context("short stat line")?
+        .parse()?;
+    Ok((Duration::from_nanos(nanos), minor_faults))
+}
+
 /// A process's resident memory in bytes, from `/proc/PID/status`.
 fn resident_of(pid: u32) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
@@ -905,12 +941,24 @@ fn resident_of(pid: u32) -> anyhow::Result<u64> {
     Ok(kib * 1024)
 }
 
+/// What `a2a-bench streams` does with each connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamsMode {
+    /// Time the first event of a stream that then runs to its end.
+    FirstEvent,
+    /// Time the first event and hold every stream open.
+    Hold,
+    /// Send no stream at all (see `--connect-only`).
+    ConnectOnly,
+}
+
 async fn streams(
     addr: SocketAddr,
     count: usize,
-    hold: bool,
+    mode: StreamsMode,
     server_pid: Option<u32>,
 ) -> anyhow::Result<()> {
+    let hold = mode == StreamsMode::Hold;
     let body = if hold {
         let message = Message::user_text(HOLD).with_message_id("bench-hold");
         Bytes::from(serde_json::to_vec(&JsonRpcRequest::new(
@@ -922,17 +970,26 @@ async fn streams(
         request_body(a2a_core::Method::SendStreamingMessage)
     };
     let before = server_pid.map(resident_of).transpose()?;
-    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(count));
+    // One more than the streams: this task reads the server's counters when
+    // they are all sent.
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(count + 1));
     // Held streams stay open (their bodies are kept here) until all are counted.
     let release = std::sync::Arc::new(tokio::sync::Notify::new());
     let opened = std::sync::Arc::new(tokio::sync::Barrier::new(count + 1));
+    // The server's counters when the first event that sets the p99 arrives:
+    // what the server spent up to it, apart from what it spends after.
+    let p99_rank = (count * 99).div_ceil(100).max(1);
+    let arrived = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server_at_p99 = std::sync::Arc::new(std::sync::OnceLock::new());
     let mut tasks = Vec::new();
     for _ in 0..count {
-        let (body, barrier, release, opened) = (
+        let (body, barrier, release, opened, arrived, server_at_p99) = (
             body.clone(),
             barrier.clone(),
             release.clone(),
             opened.clone(),
+            arrived.clone(),
+            server_at_p99.clone(),
         );
         tasks.push(tokio::spawn(async move {
             let mut sender = connect(addr).await?;
@@ -949,6 +1006,9 @@ async fn streams(
                 .collect()
                 .await?;
             barrier.wait().await;
+            if mode == StreamsMode::ConnectOnly {
+                return anyhow::Ok(Duration::ZERO);
+            }
             let sent = Instant::now();
             let response = sender.send_request(post(body)).await?;
             let mut body = response.into_body();
@@ -958,6 +1018,10 @@ async fn streams(
                     .is_some_and(|d| d.windows(5).any(|w| w == b"data:"))
                 {
                     let first = sent.elapsed();
+                    let rank = arrived.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    if let (true, Some(pid)) = (rank == p99_rank, server_pid) {
+                        let _ = server_at_p99.set(cpu_and_faults_of(pid)?);
+                    }
                     if hold {
                         let released = release.notified();
                         opened.wait().await;
@@ -970,6 +1034,8 @@ async fn streams(
             anyhow::bail!("stream ended without an event")
         }));
     }
+    barrier.wait().await;
+    let server_at_send = server_pid.map(cpu_and_faults_of).transpose()?;
     if hold {
         // Every stream has had its first event and is still open.
         opened.wait().await;
@@ -989,9 +1055,26 @@ async fn streams(
     for task in tasks {
         firsts.push(task.await??);
     }
+    let server_spent = match (server_pid, server_at_send, server_at_p99.get()) {
+        (Some(pid), Some((cpu, faults)), Some((cpu_p99, faults_p99))) if !hold => {
+            let (cpu_now, faults_now) = cpu_and_faults_of(pid)?;
+            format!(
+                " server cpu until p99={:?} until all={:?} page-faults until p99={} until all={}",
+                cpu_p99.saturating_sub(cpu),
+                cpu_now.saturating_sub(cpu),
+                faults_p99.saturating_sub(faults),
+                faults_now.saturating_sub(faults)
+            )
+        }
+        _ => String::new(),
+    };
+    if mode == StreamsMode::ConnectOnly {
+        println!("connections={count} opened, card fetched, closed");
+        return Ok(());
+    }
     firsts.sort_unstable();
     println!(
-        "streams={count} first-event p50={:?} p99={:?} max={:?}",
+        "streams={count} first-event p50={:?} p99={:?} max={:?}{server_spent}",
         percentile(&firsts, 0.5),
         percentile(&firsts, 0.99),
         firsts.last().copied().unwrap_or_default()
@@ -1272,8 +1355,18 @@ fn main() -> anyhow::Result<()> {
             addr,
             count,
             hold,
+            connect_only,
             server_pid,
-        } => one_worker()?.block_on(streams(addr, count, hold, server_pid)),
+        } => {
+            let mode = if hold {
+                StreamsMode::Hold
+            } else if connect_only {
+                StreamsMode::ConnectOnly
+            } else {
+                StreamsMode::FirstEvent
+            };
+            one_worker()?.block_on(streams(addr, count, mode, server_pid))
+        }
         Command::Handler {
             count,
             conversation_log,

@@ -334,8 +334,8 @@ struct SubscriberState {
     kind: StreamKind,
     store: Arc<dyn TaskStore>,
     caller: Caller,
-    /// Boxed: the state moves in and out of the stream's future at every
-    /// event, and an event inline makes it 520 bytes instead of about 200.
+    /// Boxed: an event inline would make the state 520 bytes instead of
+    /// about 200, for the one event that only follow-ups have.
     pending: Option<Box<StreamResponse>>,
     done: Option<Arc<super::Signals>>,
     _prune: PruneOnDrop,
@@ -375,7 +375,11 @@ pub(crate) fn subscriber_stream(
         done,
         _prune,
     };
-    futures::stream::unfold(state, |mut state| async move {
+    // The state is boxed: `unfold` moves it into a new future at every event
+    // and back out with the event, and a pointer is cheaper to move than its
+    // 200 bytes (streaming call and close, callgrind: 66,073 -> 65,469
+    // instructions).
+    futures::stream::unfold(Box::new(state), |mut state| async move {
         if let Some(event) = state.pending.take() {
             return Some((Ok(*event), state));
         }

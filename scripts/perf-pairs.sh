@@ -61,7 +61,7 @@ for run in 1 2 3; do
   for mode in bare sdk; do
     start "$mode"
     printf 'streams run %s %-4s: ' "$run" "$mode"
-    taskset -c 1 "$B" streams --addr 127.0.0.1:"$PORT" --count 1000
+    taskset -c 1 "$B" streams --addr 127.0.0.1:"$PORT" --count 1000 --server-pid "$pid"
     stop
   done
 done

@@ -1019,10 +1019,10 @@ async fn streams(
                 {
                     let first = sent.elapsed();
                     let rank = arrived.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    if let (true, Some(pid)) = (rank == p99_rank, server_pid) {
-                        if let Ok(counters) = cpu_and_faults_of(pid) {
-                            let _ = server_at_p99.set(counters);
-                        }
+                    if let (true, Some(pid)) = (rank == p99_rank, server_pid)
+                        && let Ok(counters) = cpu_and_faults_of(pid)
+                    {
+                        let _ = server_at_p99.set(counters);
                     }
                     if hold {
                         let released = release.notified();

@@ -46,9 +46,10 @@ fi
 # STREAMS=1: instructions per streaming SendMessage, each on its own
 # connection (`a2a-bench streams`: connect, fetch the card, then all streams
 # at once): 100 and then 400 streams, the difference over 300; and the same
-# with `--connect-only`, so that what is left is the timed part alone (the
-# streaming call, its events and the connection's close). The bare handler
-# (its task as one SSE event) beside it for scale.
+# with `--connect-only` (connect, fetch the card, close), so that what is
+# left is the timed part alone: the streaming call, its events and the
+# stream's own teardown. The bare handler (its task as one SSE event) beside
+# it for scale.
 if [ "${STREAMS:-0}" = 1 ]; then
   per_stream() { # label server-mode streams-args...
     for n in 100 400; do
@@ -62,7 +63,7 @@ if [ "${STREAMS:-0}" = 1 ]; then
   }
   for mode in sdk bare; do
     all=$(per_stream "$mode" "$mode"); setup=$(per_stream "$mode-setup" "$mode" --connect-only)
-    echo "streams $mode: $all instructions per stream with its connection and card, $((all - setup)) for the streaming call and close alone"
+    echo "streams $mode: $all instructions per stream with its connection and card, $((all - setup)) for the streaming call alone"
   done
 fi
 # GENERATOR=1: the load generators' own instructions per call (the server

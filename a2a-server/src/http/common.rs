@@ -268,6 +268,9 @@ pub(crate) fn sse_frame(write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
     Bytes::from(frame)
 }
 
+/// The longest keep-alive interval an SSE stream uses (a longer one is cut to it).
+const LONGEST_KEEP_ALIVE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
 /// The SSE comment sent on a stream that has been quiet for the keep-alive interval.
 const KEEP_ALIVE_COMMENT: &[u8] = b":\n\n";
 
@@ -354,11 +357,16 @@ pub(crate) fn sse_response(
     events: impl Stream<Item = Bytes> + Send + Unpin + 'static,
     keep_alive: Option<Duration>,
 ) -> Response {
-    let keep_alive = keep_alive.map(|interval| KeepAlive {
-        interval,
-        timer: None,
-        armed: false,
-    });
+    // A zero interval would send comments in a busy loop, so it means off, as
+    // `None` does; a longer interval than a year is as good as off too, and
+    // capped so a deadline is never past what `Instant` can hold.
+    let keep_alive = keep_alive
+        .filter(|interval| !interval.is_zero())
+        .map(|interval| KeepAlive {
+            interval: interval.min(LONGEST_KEEP_ALIVE),
+            timer: None,
+            armed: false,
+        });
     let mut response = Response::new(Body::new(SseBody { events, keep_alive }));
     let headers = response.headers_mut();
     headers.insert(
@@ -374,6 +382,7 @@ pub(crate) fn sse_response(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn pieces(parts: &[&'static str]) -> Body {
         let parts: Vec<Result<Bytes, std::io::Error>> = parts
@@ -387,6 +396,16 @@ mod tests {
         body: &mut B,
     ) -> Option<Result<hyper::body::Frame<B::Data>, B::Error>> {
         std::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_frame(cx)).await
+    }
+
+    /// A waker that records that it was woken.
+    #[derive(Default)]
+    struct WakeFlag(std::sync::atomic::AtomicBool);
+
+    impl std::task::Wake for WakeFlag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     /// The next frame of `body` if one is ready now, as text; `None` if it is
@@ -442,9 +461,18 @@ mod tests {
         );
         tokio::time::advance(Duration::from_secs(1)).await;
         assert_eq!(ready_frame(&mut body).as_deref(), Some(":\n\n"));
-        // Quiet on: a comment each interval, and the events still come.
-        assert_eq!(ready_frame(&mut body), None);
+        // Quiet on: a comment each interval, and the events still come. The
+        // lull's end must wake the reader by itself: nothing else would poll
+        // a quiet stream again.
+        let woken = Arc::new(WakeFlag::default());
+        let waker = std::task::Waker::from(woken.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        assert!(hyper::body::Body::poll_frame(std::pin::Pin::new(&mut body), &mut cx).is_pending());
         tokio::time::advance(interval).await;
+        assert!(
+            woken.0.load(std::sync::atomic::Ordering::SeqCst),
+            "the timer woke the body"
+        );
         assert_eq!(ready_frame(&mut body).as_deref(), Some(":\n\n"));
         events
             .unbounded_send(Bytes::from_static(b"data: 4\n\n"))
@@ -455,6 +483,17 @@ mod tests {
             next_frame(&mut body).await.is_none(),
             "the stream's end ends the body"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_zero_keep_alive_interval_sends_no_comments() {
+        let (events, quiet_stream) = futures::channel::mpsc::unbounded::<Bytes>();
+        let mut body = sse_response(quiet_stream, Some(Duration::ZERO)).into_body();
+        assert_eq!(ready_frame(&mut body), None);
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(ready_frame(&mut body), None, "no comment, no busy loop");
+        events.unbounded_send(Bytes::from_static(b"data: 1\n\n")).unwrap();
+        assert_eq!(ready_frame(&mut body).as_deref(), Some("data: 1\n\n"));
     }
 
     #[tokio::test]

@@ -43,7 +43,7 @@ pub struct HttpConfig {
     /// How long a request body may take to arrive in full (default 30 s); a
     /// slower one is refused.
     pub body_read_timeout: Duration,
-    /// Interval of SSE keep-alive comments (`None`: off).
+    /// Interval of SSE keep-alive comments (`None` or zero: off).
     pub keep_alive: Option<Duration>,
     /// `max-age` of the agent card's `Cache-Control`, in seconds.
     pub card_max_age: u64,

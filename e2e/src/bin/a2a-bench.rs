@@ -906,17 +906,21 @@ fn report(seconds: u64, mut all: Vec<Duration>) {
 /// `/proc/PID/stat`).
 fn cpu_and_faults_of(pid: u32) -> anyhow::Result<(Duration, u64)> {
     let mut nanos = 0u64;
+    let mut threads_read = 0;
     for thread in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        // A thread that ends between the listing and the read is skipped.
+        // A thread that ends between the listing and the read is skipped
+        // (the server's threads are its runtime's, which live as long as it).
         let Ok(schedstat) = std::fs::read_to_string(thread?.path().join("schedstat")) else {
             continue;
         };
+        threads_read += 1;
         nanos += schedstat
             .split_whitespace()
             .next()
             .context("empty schedstat")?
             .parse::<u64>()?;
     }
+    anyhow::ensure!(threads_read > 0, "no schedstat for process {pid}");
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // The fields after the command name (which may hold spaces) start with
     // the state; minflt is the tenth field of the line, the eighth after it.
@@ -978,7 +982,14 @@ async fn streams(
     let opened = std::sync::Arc::new(tokio::sync::Barrier::new(count + 1));
     // The server's counters when the first event that sets the p99 arrives:
     // what the server spent up to it, apart from what it spends after.
-    let p99_rank = (count * 99).div_ceil(100).max(1);
+    // The rank `percentile` reads the p99 from; the order first events arrive
+    // in is near enough the order of their latencies for this figure.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let p99_rank = ((count.max(1) as f64 - 1.0) * 0.99).round() as usize + 1;
     let arrived = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let server_at_p99 = std::sync::Arc::new(std::sync::OnceLock::new());
     let mut tasks = Vec::new();
@@ -992,48 +1003,69 @@ async fn streams(
             server_at_p99.clone(),
         );
         tasks.push(tokio::spawn(async move {
-            let mut sender = connect(addr).await?;
             // One request first, so the server has accepted and set up every
             // connection before the clock starts: this measures streams, not
             // connection setup.
-            let card = hyper::Request::get(a2a_core::AGENT_CARD_PATH)
-                .header("host", "127.0.0.1")
-                .body(Full::new(Bytes::new()))?;
-            sender
-                .send_request(card)
-                .await?
-                .into_body()
-                .collect()
-                .await?;
+            let connected = async {
+                let mut sender = connect(addr).await?;
+                let card = hyper::Request::get(a2a_core::AGENT_CARD_PATH)
+                    .header("host", "127.0.0.1")
+                    .body(Full::new(Bytes::new()))?;
+                sender
+                    .send_request(card)
+                    .await?
+                    .into_body()
+                    .collect()
+                    .await?;
+                anyhow::Ok(sender)
+            }
+            .await;
+            // Every task passes both barriers whatever happens to its own
+            // connection, so a failed one is reported instead of leaving the
+            // rest waiting for it.
             barrier.wait().await;
-            if mode == StreamsMode::ConnectOnly {
-                return anyhow::Ok(Duration::ZERO);
-            }
-            let sent = Instant::now();
-            let response = sender.send_request(post(body)).await?;
-            let mut body = response.into_body();
-            while let Some(frame) = body.frame().await {
-                if frame?
-                    .data_ref()
-                    .is_some_and(|d| d.windows(5).any(|w| w == b"data:"))
-                {
-                    let first = sent.elapsed();
-                    let rank = arrived.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    if let (true, Some(pid)) = (rank == p99_rank, server_pid)
-                        && let Ok(counters) = cpu_and_faults_of(pid)
-                    {
-                        let _ = server_at_p99.set(counters);
-                    }
-                    if hold {
-                        let released = release.notified();
-                        opened.wait().await;
-                        released.await;
-                        drop((body, sender));
-                    }
-                    return anyhow::Ok(first);
+            let mut reached_opened = false;
+            let timed = async {
+                let mut sender = connected?;
+                if mode == StreamsMode::ConnectOnly {
+                    return anyhow::Ok(Duration::ZERO);
                 }
+                let sent = Instant::now();
+                let response = sender.send_request(post(body)).await?;
+                let mut body = response.into_body();
+                while let Some(frame) = body.frame().await {
+                    if frame?
+                        .data_ref()
+                        .is_some_and(|d| d.windows(5).any(|w| w == b"data:"))
+                    {
+                        let first = sent.elapsed();
+                        let rank = arrived.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        // Read on this (the only) worker: it delays the streams
+                        // still to come by one read of /proc, about as long
+                        // as a first event takes to handle here.
+                        #[allow(clippy::collapsible_if)] // the MSRV has no let chains
+                        if let (true, Some(pid)) = (rank == p99_rank, server_pid) {
+                            if let Ok(counters) = cpu_and_faults_of(pid) {
+                                let _ = server_at_p99.set(counters);
+                            }
+                        }
+                        if hold {
+                            let released = release.notified();
+                            reached_opened = true;
+                            opened.wait().await;
+                            released.await;
+                            drop((body, sender));
+                        }
+                        return anyhow::Ok(first);
+                    }
+                }
+                anyhow::bail!("stream ended without an event")
             }
-            anyhow::bail!("stream ended without an event")
+            .await;
+            if hold && !reached_opened {
+                opened.wait().await;
+            }
+            timed
         }));
     }
     barrier.wait().await;

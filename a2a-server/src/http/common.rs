@@ -492,7 +492,9 @@ mod tests {
         assert_eq!(ready_frame(&mut body), None);
         tokio::time::advance(Duration::from_secs(60)).await;
         assert_eq!(ready_frame(&mut body), None, "no comment, no busy loop");
-        events.unbounded_send(Bytes::from_static(b"data: 1\n\n")).unwrap();
+        events
+            .unbounded_send(Bytes::from_static(b"data: 1\n\n"))
+            .unwrap();
         assert_eq!(ready_frame(&mut body).as_deref(), Some("data: 1\n\n"));
     }
 

@@ -392,12 +392,6 @@ mod tests {
         Body::from_stream(futures::stream::iter(parts))
     }
 
-    async fn next_frame<B: hyper::body::Body + Unpin>(
-        body: &mut B,
-    ) -> Option<Result<hyper::body::Frame<B::Data>, B::Error>> {
-        std::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_frame(cx)).await
-    }
-
     /// A waker that records that it was woken.
     #[derive(Default)]
     struct WakeFlag(std::sync::atomic::AtomicBool);
@@ -415,7 +409,8 @@ mod tests {
         B::Error: std::fmt::Debug,
     {
         use futures::FutureExt as _;
-        let frame = next_frame(body).now_or_never()?;
+        use http_body_util::BodyExt as _;
+        let frame = body.frame().now_or_never()?;
         let data = frame.unwrap().unwrap().into_data().unwrap();
         Some(String::from_utf8(data.to_vec()).unwrap())
     }
@@ -479,8 +474,9 @@ mod tests {
             .unwrap();
         assert_eq!(ready_frame(&mut body).as_deref(), Some("data: 4\n\n"));
         drop(events);
+        use http_body_util::BodyExt as _;
         assert!(
-            next_frame(&mut body).await.is_none(),
+            body.frame().await.is_none(),
             "the stream's end ends the body"
         );
     }

@@ -323,9 +323,13 @@ impl InMemoryTaskStore {
 
     /// The shard of the task whose id hashes to `hash`.
     fn shard(&self, hash: u64) -> MutexGuard<'_, Shard> {
-        let index = usize::try_from(hash % SHARDS as u64).unwrap_or(0);
-        lock(&self.shards[index])
+        lock(&self.shards[shard_index(hash)])
     }
+}
+
+/// The shard that holds the task whose id hashes to `hash`.
+fn shard_index(hash: u64) -> usize {
+    usize::try_from(hash % SHARDS as u64).unwrap_or(0)
 }
 
 /// A poisoned shard only means another thread panicked mid-write of plain data
@@ -843,9 +847,9 @@ mod tests {
         // A context whose tasks are all gone is forgotten (its entry goes in
         // each shard that held one of them), then counted anew.
         let last = [format!("t{}", 5), format!("t{}", 5 + 2 * contexts)];
-        let shards_of_c5: std::collections::BTreeSet<u64> = last
+        let shards_of_c5: std::collections::BTreeSet<usize> = last
             .iter()
-            .map(|id| store.id_hash(id) % SHARDS as u64)
+            .map(|id| shard_index(store.id_hash(id)))
             .collect();
         for id in &last {
             store.delete(&alice, id).await.unwrap();

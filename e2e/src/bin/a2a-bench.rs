@@ -685,13 +685,18 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
+    sorted[percentile_index(sorted.len(), p)]
+}
+
+/// Where the `p` percentile of `len` sorted values (at least one) is.
+fn percentile_index(len: usize, p: f64) -> usize {
     #[allow(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
         clippy::cast_precision_loss
     )]
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
+    let index = ((len as f64 - 1.0) * p).round() as usize;
+    index.min(len.saturating_sub(1))
 }
 
 /// One connection of the load generator: sends one blocking SendMessage.
@@ -983,13 +988,12 @@ async fn streams(
     // The server's counters when the first event that sets the p99 arrives:
     // what the server spent up to it, apart from what it spends after.
     // The rank `percentile` reads the p99 from; the order first events arrive
-    // in is near enough the order of their latencies for this figure.
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss
-    )]
-    let p99_rank = ((count.max(1) as f64 - 1.0) * 0.99).round() as usize + 1;
+    // in is near enough the order of their latencies for this figure. Held
+    // streams report memory instead.
+    let p99_rank = match mode {
+        StreamsMode::FirstEvent => percentile_index(count.max(1), 0.99) + 1,
+        StreamsMode::Hold | StreamsMode::ConnectOnly => 0,
+    };
     let arrived = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let server_at_p99 = std::sync::Arc::new(std::sync::OnceLock::new());
     let mut tasks = Vec::new();

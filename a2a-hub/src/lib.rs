@@ -27,9 +27,7 @@
 
 mod agent;
 pub mod config;
-pub mod delivery;
 mod error;
-mod guards;
 pub mod http;
 mod hub;
 mod model;
@@ -42,6 +40,7 @@ pub use self::agent::{
 };
 pub use self::config::{ChannelConfig, DeliveryPolicy, GuardConfig, HubConfig, ObserverConfig};
 pub use self::error::{HubError, HubErrorKind};
+pub use self::hub::delivery;
 pub use self::hub::{
     AgentLink, DEFAULT_HUB_NAME, HUB_METADATA, Hub, HubBuilder, MAX_PAGE, MAX_TEXT_BYTES, Post,
 };

@@ -26,6 +26,7 @@
 //! minute pauses until a person resumes it or a cool-down passes.
 
 mod agent;
+pub mod api;
 pub mod config;
 mod error;
 pub mod http;

@@ -92,6 +92,26 @@ struct Routed {
     tripped: Option<Tripped>,
 }
 
+impl<'a> Draft<'a> {
+    fn new(
+        from: &'a Sender,
+        mentions: &'a [String],
+        members: &'a [String],
+        now: DateTime<Utc>,
+    ) -> Self {
+        Draft {
+            from,
+            mentions,
+            members,
+            now,
+            unrouted: None,
+            writes: Vec::new(),
+            threads: Vec::new(),
+            tripped: None,
+        }
+    }
+}
+
 impl Hub {
     /// Posts a message: stores it, then calls its handlers (without waiting
     /// for them) and records it for its observers. Answers once the message
@@ -210,16 +230,7 @@ impl Hub {
         let sink = self.inner.config.is_sink(&channel);
         let mut state = self.state();
         let state = &mut *state;
-        let mut draft = Draft {
-            from: &post.from,
-            mentions: &mentions,
-            members: &members,
-            now,
-            unrouted: None,
-            writes: Vec::new(),
-            threads: Vec::new(),
-            tripped: None,
-        };
+        let mut draft = Draft::new(&post.from, &mentions, &members, now);
         let mut decision = match &post.thread {
             Some(thread) => self.route_in_thread(state, &mut draft, thread)?,
             None => {

@@ -24,6 +24,10 @@
 //! circles: the hub's own messages call nobody, a pair may collaborate three
 //! times in five minutes, and a thread of more than six messages in a
 //! minute pauses until a person resumes it or a cool-down passes.
+//!
+//! People and scripts reach the hub through its HTTP API and live feed
+//! ([`http`], served beside the gateway), and programs call that API with
+//! [`api::HubApiClient`], which shares the API's types.
 
 mod agent;
 pub mod api;

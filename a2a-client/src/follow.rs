@@ -93,6 +93,53 @@ pub enum StreamCut {
     Silent(Duration),
 }
 
+/// How a [`TaskFollower`] follows: what it does between streams, and its
+/// limits.
+#[derive(Debug, Clone)]
+pub struct FollowOptions {
+    /// Whether a read that leaves the caller waiting is followed by a new
+    /// subscription (default) or, polling, by another read.
+    pub resubscribe: bool,
+    /// The pause before subscribing or reading again (default 50 ms); it
+    /// doubles each time up to `longest_pause`, and goes back to it when
+    /// the caller says the task moved ([`TaskFollower::poll_sooner`]).
+    pub first_pause: Duration,
+    /// The longest pause (default 30 s).
+    pub longest_pause: Duration,
+    /// Failed reads in a row before giving up (default 3; at least 1). A
+    /// read answered with `TaskNotFound` gives up at once.
+    pub give_up_after: u32,
+    /// How much history each read asks for (default: the agent's choice).
+    pub history_length: Option<i32>,
+    /// Bounds each read and each subscription's opening (default: only the
+    /// client's own limits).
+    pub call_timeout: Option<Duration>,
+    /// How long a stream may say nothing before it counts as cut (default:
+    /// only the client's own limits).
+    pub idle_timeout: Option<Duration>,
+    /// When to give up on the task: reading or pausing past it fails with a
+    /// timeout that names the task.
+    pub deadline: Option<Instant>,
+    /// The options of every call the follower makes.
+    pub call_options: Option<CallOptions>,
+}
+
+impl Default for FollowOptions {
+    fn default() -> Self {
+        FollowOptions {
+            resubscribe: true,
+            first_pause: FIRST_PAUSE,
+            longest_pause: LONGEST_PAUSE,
+            give_up_after: GIVE_UP_AFTER,
+            history_length: None,
+            call_timeout: None,
+            idle_timeout: None,
+            deadline: None,
+            call_options: None,
+        }
+    }
+}
+
 /// What stops a follower, as given to [`TaskFollower::stop_when`].
 type StopSignal<'c> = Pin<Box<dyn Future<Output = ()> + Send + 'c>>;
 
@@ -116,17 +163,9 @@ pub struct TaskFollower<'c> {
     client: &'c Client,
     task_id: Option<String>,
     step: Step,
-    resubscribe: bool,
-    first_pause: Duration,
-    longest_pause: Duration,
+    options: FollowOptions,
     pause: Duration,
-    give_up_after: u32,
     failures: u32,
-    history_length: Option<i32>,
-    call_timeout: Option<Duration>,
-    idle_timeout: Option<Duration>,
-    deadline: Option<Instant>,
-    options: Option<CallOptions>,
     stop: Option<StopSignal<'c>>,
 }
 
@@ -134,7 +173,7 @@ impl std::fmt::Debug for TaskFollower<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskFollower")
             .field("task_id", &self.task_id)
-            .field("resubscribe", &self.resubscribe)
+            .field("options", &self.options)
             .field("pause", &self.pause)
             .field("failures", &self.failures)
             .finish_non_exhaustive()
@@ -147,17 +186,9 @@ impl<'c> TaskFollower<'c> {
             client,
             task_id,
             step,
-            resubscribe: true,
-            first_pause: FIRST_PAUSE,
-            longest_pause: LONGEST_PAUSE,
+            options: FollowOptions::default(),
             pause: FIRST_PAUSE,
-            give_up_after: GIVE_UP_AFTER,
             failures: 0,
-            history_length: None,
-            call_timeout: None,
-            idle_timeout: None,
-            deadline: None,
-            options: None,
             stop: None,
         }
     }
@@ -179,67 +210,11 @@ impl<'c> TaskFollower<'c> {
         TaskFollower::starting(client, task_id, Step::Stream(stream))
     }
 
-    /// Whether a read that leaves the caller waiting is followed by a new
-    /// subscription (default) or, polling, by another read.
+    /// Follows as `options` say.
     #[must_use]
-    pub fn resubscribe(mut self, resubscribe: bool) -> Self {
-        self.resubscribe = resubscribe;
-        self
-    }
-
-    /// The pause before subscribing or reading again: `first` (default
-    /// 50 ms), doubling each time up to `longest` (default 30 s).
-    #[must_use]
-    pub fn pauses(mut self, first: Duration, longest: Duration) -> Self {
-        self.first_pause = first;
-        self.longest_pause = longest.max(first);
-        self.pause = first;
-        self
-    }
-
-    /// Gives up after this many failed reads in a row (default 3; at least
-    /// 1). A read answered with `TaskNotFound` gives up at once.
-    #[must_use]
-    pub fn give_up_after(mut self, reads: u32) -> Self {
-        self.give_up_after = reads.max(1);
-        self
-    }
-
-    /// How much history each read asks for (default: the agent's choice).
-    #[must_use]
-    pub fn history_length(mut self, history_length: Option<i32>) -> Self {
-        self.history_length = history_length;
-        self
-    }
-
-    /// Bounds each read and each subscription's opening (default: only the
-    /// client's own limits).
-    #[must_use]
-    pub fn call_timeout(mut self, timeout: Duration) -> Self {
-        self.call_timeout = Some(timeout);
-        self
-    }
-
-    /// How long a stream may say nothing before it counts as cut (default:
-    /// only the client's own limits).
-    #[must_use]
-    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = Some(timeout);
-        self
-    }
-
-    /// When to give up on the task: reading or pausing past it fails with a
-    /// timeout that names the task.
-    #[must_use]
-    pub fn deadline(mut self, deadline: Option<Instant>) -> Self {
-        self.deadline = deadline;
-        self
-    }
-
-    /// The options of every call the follower makes.
-    #[must_use]
-    pub fn call_options(mut self, options: CallOptions) -> Self {
-        self.options = Some(options);
+    pub fn options(mut self, options: FollowOptions) -> Self {
+        self.pause = options.first_pause;
+        self.options = options;
         self
     }
 
@@ -267,7 +242,7 @@ impl<'c> TaskFollower<'c> {
     /// Goes back to the first pause: the task has moved, so it is worth
     /// looking again soon.
     pub fn poll_sooner(&mut self) {
-        self.pause = self.first_pause;
+        self.pause = self.options.first_pause;
     }
 
     /// The next event or read of the task. A call dropped before it ends
@@ -301,7 +276,7 @@ impl<'c> TaskFollower<'c> {
         &mut self,
         mut stream: EventStream,
     ) -> Result<Option<FollowUpdate>, FollowError> {
-        let idle = self.idle_timeout;
+        let idle = self.options.idle_timeout;
         let next = async {
             match idle {
                 Some(idle) => tokio::time::timeout(idle, stream.next())
@@ -310,7 +285,7 @@ impl<'c> TaskFollower<'c> {
                 None => Ok(stream.next().await),
             }
         };
-        let next = within(self.deadline, self.task_id.as_deref(), next);
+        let next = within(self.options.deadline, self.task_id.as_deref(), next);
         let got = until_stopped(&mut self.stop, next)
             .await?
             .map_err(FollowError::Failed)?;
@@ -356,13 +331,14 @@ impl<'c> TaskFollower<'c> {
             id,
             ..SubscribeToTaskRequest::default()
         };
+        let options = &self.options;
         let call = self
             .client
-            .subscribe_to_task(request, self.options.as_ref());
+            .subscribe_to_task(request, options.call_options.as_ref());
         let opened = within(
-            self.deadline,
+            options.deadline,
             self.task_id.as_deref(),
-            bounded(self.call_timeout, call),
+            bounded(options.call_timeout, call),
         );
         let opened = until_stopped(&mut self.stop, opened)
             .await?
@@ -381,8 +357,8 @@ impl<'c> TaskFollower<'c> {
     /// the limit.
     async fn read(&mut self) -> Result<Option<FollowUpdate>, FollowError> {
         let id = self.known_task()?;
-        let mut options = self.options.clone();
-        if let Some(deadline) = self.deadline {
+        let mut options = self.options.call_options.clone();
+        if let Some(deadline) = self.options.deadline {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(FollowError::Failed(timed_out(Some(&id))));
@@ -391,16 +367,16 @@ impl<'c> TaskFollower<'c> {
         }
         let request = GetTaskRequest {
             id: id.clone(),
-            history_length: self.history_length,
+            history_length: self.options.history_length,
             ..GetTaskRequest::default()
         };
         let call = self.client.get_task(request, options.as_ref());
-        let read = until_stopped(&mut self.stop, bounded(self.call_timeout, call)).await?;
+        let read = until_stopped(&mut self.stop, bounded(self.options.call_timeout, call)).await?;
         match read {
             Ok(task) => {
                 self.failures = 0;
                 self.step = Step::Pause {
-                    then_subscribe: self.resubscribe,
+                    then_subscribe: self.options.resubscribe,
                 };
                 Ok(Some(FollowUpdate::Task(task)))
             }
@@ -408,7 +384,7 @@ impl<'c> TaskFollower<'c> {
                 let err = err.with_task_id(id);
                 self.failures += 1;
                 let gone = err.protocol_kind() == Some(ErrorKind::TaskNotFound);
-                if gone || self.failures >= self.give_up_after {
+                if gone || self.failures >= self.options.give_up_after.max(1) {
                     return Err(FollowError::Failed(err));
                 }
                 tracing::debug!(task_id = ?err.task_id(), error = %err, failures = self.failures, "reading the task failed; trying again");
@@ -424,14 +400,15 @@ impl<'c> TaskFollower<'c> {
     /// deadline, and fails), doubles it, and moves on.
     async fn pause(&mut self, then_subscribe: bool) -> Result<(), FollowError> {
         let wait = self.pause;
-        if let Some(deadline) = self.deadline {
+        if let Some(deadline) = self.options.deadline {
             if Instant::now() + wait >= deadline {
                 until_stopped(&mut self.stop, tokio::time::sleep_until(deadline)).await?;
                 return Err(FollowError::Failed(timed_out(self.task_id.as_deref())));
             }
         }
         until_stopped(&mut self.stop, tokio::time::sleep(wait)).await?;
-        self.pause = wait.saturating_mul(2).min(self.longest_pause);
+        let longest = self.options.longest_pause.max(self.options.first_pause);
+        self.pause = wait.saturating_mul(2).min(longest);
         self.step = match then_subscribe {
             true => Step::Subscribe,
             false => Step::Read,
@@ -556,15 +533,15 @@ where
             settled_or_reply => return Ok(settled_or_reply),
         }
     };
-    let mut follower = follower
-        .resubscribe(false)
-        .pauses(FIRST_PAUSE, Duration::from_secs(2))
-        .give_up_after(1)
-        .history_length(history_length)
-        .deadline(deadline);
-    if let Some(options) = options {
-        follower = follower.call_options(options.clone());
-    }
+    let mut follower = follower.options(FollowOptions {
+        resubscribe: false,
+        longest_pause: Duration::from_secs(2),
+        give_up_after: 1,
+        history_length,
+        deadline,
+        call_options: options.cloned(),
+        ..FollowOptions::default()
+    });
     until_answered(&mut follower, &sent, follow_up)
         .await
         .map_err(|err| match err {

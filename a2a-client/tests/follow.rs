@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a_client::{
-    Client, ClientBuilder, ClientErrorKind, FollowError, FollowUpdate, RetryPolicy, StreamCut,
-    TaskFollower,
+    Client, ClientBuilder, ClientErrorKind, FollowError, FollowOptions, FollowUpdate, RetryPolicy,
+    StreamCut, TaskFollower,
 };
 use a2a_core::{
     AgentCard, ErrorKind, StreamResponse, Task, TaskState, TaskStatusUpdateEvent, binding,
@@ -116,7 +116,14 @@ async fn agent(answers: Vec<Answer>, otherwise: Option<Answer>) -> (Client, Arc<
     (client.build(card).unwrap(), script)
 }
 
-const QUICK: Duration = Duration::from_millis(1);
+/// Pauses of a millisecond.
+fn quick() -> FollowOptions {
+    FollowOptions {
+        first_pause: Duration::from_millis(1),
+        longest_pause: Duration::from_millis(1),
+        ..FollowOptions::default()
+    }
+}
 
 #[tokio::test]
 async fn a_cut_subscription_is_followed_by_a_read_then_a_new_subscription() {
@@ -130,7 +137,7 @@ async fn a_cut_subscription_is_followed_by_a_read_then_a_new_subscription() {
         None,
     )
     .await;
-    let mut follower = TaskFollower::subscribing(&client, "t-1").pauses(QUICK, QUICK);
+    let mut follower = TaskFollower::subscribing(&client, "t-1").options(quick());
     let mut events = 0;
     let task = loop {
         match follower.next().await.unwrap() {
@@ -164,9 +171,11 @@ async fn a_polling_follower_reads_until_its_caller_has_heard_enough() {
         None,
     )
     .await;
-    let mut follower = TaskFollower::reading(&client, "t-1")
-        .resubscribe(false)
-        .pauses(QUICK, QUICK);
+    let polling = FollowOptions {
+        resubscribe: false,
+        ..quick()
+    };
+    let mut follower = TaskFollower::reading(&client, "t-1").options(polling);
     let mut states = Vec::new();
     while states.last() != Some(&TaskState::InputRequired) {
         match follower.next().await.unwrap() {
@@ -180,9 +189,11 @@ async fn a_polling_follower_reads_until_its_caller_has_heard_enough() {
 #[tokio::test]
 async fn failed_reads_are_tried_again_up_to_the_limit_and_name_the_task() {
     let (client, script) = agent(Vec::new(), Some(Answer::Broken)).await;
-    let mut follower = TaskFollower::reading(&client, "t-1")
-        .pauses(QUICK, QUICK)
-        .give_up_after(3);
+    let three = FollowOptions {
+        give_up_after: 3,
+        ..quick()
+    };
+    let mut follower = TaskFollower::reading(&client, "t-1").options(three);
     let Err(FollowError::Failed(err)) = follower.next().await else {
         panic!("the follower did not give up");
     };
@@ -193,7 +204,11 @@ async fn failed_reads_are_tried_again_up_to_the_limit_and_name_the_task() {
 #[tokio::test]
 async fn a_task_the_agent_does_not_know_ends_the_follow_at_once() {
     let (client, script) = agent(Vec::new(), Some(Answer::Error(-32001))).await;
-    let mut follower = TaskFollower::reading(&client, "t-1").give_up_after(10);
+    let ten = FollowOptions {
+        give_up_after: 10,
+        ..FollowOptions::default()
+    };
+    let mut follower = TaskFollower::reading(&client, "t-1").options(ten);
     let Err(FollowError::Failed(err)) = follower.next().await else {
         panic!("the follower did not give up");
     };
@@ -202,34 +217,20 @@ async fn a_task_the_agent_does_not_know_ends_the_follow_at_once() {
 }
 
 #[tokio::test]
-async fn a_subscription_that_cannot_be_made_is_followed_by_a_read() {
-    let (client, script) = agent(
-        vec![Answer::Error(-32004), Answer::Task(TaskState::Completed)],
-        None,
-    )
-    .await;
-    let mut follower = TaskFollower::subscribing(&client, "t-1");
-    let FollowUpdate::Task(task) = follower.next().await.unwrap() else {
-        panic!("no read after the subscription failed");
-    };
-    assert_eq!(task.status.state, TaskState::Completed);
-    assert_eq!(script.calls(), ["SubscribeToTask", "GetTask"]);
-}
-
-#[tokio::test]
-async fn a_silent_stream_counts_as_cut_after_the_idle_timeout() {
-    let (client, script) = agent(
-        vec![Answer::Silence, Answer::Task(TaskState::Working)],
-        None,
-    )
-    .await;
-    let mut follower =
-        TaskFollower::subscribing(&client, "t-1").idle_timeout(Duration::from_millis(50));
-    let FollowUpdate::Task(task) = follower.next().await.unwrap() else {
-        panic!("no read after the silence");
-    };
-    assert_eq!(task.status.state, TaskState::Working);
-    assert_eq!(script.calls(), ["SubscribeToTask", "GetTask"]);
+async fn a_subscription_that_cannot_be_made_or_goes_silent_is_followed_by_a_read() {
+    let idle = Duration::from_millis(50);
+    for opened in [Answer::Error(-32004), Answer::Silence] {
+        let read = Answer::Task(TaskState::Working);
+        let (client, script) = agent(vec![opened, read], None).await;
+        let options = FollowOptions {
+            idle_timeout: Some(idle),
+            ..FollowOptions::default()
+        };
+        let mut follower = TaskFollower::subscribing(&client, "t-1").options(options);
+        let update = follower.next().await.unwrap();
+        assert!(matches!(update, FollowUpdate::Task(_)), "{update:?}");
+        assert_eq!(script.calls(), ["SubscribeToTask", "GetTask"]);
+    }
 }
 
 #[tokio::test]
@@ -254,10 +255,14 @@ async fn the_stop_signal_ends_a_follow_and_every_later_call() {
 async fn past_the_deadline_the_follow_fails_naming_the_task() {
     let (client, _script) = agent(Vec::new(), Some(Answer::Task(TaskState::Working))).await;
     let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
-    let mut follower = TaskFollower::reading(&client, "t-1")
-        .resubscribe(false)
-        .pauses(Duration::from_millis(10), Duration::from_millis(40))
-        .deadline(Some(deadline));
+    let options = FollowOptions {
+        resubscribe: false,
+        first_pause: Duration::from_millis(10),
+        longest_pause: Duration::from_millis(40),
+        deadline: Some(deadline),
+        ..FollowOptions::default()
+    };
+    let mut follower = TaskFollower::reading(&client, "t-1").options(options);
     let err = loop {
         match follower.next().await {
             Ok(FollowUpdate::Task(_)) => {}

@@ -397,13 +397,14 @@ fn insert_observed(
     Ok(())
 }
 
-/// The participants of each thread, with the order they joined in, and the
-/// last order given.
-fn load_participants(
-    conn: &Connection,
-) -> Result<(HashMap<String, Vec<(u64, String)>>, u64), HubError> {
+/// The participants of each thread (by its id), with the order each
+/// joined in.
+type Participants = HashMap<String, Vec<(u64, String)>>;
+
+/// The participants of each thread, and the last order given.
+fn load_participants(conn: &Connection) -> Result<(Participants, u64), HubError> {
     let e = |err: rusqlite::Error| store_error(&err);
-    let mut participants: HashMap<String, Vec<(u64, String)>> = HashMap::new();
+    let mut participants = Participants::new();
     let mut last = 0;
     let mut statement = conn
         .prepare("SELECT thread_id, agent, seq FROM participants")
@@ -429,7 +430,7 @@ fn load_participants(
 /// The threads, each with its `participants` in the order they joined.
 fn load_threads(
     conn: &Connection,
-    mut participants: HashMap<String, Vec<(u64, String)>>,
+    mut participants: Participants,
 ) -> Result<Vec<LoadedThread>, HubError> {
     let e = |err: rusqlite::Error| store_error(&err);
     let mut threads = Vec::new();

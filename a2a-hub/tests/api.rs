@@ -14,23 +14,12 @@ use a2a_hub::api::{
     CollaborateRequest, FeedEvent, HubApiClient, HubApiError, HubApiErrorKind, HubFeed,
     MessagesQuery, PostMessage,
 };
-use a2a_hub::{ChannelConfig, HubConfig, HubErrorKind, HubMessage, Sender};
+use a2a_hub::{HubErrorKind, HubMessage, Sender};
 use a2a_server::auth::{BearerAuth, Principal};
-use support::{World, team, world, world_built};
-
-fn config() -> HubConfig {
-    HubConfig {
-        channels: vec![
-            ChannelConfig::new("general").default_agent("gamma"),
-            ChannelConfig::new("ops"),
-        ],
-        default_channel: Some("general".into()),
-        ..HubConfig::default()
-    }
-}
+use support::{World, general_and_ops, team, world, world_built};
 
 async fn served() -> (World, HubApiClient) {
-    let world = world(config(), team()).await;
+    let world = world(general_and_ops(), team()).await;
     let url = world.serve().await;
     (world, HubApiClient::new(&url).unwrap())
 }
@@ -199,7 +188,7 @@ async fn the_feed_brings_what_happens_after_it_opened_in_its_channel() {
 
 #[tokio::test]
 async fn a_server_without_a_hub_and_no_server_at_all_are_told_apart() {
-    let world = world(config(), team()).await;
+    let world = world(general_and_ops(), team()).await;
     let app = world
         .gateway
         .router(a2a_server::http::HttpConfig::default());
@@ -221,24 +210,17 @@ async fn a_server_without_a_hub_and_no_server_at_all_are_told_apart() {
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let gone = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
-    let unreachable = HubApiClient::new(&gone)
-        .unwrap()
-        .channels()
-        .await
-        .unwrap_err();
+    let unreachable = HubApiClient::new(&gone).unwrap().channels().await;
+    let unreachable = unreachable.unwrap_err();
     assert_eq!(unreachable.kind(), HubApiErrorKind::Unreachable);
-    assert!(
-        unreachable
-            .to_string()
-            .starts_with("cannot reach the hub at"),
-        "{unreachable}"
-    );
+    let said = unreachable.to_string();
+    assert!(said.starts_with("cannot reach the hub at"), "{said}");
     assert!(std::error::Error::source(&unreachable).is_some());
 }
 
 #[tokio::test]
 async fn with_the_gateways_authentication_the_client_presents_its_token() {
-    let world = world_built(config(), team(), None, HashMap::new(), |gateway| {
+    let world = world_built(general_and_ops(), team(), None, HashMap::new(), |gateway| {
         gateway.authentication(BearerAuth::new().token("t", Principal::new("ann")))
     })
     .await;

@@ -61,11 +61,38 @@ pub(super) type Delivering = (String, oneshot::Receiver<Result<(), Undelivered>>
 /// A stored message and its deliveries under way.
 pub(super) type Posted = (Arc<HubMessage>, Vec<Delivering>);
 
-/// A post that passed validation: its text trimmed, its channel known.
+/// A post that passed validation: its text trimmed, its channel known,
+/// its id and time given.
 struct Checked {
     post: Post,
     text: String,
     channel: String,
+    id: String,
+    now: DateTime<Utc>,
+    reply_to: Option<String>,
+}
+
+impl Checked {
+    /// The message the post is, as routing made it.
+    fn into_message(
+        self,
+        mentions: Vec<String>,
+        handlers: Vec<String>,
+        unrouted: Option<&str>,
+    ) -> HubMessage {
+        HubMessage {
+            id: self.id,
+            channel: self.channel,
+            thread: self.post.thread,
+            from: self.post.from,
+            text: self.text,
+            t: self.now,
+            mentions,
+            handlers,
+            reply_to: self.reply_to,
+            unrouted: unrouted.map(str::to_owned),
+        }
+    }
 }
 
 /// A message being routed: what routing goes by, and what it changed.
@@ -138,13 +165,15 @@ impl Hub {
         post: Post,
         reply_to: Option<String>,
     ) -> Result<Posted, HubError> {
-        let checked = self.validate(post)?;
-        let now = self.now();
-        let id = uuid::Uuid::now_v7().to_string();
+        let checked = self.validate(post, reply_to)?;
         if checked.post.mirror {
-            return Ok((Arc::new(mirrored(checked, id, now, reply_to)), Vec::new()));
+            // An echo of what the hub holds: it has been routed once.
+            let (channel, from) = (&checked.channel, checked.post.from.name());
+            tracing::debug!(%channel, %from, "dropped a mirrored message");
+            let message = checked.into_message(Vec::new(), Vec::new(), Some("mirror"));
+            return Ok((Arc::new(message), Vec::new()));
         }
-        let routed = self.route(checked, id, now, reply_to)?;
+        let routed = self.route(checked)?;
         self.record(&routed.message, routed.writes, routed.threads)
             .await?;
         let delivering = self.fan_out(&routed.message, routed.handlers);
@@ -156,7 +185,7 @@ impl Hub {
 
     /// Validate: some text, not too much of it, an author who may write, and
     /// a place that exists.
-    fn validate(&self, post: Post) -> Result<Checked, HubError> {
+    fn validate(&self, post: Post, reply_to: Option<String>) -> Result<Checked, HubError> {
         let text = post.text.trim_end().to_owned();
         if text.trim().is_empty() {
             return Err(HubError::invalid("the message has no text"));
@@ -188,6 +217,9 @@ impl Hub {
             post,
             text,
             channel,
+            id: uuid::Uuid::now_v7().to_string(),
+            now: self.now(),
+            reply_to,
         })
     }
 
@@ -209,40 +241,30 @@ impl Hub {
     /// Route: who handles the message and who observes it. Decided, guarded
     /// and kept in memory under one lock, so that posts made at once are
     /// counted and recorded in one order.
-    fn route(
-        &self,
-        checked: Checked,
-        id: String,
-        now: DateTime<Utc>,
-        reply_to: Option<String>,
-    ) -> Result<Routed, HubError> {
-        let Checked {
-            post,
-            text,
-            channel,
-        } = checked;
+    fn route(&self, checked: Checked) -> Result<Routed, HubError> {
         let mentions = {
             let links = self.links();
-            routing::mentions(&text, |name| links.links.contains_key(name))
+            routing::mentions(&checked.text, |name| links.links.contains_key(name))
         };
-        let channel_config = self.channel(&channel)?.clone();
+        let channel_config = self.channel(&checked.channel)?.clone();
         let members = self.members(&channel_config);
-        let sink = self.inner.config.is_sink(&channel);
+        let sink = self.inner.config.is_sink(&checked.channel);
         let mut state = self.state();
         let state = &mut *state;
-        let mut draft = Draft::new(&post.from, &mentions, &members, now);
-        let mut decision = match &post.thread {
+        let from = &checked.post.from;
+        let mut draft = Draft::new(from, &mentions, &members, checked.now);
+        let mut decision = match &checked.post.thread {
             Some(thread) => self.route_in_thread(state, &mut draft, thread)?,
             None => {
                 let default_agent = channel_config.default_agent.as_deref();
-                self.route_at_channel(state, &mut draft, &channel, default_agent)
+                self.route_at_channel(state, &mut draft, &checked.channel, default_agent)
             }
         };
         if sink && !decision.handlers.is_empty() {
             hold_back(&mut decision);
             draft.unrouted = Some("sink");
         }
-        if matches!(post.from, Sender::Hub) {
+        if matches!(from, Sender::Hub) {
             draft.unrouted = Some("hub");
         }
         let Draft {
@@ -257,18 +279,8 @@ impl Hub {
             observers,
             ..
         } = decision;
-        let message = Arc::new(HubMessage {
-            id,
-            channel,
-            thread: post.thread,
-            from: post.from,
-            text,
-            t: now,
-            mentions,
-            handlers: handlers.iter().map(|(a, _)| a.clone()).collect(),
-            reply_to,
-            unrouted: unrouted.map(str::to_owned),
-        });
+        let names = handlers.iter().map(|(a, _)| a.clone()).collect();
+        let message = Arc::new(checked.into_message(mentions, names, unrouted));
         self.keep_for_observers(state, &message, observers, &mut writes);
         Ok(Routed {
             message,
@@ -391,34 +403,6 @@ impl Hub {
             });
         }
         delivering
-    }
-}
-
-/// The record of a mirrored post: an echo of what the hub holds, which has
-/// been routed once.
-fn mirrored(
-    checked: Checked,
-    id: String,
-    now: DateTime<Utc>,
-    reply_to: Option<String>,
-) -> HubMessage {
-    let Checked {
-        post,
-        text,
-        channel,
-    } = checked;
-    tracing::debug!(%channel, from = post.from.name(), "dropped a mirrored message");
-    HubMessage {
-        id,
-        channel,
-        thread: post.thread,
-        from: post.from,
-        text,
-        t: now,
-        mentions: Vec::new(),
-        handlers: Vec::new(),
-        reply_to,
-        unrouted: Some("mirror".to_owned()),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use a2a_client::{EventStream, FollowError, FollowUpdate, StreamCut, TaskFollower};
+use a2a_client::{EventStream, FollowError, FollowOptions, FollowUpdate, StreamCut, TaskFollower};
 use a2a_core::StreamResponse;
 
 use super::{FIRST_POLL, Flow, Forward, MAX_FOLLOW_FAILURES};
@@ -46,15 +46,20 @@ impl Forward<'_> {
     /// task while the hook or `run` sees to the remote one.
     fn follower<'c>(&self, follower: TaskFollower<'c>) -> TaskFollower<'c> {
         let config = self.config();
-        follower
-            .resubscribe(self.streams())
-            .pauses(FIRST_POLL, config.max_poll_interval)
-            .give_up_after(MAX_FOLLOW_FAILURES)
-            .history_length(Some(0))
-            .call_timeout(config.request_timeout)
+        let options = FollowOptions {
+            resubscribe: self.streams(),
+            first_pause: FIRST_POLL,
+            longest_pause: config.max_poll_interval,
+            give_up_after: MAX_FOLLOW_FAILURES,
+            history_length: Some(0),
+            call_timeout: Some(config.request_timeout),
             // The transports keep to the idle timeout themselves; this bound
             // holds for any transport.
-            .idle_timeout(config.idle_timeout + Duration::from_secs(1))
+            idle_timeout: Some(config.idle_timeout + Duration::from_secs(1)),
+            ..FollowOptions::default()
+        };
+        follower
+            .options(options)
             .stop_when(self.ctx.cancellation.clone().cancelled_owned())
     }
 

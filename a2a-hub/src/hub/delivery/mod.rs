@@ -8,7 +8,7 @@ mod retry;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_client::{Client, FollowUpdate, TaskFollower};
+use a2a_client::{Client, FollowOptions, FollowUpdate, TaskFollower};
 use a2a_core::{
     Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
     Task, TaskState, TaskStatus,
@@ -377,9 +377,12 @@ async fn follow(
     stale: Option<&str>,
     stop: &CancellationToken,
 ) -> Option<Task> {
+    let options = FollowOptions {
+        give_up_after: FOLLOW_READ_FAILURES,
+        ..FollowOptions::default()
+    };
     let mut follower = TaskFollower::subscribing(client, task_id)
-        .pauses(Duration::from_millis(50), Duration::from_secs(30))
-        .give_up_after(FOLLOW_READ_FAILURES)
+        .options(options)
         .stop_when(stop.clone().cancelled_owned());
     loop {
         match follower.next().await.ok()? {

@@ -246,7 +246,9 @@ impl<'c> TaskFollower<'c> {
     }
 
     /// The next event or read of the task. A call dropped before it ends
-    /// loses at most the stream being read: the next call reads the task.
+    /// loses at most the stream being read, and a call after an error
+    /// (but [`FollowError::Stopped`], which stays) starts over: the next call
+    /// reads the task.
     pub async fn next(&mut self) -> Result<FollowUpdate, FollowError> {
         loop {
             let advanced = match std::mem::replace(&mut self.step, Step::Read) {

@@ -88,7 +88,7 @@ pub enum StreamCut {
     #[error("the stream ended before it named a task")]
     Ended,
     /// It said nothing for longer than the idle timeout
-    /// ([`TaskFollower::idle_timeout`]).
+    /// ([`FollowOptions::idle_timeout`]).
     #[error("the stream said nothing for {0:?}")]
     Silent(Duration),
 }

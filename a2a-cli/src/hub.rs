@@ -1,25 +1,25 @@
 //! `a2a hub`: the collaboration hub of a running gateway, through its HTTP
-//! API (`/hub/api`, see `a2a_hub::http`) and its live feed of server-sent
-//! events. Every command prints text for people, or with `--json` what the
+//! API (`/hub/api`, called with [`a2a_hub::api::HubApiClient`]) and its live
+//! feed. Every command prints text for people, or with `--json` what the
 //! API answered (`watch`: one JSON object per line).
 
 use std::collections::HashMap;
-use std::time::Duration;
 
-use a2a_hub::{ChannelView, Collaboration, HubMessage, ThreadView};
+use a2a_hub::api::{
+    ChannelList, CollaborateRequest, CollaborationAnswer, FeedEvent, HubApiClient, HubFeed,
+    MessageList, MessagesQuery, PostMessage, PostedMessage, ResumedThread, ThreadList,
+};
+use a2a_hub::{HubMessage, ThreadView};
 use anyhow::{Context as _, bail};
-use futures::StreamExt as _;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Method, StatusCode, Url};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 
 use crate::cli::{HubArgs, HubCollaborateArgs, HubCommand, HubPostArgs, HubServer};
 use crate::output;
 
 /// Runs one `a2a hub` command.
 pub(crate) async fn run(args: HubArgs) -> anyhow::Result<()> {
-    let api = Api::new(&args.server)?;
+    let api = client(&args.server)?;
     let json = args.server.json;
     match args.command {
         HubCommand::Channels => channels(&api, json).await,
@@ -38,192 +38,30 @@ pub(crate) async fn run(args: HubArgs) -> anyhow::Result<()> {
     }
 }
 
-/// The hub's API at one server, with the caller's credentials.
-struct Api {
-    http: reqwest::Client,
-    base: Url,
-    headers: HeaderMap,
+/// The hub's API at the server the arguments name, with their credentials.
+fn client(server: &HubServer) -> anyhow::Result<HubApiClient> {
+    let mut builder = HubApiClient::builder(&server.url);
+    for header in &server.headers {
+        let (name, value) = header
+            .split_once(':')
+            .with_context(|| format!("header {header:?} is not `Name: value`"))?;
+        builder = builder.header(name, value);
+    }
+    if let Some(token) = &server.token {
+        builder = builder.bearer_token(token);
+    }
+    if let Some(path) = &server.tls_ca {
+        // Read and checked as every other command does.
+        let roots = a2a_client::RootCertificates::none().add_pem_file(path)?;
+        builder = builder.root_certificates(roots);
+    }
+    Ok(builder.build()?)
 }
 
-/// An API error body: `{"error": {"message"}}`.
-#[derive(Deserialize)]
-struct ErrorBody {
-    error: ErrorMessage,
-}
-
-#[derive(Deserialize)]
-struct ErrorMessage {
-    message: String,
-    status: Option<Value>,
-}
-
-impl Api {
-    fn new(server: &HubServer) -> anyhow::Result<Api> {
-        let mut base = Url::parse(server.url.trim())
-            .with_context(|| format!("--url {:?} is not a URL", server.url))?;
-        if !matches!(base.scheme(), "http" | "https") {
-            bail!("--url takes an http(s) URL, got {:?}", server.url);
-        }
-        // The base is the server's: `/hub/api/...` goes after its path.
-        if !base.path().ends_with('/') {
-            let path = format!("{}/", base.path());
-            base.set_path(&path);
-        }
-        let mut headers = HeaderMap::new();
-        for header in &server.headers {
-            let (name, value) = header
-                .split_once(':')
-                .with_context(|| format!("header {header:?} is not `Name: value`"))?;
-            let name = HeaderName::from_bytes(name.trim().as_bytes())
-                .with_context(|| format!("header {header:?} has an invalid name"))?;
-            let value = HeaderValue::from_str(value.trim())
-                .with_context(|| format!("header {header:?} has an invalid value"))?;
-            headers.append(name, value);
-        }
-        if let Some(token) = &server.token {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim()))
-                .context("--token holds characters a header cannot carry")?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        // A connect timeout only: `watch` streams without end.
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .tcp_nodelay(true);
-        if let Some(path) = &server.tls_ca {
-            // Read and checked as every other command does.
-            let roots = a2a_client::RootCertificates::none().add_pem_file(path)?;
-            let certificates = roots
-                .added()
-                .iter()
-                .map(|c| reqwest::Certificate::from_der(c.as_ref()))
-                .collect::<Result<Vec<_>, _>>()
-                .with_context(|| format!("unusable CA certificate in {}", path.display()))?;
-            builder = builder.tls_certs_merge(certificates);
-        }
-        let http = builder.build().context("cannot set up the HTTP client")?;
-        Ok(Api {
-            http,
-            base,
-            headers,
-        })
-    }
-
-    /// The URL of `path` (under `/hub/api`) with the `query` pairs that
-    /// have a value.
-    fn url(&self, path: &str, query: &[(&str, Option<&str>)]) -> anyhow::Result<Url> {
-        let mut url = self
-            .base
-            .join(&format!("hub/api/{path}"))
-            .with_context(|| format!("cannot make a URL of {path:?}"))?;
-        {
-            let mut pairs = url.query_pairs_mut();
-            for (key, value) in query {
-                if let Some(value) = value {
-                    pairs.append_pair(key, value);
-                }
-            }
-        }
-        if url.query() == Some("") {
-            url.set_query(None);
-        }
-        Ok(url)
-    }
-
-    /// Sends a request; a refusal becomes the error the API gave.
-    async fn send(
-        &self,
-        method: Method,
-        url: Url,
-        body: Option<&Value>,
-    ) -> anyhow::Result<reqwest::Response> {
-        let mut request = self
-            .http
-            .request(method, url.clone())
-            .headers(self.headers.clone());
-        if let Some(body) = body {
-            request = request
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(serde_json::to_vec(body)?);
-        }
-        let response = request.send().await.map_err(|err| {
-            anyhow::Error::new(err).context(format!("cannot reach the hub at {}", self.base))
-        })?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
-        }
-        let text = response.text().await.unwrap_or_default();
-        match serde_json::from_str::<ErrorBody>(&text) {
-            // The hub's own errors are `{"error": {"message"}}`; the A2A
-            // binding's (a route it does not know) carry a `status` too.
-            Ok(body) if body.error.status.is_none() => bail!("{}", body.error.message),
-            Ok(body) if status != StatusCode::NOT_FOUND => {
-                bail!("the hub answered {status}: {}", body.error.message)
-            }
-            _ => {}
-        }
-        if status == StatusCode::NOT_FOUND {
-            bail!(
-                "no collaboration hub at {} (HTTP 404 for {}): serve a gateway file with a \
-                 [hub] table (`a2a serve --config FILE`)",
-                self.base,
-                url.path()
-            );
-        }
-        let text = text.trim();
-        match text.is_empty() {
-            true => bail!("the hub answered {status}"),
-            false => bail!("the hub answered {status}: {text}"),
-        }
-    }
-
-    async fn get(&self, path: &str, query: &[(&str, Option<&str>)]) -> anyhow::Result<Value> {
-        let url = self.url(path, query)?;
-        let response = self.send(Method::GET, url, None).await?;
-        read_json(response).await
-    }
-
-    async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        let url = self.url(path, &[])?;
-        let response = self.send(Method::POST, url, Some(body)).await?;
-        read_json(response).await
-    }
-
-    async fn channel_list(&self) -> anyhow::Result<(Value, Vec<ChannelView>)> {
-        let answer = self.get("channels", &[]).await?;
-        let channels = field(&answer, "channels")?;
-        Ok((answer, channels))
-    }
-
-    async fn thread_list(&self, channel: Option<&str>) -> anyhow::Result<(Value, Vec<ThreadView>)> {
-        let answer = self.get("threads", &[("channel", channel)]).await?;
-        let threads = field(&answer, "threads")?;
-        Ok((answer, threads))
-    }
-
-    /// The thread `id`, if the hub lists it.
-    async fn thread(&self, id: &str) -> anyhow::Result<Option<ThreadView>> {
-        let (_, threads) = self.thread_list(None).await?;
-        Ok(threads.into_iter().find(|t| t.id == id))
-    }
-}
-
-async fn read_json(response: reqwest::Response) -> anyhow::Result<Value> {
-    let bytes = response
-        .bytes()
-        .await
-        .context("the hub's answer was cut off")?;
-    serde_json::from_slice(&bytes).context("the hub answered something that is not JSON")
-}
-
-/// `answer[name]` as a `T`.
-fn field<T: serde::de::DeserializeOwned>(answer: &Value, name: &str) -> anyhow::Result<T> {
-    let value = answer
-        .get(name)
-        .with_context(|| format!("the hub's answer has no {name:?}: {answer}"))?;
-    serde_json::from_value(value.clone())
-        .with_context(|| format!("the hub's {name:?} is not what this program reads"))
+/// Prints what the API answered, as JSON (through a `serde_json::Value`:
+/// its keys sorted, as the API sends them).
+fn print_answer(answer: &impl Serialize) -> anyhow::Result<()> {
+    output::json(&serde_json::to_value(answer)?)
 }
 
 /// Rows of cells as columns, padded to the widest cell (in characters),
@@ -264,10 +102,10 @@ fn list_or_dash(names: &[String]) -> String {
     }
 }
 
-async fn channels(api: &Api, json: bool) -> anyhow::Result<()> {
-    let (answer, channels) = api.channel_list().await?;
+async fn channels(api: &HubApiClient, json: bool) -> anyhow::Result<()> {
+    let channels = api.channels().await?;
     if json {
-        return output::json(&answer);
+        return print_answer(&ChannelList { channels });
     }
     let rows: Vec<Vec<String>> = channels
         .iter()
@@ -311,10 +149,10 @@ async fn channels(api: &Api, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn threads(api: &Api, channel: Option<&str>, json: bool) -> anyhow::Result<()> {
-    let (answer, threads) = api.thread_list(channel).await?;
+async fn threads(api: &HubApiClient, channel: Option<&str>, json: bool) -> anyhow::Result<()> {
+    let threads = api.threads(channel).await?;
     if json {
-        return output::json(&answer);
+        return print_answer(&ThreadList { threads });
     }
     if threads.is_empty() {
         match channel {
@@ -399,7 +237,7 @@ fn handled_by(message: &HubMessage) -> String {
 }
 
 async fn messages(
-    api: &Api,
+    api: &HubApiClient,
     channel: Option<String>,
     thread: Option<String>,
     limit: usize,
@@ -407,7 +245,7 @@ async fn messages(
 ) -> anyhow::Result<()> {
     let channel = match (&channel, &thread) {
         (None, None) => {
-            let (_, channels) = api.channel_list().await?;
+            let channels = api.channels().await?;
             let default = channels.into_iter().find(|c| c.is_default).context(
                 "the hub has no default channel: name one with --channel (see a2a hub channels)",
             )?;
@@ -415,21 +253,15 @@ async fn messages(
         }
         _ => channel,
     };
-    let limit = limit.to_string();
-    let answer = api
-        .get(
-            "messages",
-            &[
-                ("channel", channel.as_deref()),
-                ("thread", thread.as_deref()),
-                ("limit", Some(&limit)),
-            ],
-        )
-        .await?;
+    let query = MessagesQuery {
+        channel,
+        thread: thread.clone(),
+        limit: Some(limit),
+    };
+    let messages = api.messages(&query).await?;
     if json {
-        return output::json(&answer);
+        return print_answer(&MessageList { messages });
     }
-    let messages: Vec<HubMessage> = field(&answer, "messages")?;
     let titles = match &thread {
         Some(id) => api
             .thread(id)
@@ -448,22 +280,17 @@ async fn messages(
     Ok(())
 }
 
-async fn post(api: &Api, args: HubPostArgs, json: bool) -> anyhow::Result<()> {
-    let mut body = json!({ "text": args.text });
-    for (key, value) in [
-        ("channel", args.channel),
-        ("thread", args.thread),
-        ("from", args.from),
-    ] {
-        if let Some(value) = value {
-            body[key] = Value::String(value);
-        }
-    }
-    let answer = api.post("messages", &body).await?;
+async fn post(api: &HubApiClient, args: HubPostArgs, json: bool) -> anyhow::Result<()> {
+    let request = PostMessage {
+        text: args.text,
+        channel: args.channel,
+        thread: args.thread,
+        from: args.from,
+    };
+    let message = api.post(&request).await?;
     if json {
-        return output::json(&answer);
+        return print_answer(&PostedMessage { message });
     }
-    let message: HubMessage = field(&answer, "message")?;
     let mut titles = HashMap::new();
     if let Some(id) = &message.thread {
         if let Some(thread) = api.thread(id).await? {
@@ -475,22 +302,23 @@ async fn post(api: &Api, args: HubPostArgs, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn collaborate(api: &Api, args: HubCollaborateArgs, json: bool) -> anyhow::Result<()> {
-    let mut body = json!({ "target": args.target, "text": args.text });
-    for (key, value) in [
-        ("channel", args.channel),
-        ("thread", args.thread),
-        ("from", args.from),
-    ] {
-        if let Some(value) = value {
-            body[key] = Value::String(value);
-        }
-    }
-    let answer = api.post("collaborate", &body).await?;
+async fn collaborate(
+    api: &HubApiClient,
+    args: HubCollaborateArgs,
+    json: bool,
+) -> anyhow::Result<()> {
+    let request = CollaborateRequest {
+        target: args.target,
+        text: args.text,
+        thread: args.thread,
+        channel: args.channel,
+        from: args.from,
+    };
+    let collaboration = api.collaborate(&request).await?;
     if json {
-        return output::json(&answer);
+        return print_answer(&CollaborationAnswer { collaboration });
     }
-    let done: Collaboration = field(&answer, "collaboration")?;
+    let done = collaboration;
     println!("{}", done.confirmation);
     println!(
         "  thread {} in #{} ({}); follow it: a2a hub messages --thread {}",
@@ -502,13 +330,11 @@ async fn collaborate(api: &Api, args: HubCollaborateArgs, json: bool) -> anyhow:
     Ok(())
 }
 
-async fn resume(api: &Api, thread: &str, json: bool) -> anyhow::Result<()> {
-    let path = format!("threads/{}/resume", utf8_percent_encode(thread));
-    let answer = api.post(&path, &json!({})).await?;
+async fn resume(api: &HubApiClient, thread: &str, json: bool) -> anyhow::Result<()> {
+    let thread = api.resume(thread).await?;
     if json {
-        return output::json(&answer);
+        return print_answer(&ResumedThread { thread });
     }
-    let thread: ThreadView = field(&answer, "thread")?;
     println!(
         "#{} [{}] resumed; participants: {}",
         thread.channel,
@@ -516,20 +342,6 @@ async fn resume(api: &Api, thread: &str, json: bool) -> anyhow::Result<()> {
         list_or_dash(&thread.participants)
     );
     Ok(())
-}
-
-/// `segment` as one path segment of a URL.
-fn utf8_percent_encode(segment: &str) -> String {
-    let mut out = String::new();
-    for byte in segment.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(char::from(byte));
-            }
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
 }
 
 /// What the live feed says, as one line of text; `None` for a thread event
@@ -561,165 +373,71 @@ fn thread_line(thread: &ThreadView, before: Option<&ThreadView>) -> Option<Strin
     (!changes.is_empty()).then(|| format!("{place} {}", changes.join("; ")))
 }
 
-/// One server-sent event: its `event` name and its `data`.
-#[derive(Debug, Default)]
-struct SseEvent {
-    name: String,
-    data: String,
-}
-
-/// Reads `event:` and `data:` lines off a byte stream (the hub's feed is
-/// the plain WHATWG format: comments for keep-alive, a blank line ends an
-/// event).
-#[derive(Debug, Default)]
-struct SseReader {
-    buffer: Vec<u8>,
-    current: SseEvent,
-    has_data: bool,
-}
-
-/// The largest event `watch` takes (the API caps a message at 64 KiB).
-const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
-
-impl SseReader {
-    fn push(&mut self, chunk: &[u8]) -> anyhow::Result<Vec<SseEvent>> {
-        self.buffer.extend_from_slice(chunk);
-        let mut events = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-            let mut line: Vec<u8> = self.buffer.drain(..=end).collect();
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            let line = String::from_utf8_lossy(&line);
-            if line.is_empty() {
-                let event = std::mem::take(&mut self.current);
-                if std::mem::take(&mut self.has_data) {
-                    events.push(event);
-                }
-                continue;
-            }
-            if line.starts_with(':') {
-                continue;
-            }
-            let (name, value) = line.split_once(':').unwrap_or((&line, ""));
-            let value = value.strip_prefix(' ').unwrap_or(value);
-            match name {
-                "event" => value.clone_into(&mut self.current.name),
-                "data" => {
-                    if self.has_data {
-                        self.current.data.push('\n');
-                    }
-                    self.current.data.push_str(value);
-                    self.has_data = true;
-                }
-                _ => {}
-            }
-        }
-        if self.buffer.len() + self.current.data.len() > MAX_EVENT_BYTES {
-            bail!("the hub sent an event larger than {MAX_EVENT_BYTES} bytes");
-        }
-        Ok(events)
-    }
-}
-
-async fn watch(api: &Api, channel: Option<&str>, json: bool) -> anyhow::Result<()> {
+async fn watch(api: &HubApiClient, channel: Option<&str>, json: bool) -> anyhow::Result<()> {
     // A channel the hub does not have is refused here, rather than
     // followed forever in silence; so is a hub that is not there.
-    let (_, channels) = api.channel_list().await?;
+    let channels = api.channels().await?;
     if let Some(name) = channel {
         if !channels.iter().any(|c| c.name == name) {
             let known: Vec<&str> = channels.iter().map(|c| c.name.as_str()).collect();
             bail!("no channel named {name:?} (channels: {})", known.join(", "));
         }
     }
-    let (_, known) = api.thread_list(channel).await?;
+    let known = api.threads(channel).await?;
     let threads: HashMap<String, ThreadView> =
         known.into_iter().map(|t| (t.id.clone(), t)).collect();
-    let url = api.url("events", &[("channel", channel)])?;
-    let response = api.send(Method::GET, url, None).await?;
+    let feed = api.feed(channel).await?;
     // On stderr, with --json too: once it is written, the feed is open and
     // nothing posted from now on is missed.
     let place = channel.map_or_else(|| "every channel".to_owned(), |c| format!("#{c}"));
-    eprintln!("Following {place} at {} (Ctrl-C to stop).", api.base);
+    eprintln!("Following {place} at {} (Ctrl-C to stop).", api.base_url());
     // Until Ctrl-C, which ends the command as asked, or the feed ends.
     tokio::select! {
-        followed = follow(api, response, threads, json) => followed,
+        followed = follow(api, feed, threads, json) => followed,
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
 }
 
-/// How long the live feed may say nothing, keep-alives included, before
-/// `watch` gives up on the connection.
-const FEED_SILENCE: Duration = Duration::from_secs(60);
-
-/// Prints what the open feed `response` brings; `threads` are the threads
-/// known so far, by id.
+/// Prints what the open `feed` brings; `threads` are the threads known so
+/// far, by id.
 async fn follow(
-    api: &Api,
-    response: reqwest::Response,
+    api: &HubApiClient,
+    mut feed: HubFeed,
     mut threads: HashMap<String, ThreadView>,
     json: bool,
 ) -> anyhow::Result<()> {
-    let mut body = response.bytes_stream();
-    let mut reader = SseReader::default();
     loop {
-        // The hub sends a keep-alive every 15 s: silence means the
-        // connection is gone without having been closed.
-        let chunk = match tokio::time::timeout(FEED_SILENCE, body.next()).await {
-            Ok(Some(chunk)) => chunk.context("the hub's live feed broke off")?,
-            Ok(None) => bail!("the hub closed its live feed (the server stopped?)"),
-            Err(_) => bail!(
-                "the hub's live feed went silent for {} s (the connection is gone?)",
-                FEED_SILENCE.as_secs()
-            ),
-        };
-        for event in reader.push(&chunk)? {
-            match event.name.as_str() {
-                "message" => {
-                    let message: HubMessage = serde_json::from_str(&event.data)
-                        .context("the hub sent a message this program cannot read")?;
-                    if json {
-                        println!("{}", json!({ "message": message }));
-                        continue;
-                    }
-                    if let Some(id) = &message.thread {
-                        if !threads.contains_key(id) {
-                            if let Some(thread) = api.thread(id).await? {
-                                threads.insert(thread.id.clone(), thread);
-                            }
+        match feed.next().await? {
+            FeedEvent::Message(message) if json => println!("{}", json!({ "message": message })),
+            FeedEvent::Message(message) => {
+                if let Some(id) = &message.thread {
+                    if !threads.contains_key(id) {
+                        if let Some(thread) = api.thread(id).await? {
+                            threads.insert(thread.id.clone(), thread);
                         }
                     }
-                    let titles: HashMap<String, String> = message
-                        .thread
-                        .iter()
-                        .filter_map(|id| threads.get(id).map(|t| (id.clone(), t.title.clone())))
-                        .collect();
-                    println!("{}", message_line(&message, &titles));
                 }
-                "thread" => {
-                    let thread: ThreadView = serde_json::from_str(&event.data)
-                        .context("the hub sent a thread this program cannot read")?;
-                    if json {
-                        println!("{}", json!({ "thread": thread }));
-                    } else if let Some(line) = thread_line(&thread, threads.get(&thread.id)) {
-                        println!("{line}");
-                    }
-                    threads.insert(thread.id.clone(), thread);
-                }
-                "lagged" => {
-                    let missed: u64 = event.data.trim().parse().unwrap_or(0);
-                    if json {
-                        println!("{}", json!({ "lagged": missed }));
-                    } else {
-                        eprintln!(
-                            "warning: {missed} event(s) missed (this reader fell behind); \
-                             a2a hub messages shows them"
-                        );
-                    }
-                }
-                _ => {}
+                let titles: HashMap<String, String> = message
+                    .thread
+                    .iter()
+                    .filter_map(|id| threads.get(id).map(|t| (id.clone(), t.title.clone())))
+                    .collect();
+                println!("{}", message_line(&message, &titles));
             }
+            FeedEvent::Thread(thread) => {
+                if json {
+                    println!("{}", json!({ "thread": thread }));
+                } else if let Some(line) = thread_line(&thread, threads.get(&thread.id)) {
+                    println!("{line}");
+                }
+                threads.insert(thread.id.clone(), thread);
+            }
+            FeedEvent::Lagged(missed) if json => println!("{}", json!({ "lagged": missed })),
+            FeedEvent::Lagged(missed) => eprintln!(
+                "warning: {missed} event(s) missed (this reader fell behind); \
+                 a2a hub messages shows them"
+            ),
+            _ => {}
         }
     }
 }
@@ -727,25 +445,6 @@ async fn follow(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn events_are_read_across_chunks_with_their_names() {
-        let mut reader = SseReader::default();
-        let mut events = Vec::new();
-        for chunk in [
-            &b"event: mess"[..],
-            b"age\r\ndata: {\"a\":",
-            b"1}\r\n\r\n: keep-alive\n\nevent: lagged\ndata: 3\n",
-            b"\n",
-        ] {
-            events.extend(reader.push(chunk).unwrap_or_default());
-        }
-        let got: Vec<(&str, &str)> = events
-            .iter()
-            .map(|e| (e.name.as_str(), e.data.as_str()))
-            .collect();
-        assert_eq!(got, [("message", "{\"a\":1}"), ("lagged", "3")]);
-    }
 
     #[test]
     fn tables_pad_by_characters() {

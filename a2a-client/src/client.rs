@@ -13,7 +13,7 @@ use a2a_core::{
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     ListTasksRequest, ListTasksResponse, Message, Method, SendMessageRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskState, binding,
+    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, binding,
 };
 
 use crate::http::HttpSettings;
@@ -436,47 +436,6 @@ macro_rules! call {
     }};
 }
 
-/// How far the stream of a tracked blocking send got.
-enum Followed {
-    /// The agent answered with a message and no task.
-    Reply(Message),
-    /// The task settled (terminal or interrupted).
-    Settled(String),
-    /// The stream ended or broke before the task settled.
-    Unsettled(String),
-}
-
-/// A blocking send that ran out of time, naming its task when known.
-fn timed_out(task_id: Option<&str>) -> ClientError {
-    match task_id {
-        Some(id) => ClientError::new(
-            ClientErrorKind::Timeout,
-            format!(
-                "the agent did not finish task {id} in time; it goes on there: follow it with GetTask or SubscribeToTask"
-            ),
-        )
-        .with_task_id(id),
-        None => ClientError::new(
-            ClientErrorKind::Timeout,
-            "the agent did not answer in time",
-        ),
-    }
-}
-
-/// Runs `future` until `deadline` (if any); past it, a timeout naming `task_id`.
-async fn within<T>(
-    deadline: Option<tokio::time::Instant>,
-    task_id: Option<&str>,
-    future: impl Future<Output = T>,
-) -> Result<T, ClientError> {
-    match deadline {
-        Some(deadline) => tokio::time::timeout_at(deadline, future)
-            .await
-            .map_err(|_| timed_out(task_id)),
-        None => Ok(future.await),
-    }
-}
-
 /// Calls one agent. Cheap to clone.
 ///
 /// ```no_run
@@ -680,7 +639,8 @@ impl Client {
         )
     }
 
-    /// A blocking send that knows its task from the first event on.
+    /// A blocking send that knows its task from the first event on (see
+    /// [`crate::follow`]), within the call's timeout.
     async fn send_tracked(
         &self,
         request: SendMessageRequest,
@@ -691,157 +651,8 @@ impl Client {
             .timeout
             .or_else(|| self.transport.default_timeout())
             .map(|timeout| tokio::time::Instant::now() + timeout);
-        let history_length = request
-            .configuration
-            .as_ref()
-            .and_then(|c| c.history_length);
-        let streams = self
-            .card
-            .as_ref()
-            .is_some_and(|card| card.capabilities.streaming == Some(true));
-        let sent = request.message.message_id.clone();
-        let task_id = if streams {
-            match self.follow_stream(request, options, deadline).await? {
-                Followed::Reply(message) => return Ok(SendMessageResponse::Message(message)),
-                Followed::Settled(id) => {
-                    let task = self
-                        .get_task_within(&id, history_length, options, deadline)
-                        .await?;
-                    return Ok(SendMessageResponse::Task(task));
-                }
-                Followed::Unsettled(id) => id,
-            }
-        } else {
-            let mut request = request;
-            request
-                .configuration
-                .get_or_insert_with(Default::default)
-                .return_immediately = true;
-            match within(deadline, None, self.send_message_once(request, options)).await?? {
-                SendMessageResponse::Task(task)
-                    if !task.status.state.is_settled() || predates(&task, &sent) =>
-                {
-                    task.id
-                }
-                settled_or_reply => return Ok(settled_or_reply),
-            }
-        };
-        self.poll_until_settled(task_id, &sent, history_length, options, deadline)
-            .await
-            .map(SendMessageResponse::Task)
-    }
-
-    /// Reads the stream of a tracked send until its task settles.
-    ///
-    /// A settled state read later (by polling) counts only if it answers
-    /// this message, see [`predates`].
-    async fn follow_stream(
-        &self,
-        request: SendMessageRequest,
-        options: Option<&CallOptions>,
-        deadline: Option<tokio::time::Instant>,
-    ) -> Result<Followed, ClientError> {
-        // A follow-up's stream may open with the task as it stood before this
-        // message (INPUT_REQUIRED, say): that is not this message's answer.
-        let mut before_this_message = !request.message.task_id.is_empty();
-        let mut stream = within(
-            deadline,
-            None,
-            self.send_streaming_message(request, options),
-        )
-        .await??;
-        let mut task_id: Option<String> = None;
-        loop {
-            let event = match within(deadline, task_id.as_deref(), stream.next()).await? {
-                Some(Ok(event)) => event,
-                Some(Err(err)) => match task_id {
-                    // The task goes on without this connection: ask for it.
-                    Some(id) => {
-                        tracing::debug!(task_id = %id, error = %err, "the stream of a blocking send broke; polling its task");
-                        return Ok(Followed::Unsettled(id));
-                    }
-                    None => return Err(err),
-                },
-                None => {
-                    return match task_id {
-                        Some(id) => Ok(Followed::Unsettled(id)),
-                        None => Err(ClientError::decode(
-                            "the agent's stream ended before it named a task or replied",
-                        )),
-                    };
-                }
-            };
-            let snapshot_before = std::mem::take(&mut before_this_message);
-            let (id, state) = match event {
-                StreamResponse::Message(message) if task_id.is_none() => {
-                    return Ok(Followed::Reply(message));
-                }
-                StreamResponse::Message(_) => continue,
-                StreamResponse::Task(task) if snapshot_before => (task.id, None),
-                StreamResponse::Task(task) => (task.id, Some(task.status.state)),
-                StreamResponse::StatusUpdate(update) => (update.task_id, Some(update.status.state)),
-                StreamResponse::ArtifactUpdate(update) => (update.task_id, None),
-            };
-            let id = task_id.get_or_insert(id);
-            if state.is_some_and(TaskState::is_settled) {
-                return Ok(Followed::Settled(id.clone()));
-            }
-        }
-    }
-
-    /// `GetTask` until the task settles (in answer to message `sent`) or
-    /// the deadline passes.
-    async fn poll_until_settled(
-        &self,
-        id: String,
-        sent: &str,
-        history_length: Option<i32>,
-        options: Option<&CallOptions>,
-        deadline: Option<tokio::time::Instant>,
-    ) -> Result<Task, ClientError> {
-        let mut wait = std::time::Duration::from_millis(50);
-        loop {
-            let task = self
-                .get_task_within(&id, history_length, options, deadline)
-                .await?;
-            if task.status.state.is_settled() && !predates(&task, sent) {
-                return Ok(task);
-            }
-            if let Some(deadline) = deadline {
-                if tokio::time::Instant::now() + wait >= deadline {
-                    tokio::time::sleep_until(deadline).await;
-                    return Err(timed_out(Some(&id)));
-                }
-            }
-            tokio::time::sleep(wait).await;
-            wait = (wait * 2).min(std::time::Duration::from_secs(2));
-        }
-    }
-
-    /// `GetTask` in what is left of the deadline; any failure names the task.
-    async fn get_task_within(
-        &self,
-        id: &str,
-        history_length: Option<i32>,
-        options: Option<&CallOptions>,
-        deadline: Option<tokio::time::Instant>,
-    ) -> Result<Task, ClientError> {
-        let mut call = options.cloned().unwrap_or_default();
-        if let Some(deadline) = deadline {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() {
-                return Err(timed_out(Some(id)));
-            }
-            call.timeout = Some(left);
-        }
-        let request = GetTaskRequest {
-            id: id.to_owned(),
-            history_length,
-            ..GetTaskRequest::default()
-        };
-        self.get_task(request, Some(&call))
-            .await
-            .map_err(|err| err.with_task_id(id))
+        let send_once = |request| self.send_message_once(request, options);
+        crate::follow::send_tracked(self, request, options, deadline, send_once).await
     }
 
     /// `GetTask`.
@@ -983,16 +794,4 @@ impl Client {
         })
         .await
     }
-}
-
-/// Whether `task`'s status is older than message `sent`: its status message
-/// comes before `sent` in the history. A follow-up to an INPUT_REQUIRED task
-/// reads back that way until the agent answers it. Without both messages in
-/// the history nothing can be told, and the status counts.
-fn predates(task: &Task, sent: &str) -> bool {
-    let Some(status) = &task.status.message else {
-        return false;
-    };
-    let at = |id: &str| task.history.iter().position(|m| m.message_id == id);
-    matches!((at(&status.message_id), at(sent)), (Some(said), Some(asked)) if said < asked)
 }

@@ -17,6 +17,7 @@
 mod client;
 mod conversations;
 mod error;
+pub mod follow;
 mod http;
 mod jsonrpc;
 mod jsonrpc_v03;
@@ -32,6 +33,7 @@ mod transport;
 pub use self::client::{Client, ClientBuilder, TransportContext, TransportFactory};
 pub use self::conversations::Conversations;
 pub use self::error::{ClientError, ClientErrorKind};
+pub use self::follow::{FollowError, FollowOptions, FollowUpdate, StreamCut, TaskFollower};
 pub use self::http::HttpSettings;
 pub use self::jsonrpc::JsonRpcTransport;
 pub use self::jsonrpc_v03::JsonRpcV03Transport;

@@ -183,44 +183,7 @@ impl From<A2aError> for Refusal {
 impl HubAgent {
     async fn handle(&self, ctx: RequestContext, events: &EventQueue) -> Result<(), Refusal> {
         let from = self.sender(&ctx);
-        // A bridge copying the hub's messages elsewhere and back marks its
-        // copies: they were routed once already.
-        let mirror = ctx
-            .message
-            .metadata
-            .as_ref()
-            .and_then(|m| m.get(MIRROR_METADATA))
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false);
-        let request = ctx
-            .message
-            .parts
-            .iter()
-            .find_map(|part| part.as_data())
-            .map(|data| {
-                serde_json::from_value::<HubRequest>(data.clone()).map_err(|err| {
-                    A2aError::invalid_params(format!(
-                        "the hub takes {{\"collaborate\": {{\"target\", \"text\"}}}}, \
-                         {{\"post\": {{\"text\"}}}} or {{\"resume\": {{\"thread\"}}}}: {err}"
-                    ))
-                })
-            })
-            .transpose()?;
-        let request = match request {
-            Some(request) => request,
-            None => {
-                let text = ctx.message.text();
-                let given = ctx.message.context_id.as_str();
-                let thread = (!given.is_empty() && self.hub.thread(given).is_some())
-                    .then(|| given.to_owned());
-                HubRequest::Post(PostRequest {
-                    channel: None,
-                    thread,
-                    text,
-                })
-            }
-        };
-        match request {
+        match self.request_of(&ctx)? {
             HubRequest::Collaborate(collaborate) => {
                 let done = self.hub.collaborate(from, collaborate).await?;
                 Ok(events
@@ -230,50 +193,95 @@ impl HubAgent {
                     ])
                     .await?)
             }
-            HubRequest::Post(post) => {
-                let message = self
-                    .hub
-                    .post(Post {
-                        from,
-                        channel: post.channel,
-                        thread: post.thread,
-                        text: post.text,
-                        mirror,
-                    })
-                    .await?;
-                let place = match &message.thread {
-                    Some(thread) => format!("thread {thread} of #{}", message.channel),
-                    None => format!("#{}", message.channel),
-                };
-                let handlers = match message.handlers.is_empty() {
-                    true => "no agent called".to_owned(),
-                    false => format!("handled by {}", message.handlers.join(", ")),
-                };
-                Ok(events
-                    .reply(vec![
-                        Part::text(format!("posted in {place}; {handlers}")),
-                        Part::data(serde_json::json!({ "posted": message })),
-                    ])
-                    .await?)
-            }
-            HubRequest::Resume { thread } => {
-                if let Sender::Agent(agent) = &from {
-                    // A guard an agent could lift would not guard against agents.
-                    return Err(HubError::invalid(format!(
-                        "only a person resumes a paused thread, not agent {agent}"
-                    ))
-                    .into());
-                }
-                let view = self.hub.resume_thread(&thread, from.name()).await?;
-                Ok(events
-                    .reply(vec![
-                        Part::text(format!("resumed {:?}", view.title)),
-                        Part::data(serde_json::json!({ "thread": view })),
-                    ])
-                    .await?)
-            }
+            HubRequest::Post(post) => self.post(from, post, is_mirror(&ctx), events).await,
+            HubRequest::Resume { thread } => self.resume(from, &thread, events).await,
         }
     }
+
+    /// What the message asks: its data part, else its text posted in the
+    /// thread its `contextId` names (when it names one), else at channel
+    /// level.
+    fn request_of(&self, ctx: &RequestContext) -> Result<HubRequest, A2aError> {
+        let asked = ctx.message.parts.iter().find_map(|part| part.as_data());
+        if let Some(data) = asked {
+            return serde_json::from_value::<HubRequest>(data.clone()).map_err(|err| {
+                A2aError::invalid_params(format!(
+                    "the hub takes {{\"collaborate\": {{\"target\", \"text\"}}}}, \
+                     {{\"post\": {{\"text\"}}}} or {{\"resume\": {{\"thread\"}}}}: {err}"
+                ))
+            });
+        }
+        let given = ctx.message.context_id.as_str();
+        let thread =
+            (!given.is_empty() && self.hub.thread(given).is_some()).then(|| given.to_owned());
+        Ok(HubRequest::Post(PostRequest {
+            channel: None,
+            thread,
+            text: ctx.message.text(),
+        }))
+    }
+
+    async fn post(
+        &self,
+        from: Sender,
+        post: PostRequest,
+        mirror: bool,
+        events: &EventQueue,
+    ) -> Result<(), Refusal> {
+        let message = self
+            .hub
+            .post(Post {
+                from,
+                channel: post.channel,
+                thread: post.thread,
+                text: post.text,
+                mirror,
+            })
+            .await?;
+        let place = match &message.thread {
+            Some(thread) => format!("thread {thread} of #{}", message.channel),
+            None => format!("#{}", message.channel),
+        };
+        let handlers = match message.handlers.is_empty() {
+            true => "no agent called".to_owned(),
+            false => format!("handled by {}", message.handlers.join(", ")),
+        };
+        Ok(events
+            .reply(vec![
+                Part::text(format!("posted in {place}; {handlers}")),
+                Part::data(serde_json::json!({ "posted": message })),
+            ])
+            .await?)
+    }
+
+    async fn resume(&self, from: Sender, thread: &str, events: &EventQueue) -> Result<(), Refusal> {
+        if let Sender::Agent(agent) = &from {
+            // A guard an agent could lift would not guard against agents.
+            return Err(HubError::invalid(format!(
+                "only a person resumes a paused thread, not agent {agent}"
+            ))
+            .into());
+        }
+        let view = self.hub.resume_thread(thread, from.name()).await?;
+        Ok(events
+            .reply(vec![
+                Part::text(format!("resumed {:?}", view.title)),
+                Part::data(serde_json::json!({ "thread": view })),
+            ])
+            .await?)
+    }
+}
+
+/// Whether the message copies one the hub already holds: a bridge copying
+/// the hub's messages elsewhere and back marks its copies, which were
+/// routed once already.
+fn is_mirror(ctx: &RequestContext) -> bool {
+    ctx.message
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get(MIRROR_METADATA))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// What the hub tells an agent about a message it delivers (in the

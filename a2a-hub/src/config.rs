@@ -264,6 +264,166 @@ struct RawGuards {
     cool_down_secs: Option<u64>,
 }
 
+impl RawGuards {
+    /// Sets what the file sets; a cool-down of 0 is none.
+    fn apply(&self, guards: &mut GuardConfig) {
+        guards.pair_limit = self.pair_limit.unwrap_or(guards.pair_limit);
+        if let Some(secs) = self.pair_window_secs {
+            guards.pair_window = Duration::from_secs(secs);
+        }
+        guards.thread_burst = self.thread_burst.unwrap_or(guards.thread_burst);
+        if let Some(secs) = self.thread_burst_window_secs {
+            guards.burst_window = Duration::from_secs(secs);
+        }
+        if let Some(secs) = self.cool_down_secs {
+            guards.cool_down = (secs > 0).then(|| Duration::from_secs(secs));
+        }
+    }
+}
+
+/// Reads the `[hub]` table of one gateway file against its agents.
+struct Reader<'a> {
+    path: &'a Path,
+    text: &'a str,
+    agents: &'a [String],
+}
+
+/// What a channel's name may be.
+const CHANNEL_NAME_RULE: &str = "a channel name is 1 to 64 letters, digits, '-' or '_'";
+
+impl Reader<'_> {
+    fn error(&self, span: Range<usize>, field: &str, message: String) -> ConfigError {
+        ConfigError::at(self.path, self.text, span, field, message)
+    }
+
+    /// `name`, if it is an agent of the gateway.
+    fn agent(&self, name: &Spanned<String>, field: &str) -> Result<String, ConfigError> {
+        if self.agents.iter().any(|a| a == name.get_ref()) {
+            return Ok(name.get_ref().clone());
+        }
+        let message = format!(
+            "no agent named {:?} (agents: {})",
+            name.get_ref(),
+            self.agents.join(", ")
+        );
+        Err(self.error(name.span(), field, message))
+    }
+
+    /// The channels, in the order of the file.
+    fn channels(
+        &self,
+        raw: &BTreeMap<String, Spanned<RawChannel>>,
+    ) -> Result<Vec<ChannelConfig>, ConfigError> {
+        let mut channels = Vec::new();
+        for (name, channel) in raw {
+            channels.push((channel.span().start, self.channel(name, channel)?));
+        }
+        channels.sort_by_key(|(start, _)| *start);
+        Ok(channels.into_iter().map(|(_, c)| c).collect())
+    }
+
+    fn channel(
+        &self,
+        name: &str,
+        channel: &Spanned<RawChannel>,
+    ) -> Result<ChannelConfig, ConfigError> {
+        let field = format!("hub.channels.{name}");
+        if !is_valid_channel_name(name) {
+            return Err(self.error(channel.span(), &field, CHANNEL_NAME_RULE.to_owned()));
+        }
+        let raw = channel.get_ref();
+        let default_agent = raw
+            .default_agent
+            .as_ref()
+            .map(|a| self.agent(a, &format!("{field}.default_agent")))
+            .transpose()?;
+        let members = raw
+            .members
+            .as_ref()
+            .map(|members| {
+                members
+                    .iter()
+                    .map(|m| self.agent(m, &format!("{field}.members")))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        Ok(ChannelConfig {
+            name: name.to_owned(),
+            description: raw.description.clone(),
+            default_agent,
+            members,
+        })
+    }
+
+    /// `name`, if it is one of the channels `names`.
+    fn declared(
+        &self,
+        names: &[String],
+        name: &Spanned<String>,
+        field: &str,
+    ) -> Result<String, ConfigError> {
+        let wanted = name.get_ref();
+        if names.iter().any(|c| c == wanted) {
+            return Ok(wanted.clone());
+        }
+        let message = format!("no channel named {wanted:?}: add it as [hub.channels.{wanted}]");
+        Err(self.error(name.span(), field, message))
+    }
+
+    /// The operator's channel, added to `channels` when they lack it: it
+    /// need not be declared, as it only records.
+    fn operator_channel(
+        &self,
+        name: Option<&Spanned<String>>,
+        channels: &mut Vec<ChannelConfig>,
+    ) -> Result<Option<String>, ConfigError> {
+        let Some(name) = name else {
+            return Ok(None);
+        };
+        let operator = name.get_ref();
+        if channels.iter().any(|c| c.name == *operator) {
+            return Ok(Some(operator.clone()));
+        }
+        if !is_valid_channel_name(operator) {
+            let field = "hub.operator_channel";
+            return Err(self.error(name.span(), field, CHANNEL_NAME_RULE.to_owned()));
+        }
+        channels.push(
+            ChannelConfig::new(operator.clone())
+                .description("Operator notices: escalations and loop guards.")
+                .members(Vec::<String>::new()),
+        );
+        Ok(Some(operator.clone()))
+    }
+
+    /// The reuse window and what observers keep.
+    fn limits(&self, hub: &RawHub, config: &mut HubConfig) -> Result<(), ConfigError> {
+        if let Some(reuse) = &hub.reuse_hours {
+            config.reuse_window = self.hours(reuse, "hub.reuse_hours")?;
+        }
+        if let Some(ttl) = &hub.observer_ttl_hours {
+            config.observers.ttl = self.hours(ttl, "hub.observer_ttl_hours")?;
+        }
+        if let Some(records) = &hub.observer_records {
+            if *records.get_ref() == 0 || *records.get_ref() > 10_000 {
+                let message = "must be 1 to 10000".to_owned();
+                return Err(self.error(records.span(), "hub.observer_records", message));
+            }
+            config.observers.max_per_agent = *records.get_ref();
+        }
+        Ok(())
+    }
+
+    fn hours(&self, value: &Spanned<f64>, field: &str) -> Result<Duration, ConfigError> {
+        let hours = *value.get_ref();
+        if hours.is_finite() && hours > 0.0 && hours < 24.0 * 365.0 {
+            return Ok(Duration::from_secs_f64(hours * 3600.0));
+        }
+        let message = "must be a number of hours above 0 and under a year".to_owned();
+        Err(self.error(value.span(), field, message))
+    }
+}
+
 impl HubConfig {
     /// The `[hub]` table of the gateway file at `path` (contents `text`),
     /// checked against the gateway's `agents`; `None` when the file has no
@@ -273,122 +433,42 @@ impl HubConfig {
         text: &str,
         agents: &[String],
     ) -> Result<Option<HubConfig>, ConfigError> {
-        let error = |span: Range<usize>, field: &str, message: String| {
-            ConfigError::at(path, text, span, field, message)
-        };
+        let reader = Reader { path, text, agents };
         let raw: RawFile = toml::from_str(text).map_err(|err| {
-            error(
-                err.span().unwrap_or(0..0),
-                "",
-                err.message().trim().to_owned(),
-            )
+            let span = err.span().unwrap_or(0..0);
+            reader.error(span, "", err.message().trim().to_owned())
         })?;
         let Some(hub) = raw.hub else {
             return Ok(None);
         };
         let hub_span = hub.span();
         let hub = hub.into_inner();
-        let known = agents.join(", ");
-        let check_agent = |name: &Spanned<String>, field: &str| match agents
-            .iter()
-            .any(|a| a == name.get_ref())
-        {
-            true => Ok(name.get_ref().clone()),
-            false => Err(error(
-                name.span(),
-                field,
-                format!("no agent named {:?} (agents: {known})", name.get_ref()),
-            )),
-        };
-        let mut channels = Vec::new();
-        for (name, channel) in &hub.channels {
-            let field = format!("hub.channels.{name}");
-            if !is_valid_channel_name(name) {
-                return Err(error(
-                    channel.span(),
-                    &field,
-                    "a channel name is 1 to 64 letters, digits, '-' or '_'".to_owned(),
-                ));
-            }
-            let raw = channel.get_ref();
-            let default_agent = raw
-                .default_agent
-                .as_ref()
-                .map(|a| check_agent(a, &format!("{field}.default_agent")))
-                .transpose()?;
-            let members = raw
-                .members
-                .as_ref()
-                .map(|members| {
-                    members
-                        .iter()
-                        .map(|m| check_agent(m, &format!("{field}.members")))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .transpose()?;
-            channels.push((
-                channel.span().start,
-                ChannelConfig {
-                    name: name.clone(),
-                    description: raw.description.clone(),
-                    default_agent,
-                    members,
-                },
-            ));
-        }
-        channels.sort_by_key(|(start, _)| *start);
-        let mut channels: Vec<ChannelConfig> = channels.into_iter().map(|(_, c)| c).collect();
+        let mut channels = reader.channels(&hub.channels)?;
         let names: Vec<String> = channels.iter().map(|c| c.name.clone()).collect();
-        let check_channel =
-            |name: &Spanned<String>, field: &str| match names.iter().any(|c| c == name.get_ref()) {
-                true => Ok(name.get_ref().clone()),
-                false => Err(error(
-                    name.span(),
-                    field,
-                    format!(
-                        "no channel named {:?}: add it as [hub.channels.{}]",
-                        name.get_ref(),
-                        name.get_ref()
-                    ),
-                )),
-            };
         let default_channel = hub
             .default_channel
             .as_ref()
-            .map(|c| check_channel(c, "hub.default_channel"))
+            .map(|c| reader.declared(&names, c, "hub.default_channel"))
             .transpose()?;
         let thread_channels = hub
             .thread_channels
             .as_ref()
             .map(|list| {
                 list.iter()
-                    .map(|c| check_channel(c, "hub.thread_channels"))
+                    .map(|c| reader.declared(&names, c, "hub.thread_channels"))
                     .collect::<Result<Vec<_>, _>>()
             })
             .transpose()?;
-        let operator_channel = match &hub.operator_channel {
-            // The operator's channel need not be declared: it only records.
-            Some(name) if !names.iter().any(|c| c == name.get_ref()) => {
-                if !is_valid_channel_name(name.get_ref()) {
-                    return Err(error(
-                        name.span(),
-                        "hub.operator_channel",
-                        "a channel name is 1 to 64 letters, digits, '-' or '_'".to_owned(),
-                    ));
-                }
-                channels.push(
-                    ChannelConfig::new(name.get_ref().clone())
-                        .description("Operator notices: escalations and loop guards.")
-                        .members(Vec::<String>::new()),
-                );
-                Some(name.get_ref().clone())
-            }
-            other => other.as_ref().map(|n| n.get_ref().clone()),
-        };
+        let operator_channel =
+            reader.operator_channel(hub.operator_channel.as_ref(), &mut channels)?;
         let mut accounts = BTreeMap::new();
         for (account, agent) in &hub.accounts {
-            let agent = check_agent(agent, &format!("hub.accounts.{account}"))?;
+            let agent = reader.agent(agent, &format!("hub.accounts.{account}"))?;
             accounts.insert(account.clone(), agent);
+        }
+        if channels.is_empty() {
+            let message = "no channels: add a [hub.channels.NAME] table".to_owned();
+            return Err(reader.error(hub_span, "hub.channels", message));
         }
         let mut config = HubConfig {
             channels,
@@ -399,54 +479,10 @@ impl HubConfig {
             config_file: Some(path.to_owned()),
             ..HubConfig::default()
         };
-        if config.channels.is_empty() {
-            return Err(error(
-                hub_span,
-                "hub.channels",
-                "no channels: add a [hub.channels.NAME] table".to_owned(),
-            ));
+        if let Some(guards) = &hub.guards {
+            guards.apply(&mut config.guards);
         }
-        if let Some(guards) = hub.guards {
-            let g = &mut config.guards;
-            g.pair_limit = guards.pair_limit.unwrap_or(g.pair_limit);
-            if let Some(secs) = guards.pair_window_secs {
-                g.pair_window = Duration::from_secs(secs);
-            }
-            g.thread_burst = guards.thread_burst.unwrap_or(g.thread_burst);
-            if let Some(secs) = guards.thread_burst_window_secs {
-                g.burst_window = Duration::from_secs(secs);
-            }
-            if let Some(secs) = guards.cool_down_secs {
-                g.cool_down = (secs > 0).then(|| Duration::from_secs(secs));
-            }
-        }
-        let hours = |value: &Spanned<f64>, field: &str| {
-            let hours = *value.get_ref();
-            match hours.is_finite() && hours > 0.0 && hours < 24.0 * 365.0 {
-                true => Ok(Duration::from_secs_f64(hours * 3600.0)),
-                false => Err(error(
-                    value.span(),
-                    field,
-                    "must be a number of hours above 0 and under a year".to_owned(),
-                )),
-            }
-        };
-        if let Some(reuse) = &hub.reuse_hours {
-            config.reuse_window = hours(reuse, "hub.reuse_hours")?;
-        }
-        if let Some(ttl) = &hub.observer_ttl_hours {
-            config.observers.ttl = hours(ttl, "hub.observer_ttl_hours")?;
-        }
-        if let Some(records) = &hub.observer_records {
-            if *records.get_ref() == 0 || *records.get_ref() > 10_000 {
-                return Err(error(
-                    records.span(),
-                    "hub.observer_records",
-                    "must be 1 to 10000".to_owned(),
-                ));
-            }
-            config.observers.max_per_agent = *records.get_ref();
-        }
+        reader.limits(&hub, &mut config)?;
         Ok(Some(config))
     }
 

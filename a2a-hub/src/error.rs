@@ -85,6 +85,19 @@ impl HubError {
         )
     }
 
+    /// The error the hub's HTTP API answered with (its kind told by the
+    /// status).
+    pub(crate) fn answered(
+        kind: HubErrorKind,
+        message: impl Into<String>,
+        retry_after: Option<Duration>,
+    ) -> Self {
+        HubError {
+            retry_after,
+            ..HubError::new(kind, message)
+        }
+    }
+
     /// The error as the hub's A2A face sends it (`{"kind", "message",
     /// "retryAfterSecs"}`), read back.
     pub fn from_wire(value: &serde_json::Value) -> HubError {

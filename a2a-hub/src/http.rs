@@ -12,6 +12,9 @@
 //! | `POST /hub/api/threads/{id}/resume` | `{"thread": ThreadView}` |
 //! | `GET /hub/api/events?channel=C` | server-sent events: `message` (a HubMessage), `thread` (a ThreadView), `lagged` (reload) |
 //!
+//! The bodies and queries are the types of [`crate::api`], which
+//! [`crate::api::HubApiClient`] calls the API with.
+//!
 //! Errors are `{"error": {"message"}}` with 400, 401, 404, 429 (with
 //! `Retry-After`), 502 or 503. When the gateway authenticates, so does the
 //! API, with the same credentials: a person is who the credentials say, an
@@ -33,10 +36,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::{Stream, StreamExt as _};
-use serde::Deserialize;
+use serde::Serialize;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
+use crate::api::{
+    ChannelList, ChannelQuery, CollaborateRequest, CollaborationAnswer, ErrorBody, ErrorDetail,
+    LAGGED_EVENT, MESSAGE_EVENT, MessageList, MessagesQuery, PostMessage, PostedMessage,
+    ResumedThread, THREAD_EVENT, ThreadList,
+};
 use crate::error::{HubError, HubErrorKind};
 use crate::hub::{Hub, Post};
 use crate::model::{Collaborate, HubEvent, Sender};
@@ -127,13 +135,21 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
+/// `body` as the API's JSON: through a `serde_json::Value`, so its keys
+/// come sorted, as the API has always sent them.
+fn json_body(body: &impl Serialize) -> Json<serde_json::Value> {
+    Json(serde_json::json!(body))
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut response = (
-            self.status,
-            Json(serde_json::json!({ "error": { "message": self.message } })),
-        )
-            .into_response();
+        let body = ErrorBody {
+            error: ErrorDetail {
+                message: self.message,
+                status: None,
+            },
+        };
+        let mut response = (self.status, json_body(&body)).into_response();
         if let Some(wait) = self.retry_after {
             let secs = wait.as_secs().max(1).to_string();
             if let Ok(value) = secs.parse() {
@@ -170,18 +186,14 @@ impl Api {
     }
 }
 
-#[derive(Deserialize)]
-struct ChannelQuery {
-    channel: Option<String>,
-}
-
 async fn channels(
     State(api): State<Api>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Result<Response, ApiError> {
     api.caller(&headers, &uri, None).await?;
-    Ok(Json(serde_json::json!({ "channels": api.hub.channels() })).into_response())
+    let channels = api.hub.channels();
+    Ok(json_body(&ChannelList { channels }).into_response())
 }
 
 async fn threads(
@@ -197,14 +209,7 @@ async fn threads(
         }
     }
     let threads = api.hub.threads(query.channel.as_deref());
-    Ok(Json(serde_json::json!({ "threads": threads })).into_response())
-}
-
-#[derive(Deserialize)]
-struct MessagesQuery {
-    channel: Option<String>,
-    thread: Option<String>,
-    limit: Option<usize>,
+    Ok(json_body(&ThreadList { threads }).into_response())
 }
 
 async fn messages(
@@ -223,23 +228,14 @@ async fn messages(
             query.limit.unwrap_or(100),
         )
         .await?;
-    Ok(Json(serde_json::json!({ "messages": messages })).into_response())
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PostBody {
-    text: String,
-    channel: Option<String>,
-    thread: Option<String>,
-    from: Option<String>,
+    Ok(json_body(&MessageList { messages }).into_response())
 }
 
 async fn post_message(
     State(api): State<Api>,
     headers: HeaderMap,
     uri: Uri,
-    body: Result<Json<PostBody>, JsonRejection>,
+    body: Result<Json<PostMessage>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
     let from = api.caller(&headers, &uri, body.from.as_deref()).await?;
@@ -253,32 +249,18 @@ async fn post_message(
             mirror: false,
         })
         .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(serde_json::json!({ "message": message })),
-    )
-        .into_response())
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CollaborateBody {
-    target: String,
-    text: String,
-    thread: Option<String>,
-    channel: Option<String>,
-    from: Option<String>,
+    Ok((StatusCode::CREATED, json_body(&PostedMessage { message })).into_response())
 }
 
 async fn collaborate(
     State(api): State<Api>,
     headers: HeaderMap,
     uri: Uri,
-    body: Result<Json<CollaborateBody>, JsonRejection>,
+    body: Result<Json<CollaborateRequest>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
     let from = api.caller(&headers, &uri, body.from.as_deref()).await?;
-    let done = api
+    let collaboration = api
         .hub
         .collaborate(
             from,
@@ -290,7 +272,7 @@ async fn collaborate(
             },
         )
         .await?;
-    Ok(Json(serde_json::json!({ "collaboration": done })).into_response())
+    Ok(json_body(&CollaborationAnswer { collaboration }).into_response())
 }
 
 async fn resume(
@@ -309,7 +291,7 @@ async fn resume(
         .into());
     }
     let thread = api.hub.resume_thread(&id, by.name()).await?;
-    Ok(Json(serde_json::json!({ "thread": thread })).into_response())
+    Ok(json_body(&ResumedThread { thread }).into_response())
 }
 
 async fn events(
@@ -331,14 +313,14 @@ async fn events(
             Ok(HubEvent::Message(message)) => channel
                 .as_ref()
                 .is_none_or(|c| *c == message.channel)
-                .then(|| Event::default().event("message").json_data(&*message)),
+                .then(|| Event::default().event(MESSAGE_EVENT).json_data(&*message)),
             Ok(HubEvent::Thread(thread)) => channel
                 .as_ref()
                 .is_none_or(|c| *c == thread.channel)
-                .then(|| Event::default().event("thread").json_data(&*thread)),
+                .then(|| Event::default().event(THREAD_EVENT).json_data(&*thread)),
             // A reader that fell behind missed events: it reloads.
             Err(BroadcastStreamRecvError::Lagged(missed)) => Some(Ok(Event::default()
-                .event("lagged")
+                .event(LAGGED_EVENT)
                 .data(missed.to_string()))),
         };
         futures::future::ready(event.and_then(Result::ok).map(Ok))

@@ -24,12 +24,15 @@
 //! circles: the hub's own messages call nobody, a pair may collaborate three
 //! times in five minutes, and a thread of more than six messages in a
 //! minute pauses until a person resumes it or a cool-down passes.
+//!
+//! People and scripts reach the hub through its HTTP API and live feed
+//! ([`http`], served beside the gateway), and programs call that API with
+//! [`api::HubApiClient`], which shares the API's types.
 
 mod agent;
+pub mod api;
 pub mod config;
-pub mod delivery;
 mod error;
-mod guards;
 pub mod http;
 mod hub;
 mod model;
@@ -42,6 +45,7 @@ pub use self::agent::{
 };
 pub use self::config::{ChannelConfig, DeliveryPolicy, GuardConfig, HubConfig, ObserverConfig};
 pub use self::error::{HubError, HubErrorKind};
+pub use self::hub::delivery;
 pub use self::hub::{
     AgentLink, DEFAULT_HUB_NAME, HUB_METADATA, Hub, HubBuilder, MAX_PAGE, MAX_TEXT_BYTES, Post,
 };

@@ -135,11 +135,14 @@ pub(crate) struct PendingDelivery {
     pub(crate) task_id: String,
 }
 
+/// A route as loaded: opener, target, channel, thread, last used.
+pub(crate) type LoadedRoute = (String, String, String, String, DateTime<Utc>);
+
 /// What the hub starts from.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Loaded {
     pub(crate) threads: Vec<LoadedThread>,
-    pub(crate) routes: Vec<(String, String, String, String, DateTime<Utc>)>,
+    pub(crate) routes: Vec<LoadedRoute>,
     pub(crate) observed: HashMap<String, Vec<ObserverRecord>>,
     pub(crate) deliveries: Vec<PendingDelivery>,
     pub(crate) participant_seq: u64,
@@ -203,143 +206,14 @@ impl Store {
         keep: usize,
     ) -> Result<Loaded, HubError> {
         let conn = self.lock();
-        let e = |err: rusqlite::Error| store_error(&err);
-        let mut loaded = Loaded::default();
-        let mut participants: HashMap<String, Vec<(u64, String)>> = HashMap::new();
-        {
-            let mut statement = conn
-                .prepare("SELECT thread_id, agent, seq FROM participants")
-                .map_err(e)?;
-            let rows = statement
-                .query_map([], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get::<_, i64>(2)?,
-                    ))
-                })
-                .map_err(e)?;
-            for row in rows {
-                let (thread, agent, seq) = row.map_err(e)?;
-                let seq = u64::try_from(seq).unwrap_or(0);
-                loaded.participant_seq = loaded.participant_seq.max(seq);
-                participants.entry(thread).or_default().push((seq, agent));
-            }
-        }
-        {
-            let mut statement = conn
-                .prepare(
-                    "SELECT id, channel, title, created_at, last_activity, messages, paused_until FROM threads",
-                )
-                .map_err(e)?;
-            let rows = statement
-                .query_map([], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, String>(4)?,
-                        row.get::<_, i64>(5)?,
-                        row.get::<_, Option<String>>(6)?,
-                    ))
-                })
-                .map_err(e)?;
-            for row in rows {
-                let (id, channel, title, created, last, messages, paused_until) = row.map_err(e)?;
-                let (Some(created_at), Some(last_activity)) =
-                    (parse_time(&created), parse_time(&last))
-                else {
-                    tracing::warn!(thread = %id, "skipping a hub thread with an unreadable time");
-                    continue;
-                };
-                let mut members = participants.remove(&id).unwrap_or_default();
-                members.sort();
-                loaded.threads.push(LoadedThread {
-                    view: ThreadView {
-                        paused: paused_until.is_some(),
-                        id,
-                        channel,
-                        title,
-                        participants: members.into_iter().map(|(_, a)| a).collect(),
-                        created_at,
-                        last_activity,
-                        messages: u64::try_from(messages).unwrap_or(0),
-                    },
-                    paused_until,
-                });
-            }
-        }
-        {
-            let mut statement = conn
-                .prepare(
-                    "SELECT opener, target, channel, thread_id, updated_at FROM routes WHERE updated_at > ?1",
-                )
-                .map_err(e)?;
-            let rows = statement
-                .query_map([stamp(routes_since)], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, String>(4)?,
-                    ))
-                })
-                .map_err(e)?;
-            for row in rows {
-                let (opener, target, channel, thread, at) = row.map_err(e)?;
-                if let Some(at) = parse_time(&at) {
-                    loaded.routes.push((opener, target, channel, thread, at));
-                }
-            }
-        }
-        conn.execute(
-            "DELETE FROM observed WHERE t <= ?1",
-            [stamp(observed_since)],
-        )
-        .map_err(e)?;
-        {
-            let mut statement = conn
-                .prepare("SELECT agent, body FROM observed ORDER BY seq")
-                .map_err(e)?;
-            let rows = statement
-                .query_map([], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-                })
-                .map_err(e)?;
-            for row in rows {
-                let (agent, body) = row.map_err(e)?;
-                match serde_json::from_str::<ObserverRecord>(&body) {
-                    Ok(record) => loaded.observed.entry(agent).or_default().push(record),
-                    Err(err) => {
-                        tracing::warn!(%agent, error = %err, "skipping an unreadable observer record")
-                    }
-                }
-            }
-            for records in loaded.observed.values_mut() {
-                let extra = records.len().saturating_sub(keep);
-                records.drain(..extra);
-            }
-        }
-        {
-            let mut statement = conn
-                .prepare("SELECT message_id, agent, task_id FROM deliveries")
-                .map_err(e)?;
-            let rows = statement
-                .query_map([], |row| {
-                    Ok(PendingDelivery {
-                        message_id: row.get(0)?,
-                        agent: row.get(1)?,
-                        task_id: row.get(2)?,
-                    })
-                })
-                .map_err(e)?;
-            for row in rows {
-                loaded.deliveries.push(row.map_err(e)?);
-            }
-        }
-        Ok(loaded)
+        let (participants, participant_seq) = load_participants(&conn)?;
+        Ok(Loaded {
+            threads: load_threads(&conn, participants)?,
+            routes: load_routes(&conn, routes_since)?,
+            observed: load_observed(&conn, observed_since, keep)?,
+            deliveries: load_deliveries(&conn)?,
+            participant_seq,
+        })
     }
 
     /// Applies `writes` in one transaction.
@@ -373,105 +247,11 @@ impl Store {
 
     fn write_now(&self, writes: &[Write]) -> Result<(), HubError> {
         let mut conn = self.lock();
-        let e = |err: rusqlite::Error| store_error(&err);
-        let tx = conn.transaction().map_err(e)?;
+        let tx = conn.transaction().map_err(|e| store_error(&e))?;
         for write in writes {
-            match write {
-                Write::Message(message) => {
-                    let body =
-                        serde_json::to_string(&**message).map_err(|err| HubError::store(&err))?;
-                    tx.execute(
-                        "INSERT OR IGNORE INTO messages (id, channel, thread_id, body) VALUES (?1, ?2, ?3, ?4)",
-                        params![message.id, message.channel, message.thread, body],
-                    )
-                    .map_err(e)?;
-                }
-                Write::Thread { view, paused_until } => {
-                    tx.execute(
-                        "INSERT INTO threads (id, channel, title, created_at, last_activity, messages, paused_until)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                         ON CONFLICT (id) DO UPDATE SET last_activity = excluded.last_activity,
-                             messages = excluded.messages, paused_until = excluded.paused_until",
-                        params![
-                            view.id,
-                            view.channel,
-                            view.title,
-                            stamp(view.created_at),
-                            stamp(view.last_activity),
-                            i64::try_from(view.messages).unwrap_or(i64::MAX),
-                            paused_until
-                        ],
-                    )
-                    .map_err(e)?;
-                }
-                Write::Participant { thread, agent, seq } => {
-                    tx.execute(
-                        "INSERT OR IGNORE INTO participants (thread_id, agent, seq) VALUES (?1, ?2, ?3)",
-                        params![thread, agent, i64::try_from(*seq).unwrap_or(i64::MAX)],
-                    )
-                    .map_err(e)?;
-                }
-                Write::Route {
-                    opener,
-                    target,
-                    channel,
-                    thread,
-                    at,
-                } => {
-                    tx.execute(
-                        "INSERT INTO routes (opener, target, channel, thread_id, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
-                         ON CONFLICT (opener, target, channel) DO UPDATE SET thread_id = excluded.thread_id,
-                             updated_at = excluded.updated_at",
-                        params![opener, target, channel, thread, stamp(*at)],
-                    )
-                    .map_err(e)?;
-                }
-                Write::Observed {
-                    agent,
-                    record,
-                    keep,
-                } => {
-                    let body =
-                        serde_json::to_string(record).map_err(|err| HubError::store(&err))?;
-                    tx.execute(
-                        "INSERT INTO observed (agent, body, t) VALUES (?1, ?2, ?3)",
-                        params![agent, body, stamp(record.t)],
-                    )
-                    .map_err(e)?;
-                    // Only the newest `keep` stay: the table is as small as
-                    // what the hub holds in memory.
-                    tx.execute(
-                        "DELETE FROM observed WHERE agent = ?1 AND seq <= (
-                             SELECT seq FROM observed WHERE agent = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
-                        params![agent, i64::try_from(*keep).unwrap_or(i64::MAX)],
-                    )
-                    .map_err(e)?;
-                }
-                Write::ExpireObserved { before } => {
-                    tx.execute("DELETE FROM observed WHERE t <= ?1", [stamp(*before)])
-                        .map_err(e)?;
-                }
-                Write::Delivery {
-                    message_id,
-                    agent,
-                    task_id,
-                } => {
-                    tx.execute(
-                        "INSERT OR REPLACE INTO deliveries (message_id, agent, task_id) VALUES (?1, ?2, ?3)",
-                        params![message_id, agent, task_id],
-                    )
-                    .map_err(e)?;
-                }
-                Write::Delivered { message_id, agent } => {
-                    tx.execute(
-                        "DELETE FROM deliveries WHERE message_id = ?1 AND agent = ?2",
-                        params![message_id, agent],
-                    )
-                    .map_err(e)?;
-                }
-            }
+            write.apply(&tx)?;
         }
-        tx.commit().map_err(e)
+        tx.commit().map_err(|e| store_error(&e))
     }
 
     /// The last `limit` messages of `channel` (at channel level, or of
@@ -523,4 +303,259 @@ impl Store {
         })
         .await
     }
+}
+
+impl Write {
+    /// Applies the write on `conn` (within the caller's transaction).
+    fn apply(&self, conn: &Connection) -> Result<(), HubError> {
+        let e = |err: rusqlite::Error| store_error(&err);
+        let executed = match self {
+            Write::Message(message) => {
+                let body = serde_json::to_string(&**message).map_err(|err| HubError::store(&err))?;
+                conn.execute(
+                    "INSERT OR IGNORE INTO messages (id, channel, thread_id, body) VALUES (?1, ?2, ?3, ?4)",
+                    params![message.id, message.channel, message.thread, body],
+                )
+            }
+            Write::Thread { view, paused_until } => conn.execute(
+                "INSERT INTO threads (id, channel, title, created_at, last_activity, messages, paused_until)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (id) DO UPDATE SET last_activity = excluded.last_activity,
+                     messages = excluded.messages, paused_until = excluded.paused_until",
+                params![
+                    view.id,
+                    view.channel,
+                    view.title,
+                    stamp(view.created_at),
+                    stamp(view.last_activity),
+                    i64::try_from(view.messages).unwrap_or(i64::MAX),
+                    paused_until
+                ],
+            ),
+            Write::Participant { thread, agent, seq } => conn.execute(
+                "INSERT OR IGNORE INTO participants (thread_id, agent, seq) VALUES (?1, ?2, ?3)",
+                params![thread, agent, i64::try_from(*seq).unwrap_or(i64::MAX)],
+            ),
+            Write::Route {
+                opener,
+                target,
+                channel,
+                thread,
+                at,
+            } => conn.execute(
+                "INSERT INTO routes (opener, target, channel, thread_id, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (opener, target, channel) DO UPDATE SET thread_id = excluded.thread_id,
+                     updated_at = excluded.updated_at",
+                params![opener, target, channel, thread, stamp(*at)],
+            ),
+            Write::Observed {
+                agent,
+                record,
+                keep,
+            } => return insert_observed(conn, agent, record, *keep),
+            Write::ExpireObserved { before } => {
+                conn.execute("DELETE FROM observed WHERE t <= ?1", [stamp(*before)])
+            }
+            Write::Delivery {
+                message_id,
+                agent,
+                task_id,
+            } => conn.execute(
+                "INSERT OR REPLACE INTO deliveries (message_id, agent, task_id) VALUES (?1, ?2, ?3)",
+                params![message_id, agent, task_id],
+            ),
+            Write::Delivered { message_id, agent } => conn.execute(
+                "DELETE FROM deliveries WHERE message_id = ?1 AND agent = ?2",
+                params![message_id, agent],
+            ),
+        };
+        executed.map(drop).map_err(e)
+    }
+}
+
+/// Gives `agent` the observer record `record`; only its newest `keep`
+/// stay, so the table is as small as what the hub holds in memory.
+fn insert_observed(
+    conn: &Connection,
+    agent: &str,
+    record: &ObserverRecord,
+    keep: usize,
+) -> Result<(), HubError> {
+    let e = |err: rusqlite::Error| store_error(&err);
+    let body = serde_json::to_string(record).map_err(|err| HubError::store(&err))?;
+    conn.execute(
+        "INSERT INTO observed (agent, body, t) VALUES (?1, ?2, ?3)",
+        params![agent, body, stamp(record.t)],
+    )
+    .map_err(e)?;
+    conn.execute(
+        "DELETE FROM observed WHERE agent = ?1 AND seq <= (
+             SELECT seq FROM observed WHERE agent = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
+        params![agent, i64::try_from(keep).unwrap_or(i64::MAX)],
+    )
+    .map_err(e)?;
+    Ok(())
+}
+
+/// The participants of each thread (by its id), with the order each
+/// joined in.
+type Participants = HashMap<String, Vec<(u64, String)>>;
+
+/// The participants of each thread, and the last order given.
+fn load_participants(conn: &Connection) -> Result<(Participants, u64), HubError> {
+    let e = |err: rusqlite::Error| store_error(&err);
+    let mut participants = Participants::new();
+    let mut last = 0;
+    let mut statement = conn
+        .prepare("SELECT thread_id, agent, seq FROM participants")
+        .map_err(e)?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
+        })
+        .map_err(e)?;
+    for row in rows {
+        let (thread, agent, seq) = row.map_err(e)?;
+        let seq = u64::try_from(seq).unwrap_or(0);
+        last = last.max(seq);
+        participants.entry(thread).or_default().push((seq, agent));
+    }
+    Ok((participants, last))
+}
+
+/// The threads, each with its `participants` in the order they joined.
+fn load_threads(
+    conn: &Connection,
+    mut participants: Participants,
+) -> Result<Vec<LoadedThread>, HubError> {
+    let e = |err: rusqlite::Error| store_error(&err);
+    let mut threads = Vec::new();
+    let mut statement = conn
+        .prepare(
+            "SELECT id, channel, title, created_at, last_activity, messages, paused_until FROM threads",
+        )
+        .map_err(e)?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, String>(4)?,
+                row.get::<_, i64>(5)?,
+                row.get::<_, Option<String>>(6)?,
+            ))
+        })
+        .map_err(e)?;
+    for row in rows {
+        let (id, channel, title, created, last, messages, paused_until) = row.map_err(e)?;
+        let (Some(created_at), Some(last_activity)) = (parse_time(&created), parse_time(&last))
+        else {
+            tracing::warn!(thread = %id, "skipping a hub thread with an unreadable time");
+            continue;
+        };
+        let mut members = participants.remove(&id).unwrap_or_default();
+        members.sort();
+        threads.push(LoadedThread {
+            view: ThreadView {
+                paused: paused_until.is_some(),
+                id,
+                channel,
+                title,
+                participants: members.into_iter().map(|(_, a)| a).collect(),
+                created_at,
+                last_activity,
+                messages: u64::try_from(messages).unwrap_or(0),
+            },
+            paused_until,
+        });
+    }
+    Ok(threads)
+}
+
+/// The routes used after `since`.
+fn load_routes(conn: &Connection, since: DateTime<Utc>) -> Result<Vec<LoadedRoute>, HubError> {
+    let e = |err: rusqlite::Error| store_error(&err);
+    let mut routes = Vec::new();
+    let mut statement = conn
+        .prepare(
+            "SELECT opener, target, channel, thread_id, updated_at FROM routes WHERE updated_at > ?1",
+        )
+        .map_err(e)?;
+    let rows = statement
+        .query_map([stamp(since)], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, String>(4)?,
+            ))
+        })
+        .map_err(e)?;
+    for row in rows {
+        let (opener, target, channel, thread, at) = row.map_err(e)?;
+        if let Some(at) = parse_time(&at) {
+            routes.push((opener, target, channel, thread, at));
+        }
+    }
+    Ok(routes)
+}
+
+/// The observer records newer than `since` (older ones are deleted), at
+/// most `keep` per agent, oldest first.
+fn load_observed(
+    conn: &Connection,
+    since: DateTime<Utc>,
+    keep: usize,
+) -> Result<HashMap<String, Vec<ObserverRecord>>, HubError> {
+    let e = |err: rusqlite::Error| store_error(&err);
+    conn.execute("DELETE FROM observed WHERE t <= ?1", [stamp(since)])
+        .map_err(e)?;
+    let mut observed: HashMap<String, Vec<ObserverRecord>> = HashMap::new();
+    let mut statement = conn
+        .prepare("SELECT agent, body FROM observed ORDER BY seq")
+        .map_err(e)?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })
+        .map_err(e)?;
+    for row in rows {
+        let (agent, body) = row.map_err(e)?;
+        match serde_json::from_str::<ObserverRecord>(&body) {
+            Ok(record) => observed.entry(agent).or_default().push(record),
+            Err(err) => {
+                tracing::warn!(%agent, error = %err, "skipping an unreadable observer record")
+            }
+        }
+    }
+    for records in observed.values_mut() {
+        let extra = records.len().saturating_sub(keep);
+        records.drain(..extra);
+    }
+    Ok(observed)
+}
+
+/// The deliveries that wait for an answer.
+fn load_deliveries(conn: &Connection) -> Result<Vec<PendingDelivery>, HubError> {
+    let e = |err: rusqlite::Error| store_error(&err);
+    let mut statement = conn
+        .prepare("SELECT message_id, agent, task_id FROM deliveries")
+        .map_err(e)?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok(PendingDelivery {
+                message_id: row.get(0)?,
+                agent: row.get(1)?,
+                task_id: row.get(2)?,
+            })
+        })
+        .map_err(e)?;
+    rows.map(|row| row.map_err(e)).collect()
 }

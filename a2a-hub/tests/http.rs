@@ -10,26 +10,15 @@ mod support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use a2a_hub::{ChannelConfig, HubConfig, MAX_TEXT_BYTES};
+use a2a_hub::MAX_TEXT_BYTES;
 use a2a_server::auth::{BearerAuth, Principal};
 use futures::StreamExt as _;
 use reqwest::{Client, Response, StatusCode};
 use serde_json::{Value, json};
-use support::{World, team, world, world_built};
-
-fn config() -> HubConfig {
-    HubConfig {
-        channels: vec![
-            ChannelConfig::new("general").default_agent("gamma"),
-            ChannelConfig::new("ops"),
-        ],
-        default_channel: Some("general".into()),
-        ..HubConfig::default()
-    }
-}
+use support::{World, general_and_ops, team, world, world_built};
 
 async fn served() -> (World, String) {
-    let world = world(config(), team()).await;
+    let world = world(general_and_ops(), team()).await;
     let url = world.serve().await;
     (world, url)
 }
@@ -327,7 +316,7 @@ async fn the_live_feed_delivers_a_posted_message_and_a_thread_event() {
 #[tokio::test]
 async fn with_the_gateways_authentication_the_api_wants_the_token_and_the_person_is_its_principal()
 {
-    let world = world_built(config(), team(), None, HashMap::new(), |gateway| {
+    let world = world_built(general_and_ops(), team(), None, HashMap::new(), |gateway| {
         gateway.authentication(BearerAuth::new().token("t", Principal::new("ann")))
     })
     .await;

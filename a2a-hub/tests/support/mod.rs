@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use a2a_core::{A2aError, AgentCard};
 use a2a_gateway::{AgentDefinition, Gateway, GatewayBuilder};
-use a2a_hub::{AgentLink, Hub, HubClient, HubConfig, HubContext, HubMessage, Post, Sender};
+use a2a_hub::{
+    AgentLink, ChannelConfig, Hub, HubClient, HubConfig, HubContext, HubMessage, Post, Sender,
+};
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use futures::future::BoxFuture;
 
@@ -123,6 +125,19 @@ pub fn scripted(name: &str, script: Script, calls: &Calls, hub: &str) -> AgentDe
             script,
         })
     })
+}
+
+/// The hub of the API's tests: #general (the default channel, its default
+/// agent gamma) and #ops.
+pub fn general_and_ops() -> HubConfig {
+    HubConfig {
+        channels: vec![
+            ChannelConfig::new("general").default_agent("gamma"),
+            ChannelConfig::new("ops"),
+        ],
+        default_channel: Some("general".into()),
+        ..HubConfig::default()
+    }
 }
 
 /// A gateway of scripted agents with a hub.

@@ -266,23 +266,6 @@ impl<'a> Forward<'a> {
         }
     }
 
-    /// Runs `call` within the request timeout, naming the agent on failure.
-    async fn bounded<T>(
-        &self,
-        doing: &str,
-        call: impl Future<Output = Result<T, ClientError>>,
-    ) -> Result<T, RemoteError> {
-        let limit = self.config().request_timeout;
-        match tokio::time::timeout(limit, call).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) => Err(self.client_error(doing, &err)),
-            Err(_) => Err(self.link().error(
-                RemoteErrorKind::Timeout,
-                format!("{doing}: no answer within {limit:?}"),
-            )),
-        }
-    }
-
     fn client_error(&self, doing: &str, err: &ClientError) -> RemoteError {
         RemoteError::from_client(&self.link().agent, &self.config().url, doing, err)
     }

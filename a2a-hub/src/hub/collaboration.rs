@@ -1,0 +1,342 @@
+//! The collaborate call: a thread between two agents, opened or continued
+//! (the pair's thread of the reuse window), and a message delivered to the
+//! target in it.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::posting::Delivering;
+use super::{Hub, Post, ThreadState, unknown_thread};
+use crate::error::{HubError, HubErrorKind};
+use crate::model::{Collaborate, Collaboration, HubEvent, Sender, ThreadView};
+use crate::routing;
+use crate::store::Write;
+
+/// Where a collaboration goes: a thread to continue, if any, and its
+/// channel.
+struct Destination {
+    thread: Option<String>,
+    channel: String,
+    /// Whether an earlier thread of the pair is continued.
+    continued: bool,
+}
+
+impl Hub {
+    /// Asks `target` to work with `from`: opens (or continues) a thread,
+    /// mentions the target in it and delivers the message over A2A. Answers
+    /// as soon as the target took the message, or after
+    /// [`crate::HubConfig::collaborate_wait`] when delivery goes on in the
+    /// background; never waits for the target's work. The answer, however
+    /// late, lands in the thread, where `from` (a participant) hears of it.
+    pub async fn collaborate(
+        &self,
+        from: Sender,
+        request: Collaborate,
+    ) -> Result<Collaboration, HubError> {
+        let (target, text) = self.check_collaboration(&from, &request)?;
+        let opener = from.name().to_owned();
+        let now = self.now();
+        let destination = self.destination(&request, &opener, &target, now)?;
+        // The pair guard counts every collaborate call, continued or not.
+        let thread = destination.thread.as_deref();
+        self.admit_pair(&opener, &target, thread, &destination.channel)
+            .await?;
+        let thread = match destination.thread {
+            Some(thread) => self.continue_thread(&opener, &target, &thread, now).await?,
+            None => {
+                self.open_thread(&from, &target, &destination.channel, &text, now)
+                    .await?
+            }
+        };
+        let already = routing::mentions(&text, |name| name == target).contains(&target);
+        let body = match already {
+            true => text,
+            false => format!("@{target} {text}"),
+        };
+        let (_, delivering) = self
+            .post_routed(Post::in_thread(from, thread.id.clone(), body), None)
+            .await?;
+        let delivered = self.delivered(&target, &thread, delivering).await?;
+        Ok(Collaboration {
+            confirmation: confirmation(&target, &thread, delivered),
+            thread: thread.id,
+            channel: thread.channel,
+            title: thread.title,
+            target,
+            continued: destination.continued,
+            delivered,
+        })
+    }
+
+    /// The target's agent and the text, when a collaboration can be asked.
+    fn check_collaboration(
+        &self,
+        from: &Sender,
+        request: &Collaborate,
+    ) -> Result<(String, String), HubError> {
+        let text = request.text.trim().to_owned();
+        if text.is_empty() {
+            return Err(HubError::invalid("collaborate needs a text: what to ask"));
+        }
+        let target = self.resolve(&request.target)?;
+        if from.agent() == Some(target.as_str()) {
+            return Err(HubError::invalid(format!(
+                "{target} cannot collaborate with itself"
+            )));
+        }
+        if let Sender::Person(name) = from {
+            self.check_person_name(name)?;
+        }
+        Ok((target, text))
+    }
+
+    /// The thread asked for; else the pair's thread of the reuse window in
+    /// the channel asked for (or the default one), if there is one and
+    /// agents may open threads there.
+    fn destination(
+        &self,
+        request: &Collaborate,
+        opener: &str,
+        target: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Destination, HubError> {
+        if let Some(thread) = &request.thread {
+            let view = self.thread(thread).ok_or_else(|| unknown_thread(thread))?;
+            return Ok(Destination {
+                thread: Some(view.id),
+                channel: view.channel,
+                continued: true,
+            });
+        }
+        let channel = match &request.channel {
+            Some(channel) => self.channel(channel)?.name.clone(),
+            None => self.default_channel()?,
+        };
+        self.check_threads_allowed(&channel)?;
+        let reuse = chrono::Duration::from_std(self.inner.config.reuse_window)
+            .unwrap_or(chrono::Duration::MAX);
+        let state = self.state();
+        let route = state
+            .routes
+            .get(&(opener.to_owned(), target.to_owned(), channel.clone()))
+            .filter(|(thread, at)| now - *at < reuse && state.threads.contains_key(thread))
+            .map(|(thread, _)| thread.clone());
+        Ok(Destination {
+            continued: route.is_some(),
+            thread: route,
+            channel,
+        })
+    }
+
+    fn check_threads_allowed(&self, channel: &str) -> Result<(), HubError> {
+        if self.inner.config.threads_allowed(channel) {
+            return Ok(());
+        }
+        let allowed: Vec<String> = self
+            .channels()
+            .into_iter()
+            .filter(|c| c.threads_allowed)
+            .map(|c| c.name)
+            .collect();
+        Err(HubError::invalid(format!(
+            "channel not allowed: agents may not open threads in {channel:?} \
+             (allowed: {}); add it to thread_channels under [hub]",
+            allowed.join(", ")
+        )))
+    }
+
+    /// Continues `thread`: it becomes the pair's route in its channel.
+    async fn continue_thread(
+        &self,
+        opener: &str,
+        target: &str,
+        thread: &str,
+        now: DateTime<Utc>,
+    ) -> Result<ThreadView, HubError> {
+        let view = self.thread(thread).ok_or_else(|| unknown_thread(thread))?;
+        self.inner
+            .store
+            .write(vec![route_write(
+                opener,
+                target,
+                &view.channel,
+                thread,
+                now,
+            )])
+            .await?;
+        self.state().routes.insert(
+            (opener.to_owned(), target.to_owned(), view.channel.clone()),
+            (thread.to_owned(), now),
+        );
+        Ok(view)
+    }
+
+    /// Opens a thread of `from` with `target` in `channel`, named after the
+    /// topic of `text`, as the pair's route there; the hub says so at
+    /// channel level.
+    async fn open_thread(
+        &self,
+        from: &Sender,
+        target: &str,
+        channel: &str,
+        text: &str,
+        now: DateTime<Utc>,
+    ) -> Result<ThreadView, HubError> {
+        let opener = from.name();
+        let id = uuid::Uuid::now_v7().to_string();
+        let participants: Vec<String> = from
+            .agent()
+            .into_iter()
+            .chain([target])
+            .map(str::to_owned)
+            .collect();
+        let view = ThreadView {
+            id: id.clone(),
+            channel: channel.to_owned(),
+            title: format!("{opener} → {target} · {}", topic_of(text)),
+            participants,
+            paused: false,
+            created_at: now,
+            last_activity: now,
+            messages: 0,
+        };
+        let mut writes = vec![Write::Thread {
+            view: view.clone(),
+            paused_until: None,
+        }];
+        {
+            let mut state = self.state();
+            for agent in &view.participants {
+                state.participant_seq += 1;
+                writes.push(Write::Participant {
+                    thread: id.clone(),
+                    agent: agent.clone(),
+                    seq: state.participant_seq,
+                });
+            }
+        }
+        writes.push(route_write(opener, target, channel, &id, now));
+        self.inner.store.write(writes).await?;
+        self.opened(&view, opener, target, now);
+        // The hub's own line at channel level: people see the thread open;
+        // being the hub's, it calls no agent.
+        let notice = format!("{opener} opened the thread {:?} with {target}", view.title);
+        let _ = self
+            .post_routed(Post::new(Sender::Hub, channel, notice), None)
+            .await;
+        Ok(view)
+    }
+
+    /// Keeps the thread `view` just recorded, as the route of `opener` to
+    /// `target`, and tells subscribers.
+    fn opened(&self, view: &ThreadView, opener: &str, target: &str, now: DateTime<Utc>) {
+        {
+            let mut state = self.state();
+            let thread = ThreadState {
+                view: view.clone(),
+                paused_until: None,
+            };
+            state.threads.insert(view.id.clone(), thread);
+            state.routes.insert(
+                (opener.to_owned(), target.to_owned(), view.channel.clone()),
+                (view.id.clone(), now),
+            );
+        }
+        let _ = self
+            .inner
+            .events
+            .send(HubEvent::Thread(Arc::new(view.clone())));
+    }
+
+    /// Whether `target` took the message within the collaborate wait; an
+    /// error when it could not.
+    async fn delivered(
+        &self,
+        target: &str,
+        thread: &ThreadView,
+        delivering: Vec<Delivering>,
+    ) -> Result<bool, HubError> {
+        let receiver = delivering
+            .into_iter()
+            .find(|(agent, _)| agent == target)
+            .map(|(_, receiver)| receiver);
+        // The thread is paused: the message waits there.
+        let Some(receiver) = receiver else {
+            return Ok(false);
+        };
+        match tokio::time::timeout(self.inner.config.collaborate_wait, receiver).await {
+            Ok(Ok(Ok(()))) => Ok(true),
+            Ok(Ok(Err(undelivered))) => Err(HubError::new(
+                HubErrorKind::Undelivered,
+                format!(
+                    "{target} {undelivered}; the operator was told, and the thread {:?} keeps \
+                     the message",
+                    thread.title
+                ),
+            )),
+            // Still trying (a busy or failing agent): the outcome will be
+            // posted in the thread.
+            Ok(Err(_)) | Err(_) => Ok(false),
+        }
+    }
+}
+
+/// One line for a person on what became of a collaboration.
+fn confirmation(target: &str, thread: &ThreadView, delivered: bool) -> String {
+    match (delivered, thread.paused) {
+        (true, _) => format!("delivered to {target} in {:?}", thread.title),
+        (false, true) => format!(
+            "posted in {:?}, which the loop guard paused: {target} is called once a person resumes it",
+            thread.title
+        ),
+        (false, false) => format!(
+            "posted in {:?}; delivery to {target} is still being tried, and its outcome will be posted there",
+            thread.title
+        ),
+    }
+}
+
+fn route_write(
+    opener: &str,
+    target: &str,
+    channel: &str,
+    thread: &str,
+    at: DateTime<Utc>,
+) -> Write {
+    Write::Route {
+        opener: opener.to_owned(),
+        target: target.to_owned(),
+        channel: channel.to_owned(),
+        thread: thread.to_owned(),
+        at,
+    }
+}
+
+/// The topic a thread is named after: the text's first line, mentions
+/// left out, cut to 48 characters.
+fn topic_of(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or(text);
+    let words: Vec<&str> = line
+        .split_whitespace()
+        .filter(|w| !w.starts_with('@'))
+        .collect();
+    let topic = words.join(" ");
+    let mut cut: String = topic.chars().take(48).collect();
+    if topic.chars().count() > 48 {
+        cut.push('…');
+    }
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_topic_is_the_first_line_without_mentions() {
+        assert_eq!(topic_of("@beta please review\nthe code"), "please review");
+        let long = "x".repeat(60);
+        assert_eq!(topic_of(&long).chars().count(), 49);
+    }
+}

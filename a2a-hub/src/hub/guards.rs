@@ -1,0 +1,317 @@
+//! The loop guards, which keep agents from talking in circles: a pair may
+//! collaborate so many times in a window, a thread that takes too many
+//! messages in a window pauses until a person resumes it or a cool-down
+//! passes, and agents mentioning each other at channel level are held to
+//! the same limit.
+//!
+//! Their counting is kept in memory: after a restart every window starts
+//! empty, which errs towards letting agents talk, never towards losing a
+//! message.
+
+use std::borrow::Borrow;
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::time::Instant;
+
+use super::{Hub, Post, ThreadState, unknown_thread};
+use crate::error::HubError;
+use crate::model::{HubEvent, Sender, ThreadView};
+use crate::store::{Write, stamp};
+
+/// What a thread's `paused_until` holds when only a person resumes it.
+pub(super) const PAUSED_FOR_PERSON: &str = "person";
+
+/// Events per key within a sliding window.
+#[derive(Debug)]
+pub(super) struct Window<K> {
+    window: Duration,
+    events: HashMap<K, VecDeque<Instant>>,
+}
+
+impl<K: Hash + Eq> Window<K> {
+    pub(super) fn new(window: Duration) -> Self {
+        Window {
+            window,
+            events: HashMap::new(),
+        }
+    }
+
+    /// Counts an event of `key` at `now` if fewer than `limit` fell within
+    /// the window, and says so; else counts nothing and says how long until
+    /// the oldest leaves the window.
+    pub(super) fn admit<Q>(&mut self, key: &Q, limit: u32, now: Instant) -> Result<(), Duration>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        let window = self.window;
+        let events = self.recent(key, now);
+        if events.len() >= limit as usize {
+            let oldest = events.front().copied().unwrap_or(now);
+            return Err((oldest + window).saturating_duration_since(now));
+        }
+        events.push_back(now);
+        Ok(())
+    }
+
+    /// Counts an event of `key` at `now` and says how many fell within the
+    /// window, this one included.
+    pub(super) fn count<Q>(&mut self, key: &Q, now: Instant) -> usize
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        let events = self.recent(key, now);
+        events.push_back(now);
+        events.len()
+    }
+
+    /// Forgets `key`'s events (a person resumed a paused thread).
+    pub(super) fn reset<Q>(&mut self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.events.remove(key);
+    }
+
+    fn recent<Q>(&mut self, key: &Q, now: Instant) -> &mut VecDeque<Instant>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        let window = self.window;
+        // Keys without recent events are dropped now and then, so the map
+        // does not grow with every pair that ever talked.
+        if self.events.len() > 4096 {
+            self.events.retain(|_, events| {
+                events
+                    .back()
+                    .is_some_and(|last| now.saturating_duration_since(*last) < window)
+            });
+        }
+        let events = self.events.entry(key.to_owned()).or_default();
+        while events
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) >= window)
+        {
+            events.pop_front();
+        }
+        events
+    }
+}
+
+/// What a burst guard made of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Burst {
+    /// Within the limit.
+    Under,
+    /// Over the limit, which tripped before.
+    Over,
+    /// Over the limit, tripping it now: this many messages in the window.
+    Tripped(usize),
+}
+
+/// A guard that tripped on a post: its notice follows the post.
+#[derive(Debug)]
+pub(super) enum Tripped {
+    /// The thread took too many messages and is paused.
+    Thread { thread: String, burst: usize },
+    /// Agents posted too many messages to each other in the post's channel.
+    Channel { burst: usize },
+}
+
+/// Whether `thread` is paused now; a pause whose cool-down has passed is
+/// lifted.
+pub(super) fn resume_if_cooled(thread: &mut ThreadState, now: DateTime<Utc>) -> bool {
+    let Some(until) = &thread.paused_until else {
+        return false;
+    };
+    if until == PAUSED_FOR_PERSON {
+        return true;
+    }
+    let over = DateTime::parse_from_rfc3339(until).map_or(true, |t| now >= t.with_timezone(&Utc));
+    if over {
+        thread.paused_until = None;
+        thread.view.paused = false;
+    }
+    !over
+}
+
+impl Hub {
+    /// The thread guard: counts a message of `thread_id` and, past the
+    /// limit, pauses the thread (until the cool-down passes, or a person
+    /// resumes it).
+    pub(super) fn guard_thread(
+        &self,
+        bursts: &mut Window<String>,
+        thread_id: &str,
+        thread: &mut ThreadState,
+        now: DateTime<Utc>,
+    ) -> Burst {
+        let guards = &self.inner.config.guards;
+        let burst = bursts.count(thread_id, Instant::now());
+        if burst <= guards.thread_burst as usize {
+            return Burst::Under;
+        }
+        thread.paused_until = Some(match guards.cool_down {
+            Some(cool) => {
+                stamp(now + chrono::Duration::from_std(cool).unwrap_or(chrono::Duration::MAX))
+            }
+            None => PAUSED_FOR_PERSON.to_owned(),
+        });
+        thread.view.paused = true;
+        Burst::Tripped(burst)
+    }
+
+    /// The channel guard: counts agents' mentions of each other at the level
+    /// of `channel`; past the limit they call nobody until the window
+    /// passes, and the first message past it trips the guard.
+    pub(super) fn guard_channel(&self, bursts: &mut Window<String>, channel: &str) -> Burst {
+        let burst = bursts.count(&format!("#{channel}"), Instant::now());
+        let limit = self.inner.config.guards.thread_burst as usize;
+        match burst {
+            burst if burst <= limit => Burst::Under,
+            burst if burst == limit + 1 => Burst::Tripped(burst),
+            _ => Burst::Over,
+        }
+    }
+
+    /// The pair guard: counts a collaborate call of `opener` with `target`,
+    /// or refuses it (on record) when the pair made too many.
+    pub(super) async fn admit_pair(
+        &self,
+        opener: &str,
+        target: &str,
+        thread: Option<&str>,
+        channel: &str,
+    ) -> Result<(), HubError> {
+        let pair = (opener.to_owned(), target.to_owned());
+        let guards = &self.inner.config.guards;
+        let admitted = self
+            .state()
+            .pairs
+            .admit(&pair, guards.pair_limit, Instant::now());
+        let Err(wait) = admitted else {
+            return Ok(());
+        };
+        let message = format!(
+            "refused by the loop guard: {opener} asked {target} {} times in the last {} s; \
+             talk in the thread you have, or try again in {} s",
+            guards.pair_limit,
+            guards.pair_window.as_secs(),
+            wait.as_secs().max(1)
+        );
+        tracing::warn!(%opener, %target, "collaboration hub: collaborate refused by the pair guard");
+        self.log_decision("collaborate_refused", &message, thread, channel)
+            .await;
+        Err(HubError::refused(message, wait))
+    }
+
+    /// Tells of a guard that tripped on a post in `channel`.
+    pub(super) async fn trip(&self, tripped: Tripped, channel: &str) {
+        match tripped {
+            Tripped::Thread { thread, burst } => self.trip_thread(&thread, channel, burst).await,
+            Tripped::Channel { burst } => self.trip_channel(channel, burst).await,
+        }
+    }
+
+    /// A thread paused: a warning, a line on record and a notice in it.
+    async fn trip_thread(&self, thread: &str, channel: &str, burst: usize) {
+        let guards = &self.inner.config.guards;
+        let until = match guards.cool_down {
+            Some(cool) => format!("a person resumes it or {} s pass", cool.as_secs()),
+            None => "a person resumes it".to_owned(),
+        };
+        let notice = format!(
+            "loop guard: this thread took {burst} messages in {} s (limit {}); it is paused and \
+             calls no agent until {until}",
+            guards.burst_window.as_secs(),
+            guards.thread_burst
+        );
+        tracing::warn!(%thread, %channel, burst, "collaboration hub: a thread was paused by the loop guard");
+        self.log_decision("thread_paused", &notice, Some(thread), channel)
+            .await;
+        let _ = self
+            .post_routed(Post::in_thread(Sender::Hub, thread, notice), None)
+            .await;
+    }
+
+    /// Agents' mentions held back in a channel: a warning, a line on record
+    /// and a notice in the channel.
+    async fn trip_channel(&self, channel: &str, burst: usize) {
+        let guards = &self.inner.config.guards;
+        let notice = format!(
+            "loop guard: agents posted {burst} messages to each other in #{channel} within {} s \
+             (limit {}); their mentions call no agent until the window passes",
+            guards.burst_window.as_secs(),
+            guards.thread_burst
+        );
+        tracing::warn!(%channel, burst, "collaboration hub: agents' mentions in a channel held back by the loop guard");
+        self.log_decision("channel_burst", &notice, None, channel)
+            .await;
+        let _ = self
+            .post_routed(Post::new(Sender::Hub, channel, notice), None)
+            .await;
+    }
+
+    /// Resumes a paused thread (a person's decision): its next messages
+    /// reach their handlers again.
+    pub async fn resume_thread(&self, thread: &str, by: &str) -> Result<ThreadView, HubError> {
+        let view = {
+            let mut state = self.state();
+            let state = &mut *state;
+            let entry = state
+                .threads
+                .get_mut(thread)
+                .ok_or_else(|| unknown_thread(thread))?;
+            entry.paused_until = None;
+            entry.view.paused = false;
+            state.bursts.reset(thread);
+            entry.view.clone()
+        };
+        self.inner
+            .store
+            .write(vec![Write::Thread {
+                view: view.clone(),
+                paused_until: None,
+            }])
+            .await?;
+        let _ = self
+            .inner
+            .events
+            .send(HubEvent::Thread(Arc::new(view.clone())));
+        self.log_decision(
+            "thread_resumed",
+            &format!("{by} resumed the thread"),
+            Some(thread),
+            &view.channel,
+        )
+        .await;
+        Ok(view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_window_admits_up_to_its_limit_and_says_when_to_come_back() {
+        let mut pairs = Window::new(Duration::from_secs(300));
+        let key = ("alpha", "beta");
+        for _ in 0..3 {
+            assert!(pairs.admit(&key, 3, Instant::now()).is_ok());
+            tokio::time::advance(Duration::from_secs(10)).await;
+        }
+        let wait = pairs.admit(&key, 3, Instant::now()).unwrap_err();
+        assert_eq!(wait, Duration::from_secs(270));
+        tokio::time::advance(wait).await;
+        assert!(pairs.admit(&key, 3, Instant::now()).is_ok());
+        assert!(pairs.admit(&("alpha", "gamma"), 3, Instant::now()).is_ok());
+    }
+}

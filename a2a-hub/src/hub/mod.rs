@@ -1,0 +1,296 @@
+//! The hub: channels and threads in memory over their SQLite record. Each
+//! concern has a room of its own:
+//!
+//! - `links`: how the hub reaches each agent, and which agents there are;
+//! - `views`: channels, threads and history as listed;
+//! - `posting`: a message's way in (validate, route, guard, record, fan
+//!   out), with `observers` keeping what observers are told;
+//! - `collaboration`: the collaborate call and the threads it opens;
+//! - [`delivery`]: a message's way out to an agent and its answer's way
+//!   back;
+//! - `guards`: the loop guards;
+//! - `log`: what goes to the conversation log.
+
+mod collaboration;
+pub mod delivery;
+mod guards;
+mod links;
+mod log;
+mod observers;
+mod posting;
+mod views;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use a2a_conversation::ConversationLog;
+use chrono::{DateTime, Utc};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use self::guards::Window;
+use self::links::Links;
+use crate::config::{GuardConfig, HubConfig};
+use crate::error::HubError;
+use crate::model::{HubEvent, ObserverRecord, ThreadView};
+use crate::store::{Loaded, PendingDelivery, Store};
+
+pub use self::links::AgentLink;
+pub use self::posting::Post;
+
+/// The metadata key of what the hub tells an agent about a message it
+/// delivers (see [`crate::HubContext`]).
+pub const HUB_METADATA: &str = "a2a-hub";
+/// The name the hub takes among a gateway's agents unless told otherwise.
+pub const DEFAULT_HUB_NAME: &str = "hub";
+/// The longest message the hub takes, in bytes.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+/// How many messages a page of history holds at most.
+pub const MAX_PAGE: usize = 1000;
+
+/// The context of an agent's conversation at channel level.
+fn channel_context(channel: &str) -> String {
+    format!("hub-channel-{channel}")
+}
+
+#[derive(Debug, Clone)]
+struct ThreadState {
+    view: ThreadView,
+    /// RFC 3339 time, or [`guards::PAUSED_FOR_PERSON`].
+    paused_until: Option<String>,
+}
+
+/// An agent's task that asked for input, and the status message that asked.
+#[derive(Debug, Clone)]
+struct Waiting {
+    task: String,
+    asked: Option<String>,
+}
+
+#[derive(Debug)]
+struct State {
+    threads: HashMap<String, ThreadState>,
+    /// (opener, target, channel) → (thread, last used).
+    routes: HashMap<(String, String, String), (String, DateTime<Utc>)>,
+    observed: HashMap<String, VecDeque<ObserverRecord>>,
+    pairs: Window<(String, String)>,
+    bursts: Window<String>,
+    /// (agent, context) → the agent's task that waits for input there.
+    waiting: HashMap<(String, String), Waiting>,
+    participant_seq: u64,
+    /// When expired observer records were last swept.
+    swept: Option<DateTime<Utc>>,
+}
+
+impl State {
+    /// The state the record holds, and the deliveries that were waiting for
+    /// an answer when the hub last stopped.
+    fn from_record(loaded: Loaded, guards: &GuardConfig) -> (State, Vec<PendingDelivery>) {
+        let Loaded {
+            threads,
+            routes,
+            observed,
+            deliveries,
+            participant_seq,
+        } = loaded;
+        let threads = threads
+            .into_iter()
+            .map(|t| {
+                let state = ThreadState {
+                    view: t.view,
+                    paused_until: t.paused_until,
+                };
+                (state.view.id.clone(), state)
+            })
+            .collect();
+        let routes = routes
+            .into_iter()
+            .map(|(opener, target, channel, thread, at)| ((opener, target, channel), (thread, at)))
+            .collect();
+        let observed = observed
+            .into_iter()
+            .map(|(agent, records)| (agent, records.into()))
+            .collect();
+        let state = State {
+            threads,
+            routes,
+            observed,
+            pairs: Window::new(guards.pair_window),
+            bursts: Window::new(guards.burst_window),
+            waiting: HashMap::new(),
+            participant_seq,
+            swept: None,
+        };
+        (state, deliveries)
+    }
+}
+
+struct Inner {
+    config: HubConfig,
+    name: String,
+    store: Store,
+    state: Mutex<State>,
+    links: RwLock<Links>,
+    events: broadcast::Sender<HubEvent>,
+    log: Option<ConversationLog>,
+    stop: CancellationToken,
+    tasks: TaskTracker,
+    /// Deliveries under way, and who waits for there to be none.
+    in_flight: std::sync::atomic::AtomicUsize,
+    idle: tokio::sync::Notify,
+    pending: Mutex<Vec<PendingDelivery>>,
+}
+
+/// The collaboration hub. Cheap to clone.
+#[derive(Clone)]
+pub struct Hub {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("name", &self.inner.name)
+            .field("channels", &self.inner.config.channels.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Hub`].
+#[derive(Debug)]
+pub struct HubBuilder {
+    config: HubConfig,
+    dir: Option<PathBuf>,
+    log: Option<ConversationLog>,
+    name: String,
+}
+
+impl HubBuilder {
+    /// Keeps the hub's record in `dir/hub.db` (default: in memory).
+    #[must_use]
+    pub fn data_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.dir = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    /// Writes every message, guard trip and escalation to `log`.
+    #[must_use]
+    pub fn conversation_log(mut self, log: ConversationLog) -> Self {
+        self.log = Some(log);
+        self
+    }
+
+    /// The hub's own agent name in the gateway (default `hub`).
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Opens the record and loads threads, participants, routes and
+    /// observer records from it.
+    pub fn open(self) -> Result<Hub, HubError> {
+        self.check_channels()?;
+        let store = Store::open(self.dir.as_deref())?;
+        let loaded = self.load(&store)?;
+        let (state, pending) = State::from_record(loaded, &self.config.guards);
+        let (events, _) = broadcast::channel(1024);
+        Ok(Hub {
+            inner: Arc::new(Inner {
+                config: self.config,
+                name: self.name,
+                store,
+                state: Mutex::new(state),
+                links: RwLock::new(Links::default()),
+                events,
+                log: self.log,
+                stop: CancellationToken::new(),
+                tasks: TaskTracker::new(),
+                in_flight: std::sync::atomic::AtomicUsize::new(0),
+                idle: tokio::sync::Notify::new(),
+                pending: Mutex::new(pending),
+            }),
+        })
+    }
+
+    /// The default and operator channels must be channels of the hub.
+    fn check_channels(&self) -> Result<(), HubError> {
+        let config = &self.config;
+        for channel in [&config.default_channel, &config.operator_channel]
+            .into_iter()
+            .flatten()
+        {
+            if config.channel(channel).is_none() {
+                return Err(HubError::invalid(format!(
+                    "the hub names channel {channel:?}, which is not one of its channels"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// What the record holds that is still current: routes within the
+    /// reuse window, observer records within their time to live.
+    fn load(&self, store: &Store) -> Result<Loaded, HubError> {
+        let config = &self.config;
+        let now = config.clock.now();
+        let since = |window: Duration| {
+            now - chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX)
+        };
+        store.load(
+            since(config.reuse_window),
+            since(config.observers.ttl),
+            config.observers.max_per_agent,
+        )
+    }
+}
+
+impl Hub {
+    /// A builder for a hub set up by `config`.
+    pub fn builder(config: HubConfig) -> HubBuilder {
+        HubBuilder {
+            config,
+            dir: None,
+            log: None,
+            name: DEFAULT_HUB_NAME.to_owned(),
+        }
+    }
+
+    /// The hub's agent name in its gateway.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Its setup.
+    pub fn config(&self) -> &HubConfig {
+        &self.inner.config
+    }
+
+    /// Follows what the hub receives from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<HubEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// How long an observer record lasts.
+    fn ttl(&self) -> chrono::Duration {
+        chrono::Duration::from_std(self.inner.config.observers.ttl).unwrap_or(chrono::Duration::MAX)
+    }
+
+    /// The time now, to the microsecond: what the record keeps, so a time
+    /// read back after a restart equals the one served before it.
+    fn now(&self) -> DateTime<Utc> {
+        use chrono::SubsecRound as _;
+        self.inner.config.clock.now().trunc_subsecs(6)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn unknown_thread(thread: &str) -> HubError {
+    HubError::not_found(format!("no thread {thread:?} in this hub"))
+}

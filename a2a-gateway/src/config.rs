@@ -14,8 +14,10 @@
 //! [agents.coder]
 //! kind = "process"               # a child process speaking the JSON-lines protocol
 //! command = ["python3", "agents/coder.py"]   # run in the config file's directory
-//! env = { CODER_MODEL = "small" }
+//! env = { CODER_MODEL = "small" }          # set for the child
+//! pass_env = ["OPENAI_API_KEY"]  # passed on from the gateway's environment
 //! on_crash = "fail"              # or "resume": re-send in-flight tasks to the restarted child
+//! task_timeout_secs = 600        # fail a task the child says nothing about for this long (0: never)
 //!
 //! [agents.reviewer]
 //! kind = "remote"                # a remote A2A agent the gateway forwards to
@@ -23,12 +25,19 @@
 //! bearer_token_env = "REVIEWER_TOKEN"   # credential the gateway presents, from the environment
 //! ```
 //!
+//! A process agent's child does not inherit the gateway's environment (it
+//! holds the gateway's secrets): it gets `PATH`, `HOME`, `LANG`, `LC_*`,
+//! `TZ` and `TMPDIR`, the variables `pass_env` names, what `env` sets, and
+//! what the gateway sets for it (`A2A_AGENT_NAME`, `A2A_GATEWAY_URL`,
+//! `A2A_AGENT_TOKEN`).
+//!
 //! Every error names the file, the line and column, and the field; a file
 //! with any error yields no configuration at all.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use a2a_core::AgentSkill;
 use serde::Deserialize;
@@ -152,8 +161,13 @@ pub enum AgentSource {
     Process {
         /// Program and arguments.
         command: Vec<String>,
-        /// Extra environment variables.
+        /// Environment variables set for the child.
         env: BTreeMap<String, String>,
+        /// Variables of the gateway's environment passed on to the child.
+        pass_env: Vec<String>,
+        /// How long the child may say nothing about a task before it is
+        /// failed (`None`: no limit).
+        task_timeout: Option<Duration>,
         /// Where it runs: the config file's directory unless set.
         working_dir: PathBuf,
         /// Whether in-flight tasks are re-sent to a restarted child.
@@ -200,6 +214,8 @@ struct RawAgent {
     env: Option<Spanned<BTreeMap<String, String>>>,
     working_dir: Option<Spanned<String>>,
     on_crash: Option<Spanned<String>>,
+    pass_env: Option<Spanned<Vec<String>>>,
+    task_timeout_secs: Option<Spanned<i64>>,
     url: Option<Spanned<String>>,
     bearer_token_env: Option<Spanned<String>>,
 }
@@ -214,6 +230,16 @@ struct RawSkill {
     tags: Vec<String>,
     #[serde(default)]
     examples: Vec<String>,
+}
+
+/// Whether `name` can be an environment variable's name: what shells
+/// accept, so the child can read it.
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Line and column (1-based) of byte `offset` in `text`.
@@ -338,7 +364,7 @@ impl Checker<'_> {
         // Fields another kind uses are mistakes here, not silently ignored.
         // Each field belongs to one kind; on another it is a mistake, not
         // something to ignore.
-        let owned: [(&'static str, Option<Range<usize>>, AgentKind); 7] = [
+        let owned: [(&'static str, Option<Range<usize>>, AgentKind); 9] = [
             (
                 "executor",
                 raw.executor.as_ref().map(Spanned::span),
@@ -362,6 +388,16 @@ impl Checker<'_> {
             (
                 "on_crash",
                 raw.on_crash.as_ref().map(Spanned::span),
+                AgentKind::Process,
+            ),
+            (
+                "pass_env",
+                raw.pass_env.as_ref().map(Spanned::span),
+                AgentKind::Process,
+            ),
+            (
+                "task_timeout_secs",
+                raw.task_timeout_secs.as_ref().map(Spanned::span),
                 AgentKind::Process,
             ),
             (
@@ -428,9 +464,46 @@ impl Checker<'_> {
                         }
                     },
                 };
+                let (env, env_at) = raw.env.map_or_else(Default::default, |e| {
+                    let at = e.span();
+                    (e.into_inner(), at)
+                });
+                let (pass_env, pass_env_at) = raw.pass_env.map_or_else(Default::default, |p| {
+                    let at = p.span();
+                    (p.into_inner(), at)
+                });
+                let names = env.keys().map(|k| ("env", k, env_at.clone()));
+                let passed = pass_env
+                    .iter()
+                    .map(|k| ("pass_env", k, pass_env_at.clone()));
+                if let Some((f, name, at)) =
+                    names.chain(passed).find(|(_, name, _)| !is_env_name(name))
+                {
+                    return Err(self.error(
+                        at,
+                        field(f),
+                        format!("{name:?} is not a variable name (letters, digits and '_', not starting with a digit)"),
+                    ));
+                }
+                let task_timeout = match raw.task_timeout_secs {
+                    None => Some(crate::process::DEFAULT_TASK_TIMEOUT),
+                    Some(secs) => match u64::try_from(*secs.get_ref()) {
+                        Ok(0) => None,
+                        Ok(secs) => Some(Duration::from_secs(secs)),
+                        Err(_) => {
+                            return Err(self.error(
+                                secs.span(),
+                                field("task_timeout_secs"),
+                                "must be a number of seconds, 0 or more (0: no timeout)",
+                            ));
+                        }
+                    },
+                };
                 AgentSource::Process {
                     command: command.into_inner(),
-                    env: raw.env.map(Spanned::into_inner).unwrap_or_default(),
+                    env,
+                    pass_env,
+                    task_timeout,
                     working_dir: match raw.working_dir {
                         Some(dir) => base.join(dir.into_inner()),
                         None => base.to_owned(),
@@ -539,6 +612,8 @@ url = "http://127.0.0.1:9"
             AgentSource::Process {
                 command: vec!["python3".into(), "coder.py".into()],
                 env: [("MODEL".to_owned(), "small".to_owned())].into(),
+                pass_env: vec![],
+                task_timeout: Some(Duration::from_secs(600)),
                 working_dir: PathBuf::from("conf"),
                 resume_on_crash: true,
             }
@@ -626,6 +701,48 @@ url = "http://127.0.0.1:9"
             4,
             "agents.a.bearer_token_env",
             "not set",
+        );
+    }
+
+    #[test]
+    fn a_process_agent_lists_what_its_child_gets_and_its_task_timeout() {
+        let config = parse(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\nenv = { MODEL = \"small\" }\npass_env = [\"OPENAI_API_KEY\", \"_X1\"]\ntask_timeout_secs = 0\n",
+        )
+        .unwrap();
+        let AgentSource::Process {
+            pass_env,
+            task_timeout,
+            ..
+        } = &config.agents[0].source
+        else {
+            panic!("a process agent");
+        };
+        assert_eq!(pass_env, &["OPENAI_API_KEY", "_X1"]);
+        assert_eq!(*task_timeout, None);
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\n\npass_env = [\"A=B\"]\n",
+            5,
+            "agents.a.pass_env",
+            "not a variable name",
+        );
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\nenv = { \"1X\" = \"v\" }\n",
+            4,
+            "agents.a.env",
+            "not a variable name",
+        );
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\ntask_timeout_secs = -1\n",
+            4,
+            "agents.a.task_timeout_secs",
+            "0 or more",
+        );
+        fails(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://x\"\npass_env = [\"K\"]\n",
+            4,
+            "agents.a.pass_env",
+            "for process agents",
         );
     }
 

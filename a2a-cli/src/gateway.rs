@@ -125,7 +125,9 @@ fn remote_links(config: &GatewayConfig) -> HashMap<String, AgentLink> {
         .agents
         .iter()
         .filter_map(|agent| match &agent.source {
-            AgentSource::Remote { url, bearer_token } => Some((
+            AgentSource::Remote {
+                url, bearer_token, ..
+            } => Some((
                 agent.name.clone(),
                 AgentLink::remote(url.clone(), bearer_token.clone()),
             )),

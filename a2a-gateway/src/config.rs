@@ -23,7 +23,16 @@
 //! kind = "remote"                # a remote A2A agent the gateway forwards to
 //! url = "http://127.0.0.1:9999"  # its base URL (its card is read from there)
 //! bearer_token_env = "REVIEWER_TOKEN"   # credential the gateway presents, from the environment
+//! allowed_origins = ["http://127.0.0.1:9998"]  # other origins its card's interfaces may be at
+//! allowed_networks = ["10.0.0.0/8"]      # private networks it may be reached in (by name)
 //! ```
+//!
+//! A remote agent's card is fetched from `url`, and only its interfaces on
+//! that origin (or `allowed_origins`) are used: the gateway's credentials go
+//! nowhere else, and no redirect to another origin is followed. It is reached
+//! on public addresses only, plus `url`'s own host when that is an IP
+//! address, plus loopback when that is loopback; a name in a private network
+//! needs the network in `allowed_networks`.
 //!
 //! A process agent's child does not inherit the gateway's environment (it
 //! holds the gateway's secrets): it gets `PATH`, `HOME`, `LANG`, `LC_*`,
@@ -179,6 +188,10 @@ pub enum AgentSource {
         url: String,
         /// A bearer token to present, read from the environment at load time.
         bearer_token: Option<String>,
+        /// Other origins its card's interfaces may be at.
+        allowed_origins: Vec<String>,
+        /// Networks it may be reached in besides public addresses (CIDR).
+        allowed_networks: Vec<String>,
     },
 }
 
@@ -218,6 +231,8 @@ struct RawAgent {
     task_timeout_secs: Option<Spanned<i64>>,
     url: Option<Spanned<String>>,
     bearer_token_env: Option<Spanned<String>>,
+    allowed_origins: Option<Spanned<Vec<String>>>,
+    allowed_networks: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -230,6 +245,18 @@ struct RawSkill {
     tags: Vec<String>,
     #[serde(default)]
     examples: Vec<String>,
+}
+
+/// Whether `text` is an origin: an http or https URL with a host and
+/// nothing after it but `/`.
+fn is_origin(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|url| {
+        matches!(url.scheme(), "http" | "https")
+            && url.host().is_some()
+            && url.path() == "/"
+            && url.query().is_none()
+            && url.username().is_empty()
+    })
 }
 
 /// Whether `name` can be an environment variable's name: what shells
@@ -364,7 +391,7 @@ impl Checker<'_> {
         // Fields another kind uses are mistakes here, not silently ignored.
         // Each field belongs to one kind; on another it is a mistake, not
         // something to ignore.
-        let owned: [(&'static str, Option<Range<usize>>, AgentKind); 9] = [
+        let owned: [(&'static str, Option<Range<usize>>, AgentKind); 11] = [
             (
                 "executor",
                 raw.executor.as_ref().map(Spanned::span),
@@ -408,6 +435,16 @@ impl Checker<'_> {
             (
                 "bearer_token_env",
                 raw.bearer_token_env.as_ref().map(Spanned::span),
+                AgentKind::Remote,
+            ),
+            (
+                "allowed_origins",
+                raw.allowed_origins.as_ref().map(Spanned::span),
+                AgentKind::Remote,
+            ),
+            (
+                "allowed_networks",
+                raw.allowed_networks.as_ref().map(Spanned::span),
                 AgentKind::Remote,
             ),
         ];
@@ -537,9 +574,44 @@ impl Checker<'_> {
                         }
                     },
                 };
+                let allowed_origins = match raw.allowed_origins {
+                    None => Vec::new(),
+                    Some(origins) => {
+                        let at = origins.span();
+                        let origins = origins.into_inner();
+                        if let Some(bad) = origins.iter().find(|o| !is_origin(o)) {
+                            return Err(self.error(
+                                at,
+                                field("allowed_origins"),
+                                format!("{bad:?} is not an origin: use \"https://host\" or \"http://host:port\""),
+                            ));
+                        }
+                        origins
+                    }
+                };
+                let allowed_networks = match raw.allowed_networks {
+                    None => Vec::new(),
+                    Some(networks) => {
+                        let at = networks.span();
+                        let networks = networks.into_inner();
+                        if let Some(bad) = networks
+                            .iter()
+                            .find(|n| n.parse::<a2a_server::push::IpNetwork>().is_err())
+                        {
+                            return Err(self.error(
+                                at,
+                                field("allowed_networks"),
+                                format!("{bad:?} is not a network: use CIDR, \"10.0.0.0/8\" or \"fd00::/8\""),
+                            ));
+                        }
+                        networks
+                    }
+                };
                 AgentSource::Remote {
                     url: url.into_inner(),
                     bearer_token,
+                    allowed_origins,
+                    allowed_networks,
                 }
             }
         };
@@ -743,6 +815,42 @@ url = "http://127.0.0.1:9"
             4,
             "agents.a.pass_env",
             "for process agents",
+        );
+    }
+
+    #[test]
+    fn a_remote_agent_lists_its_other_origins_and_networks() {
+        let config = parse(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://a.example\"\nallowed_origins = [\"https://b.example:8443\"]\nallowed_networks = [\"10.0.0.0/8\", \"fd00::/8\"]\n",
+        )
+        .unwrap();
+        let AgentSource::Remote {
+            allowed_origins,
+            allowed_networks,
+            ..
+        } = &config.agents[0].source
+        else {
+            panic!("a remote agent");
+        };
+        assert_eq!(allowed_origins, &["https://b.example:8443"]);
+        assert_eq!(allowed_networks, &["10.0.0.0/8", "fd00::/8"]);
+        fails(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://x\"\nallowed_origins = [\"https://b.example/path\"]\n",
+            4,
+            "agents.a.allowed_origins",
+            "not an origin",
+        );
+        fails(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://x\"\nallowed_networks = [\"10.0.0.0/33\"]\n",
+            4,
+            "agents.a.allowed_networks",
+            "not a network",
+        );
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\nallowed_origins = []\n",
+            4,
+            "agents.a.allowed_origins",
+            "for remote agents",
         );
     }
 

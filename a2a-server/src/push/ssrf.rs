@@ -56,6 +56,14 @@ impl FromStr for IpNetwork {
     }
 }
 
+impl From<IpAddr> for IpNetwork {
+    /// The network of exactly this address (`/32`, `/128`).
+    fn from(address: IpAddr) -> Self {
+        let prefix = if address.is_ipv4() { 32 } else { 128 };
+        IpNetwork { address, prefix }
+    }
+}
+
 impl std::fmt::Display for IpNetwork {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.address, self.prefix)

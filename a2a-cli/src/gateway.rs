@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use a2a_core::AgentCard;
 use a2a_gateway::config::{AgentConfig, AgentSource, GatewayConfig};
-use a2a_gateway::process::{InFlightPolicy, ProcessAgent, ProcessAgentConfig};
+use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
 use a2a_gateway::remote::RemoteAgent;
 use a2a_gateway::{AgentDefinition, Gateway, GatewayBuilder};
 use a2a_hub::{AgentLink, DEFAULT_HUB_NAME, Hub, HubConfig};
@@ -75,28 +75,15 @@ async fn definition(
         AgentSource::Remote { .. } => RemoteAgent::configured(agent)
             .await
             .ok_or_else(|| agent.error("kind", "not a remote agent"))?,
-        AgentSource::Process {
-            command,
-            env,
-            working_dir,
-            resume_on_crash,
-        } => {
-            let mut process = ProcessAgentConfig::from_command(command)
+        AgentSource::Process { .. } => {
+            let process = ProcessAgentConfig::configured(agent)
                 .ok_or_else(|| agent.error("command", "names no program"))?
-                .current_dir(working_dir);
-            for (key, value) in env {
-                process = process.env(key, value);
-            }
-            process = process
                 .env("A2A_AGENT_NAME", &agent.name)
                 .env(
                     "A2A_GATEWAY_URL",
                     format!("{base_url}{}", a2a_gateway::AGENTS_PATH),
                 )
                 .env("A2A_AGENT_TOKEN", builder.agent_secret(&agent.name));
-            if *resume_on_crash {
-                process = process.in_flight(InFlightPolicy::resend());
-            }
             let child = ProcessAgent::spawn(&agent.name, process)
                 .map_err(|err| agent.error("command", err.to_string()))?;
             child.definition(card(agent))
@@ -138,7 +125,9 @@ fn remote_links(config: &GatewayConfig) -> HashMap<String, AgentLink> {
         .agents
         .iter()
         .filter_map(|agent| match &agent.source {
-            AgentSource::Remote { url, bearer_token } => Some((
+            AgentSource::Remote {
+                url, bearer_token, ..
+            } => Some((
                 agent.name.clone(),
                 AgentLink::remote(url.clone(), bearer_token.clone()),
             )),

@@ -13,6 +13,8 @@ use tokio::sync::oneshot;
 use crate::entry::{Line, LogEntry, new_entry_id};
 use crate::{ARCHIVE_DIR, STREAM_DIR};
 
+mod cut;
+
 /// What `append` does when the writer's queue is full (the disk is behind).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -84,14 +86,23 @@ impl Clock {
     }
 }
 
-/// How a [`ConversationLog`] works. Defaults: a queue of 65,536 lines,
-/// [`WhenFull::DropAndRecord`], [`Flush::Grouped`] of up to 4,096 lines or
-/// 10 ms, no `fsync`, archive after 7 days, gzip archived days after 30.
+/// How a [`ConversationLog`] works. Defaults: a queue of 65,536 lines and
+/// 64 MiB, lines of at most 1 MiB, [`WhenFull::DropAndRecord`],
+/// [`Flush::Grouped`] of up to 4,096 lines or 10 ms, no `fsync`, archive
+/// after 7 days, gzip archived days after 30.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct LogConfig {
     /// Lines that may wait for the writer.
     pub queue: usize,
+    /// Bytes that may wait for the writer, the batch it is writing included:
+    /// with the disk stalled, the log holds no more memory than this. A line
+    /// always fits in an empty queue.
+    pub queue_bytes: usize,
+    /// The longest line, in bytes. A longer one has its longest strings
+    /// (a huge text or data part) cut, each ending in a marker
+    /// `…[N bytes cut]`, and its metadata says `cutBytes` in all.
+    pub max_line_bytes: usize,
     /// What happens when they are that many.
     pub when_full: WhenFull,
     /// When lines reach the file.
@@ -110,6 +121,8 @@ impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
             queue: 65_536,
+            queue_bytes: 64 << 20,
+            max_line_bytes: 1 << 20,
             when_full: WhenFull::DropAndRecord,
             flush: Flush::Grouped {
                 max_lines: 4_096,
@@ -128,6 +141,20 @@ impl LogConfig {
     #[must_use]
     pub fn queue(mut self, lines: usize) -> Self {
         self.queue = lines;
+        self
+    }
+
+    /// Sets [`LogConfig::queue_bytes`].
+    #[must_use]
+    pub fn queue_bytes(mut self, bytes: usize) -> Self {
+        self.queue_bytes = bytes;
+        self
+    }
+
+    /// Sets [`LogConfig::max_line_bytes`].
+    #[must_use]
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
         self
     }
 
@@ -221,6 +248,9 @@ struct Pending {
     days: Vec<(NaiveDate, usize)>,
     /// The time of the last line queued.
     last_t: Option<DateTime<Utc>>,
+    /// Bytes the writer took and has not finished writing: they count
+    /// against [`LogConfig::queue_bytes`] too.
+    writing: usize,
     commands: Vec<Command>,
     /// The writer waits for work: the next line wakes it.
     writer_idle: bool,
@@ -258,11 +288,23 @@ struct Shared {
     max_lines: usize,
     dropped: AtomicU64,
     written: AtomicU64,
+    failed: AtomicU64,
     pending: Mutex<Pending>,
     /// Wakes the writer.
     wake: Condvar,
     /// Wakes appenders waiting for room ([`WhenFull::Wait`]).
     room: tokio::sync::Notify,
+    /// A failure to inject into the next write (tests only).
+    #[cfg(test)]
+    fault: Mutex<Option<Fault>>,
+}
+
+/// A write that stops after `after` bytes with `error` (tests only).
+#[cfg(test)]
+#[derive(Debug)]
+struct Fault {
+    after: usize,
+    error: std::io::ErrorKind,
 }
 
 impl std::fmt::Debug for Shared {
@@ -303,7 +345,9 @@ impl Shared {
         if pending.stopped {
             return Err(Refused::Stopped);
         }
-        if pending.lines >= self.config.queue.max(1) {
+        let bytes = pending.bytes.len() + pending.writing;
+        let over_bytes = bytes > 0 && bytes + json.len() + 1 > self.config.queue_bytes;
+        if pending.lines >= self.config.queue.max(1) || over_bytes {
             return Err(Refused::Full);
         }
         let day = t.date_naive();
@@ -323,6 +367,21 @@ impl Shared {
             drop(pending);
             self.wake.notify_one();
         }
+        Ok(())
+    }
+
+    /// Re-encodes `entry`, whose line `json` is over the length bound,
+    /// with its longest strings cut so that it fits.
+    fn cut(&self, entry: &LogEntry, json: &mut Vec<u8>) -> serde_json::Result<()> {
+        let length = json.len();
+        let cut = cut::encode_within(entry, self.config.max_line_bytes, json)?;
+        tracing::warn!(
+            id = %entry.id,
+            length,
+            cut,
+            max = self.config.max_line_bytes,
+            "a conversation log line over the length bound was cut"
+        );
         Ok(())
     }
 
@@ -357,15 +416,21 @@ impl ConversationLog {
             max_lines,
             dropped: AtomicU64::new(0),
             written: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
             pending: Mutex::new(Pending::with_room()),
             wake: Condvar::new(),
             room: tokio::sync::Notify::new(),
+            #[cfg(test)]
+            fault: Mutex::new(None),
         });
         let writer = Writer {
             shared: shared.clone(),
             file: None,
             taken: Pending::with_room(),
             reported_dropped: 0,
+            reported_failed: 0,
+            failed_since_flush: 0,
+            last_error: None,
             archived_as_of: None,
             last_t: None,
         };
@@ -392,8 +457,12 @@ impl ConversationLog {
     /// Queues `entry` for writing and returns its id. Never waits for the
     /// disk; with [`WhenFull::Wait`] it waits for room in the queue.
     pub async fn append(&self, entry: LogEntry) -> Result<String, LogError> {
+        let max = self.shared.config.max_line_bytes;
         let encoded = with_scratch(|json| {
             entry.write_json(json)?;
+            if json.len() > max {
+                self.shared.cut(&entry, json)?;
+            }
             Ok::<_, serde_json::Error>(
                 self.shared
                     .try_queue(entry.t, json)
@@ -418,16 +487,29 @@ impl ConversationLog {
     /// borrowed fields (the cheap way for code that logs on every request).
     pub async fn append_line(&self, line: Line<'_>) -> Result<String, LogError> {
         let id = new_entry_id(line.t);
+        let max = self.shared.config.max_line_bytes;
         let queued = with_scratch(|json| {
             line.write_json(&id, json);
-            self.shared
-                .try_queue(line.t, json)
-                .map_err(|r| (r, json.clone()))
+            if json.len() > max {
+                self.shared.cut(&cut::owned(&line, &id), json)?;
+            }
+            Ok::<_, serde_json::Error>(
+                self.shared
+                    .try_queue(line.t, json)
+                    .map_err(|r| (r, json.clone())),
+            )
         });
-        if let Err((refused, json)) = queued {
-            self.refused(line.t, refused, json).await?;
+        match queued {
+            Ok(Ok(())) => Ok(id),
+            Ok(Err((refused, json))) => {
+                self.refused(line.t, refused, json).await?;
+                Ok(id)
+            }
+            Err(e) => Err(LogError::Io {
+                context: "encoding a conversation log line".into(),
+                source: std::io::Error::other(e),
+            }),
         }
-        Ok(id)
     }
 
     /// A line found no room (or no writer): drop it on record, or wait for room.
@@ -475,7 +557,25 @@ impl ConversationLog {
         self.shared.written.load(Ordering::Relaxed)
     }
 
-    /// Waits until every line queued before this call is in its file.
+    /// Lines lost because writing them failed (a full disk, an I/O error),
+    /// since the log was opened. Each failure is warned about through
+    /// `tracing`, and once writing works again a line of type `error` says
+    /// how many were lost. A failed write never leaves part of a line in
+    /// the file: it is cut back to its last whole line.
+    pub fn failed(&self) -> u64 {
+        self.shared.failed.load(Ordering::Relaxed)
+    }
+
+    /// Lines queued for the writer and not written yet, and their bytes (the
+    /// batch the writer is on included).
+    pub fn queued(&self) -> (usize, usize) {
+        let pending = lock(&self.shared.pending);
+        (pending.lines, pending.bytes.len() + pending.writing)
+    }
+
+    /// Waits until every line queued before this call is in its file. Fails
+    /// if a line could not be written since the last flush (see
+    /// [`failed`](Self::failed)).
     pub async fn flush(&self) -> Result<(), LogError> {
         let (done, answer) = oneshot::channel();
         self.shared.send(Command::Flush(done))?;
@@ -538,17 +638,38 @@ pub(crate) fn day_of_file(name: &str) -> Option<NaiveDate> {
 
 struct Writer {
     shared: Arc<Shared>,
-    /// The open file and its day.
-    file: Option<(NaiveDate, File)>,
+    /// The open file.
+    file: Option<DayFile>,
     /// What the writer took from [`Pending`] last (its buffers are swapped
     /// back and forth, so their memory is reused).
     taken: Pending,
     /// Dropped lines already written up as a line of their own.
     reported_dropped: u64,
+    /// Failed lines already written up as a line of their own.
+    reported_failed: u64,
+    /// Lines that failed since the last flush was answered: the next flush
+    /// fails.
+    failed_since_flush: u64,
+    /// The last write error, for the report and the flush's answer.
+    last_error: Option<String>,
     /// The day the last archive pass ran as of.
     archived_as_of: Option<NaiveDate>,
     /// The time of the last line written.
     last_t: Option<DateTime<Utc>>,
+}
+
+/// A day's file open for appending, and its length: where a failed write is
+/// cut back to.
+struct DayFile {
+    day: NaiveDate,
+    file: File,
+    len: u64,
+}
+
+/// A write that failed after `kept` bytes of whole lines went into the file.
+struct WriteFailure {
+    kept: usize,
+    error: std::io::Error,
 }
 
 /// Marks the writer stopped however its thread ends, so appends fail
@@ -562,6 +683,9 @@ impl Drop for StopGuard {
     }
 }
 
+/// Past this, the writer's buffers give their memory back after a burst.
+const KEEP_CAPACITY: usize = 4 << 20;
+
 impl Writer {
     fn run(mut self) {
         let _stopped = StopGuard(self.shared.clone());
@@ -574,12 +698,23 @@ impl Writer {
                 break;
             }
             self.shared.room.notify_waiters();
-            let written = self.write_taken();
+            self.write_taken();
+            lock(&self.shared.pending).writing = 0;
+            self.shared.room.notify_waiters();
+            self.report_lost();
+            let answer = match (self.failed_since_flush, &self.last_error) {
+                (0, _) => Ok(()),
+                (lost, error) => Err(format!(
+                    "{lost} lines could not be written: {}",
+                    error.as_deref().unwrap_or("unknown error")
+                )),
+            };
             let mut commands = std::mem::take(&mut self.taken.commands);
             for command in commands.drain(..) {
                 match command {
                     Command::Flush(done) => {
-                        let _ = done.send(written.clone());
+                        self.failed_since_flush = 0;
+                        let _ = done.send(answer.clone());
                     }
                     Command::Archive(today, done) => {
                         let archived = self.archive(today);
@@ -588,13 +723,17 @@ impl Writer {
                 }
             }
             self.taken.commands = commands;
-            self.report_dropped();
             // Waking for every line costs a thread switch and a system call
             // per line; waiting instead lets appenders queue without waking
             // anyone, and the next pass writes them in one go.
             if !gather.is_zero() && self.taken.lines < self.shared.max_lines {
                 let mut pending = lock(&self.shared.pending);
-                if !pending.closed && pending.lines < self.shared.max_lines {
+                // A command that came while writing (its wake-up went to
+                // no one) is answered now, not after the gathering.
+                if !pending.closed
+                    && pending.lines < self.shared.max_lines
+                    && pending.commands.is_empty()
+                {
                     pending.writer_gathering = true;
                     let (mut pending, _) = self
                         .shared
@@ -629,88 +768,160 @@ impl Writer {
         std::mem::swap(&mut self.taken.days, &mut pending.days);
         std::mem::swap(&mut self.taken.commands, &mut pending.commands);
         self.taken.lines = std::mem::take(&mut pending.lines);
+        pending.writing = self.taken.bytes.len();
         if let Some(t) = pending.last_t.take() {
             self.last_t = Some(t);
         }
         true
     }
 
-    /// Writes the taken lines, each day's run to that day's file.
-    fn write_taken(&mut self) -> Result<(), String> {
-        let mut result = Ok(());
+    /// Writes the taken lines, each day's run to that day's file, and counts
+    /// them written or failed.
+    fn write_taken(&mut self) {
         let days = std::mem::take(&mut self.taken.days);
-        let bytes = std::mem::take(&mut self.taken.bytes);
+        let mut bytes = std::mem::take(&mut self.taken.bytes);
+        let mut failed = 0u64;
         for (n, &(day, start)) in days.iter().enumerate() {
             let end = days.get(n + 1).map_or(bytes.len(), |&(_, next)| next);
-            if let Err(err) = self.write_day(day, &bytes[start..end]) {
-                tracing::error!(error = %err, "writing the conversation log failed");
-                result = Err(err.to_string());
+            let run = &bytes[start..end];
+            if let Err(failure) = self.write_day(day, run) {
+                let lost = memchr::memchr_iter(b'\n', &run[failure.kept..]).count() as u64;
+                failed += lost;
+                self.failed(lost, &failure.error);
             }
         }
-        if result.is_ok() {
-            self.shared
-                .written
-                .fetch_add(self.taken.lines as u64, Ordering::Relaxed);
+        self.shared
+            .written
+            .fetch_add(self.taken.lines as u64 - failed, Ordering::Relaxed);
+        // A burst must not pin its memory to the writer for good.
+        if bytes.capacity() > KEEP_CAPACITY {
+            bytes = Vec::with_capacity(256 * 1024);
         }
         self.taken.days = days;
         self.taken.bytes = bytes;
-        result
+    }
+
+    /// Counts `lost` lines as failed, and warns (the first failure after a
+    /// good write, then every time the count of failures in a row reaches a
+    /// power of two, so a dead disk does not flood the log).
+    fn failed(&mut self, lost: u64, error: &std::io::Error) {
+        let total = self.shared.failed.fetch_add(lost, Ordering::Relaxed) + lost;
+        self.failed_since_flush += lost;
+        // Lost since writing last worked (when the report went in).
+        let in_a_row = total - self.reported_failed;
+        let before = in_a_row - lost;
+        if before == 0 || before.ilog2() != in_a_row.ilog2() {
+            tracing::warn!(
+                lost,
+                failed_total = total,
+                error = %error,
+                "writing the conversation log failed; the lines are lost (a line in the log will say how many)"
+            );
+        }
+        self.last_error = Some(error.to_string());
     }
 
     /// Appends whole lines to `day`'s file (switching files when the day
-    /// changes), and syncs if configured.
-    fn write_day(&mut self, day: NaiveDate, lines: &[u8]) -> std::io::Result<()> {
-        if self.file.as_ref().is_none_or(|(open, _)| *open != day) {
+    /// changes), and syncs if configured. A write that fails leaves the file
+    /// as it was after the last whole line that went in: the next write
+    /// starts on a line of its own.
+    fn write_day(&mut self, day: NaiveDate, lines: &[u8]) -> Result<(), WriteFailure> {
+        let failed = |error| WriteFailure { kept: 0, error };
+        if self.file.as_ref().is_none_or(|open| open.day != day) {
             self.file = None;
             if self.archived_as_of.is_none_or(|as_of| as_of < day) {
                 if let Err(err) = self.archive(day) {
                     tracing::warn!(error = %err, "archiving old conversation log days failed");
                 }
             }
-            self.file = Some((day, open_for_append(&day_file(&self.shared.dir, day))?));
+            let file = open_for_append(&day_file(&self.shared.dir, day)).map_err(failed)?;
+            let len = file.metadata().map_err(failed)?.len();
+            self.file = Some(DayFile { day, file, len });
         }
-        let Some((_, file)) = self.file.as_mut() else {
+        let Some(open) = self.file.as_mut() else {
             return Ok(());
         };
-        file.write_all(lines)?;
+        let mut done = 0;
+        let written = write_counted(&mut open.file, lines, &mut done, &self.shared);
+        if let Err(error) = written {
+            // Back to the end of the last whole line written: a partial line
+            // would swallow the first line of the next write.
+            let kept = memchr::memrchr(b'\n', &lines[..done]).map_or(0, |at| at + 1);
+            let cut_to = open.len + kept as u64;
+            if done > kept && open.file.set_len(cut_to).is_err() {
+                // Reopening ends the partial line (see `open_for_append`).
+                self.file = None;
+            } else {
+                open.len = cut_to;
+            }
+            return Err(WriteFailure { kept, error });
+        }
+        open.len += lines.len() as u64;
         if self.shared.config.sync {
-            file.sync_data()?;
+            if let Err(error) = open.file.sync_data() {
+                // The lines are in the file; whether they would survive a
+                // power loss is not known. Said once, not counted as lost.
+                tracing::error!(%error, "syncing the conversation log failed");
+                self.last_error = Some(error.to_string());
+            }
         }
         Ok(())
     }
 
-    /// Writes up lines dropped since the last report as a line of its own.
-    fn report_dropped(&mut self) {
+    /// Writes up lines dropped (the queue was full) or failed (the disk
+    /// refused them) since the last report, as a line of type `error` each.
+    fn report_lost(&mut self) {
         let dropped = self.shared.dropped.load(Ordering::Relaxed);
-        if dropped == self.reported_dropped {
-            return;
+        if dropped != self.reported_dropped {
+            let lost = dropped - self.reported_dropped;
+            self.reported_dropped = dropped;
+            let entry = self
+                .report(format!(
+                    "the log's queue was full: {lost} lines were dropped"
+                ))
+                .meta("dropped", lost)
+                .meta("droppedTotal", dropped);
+            if !self.write_report(&entry) {
+                tracing::error!(lost, "could not record dropped conversation log lines");
+            }
         }
-        let lost = dropped - self.reported_dropped;
-        self.reported_dropped = dropped;
-        // Stamped as the last line written, so it lands in the same day's file.
+        let failed = self.shared.failed.load(Ordering::Relaxed);
+        if failed != self.reported_failed {
+            let lost = failed - self.reported_failed;
+            let error = self.last_error.clone().unwrap_or_default();
+            let entry = self
+                .report(format!(
+                    "writing the log failed: {lost} lines were lost ({error})"
+                ))
+                .meta("failed", lost)
+                .meta("failedTotal", failed);
+            // Only once it is written: until then the disk is still failing,
+            // and the count goes on.
+            if self.write_report(&entry) {
+                self.reported_failed = failed;
+            }
+        }
+    }
+
+    /// A report line, stamped as the last line written, so it lands in the
+    /// same day's file.
+    fn report(&self, text: String) -> LogEntry {
         let t = self.last_t.unwrap_or_else(Utc::now);
-        let entry = LogEntry::new(
-            t,
-            crate::EntryType::Error,
-            "conversation-log",
-            None,
-            format!("the log's queue was full: {lost} lines were dropped"),
-        )
-        .meta("dropped", lost)
-        .meta("droppedTotal", dropped);
+        LogEntry::new(t, crate::EntryType::Error, "conversation-log", None, text)
+    }
+
+    /// Writes a report line; whether it went in.
+    fn write_report(&mut self, entry: &LogEntry) -> bool {
         let mut json = Vec::new();
-        let written = entry
-            .write_json(&mut json)
-            .map_err(std::io::Error::other)
-            .and_then(|()| {
-                json.push(b'\n');
-                self.write_day(entry.t.date_naive(), &json)
-            });
-        if written.is_ok() {
-            self.shared.written.fetch_add(1, Ordering::Relaxed);
-        } else {
-            tracing::error!(lost, "could not record dropped conversation log lines");
+        if entry.write_json(&mut json).is_err() {
+            return false;
         }
+        json.push(b'\n');
+        let written = self.write_day(entry.t.date_naive(), &json).is_ok();
+        if written {
+            self.shared.written.fetch_add(1, Ordering::Relaxed);
+        }
+        written
     }
 
     /// Moves days older than the archive age to `archive/`, and gzips archived
@@ -731,7 +942,7 @@ impl Writer {
                 continue;
             };
             if name.ends_with(".jsonl") && day < archive_before {
-                if self.file.as_ref().is_some_and(|(open, _)| *open == day) {
+                if self.file.as_ref().is_some_and(|open| open.day == day) {
                     self.file = None;
                 }
                 std::fs::rename(entry.path(), archive_dir.join(name))?;
@@ -750,6 +961,38 @@ impl Writer {
         }
         Ok(())
     }
+}
+
+/// Writes all of `bytes` to `file`, counting in `done` what went in, so that
+/// a failure halfway says where it stopped.
+#[cfg_attr(not(test), allow(unused_variables))]
+fn write_counted(
+    file: &mut File,
+    bytes: &[u8],
+    done: &mut usize,
+    shared: &Shared,
+) -> std::io::Result<()> {
+    #[cfg(test)]
+    if let Some(fault) = shared
+        .fault
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+    {
+        let part = &bytes[..fault.after.min(bytes.len())];
+        file.write_all(part)?;
+        *done = part.len();
+        return Err(fault.error.into());
+    }
+    while *done < bytes.len() {
+        match file.write(&bytes[*done..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => *done += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
 }
 
 /// Opens `path` for appending; if a crash left its last line torn (no final
@@ -790,4 +1033,93 @@ fn gzip_in_place(path: &Path) -> std::io::Result<()> {
     }
     std::fs::rename(&tmp_path, &gz_path)?;
     std::fs::remove_file(path)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::{EntryType, LogReader};
+
+    fn entry(text: &str) -> LogEntry {
+        LogEntry::new(Utc::now(), EntryType::Request, "alpha", None, text)
+    }
+
+    /// The next write stops after `after` bytes with `error`, as a disk
+    /// that fills up or fails halfway through would.
+    fn inject(log: &ConversationLog, after: usize, error: std::io::ErrorKind) {
+        *lock_fault(log) = Some(Fault { after, error });
+    }
+
+    fn lock_fault(log: &ConversationLog) -> MutexGuard<'_, Option<Fault>> {
+        log.shared.fault.lock().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_is_cut_back_to_its_last_whole_line_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LogConfig::default().flush(Flush::Grouped {
+            max_lines: 1_000,
+            max_delay: std::time::Duration::from_secs(3600),
+        });
+        let log = ConversationLog::open(dir.path(), config).unwrap();
+        let day = Utc::now().date_naive();
+        log.append(entry("first")).await.unwrap();
+        log.flush().await.unwrap();
+
+        // Three lines go in one write, which stops partway through the
+        // second line with an I/O error: the first stays, the rest fail.
+        let first_len = {
+            let mut json = Vec::new();
+            entry("one").write_json(&mut json).unwrap();
+            json.len() + 1
+        };
+        inject(&log, first_len + 10, std::io::ErrorKind::Other);
+        for text in ["one", "two", "three"] {
+            log.append(entry(text)).await.unwrap();
+        }
+        let err = log.flush().await.unwrap_err();
+        assert!(
+            err.to_string().contains("2 lines could not be written"),
+            "{err}"
+        );
+        assert_eq!(log.failed(), 2);
+
+        // The next write starts on a line of its own, and says what was lost.
+        log.append(entry("after")).await.unwrap();
+        log.flush().await.unwrap();
+        let read = LogReader::new(dir.path()).day(day).unwrap();
+        assert_eq!(read.skipped, 0);
+        let texts: Vec<String> = read.entries.iter().map(LogEntry::content_text).collect();
+        assert_eq!(texts[..2], ["first", "one"]);
+        assert!(
+            texts[2].starts_with("writing the log failed: 2 lines were lost"),
+            "{texts:?}"
+        );
+        assert_eq!(read.entries[2].metadata["failed"], 2);
+        assert_eq!(texts[3], "after");
+        assert_eq!(log.written(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_failure_at_a_line_boundary_keeps_the_lines_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log =
+            ConversationLog::open(dir.path(), LogConfig::default().flush(Flush::EachLine)).unwrap();
+        inject(&log, 0, std::io::ErrorKind::StorageFull);
+        log.append(entry("refused")).await.unwrap();
+        assert!(log.flush().await.is_err());
+        assert_eq!(log.failed(), 1);
+        // The flush after says nothing more went wrong.
+        log.append(entry("kept")).await.unwrap();
+        log.flush().await.unwrap();
+        let read = LogReader::new(dir.path())
+            .day(Utc::now().date_naive())
+            .unwrap();
+        let texts: Vec<String> = read.entries.iter().map(LogEntry::content_text).collect();
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert!(texts[0].contains("1 lines were lost"), "{texts:?}");
+        assert_eq!(texts[1], "kept");
+    }
 }

@@ -14,14 +14,31 @@
 //! [agents.coder]
 //! kind = "process"               # a child process speaking the JSON-lines protocol
 //! command = ["python3", "agents/coder.py"]   # run in the config file's directory
-//! env = { CODER_MODEL = "small" }
+//! env = { CODER_MODEL = "small" }          # set for the child
+//! pass_env = ["OPENAI_API_KEY"]  # passed on from the gateway's environment
 //! on_crash = "fail"              # or "resume": re-send in-flight tasks to the restarted child
+//! task_timeout_secs = 600        # fail a task the child says nothing about for this long (0: never)
 //!
 //! [agents.reviewer]
 //! kind = "remote"                # a remote A2A agent the gateway forwards to
 //! url = "http://127.0.0.1:9999"  # its base URL (its card is read from there)
 //! bearer_token_env = "REVIEWER_TOKEN"   # credential the gateway presents, from the environment
+//! allowed_origins = ["http://127.0.0.1:9998"]  # other origins its card's interfaces may be at
+//! allowed_networks = ["10.0.0.0/8"]      # private networks it may be reached in (by name)
 //! ```
+//!
+//! A remote agent's card is fetched from `url`, and only its interfaces on
+//! that origin (or `allowed_origins`) are used: the gateway's credentials go
+//! nowhere else, and no redirect to another origin is followed. It is reached
+//! on public addresses only, plus `url`'s own host when that is an IP
+//! address, plus loopback when that is loopback; a name in a private network
+//! needs the network in `allowed_networks`.
+//!
+//! A process agent's child does not inherit the gateway's environment (it
+//! holds the gateway's secrets): it gets `PATH`, `HOME`, `LANG`, `LC_*`,
+//! `TZ` and `TMPDIR`, the variables `pass_env` names, what `env` sets, and
+//! what the gateway sets for it (`A2A_AGENT_NAME`, `A2A_GATEWAY_URL`,
+//! `A2A_AGENT_TOKEN`).
 //!
 //! Every error names the file, the line and column, and the field; a file
 //! with any error yields no configuration at all.
@@ -29,6 +46,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use a2a_core::AgentSkill;
 use serde::Deserialize;
@@ -152,8 +170,13 @@ pub enum AgentSource {
     Process {
         /// Program and arguments.
         command: Vec<String>,
-        /// Extra environment variables.
+        /// Environment variables set for the child.
         env: BTreeMap<String, String>,
+        /// Variables of the gateway's environment passed on to the child.
+        pass_env: Vec<String>,
+        /// How long the child may say nothing about a task before it is
+        /// failed (`None`: no limit).
+        task_timeout: Option<Duration>,
         /// Where it runs: the config file's directory unless set.
         working_dir: PathBuf,
         /// Whether in-flight tasks are re-sent to a restarted child.
@@ -165,6 +188,10 @@ pub enum AgentSource {
         url: String,
         /// A bearer token to present, read from the environment at load time.
         bearer_token: Option<String>,
+        /// Other origins its card's interfaces may be at.
+        allowed_origins: Vec<String>,
+        /// Networks it may be reached in besides public addresses (CIDR).
+        allowed_networks: Vec<String>,
     },
 }
 
@@ -200,8 +227,12 @@ struct RawAgent {
     env: Option<Spanned<BTreeMap<String, String>>>,
     working_dir: Option<Spanned<String>>,
     on_crash: Option<Spanned<String>>,
+    pass_env: Option<Spanned<Vec<String>>>,
+    task_timeout_secs: Option<Spanned<i64>>,
     url: Option<Spanned<String>>,
     bearer_token_env: Option<Spanned<String>>,
+    allowed_origins: Option<Spanned<Vec<String>>>,
+    allowed_networks: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -214,6 +245,28 @@ struct RawSkill {
     tags: Vec<String>,
     #[serde(default)]
     examples: Vec<String>,
+}
+
+/// Whether `text` is an origin: an http or https URL with a host and
+/// nothing after it but `/`.
+fn is_origin(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|url| {
+        matches!(url.scheme(), "http" | "https")
+            && url.host().is_some()
+            && url.path() == "/"
+            && url.query().is_none()
+            && url.username().is_empty()
+    })
+}
+
+/// Whether `name` can be an environment variable's name: what shells
+/// accept, so the child can read it.
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Line and column (1-based) of byte `offset` in `text`.
@@ -338,7 +391,7 @@ impl Checker<'_> {
         // Fields another kind uses are mistakes here, not silently ignored.
         // Each field belongs to one kind; on another it is a mistake, not
         // something to ignore.
-        let owned: [(&'static str, Option<Range<usize>>, AgentKind); 7] = [
+        let owned: [(&'static str, Option<Range<usize>>, AgentKind); 11] = [
             (
                 "executor",
                 raw.executor.as_ref().map(Spanned::span),
@@ -365,6 +418,16 @@ impl Checker<'_> {
                 AgentKind::Process,
             ),
             (
+                "pass_env",
+                raw.pass_env.as_ref().map(Spanned::span),
+                AgentKind::Process,
+            ),
+            (
+                "task_timeout_secs",
+                raw.task_timeout_secs.as_ref().map(Spanned::span),
+                AgentKind::Process,
+            ),
+            (
                 "url",
                 raw.url.as_ref().map(Spanned::span),
                 AgentKind::Remote,
@@ -372,6 +435,16 @@ impl Checker<'_> {
             (
                 "bearer_token_env",
                 raw.bearer_token_env.as_ref().map(Spanned::span),
+                AgentKind::Remote,
+            ),
+            (
+                "allowed_origins",
+                raw.allowed_origins.as_ref().map(Spanned::span),
+                AgentKind::Remote,
+            ),
+            (
+                "allowed_networks",
+                raw.allowed_networks.as_ref().map(Spanned::span),
                 AgentKind::Remote,
             ),
         ];
@@ -428,9 +501,46 @@ impl Checker<'_> {
                         }
                     },
                 };
+                let (env, env_at) = raw.env.map_or_else(Default::default, |e| {
+                    let at = e.span();
+                    (e.into_inner(), at)
+                });
+                let (pass_env, pass_env_at) = raw.pass_env.map_or_else(Default::default, |p| {
+                    let at = p.span();
+                    (p.into_inner(), at)
+                });
+                let names = env.keys().map(|k| ("env", k, env_at.clone()));
+                let passed = pass_env
+                    .iter()
+                    .map(|k| ("pass_env", k, pass_env_at.clone()));
+                if let Some((f, name, at)) =
+                    names.chain(passed).find(|(_, name, _)| !is_env_name(name))
+                {
+                    return Err(self.error(
+                        at,
+                        field(f),
+                        format!("{name:?} is not a variable name (letters, digits and '_', not starting with a digit)"),
+                    ));
+                }
+                let task_timeout = match raw.task_timeout_secs {
+                    None => Some(crate::process::DEFAULT_TASK_TIMEOUT),
+                    Some(secs) => match u64::try_from(*secs.get_ref()) {
+                        Ok(0) => None,
+                        Ok(secs) => Some(Duration::from_secs(secs)),
+                        Err(_) => {
+                            return Err(self.error(
+                                secs.span(),
+                                field("task_timeout_secs"),
+                                "must be a number of seconds, 0 or more (0: no timeout)",
+                            ));
+                        }
+                    },
+                };
                 AgentSource::Process {
                     command: command.into_inner(),
-                    env: raw.env.map(Spanned::into_inner).unwrap_or_default(),
+                    env,
+                    pass_env,
+                    task_timeout,
                     working_dir: match raw.working_dir {
                         Some(dir) => base.join(dir.into_inner()),
                         None => base.to_owned(),
@@ -464,9 +574,44 @@ impl Checker<'_> {
                         }
                     },
                 };
+                let allowed_origins = match raw.allowed_origins {
+                    None => Vec::new(),
+                    Some(origins) => {
+                        let at = origins.span();
+                        let origins = origins.into_inner();
+                        if let Some(bad) = origins.iter().find(|o| !is_origin(o)) {
+                            return Err(self.error(
+                                at,
+                                field("allowed_origins"),
+                                format!("{bad:?} is not an origin: use \"https://host\" or \"http://host:port\""),
+                            ));
+                        }
+                        origins
+                    }
+                };
+                let allowed_networks = match raw.allowed_networks {
+                    None => Vec::new(),
+                    Some(networks) => {
+                        let at = networks.span();
+                        let networks = networks.into_inner();
+                        if let Some(bad) = networks
+                            .iter()
+                            .find(|n| n.parse::<a2a_server::push::IpNetwork>().is_err())
+                        {
+                            return Err(self.error(
+                                at,
+                                field("allowed_networks"),
+                                format!("{bad:?} is not a network: use CIDR, \"10.0.0.0/8\" or \"fd00::/8\""),
+                            ));
+                        }
+                        networks
+                    }
+                };
                 AgentSource::Remote {
                     url: url.into_inner(),
                     bearer_token,
+                    allowed_origins,
+                    allowed_networks,
                 }
             }
         };
@@ -539,6 +684,8 @@ url = "http://127.0.0.1:9"
             AgentSource::Process {
                 command: vec!["python3".into(), "coder.py".into()],
                 env: [("MODEL".to_owned(), "small".to_owned())].into(),
+                pass_env: vec![],
+                task_timeout: Some(Duration::from_secs(600)),
                 working_dir: PathBuf::from("conf"),
                 resume_on_crash: true,
             }
@@ -626,6 +773,84 @@ url = "http://127.0.0.1:9"
             4,
             "agents.a.bearer_token_env",
             "not set",
+        );
+    }
+
+    #[test]
+    fn a_process_agent_lists_what_its_child_gets_and_its_task_timeout() {
+        let config = parse(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\nenv = { MODEL = \"small\" }\npass_env = [\"OPENAI_API_KEY\", \"_X1\"]\ntask_timeout_secs = 0\n",
+        )
+        .unwrap();
+        let AgentSource::Process {
+            pass_env,
+            task_timeout,
+            ..
+        } = &config.agents[0].source
+        else {
+            panic!("a process agent");
+        };
+        assert_eq!(pass_env, &["OPENAI_API_KEY", "_X1"]);
+        assert_eq!(*task_timeout, None);
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\n\npass_env = [\"A=B\"]\n",
+            5,
+            "agents.a.pass_env",
+            "not a variable name",
+        );
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\nenv = { \"1X\" = \"v\" }\n",
+            4,
+            "agents.a.env",
+            "not a variable name",
+        );
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\ntask_timeout_secs = -1\n",
+            4,
+            "agents.a.task_timeout_secs",
+            "0 or more",
+        );
+        fails(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://x\"\npass_env = [\"K\"]\n",
+            4,
+            "agents.a.pass_env",
+            "for process agents",
+        );
+    }
+
+    #[test]
+    fn a_remote_agent_lists_its_other_origins_and_networks() {
+        let config = parse(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://a.example\"\nallowed_origins = [\"https://b.example:8443\"]\nallowed_networks = [\"10.0.0.0/8\", \"fd00::/8\"]\n",
+        )
+        .unwrap();
+        let AgentSource::Remote {
+            allowed_origins,
+            allowed_networks,
+            ..
+        } = &config.agents[0].source
+        else {
+            panic!("a remote agent");
+        };
+        assert_eq!(allowed_origins, &["https://b.example:8443"]);
+        assert_eq!(allowed_networks, &["10.0.0.0/8", "fd00::/8"]);
+        fails(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://x\"\nallowed_origins = [\"https://b.example/path\"]\n",
+            4,
+            "agents.a.allowed_origins",
+            "not an origin",
+        );
+        fails(
+            "[agents.a]\nkind = \"remote\"\nurl = \"http://x\"\nallowed_networks = [\"10.0.0.0/33\"]\n",
+            4,
+            "agents.a.allowed_networks",
+            "not a network",
+        );
+        fails(
+            "[agents.a]\nkind = \"process\"\ncommand = [\"x\"]\nallowed_origins = []\n",
+            4,
+            "agents.a.allowed_origins",
+            "for remote agents",
         );
     }
 

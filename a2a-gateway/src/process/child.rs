@@ -65,10 +65,10 @@ pub(crate) fn start(
         .stderr(Stdio::piped())
         // A gateway that dies without shutting down must not leave agents behind.
         .kill_on_drop(true);
-    if config.clear_env {
-        command.env_clear();
-    }
-    command.envs(config.env.iter().map(|(k, v)| (k, v)));
+    // The gateway's environment holds its own secrets (its bearer token, its
+    // store's password): the child gets only what it needs.
+    command.env_clear();
+    command.envs(config.child_env(std::env::vars_os()));
     if let Some(dir) = &config.current_dir {
         command.current_dir(dir);
     }
@@ -478,6 +478,12 @@ async fn dispatch(shared: &Shared, generation: u64, line: &[u8], warnings: &mut 
             text,
         }) => {
             log_line(name, task_id.as_deref(), level.as_deref(), &text);
+            // The task's execution hears the child is still on it (its task
+            // timeout starts over). Never waits: a full queue holds lines
+            // about the task, which say as much.
+            if let Some(lines) = task_id.and_then(|id| shared.route(&id, generation)) {
+                let _ = lines.try_send(Inbound::Alive);
+            }
             return;
         }
         Ok(parsed) => {

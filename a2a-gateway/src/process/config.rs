@@ -1,8 +1,11 @@
 //! How a process agent is started, restarted and limited.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// The default [`ProcessAgentConfig::task_timeout`]: 10 minutes.
+pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How to run an external command as an agent. Start from
 /// [`ProcessAgentConfig::new`]; every other field has a default.
@@ -25,10 +28,17 @@ pub struct ProcessAgentConfig {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<OsString>,
-    /// Variables set for the child, on top of the gateway's own environment
-    /// (or instead of it, with [`clear_env`](Self::clear_env)).
+    /// Variables set for the child. The child does not inherit the
+    /// gateway's environment, which holds the gateway's own secrets: it
+    /// gets `PATH`, `HOME`, `LANG`, `LC_*`, `TZ` and `TMPDIR` from it (see
+    /// [`INHERITED_ENV`]), the variables named in
+    /// [`pass_env`](Self::pass_env), and these, which win over both.
     pub env: Vec<(OsString, OsString)>,
-    /// Start the child with only the variables in [`env`](Self::env).
+    /// Variables of the gateway's environment passed on to the child, when
+    /// set there (an API key the agent needs, say).
+    pub pass_env: Vec<OsString>,
+    /// Start the child without even the basics of [`INHERITED_ENV`]: only
+    /// [`env`](Self::env) and [`pass_env`](Self::pass_env).
     pub clear_env: bool,
     /// The child's working directory (default: the gateway's).
     pub current_dir: Option<PathBuf>,
@@ -50,6 +60,73 @@ pub struct ProcessAgentConfig {
     /// How long a canceled task waits for the child to report a final state
     /// before the execution ends without it (default 5 s).
     pub cancel_grace: Duration,
+    /// How long the child may go without writing a line about a task it
+    /// works on (any line naming the task, `log` lines included) before the
+    /// task is failed, with a reason saying so, and the child is sent
+    /// `cancel` for it (default 10 min; `None`: wait for ever). A hung child
+    /// then cannot hold its tasks, nor its share of
+    /// [`max_tasks`](Self::max_tasks).
+    pub task_timeout: Option<Duration>,
+}
+
+/// The variables of the gateway's environment every child gets (unless
+/// [`ProcessAgentConfig::clear_env`]): what a program needs to find its
+/// tools, its home, its language and time zone, and a place for temporary
+/// files. `LC_*` stands for every locale variable.
+pub const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR"];
+
+/// What Windows programs need to start at all, passed on there as well.
+#[cfg(windows)]
+const INHERITED_ENV_WINDOWS: &[&str] = &[
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+];
+
+/// Whether the gateway's variable `name` is one of [`INHERITED_ENV`].
+fn inherited(name: &OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    #[cfg(windows)]
+    if INHERITED_ENV_WINDOWS
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(name))
+    {
+        return true;
+    }
+    INHERITED_ENV
+        .iter()
+        .any(|pattern| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => *pattern == name,
+        })
+}
+
+impl ProcessAgentConfig {
+    /// The child's whole environment, made from `parent` (the gateway's
+    /// environment): the inherited basics, the passed variables, then
+    /// [`env`](Self::env).
+    pub(crate) fn child_env(
+        &self,
+        parent: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = parent
+            .into_iter()
+            .filter(|(name, _)| {
+                (!self.clear_env && inherited(name)) || self.pass_env.iter().any(|p| p == name)
+            })
+            .collect();
+        for (name, value) in &self.env {
+            env.retain(|(existing, _)| existing != name);
+            env.push((name.clone(), value.clone()));
+        }
+        env
+    }
 }
 
 impl ProcessAgentConfig {
@@ -59,6 +136,7 @@ impl ProcessAgentConfig {
             program: program.into(),
             args: Vec::new(),
             env: Vec::new(),
+            pass_env: Vec::new(),
             clear_env: false,
             current_dir: None,
             restart_initial: Duration::from_millis(100),
@@ -67,6 +145,7 @@ impl ProcessAgentConfig {
             max_line_bytes: 1 << 20,
             max_tasks: 1024,
             cancel_grace: Duration::from_secs(5),
+            task_timeout: Some(DEFAULT_TASK_TIMEOUT),
         }
     }
 
@@ -90,6 +169,38 @@ impl ProcessAgentConfig {
         Some(ProcessAgentConfig::new(program).args(command))
     }
 
+    /// The process agent an entry of the gateway's configuration file
+    /// describes (`kind = "process"`: its `command`, `env`, `pass_env`,
+    /// `working_dir`, `on_crash` and `task_timeout_secs`); `None` for
+    /// another kind. What the gateway sets for every child
+    /// (`A2A_GATEWAY_URL`, ...) is the caller's to add.
+    pub fn configured(agent: &crate::config::AgentConfig) -> Option<Self> {
+        let crate::config::AgentSource::Process {
+            command,
+            env,
+            pass_env,
+            task_timeout,
+            working_dir,
+            resume_on_crash,
+        } = &agent.source
+        else {
+            return None;
+        };
+        let mut config = ProcessAgentConfig::from_command(command)?
+            .current_dir(working_dir)
+            .task_timeout(*task_timeout);
+        for (key, value) in env {
+            config = config.env(key, value);
+        }
+        for name in pass_env {
+            config = config.pass_env(name);
+        }
+        if *resume_on_crash {
+            config = config.in_flight(InFlightPolicy::resend());
+        }
+        Some(config)
+    }
+
     /// Adds an argument.
     #[must_use]
     pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
@@ -108,6 +219,28 @@ impl ProcessAgentConfig {
     #[must_use]
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Passes the gateway's variable `name` on to the child, when it is set.
+    #[must_use]
+    pub fn pass_env(mut self, name: impl Into<OsString>) -> Self {
+        self.pass_env.push(name.into());
+        self
+    }
+
+    /// Sets [`clear_env`](Self::clear_env).
+    #[must_use]
+    pub fn clear_env(mut self, clear: bool) -> Self {
+        self.clear_env = clear;
+        self
+    }
+
+    /// Sets how long the child may go quiet on a task before it is failed
+    /// (`None`: no limit).
+    #[must_use]
+    pub fn task_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.task_timeout = timeout;
         self
     }
 
@@ -218,6 +351,57 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn a_child_gets_the_basics_what_is_passed_and_what_is_set_only() {
+        let gateway = vars(&[
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/a2a"),
+            ("LANG", "C.UTF-8"),
+            ("LC_TIME", "en_GB.UTF-8"),
+            ("TZ", "UTC"),
+            ("TMPDIR", "/tmp"),
+            ("A2A_AUTH_BEARER_TOKEN", "gateway-secret"),
+            ("A2A_STORE", "postgres://a2a:hunter2@db/a2a"),
+            ("OPENAI_API_KEY", "sk-passed"),
+            ("UNLISTED", "x"),
+            ("PATHOLOGICAL", "not PATH"),
+        ]);
+        let config = ProcessAgentConfig::new("agent")
+            .pass_env("OPENAI_API_KEY")
+            .pass_env("NOT_SET_ANYWHERE")
+            .env("TZ", "Europe/Paris")
+            .env("A2A_AGENT_TOKEN", "agent-secret");
+        let mut got = config.child_env(gateway.clone());
+        got.sort();
+        let mut expected = vars(&[
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/a2a"),
+            ("LANG", "C.UTF-8"),
+            ("LC_TIME", "en_GB.UTF-8"),
+            ("TMPDIR", "/tmp"),
+            ("OPENAI_API_KEY", "sk-passed"),
+            ("TZ", "Europe/Paris"),
+            ("A2A_AGENT_TOKEN", "agent-secret"),
+        ]);
+        expected.sort();
+        assert_eq!(got, expected);
+
+        let bare = ProcessAgentConfig::new("agent")
+            .clear_env(true)
+            .pass_env("HOME")
+            .env("K", "v");
+        let mut got = bare.child_env(gateway);
+        got.sort();
+        assert_eq!(got, vars(&[("HOME", "/home/a2a"), ("K", "v")]));
+    }
 
     #[test]
     fn backoff_doubles_caps_and_resets() {

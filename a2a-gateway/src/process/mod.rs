@@ -59,7 +59,7 @@ use async_trait::async_trait;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-pub use self::config::{InFlightPolicy, ProcessAgentConfig};
+pub use self::config::{DEFAULT_TASK_TIMEOUT, INHERITED_ENV, InFlightPolicy, ProcessAgentConfig};
 pub use self::error::ProcessError;
 use self::protocol::{CheckpointLine, Execute, FromAgent};
 use self::tasks::{Inbound, Shared};
@@ -252,11 +252,21 @@ impl AgentExecutor for ProcessAgent {
         // settled already).
         let mut stopping: Option<tokio::time::Instant> = None;
         let grace = shared.config.cancel_grace;
+        // The child must say something about the task within this, or the
+        // task is failed: a hung child must not hold it for ever.
+        let quiet_limit = shared.config.task_timeout;
+        let mut heard_at = tokio::time::Instant::now();
         let lost = loop {
             let deadline = async {
                 match stopping {
                     Some(at) => tokio::time::sleep_until(at).await,
                     None => std::future::pending().await,
+                }
+            };
+            let quiet = async {
+                match (quiet_limit, stopping) {
+                    (Some(limit), None) => tokio::time::sleep_until(heard_at + limit).await,
+                    _ => std::future::pending().await,
                 }
             };
             tokio::select! {
@@ -268,6 +278,7 @@ impl AgentExecutor for ProcessAgent {
                 () = deadline => return Ok(()),
                 // Before `lost`: what the child wrote before it died counts.
                 inbound = registered.lines.recv() => match inbound {
+                    Some(Inbound::Alive) => {}
                     Some(Inbound::Line(line)) if stopping.is_some() => {
                         if ends_turn(&line) {
                             return Ok(());
@@ -289,7 +300,22 @@ impl AgentExecutor for ProcessAgent {
                     None => break (&mut registered.lost).await,
                 },
                 lost = &mut registered.lost => break lost,
+                // Last: a line that came just in time counts.
+                () = quiet => {
+                    let limit = quiet_limit.unwrap_or_default();
+                    tracing::warn!(agent = %shared.name, task_id = %ctx.task_id, ?limit, "agent process went quiet on a task; failing it");
+                    shared.cancel(&ctx.task_id);
+                    events
+                        .fail(format!(
+                            "agent '{}' wrote nothing about the task for {} (its task timeout); gave up on it",
+                            shared.name,
+                            describe_duration(limit)
+                        ))
+                        .await?;
+                    return Ok(());
+                }
             }
+            heard_at = tokio::time::Instant::now();
         };
         if let (Ok(reason), None) = (lost, stopping) {
             events.fail(reason).await?;
@@ -300,6 +326,14 @@ impl AgentExecutor for ProcessAgent {
     async fn cancel(&self, ctx: RequestContext) -> Result<(), A2aError> {
         self.handle.shared.cancel(&ctx.task_id);
         Ok(())
+    }
+}
+
+/// "600 s", "250 ms": a timeout as a person reads it.
+fn describe_duration(duration: Duration) -> String {
+    match duration.subsec_nanos() {
+        0 => format!("{} s", duration.as_secs()),
+        _ => format!("{} ms", duration.as_millis()),
     }
 }
 

@@ -37,6 +37,9 @@ pub(crate) enum Inbound {
     Line(Box<super::protocol::FromAgent>),
     /// A line that names this task but could not be used; the reason.
     Invalid(String),
+    /// A `log` line about this task: nothing to record, but the child is
+    /// alive and working on it.
+    Alive,
 }
 
 /// A task the child works on (or is about to be given).

@@ -1,9 +1,11 @@
 //! `RemoteAgentConfig`: where a remote agent is, how the gateway proves who
 //! it is there, and how long it waits.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use a2a_core::{AgentCard, binding};
+use a2a_server::push::{AddressPolicy, IpNetwork};
 
 /// What the gateway presents to a remote agent on every call (and on the card
 /// fetch), in place of anything its own caller sent.
@@ -85,6 +87,20 @@ pub struct RemoteAgentConfig {
     /// Whether to stream when the card says the remote can (default yes);
     /// without streaming the gateway sends with `returnImmediately` and polls.
     pub streaming: bool,
+    /// Origins (`https://agents.example:8443`) besides [`url`](Self::url)'s
+    /// where a fetched card's interfaces may be. An interface anywhere else
+    /// is not used: the gateway's credentials go to the configured origins
+    /// only. (A card given with [`card`](Self::card) is configuration, and
+    /// used as it is.)
+    pub allowed_origins: Vec<String>,
+    /// Which addresses the gateway may connect to for this agent (each name
+    /// is resolved, and the connection pinned to a checked address). `None`
+    /// (the default): public addresses only, plus the host of
+    /// [`url`](Self::url) when it is an IP address, plus loopback when it is
+    /// loopback (`localhost`, `127.0.0.1`). An agent in a private network
+    /// reached by name needs its network listed (see
+    /// [`allow_network`](Self::allow_network)).
+    pub address_policy: Option<AddressPolicy>,
 }
 
 impl RemoteAgentConfig {
@@ -104,7 +120,45 @@ impl RemoteAgentConfig {
                 .map(str::to_owned)
                 .to_vec(),
             streaming: true,
+            allowed_origins: Vec::new(),
+            address_policy: None,
         }
+    }
+
+    /// The address policy in force: [`address_policy`](Self::address_policy),
+    /// or the default made from [`url`](Self::url).
+    pub fn effective_address_policy(&self) -> AddressPolicy {
+        if let Some(policy) = &self.address_policy {
+            return policy.clone();
+        }
+        let mut policy = AddressPolicy::public_only();
+        let Ok(url) = url::Url::parse(&self.url) else {
+            return policy;
+        };
+        match url.host() {
+            Some(url::Host::Ipv4(ip)) => policy = policy.allow(IpNetwork::from(IpAddr::V4(ip))),
+            Some(url::Host::Ipv6(ip)) => policy = policy.allow(IpNetwork::from(IpAddr::V6(ip))),
+            Some(url::Host::Domain(_)) | None => {}
+        }
+        // A loopback target was configured on purpose (a local setup, a
+        // test): loopback stays reachable, and nothing else private.
+        let loopback = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            // `localhost` and names under it are the names refused as loopback.
+            Some(host @ url::Host::Domain(_)) => {
+                AddressPolicy::public_only().check_host(&host).is_err()
+            }
+            None => false,
+        };
+        if loopback {
+            for network in ["127.0.0.0/8", "::1/128"] {
+                if let Ok(network) = network.parse() {
+                    policy = policy.allow(network);
+                }
+            }
+        }
+        policy
     }
 
     /// Uses `card` instead of fetching one.
@@ -180,10 +234,74 @@ impl RemoteAgentConfig {
         self
     }
 
+    /// Lets a fetched card's interfaces be at `origin` too
+    /// ([`allowed_origins`](Self::allowed_origins)).
+    #[must_use]
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Sets the [`address_policy`](Self::address_policy).
+    #[must_use]
+    pub fn address_policy(mut self, policy: AddressPolicy) -> Self {
+        self.address_policy = Some(policy);
+        self
+    }
+
+    /// Also allows connections into `network` (a private network the agent
+    /// is in, `10.0.0.0/8` say), on top of the default policy.
+    #[must_use]
+    pub fn allow_network(mut self, network: IpNetwork) -> Self {
+        let policy = self.effective_address_policy().allow(network);
+        self.address_policy = Some(policy);
+        self
+    }
+
     /// Sets [`streaming`](Self::streaming).
     #[must_use]
     pub fn streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn permits(url: &str, ip: &str) -> bool {
+        RemoteAgentConfig::new(url)
+            .effective_address_policy()
+            .permits(ip.parse().unwrap())
+    }
+
+    #[test]
+    fn the_default_policy_follows_the_configured_url() {
+        // Loopback configured: loopback allowed, nothing else private.
+        for url in [
+            "http://localhost:8080",
+            "http://127.0.0.1:9",
+            "http://[::1]:9",
+        ] {
+            assert!(permits(url, "127.0.0.1") && permits(url, "::1"), "{url}");
+            assert!(
+                !permits(url, "10.0.0.1") && !permits(url, "169.254.169.254"),
+                "{url}"
+            );
+        }
+        // A private address configured: that one only.
+        assert!(permits("http://10.1.2.3:9000", "10.1.2.3"));
+        assert!(!permits("http://10.1.2.3:9000", "10.1.2.4"));
+        assert!(!permits("http://10.1.2.3:9000", "127.0.0.1"));
+        // A name: public addresses only, unless networks are listed.
+        assert!(!permits("https://agents.example", "127.0.0.1"));
+        assert!(permits("https://agents.example", "8.8.8.8"));
+        let listed = RemoteAgentConfig::new("https://agents.example")
+            .allow_network("10.0.0.0/8".parse().unwrap())
+            .effective_address_policy();
+        assert!(listed.permits(IpAddr::from([10, 9, 8, 7])));
+        assert!(!listed.permits(IpAddr::from([192, 168, 0, 1])));
     }
 }

@@ -54,7 +54,11 @@ impl RemoteError {
         }))
     }
 
-    /// A client failure while `doing` something.
+    /// A client failure while `doing` something. What the remote wrote (an
+    /// error page, an answer that is not A2A) goes to the gateway's log, not
+    /// into the error, which reaches the gateway's caller: it says what
+    /// happened (`HTTP 500`) and names the agent. An A2A error the remote
+    /// answered with is kept, cut to [`MAX_REMOTE_MESSAGE`] characters.
     pub(crate) fn from_client(agent: &str, url: &str, doing: &str, err: &ClientError) -> Self {
         let kind = match err.kind() {
             ClientErrorKind::Protocol => RemoteErrorKind::Protocol,
@@ -63,9 +67,32 @@ impl RemoteError {
             ClientErrorKind::Config => RemoteErrorKind::Config,
             _ => RemoteErrorKind::BadResponse,
         };
-        let mut error = RemoteError::new(agent, url, kind, format!("{doing}: {err}"));
+        let message = match err.kind() {
+            ClientErrorKind::Http => match err.status() {
+                Some(status) => format!("{doing}: the remote answered HTTP {status}"),
+                None => format!("{doing}: the remote answered with an HTTP error"),
+            },
+            ClientErrorKind::Decode => format!("{doing}: the remote's answer is not valid A2A"),
+            ClientErrorKind::Protocol => format!("{doing}: {}", cut(&err.to_string())),
+            // The client's own account (refused, timed out, no usable
+            // interface): nothing the remote wrote.
+            _ => format!("{doing}: {err}"),
+        };
+        if matches!(
+            err.kind(),
+            ClientErrorKind::Http | ClientErrorKind::Decode | ClientErrorKind::Protocol
+        ) {
+            tracing::warn!(agent, url, doing, status = err.status(), error = %err, "remote agent answered with an error");
+        }
+        let mut error = RemoteError::new(agent, url, kind, message);
         error.0.protocol = err.protocol().cloned();
         error
+    }
+
+    /// The same error, of another kind.
+    pub(crate) fn with_kind(mut self, kind: RemoteErrorKind) -> Self {
+        self.0.kind = kind;
+        self
     }
 
     /// The name the gateway hosts the agent under.
@@ -86,6 +113,17 @@ impl RemoteError {
     /// The A2A error the remote answered with, if that is what this is.
     pub fn protocol(&self) -> Option<&A2aError> {
         self.0.protocol.as_ref()
+    }
+}
+
+/// The most characters of a remote's own error message passed on.
+pub(crate) const MAX_REMOTE_MESSAGE: usize = 200;
+
+/// `text` cut to [`MAX_REMOTE_MESSAGE`] characters.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(MAX_REMOTE_MESSAGE) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
     }
 }
 
@@ -140,5 +178,17 @@ mod tests {
             A2aError::from(garbage).kind(),
             ErrorKind::InvalidAgentResponse
         );
+    }
+
+    #[test]
+    fn a_remote_long_error_message_is_cut() {
+        let long = ClientError::from(A2aError::new(ErrorKind::Internal, "é".repeat(1000)));
+        let err = RemoteError::from_client("weather", "http://w", "sending", &long);
+        let message = A2aError::from(err).message().to_owned();
+        assert!(
+            message.chars().count() < MAX_REMOTE_MESSAGE + 80,
+            "{message}"
+        );
+        assert!(message.ends_with('…'), "{message}");
     }
 }

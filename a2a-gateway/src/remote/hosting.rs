@@ -9,15 +9,28 @@ use crate::{AgentDefinition, AgentKind};
 
 impl RemoteAgent {
     /// The remote agent an entry of the gateway's configuration file
-    /// describes (`kind = "remote"`: its URL and bearer token), with the
-    /// default timeouts; `None` for another kind.
+    /// describes (`kind = "remote"`: its URL, bearer token, allowed origins
+    /// and networks), with the default timeouts; `None` for another kind.
     pub fn from_config(agent: &AgentConfig) -> Option<RemoteAgent> {
-        let AgentSource::Remote { url, bearer_token } = &agent.source else {
+        let AgentSource::Remote {
+            url,
+            bearer_token,
+            allowed_origins,
+            allowed_networks,
+        } = &agent.source
+        else {
             return None;
         };
         let mut config = RemoteAgentConfig::new(url);
         if let Some(token) = bearer_token {
             config = config.bearer(token);
+        }
+        for origin in allowed_origins {
+            config = config.allow_origin(origin);
+        }
+        // Checked when the file was read.
+        for network in allowed_networks.iter().filter_map(|n| n.parse().ok()) {
+            config = config.allow_network(network);
         }
         Some(RemoteAgent::new(&agent.name, config))
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use a2a_client::{CallOptions, Client, ClientBuilder, HttpSettings, RetryPolicy};
 use a2a_core::AgentCard;
+use a2a_server::push::{AddressPolicy, GuardedResolver};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
@@ -89,11 +90,23 @@ impl Link {
 
     async fn make(&self) -> Result<Connected, RemoteError> {
         let config = &self.config;
+        let configured = url::Url::parse(&config.url)
+            .map_err(|e| self.error(RemoteErrorKind::Config, format!("its URL: {e}")))?;
+        let policy = config.effective_address_policy();
+        self.check_address(&configured, &policy).await?;
         // The client crate's default HTTP client has a fixed connect timeout;
-        // this one keeps the agent's.
+        // this one keeps the agent's. It connects only to addresses the
+        // policy permits, checked when the name is resolved (no window for
+        // the name to change in between), never through a proxy (which
+        // would connect to addresses nobody checked), and follows a redirect
+        // only within its origin: the gateway's credentials (an API key in a
+        // header of the remote's choosing too) never leave it that way.
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .tcp_nodelay(true)
+            .no_proxy()
+            .dns_resolver(Arc::new(GuardedResolver::new(policy.clone())))
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| self.error(RemoteErrorKind::Config, format!("HTTP client: {e}")))?;
         let settings = HttpSettings {
@@ -111,10 +124,14 @@ impl Link {
             // The executor bounds and follows every call itself.
             .retry(RetryPolicy::none())
             .track_blocking_sends(false);
-        let card = match &config.card {
+        let mut card = match &config.card {
             Some(card) => card.clone(),
-            None => self.fetch_card(&builder, &defaults.headers).await?,
+            None => {
+                let fetched = self.fetch_card(&builder, &defaults.headers).await?;
+                self.on_configured_origins(fetched, &configured)?
+            }
         };
+        self.on_permitted_addresses(&mut card, &policy).await?;
         let client = builder
             .build(card.clone())
             .map_err(|e| self.error(RemoteErrorKind::BadCard, format!("its card: {e}")))?;
@@ -122,6 +139,120 @@ impl Link {
             client,
             card: Arc::new(card),
         })
+    }
+
+    /// The origins a fetched card's interfaces may be at: the configured
+    /// URL's, and those the config lists.
+    fn origins(&self, configured: &url::Url) -> Result<Vec<url::Origin>, RemoteError> {
+        let mut origins = vec![configured.origin()];
+        for origin in &self.config.allowed_origins {
+            let url = url::Url::parse(origin).map_err(|e| {
+                self.error(
+                    RemoteErrorKind::Config,
+                    format!("allowed origin {origin:?}: {e}"),
+                )
+            })?;
+            origins.push(url.origin());
+        }
+        Ok(origins)
+    }
+
+    /// Keeps the card's interfaces that are on the configured origins: a
+    /// card is the remote's word, and must not send the gateway (with its
+    /// credentials) anywhere else.
+    fn on_configured_origins(
+        &self,
+        mut card: AgentCard,
+        configured: &url::Url,
+    ) -> Result<AgentCard, RemoteError> {
+        let origins = self.origins(configured)?;
+        let mut elsewhere = Vec::new();
+        card.supported_interfaces.retain(|interface| {
+            let kept =
+                interface_url(&interface.url).is_some_and(|url| origins.contains(&url.origin()));
+            if !kept {
+                elsewhere.push(interface.url.clone());
+            }
+            kept
+        });
+        if !elsewhere.is_empty() {
+            tracing::warn!(agent = %self.agent, ?elsewhere, "ignoring the remote card's interfaces that are not on the configured origin (list others in allowed_origins)");
+        }
+        if card.supported_interfaces.is_empty() {
+            return Err(self.error(
+                RemoteErrorKind::BadCard,
+                format!(
+                    "its card names no interface on the configured origin ({} named elsewhere; list other origins in allowed_origins to use them)",
+                    elsewhere.len()
+                ),
+            ));
+        }
+        Ok(card)
+    }
+
+    /// Keeps the card's interfaces whose hosts the address policy permits.
+    /// HTTP connections are checked again when made (the resolver); gRPC
+    /// ones are made by the gRPC client, and checked here only.
+    async fn on_permitted_addresses(
+        &self,
+        card: &mut AgentCard,
+        policy: &AddressPolicy,
+    ) -> Result<(), RemoteError> {
+        let mut refused = None;
+        let mut kept = Vec::with_capacity(card.supported_interfaces.len());
+        for interface in std::mem::take(&mut card.supported_interfaces) {
+            let checked = match interface_url(&interface.url) {
+                Some(url) => self.check_address(&url, policy).await,
+                None => Err(self.error(
+                    RemoteErrorKind::BadCard,
+                    format!("its card names an unusable URL {:?}", interface.url),
+                )),
+            };
+            match checked {
+                Ok(()) => kept.push(interface),
+                Err(err) => refused = Some(err),
+            }
+        }
+        card.supported_interfaces = kept;
+        match refused {
+            Some(err) if card.supported_interfaces.is_empty() => Err(err),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks the host of `url` against the policy: an IP address as it is,
+    /// a name by resolving it (every address must be permitted).
+    async fn check_address(
+        &self,
+        url: &url::Url,
+        policy: &AddressPolicy,
+    ) -> Result<(), RemoteError> {
+        let refused = |why: String| {
+            self.error(
+                RemoteErrorKind::Config,
+                format!("{why}; list its network in allowed_networks to reach it"),
+            )
+        };
+        let Some(host) = url.host() else {
+            return Err(self.error(RemoteErrorKind::Config, format!("{url} has no host")));
+        };
+        policy.check_host(&host).map_err(refused)?;
+        let url::Host::Domain(name) = host else {
+            return Ok(());
+        };
+        let port = url.port_or_known_default().unwrap_or(80);
+        let addresses = tokio::net::lookup_host((name, port)).await.map_err(|e| {
+            self.error(
+                RemoteErrorKind::Unreachable,
+                format!("resolving {name}: {e}"),
+            )
+        })?;
+        for address in addresses {
+            if let Some(why) = policy.refusal(address.ip()) {
+                return Err(refused(format!("{name} resolves to {why}")));
+            }
+        }
+        Ok(())
     }
 
     /// Fetches the card with the gateway's credentials, within the card
@@ -150,16 +281,44 @@ impl Link {
                 )
             })?;
         fetched.map_err(|e| {
-            let err = RemoteError::from_client(&self.agent, &config.url, "fetching the card", &e);
+            let doing = format!("fetching the card at {url}");
+            let err = RemoteError::from_client(&self.agent, &config.url, &doing, &e);
             match err.kind() {
                 // Unreachable or too slow says where to look; anything else
                 // is what was found at the URL.
                 RemoteErrorKind::Unreachable | RemoteErrorKind::Timeout => err,
-                _ => self.error(
-                    RemoteErrorKind::BadCard,
-                    format!("fetching the card at {url}: {e}"),
-                ),
+                _ => err.with_kind(RemoteErrorKind::BadCard),
             }
         })
     }
+}
+
+/// An interface's URL: an absolute URL, or `host:port` (gRPC), which the
+/// gRPC client reaches as `http://host:port`.
+fn interface_url(url: &str) -> Option<url::Url> {
+    match url.contains("://") {
+        true => url::Url::parse(url).ok(),
+        false => url::Url::parse(&format!("http://{url}")).ok(),
+    }
+}
+
+/// Follows a redirect only to the origin (scheme, host and port) of the
+/// request it answers, ten at most; any other is an error.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .last()
+            .is_some_and(|previous| previous.origin() == attempt.url().origin());
+        if !same_origin {
+            let to = attempt.url().origin().ascii_serialization();
+            attempt.error(format!(
+                "a redirect to another origin ({to}) is not followed"
+            ))
+        } else if attempt.previous().len() > 10 {
+            attempt.error("more than 10 redirects")
+        } else {
+            attempt.follow()
+        }
+    })
 }

@@ -151,6 +151,21 @@ def handle(line):
         sys.stderr.write("a line on stderr\n")
         sys.stderr.flush()
         status(task, "completed", "wrote stderr")
+    elif word == "env":
+        status(task, "completed", json.dumps(dict(os.environ)))
+    elif word == "hang":
+        pass  # never a line about the task again
+    elif word == "working-then-hang":
+        status(task, "working", "started")
+    elif word == "heartbeat":
+        count, _, ms = rest.partition(" ")
+
+        def beat():
+            for i in range(int(count)):
+                threading.Event().wait(int(ms) / 1000)
+                send({"type": "log", "level": "debug", "taskId": task, "text": "beat %d" % i})
+            status(task, "completed", "beat %s times" % count)
+        threading.Thread(target=beat, daemon=True).start()
     elif word == "close-stdout":
         status(task, "working")
         os.close(1)

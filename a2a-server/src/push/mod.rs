@@ -14,7 +14,8 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::task::TaskTracker;
 
 pub use self::sender::{
-    HttpPushSender, HttpPushSenderConfig, PushError, PushSender, check_webhook_url, validate_config,
+    GuardedResolver, HttpPushSender, HttpPushSenderConfig, PushError, PushSender,
+    check_webhook_url, validate_config,
 };
 pub use self::ssrf::{AddressPolicy, IpNetwork};
 use crate::Caller;

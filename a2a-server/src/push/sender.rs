@@ -1,6 +1,6 @@
 //! `HttpPushSender`: POSTs events to webhooks, guarded against SSRF.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,10 +82,24 @@ impl Default for HttpPushSenderConfig {
 }
 
 /// Resolves host names and drops every address the policy refuses, so the
-/// connection is only ever made to a checked address (no DNS-rebinding window).
-#[derive(Debug)]
-struct GuardedResolver {
+/// connection is only ever made to a checked address (no DNS-rebinding
+/// window). For a `reqwest` client's
+/// [`dns_resolver`](reqwest::ClientBuilder::dns_resolver); a host given as an
+/// IP address is never resolved, so check it with
+/// [`AddressPolicy::check_host`] first (and build the client with
+/// `no_proxy()`: a proxy would connect to addresses this never sees).
+#[derive(Debug, Clone)]
+pub struct GuardedResolver {
     policy: Arc<AddressPolicy>,
+}
+
+impl GuardedResolver {
+    /// A resolver that keeps only the addresses `policy` permits.
+    pub fn new(policy: AddressPolicy) -> Self {
+        GuardedResolver {
+            policy: Arc::new(policy),
+        }
+    }
 }
 
 impl Resolve for GuardedResolver {
@@ -100,10 +114,9 @@ impl Resolve for GuardedResolver {
                 .filter(|a| policy.permits(a.ip()))
                 .collect();
             if allowed.is_empty() {
-                return Err(format!(
-                    "{host} resolves only to addresses push notifications may not reach"
-                )
-                .into());
+                return Err(
+                    format!("{host} resolves only to addresses that may not be reached").into(),
+                );
             }
             let addrs: Addrs = Box::new(allowed.into_iter());
             Ok(addrs)
@@ -135,22 +148,12 @@ pub fn check_webhook_url(url: &str, policy: &AddressPolicy) -> Result<Url, Strin
             parsed.scheme()
         ));
     }
-    match parsed.host() {
-        None => return Err(format!("webhook url {url:?} has no host")),
-        Some(url::Host::Ipv4(ip)) if !policy.permits(IpAddr::V4(ip)) => {
-            return Err(format!("webhook address {ip} is not allowed"));
-        }
-        Some(url::Host::Ipv6(ip)) if !policy.permits(IpAddr::V6(ip)) => {
-            return Err(format!("webhook address {ip} is not allowed"));
-        }
-        Some(url::Host::Domain(d))
-            if d.eq_ignore_ascii_case("localhost")
-                && !policy.permits(IpAddr::from([127, 0, 0, 1])) =>
-        {
-            return Err("webhook host localhost is not allowed".into());
-        }
-        _ => {}
-    }
+    let host = parsed
+        .host()
+        .ok_or_else(|| format!("webhook url {url:?} has no host"))?;
+    policy
+        .check_host(&host)
+        .map_err(|why| format!("webhook address is not allowed: {why}"))?;
     Ok(parsed)
 }
 
@@ -185,9 +188,7 @@ pub fn validate_config(
 impl HttpPushSender {
     /// A sender with the given settings.
     pub fn new(config: HttpPushSenderConfig) -> Self {
-        let resolver = Arc::new(GuardedResolver {
-            policy: Arc::new(config.policy.clone()),
-        });
+        let resolver = Arc::new(GuardedResolver::new(config.policy.clone()));
         let client = reqwest::Client::builder()
             // A proxy from the environment would connect on the sender's
             // behalf to an address the resolver never checked.

@@ -29,8 +29,8 @@ mod executor;
 pub mod fuzzing;
 mod handler;
 pub mod http;
+pub mod observer;
 pub mod push;
-mod recorder;
 mod service;
 pub mod store;
 pub mod telemetry;
@@ -43,6 +43,4 @@ pub use self::handler::{DefaultRequestHandler, EventStream, HandlerBuilder, Requ
 pub use self::service::{
     A2aService, Authenticator, CallInterceptor, Request, Response, TenantRouter, VersionPolicy,
 };
-pub use a2a_conversation as conversation;
-pub use a2a_conversation::ChainTip;
 pub use a2a_core as core;

@@ -1,6 +1,8 @@
 //! Hosting A2A agents: implement [`AgentExecutor`], and get a conformant server
 //! with the execution pipeline, task and push stores, push delivery, and the
 //! JSON-RPC + SSE and HTTP+JSON bindings with the agent card routes.
+//! What lives outside the SDK (a conversation log, an audit trail) watches
+//! the handler's calls and task events through its [`observer`].
 //!
 //! ```no_run
 //! use a2a_core::{A2aError, AgentCard};

@@ -214,7 +214,7 @@ async fn a_resumed_execution_is_observed_from_its_restart() {
     let agent = Agent::default();
     *agent.hold.lock().unwrap() = true;
     let handler = |agent: Agent| {
-        DefaultRequestHandler::builder(agent, card())
+        DefaultRequestHandler::builder(agent, card().with_streaming(true))
             .task_store(tasks.clone())
             .job_store(jobs.clone())
             .observer(witness.clone())
@@ -241,6 +241,9 @@ async fn a_resumed_execution_is_observed_from_its_restart() {
     let done = until_terminal(&restarted, &call(), &task.id).await;
     assert_eq!(done.status.state, TaskState::Completed);
     assert_eq!(status_text(&done), "after the restart");
+    // The task reads settled once stored; the observer hears of it right
+    // after: wait for the execution to end.
+    restarted.shutdown(Duration::from_secs(20)).await;
     assert_eq!(
         witness.seen(),
         [

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use a2a_conversation::{ConversationLog, HandlerBuilderExt as _};
 use a2a_core::AgentCard;
 use a2a_gateway::config::{AgentConfig, AgentSource, GatewayConfig};
 use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
@@ -10,7 +11,6 @@ use a2a_gateway::remote::RemoteAgent;
 use a2a_gateway::{AgentDefinition, Gateway, GatewayBuilder};
 use a2a_hub::{AgentLink, DEFAULT_HUB_NAME, Hub, HubConfig};
 use a2a_server::auth::Authenticate;
-use a2a_server::conversation::ConversationLog;
 use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
 use anyhow::Context as _;
 

@@ -1,6 +1,6 @@
 //! `a2a log`: the conversation log of a data directory, for people or scripts.
 
-use a2a_server::conversation::{LogEntry, LogReader};
+use a2a_conversation::{LogEntry, LogReader};
 use anyhow::Context as _;
 
 use crate::cli::{LogArgs, LogCommand};

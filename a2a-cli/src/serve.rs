@@ -4,12 +4,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_conversation::{ConversationLog, HandlerBuilderExt as _, LogConfig};
 use a2a_core::{AgentCard, AgentSkill, binding};
 use a2a_gateway::config::GatewayConfig;
 use a2a_grpc::router;
 use a2a_server::auth::{ApiKeyAuth, Authenticate, BearerAuth, JwtAuth, Principal};
 use a2a_server::cluster::ClusterConfig;
-use a2a_server::conversation::{ConversationLog, LogConfig};
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, ServeConfig, TlsConfig, bind};
 use a2a_server::{A2aService, DefaultRequestHandler, JobConfig};
 use a2a_signing::{CardSigner, SigningAlgorithm};
@@ -289,7 +289,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     match &log_dir {
         Some(dir) => println!(
             "Conversation log: {} (a2a log today)",
-            dir.join(a2a_server::conversation::STREAM_DIR).display()
+            dir.join(a2a_conversation::STREAM_DIR).display()
         ),
         None => println!("Conversation log: off"),
     }

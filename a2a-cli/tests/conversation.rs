@@ -9,8 +9,11 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use a2a_client::conversation::{ConversationIndex, ConversationLog, LogConfig, LogReader};
-use a2a_client::{Client, Conversations};
+use a2a_client::Client;
+use a2a_conversation::{
+    ChainTip, ClientExt as _, ConversationIndex, ConversationLog, Conversations,
+    HandlerBuilderExt as _, LogConfig, LogReader,
+};
 use a2a_core::{
     A2aError, AgentCapabilities, AgentCard, AgentInterface, ListTasksRequest, Message,
     SendMessageResponse, binding,
@@ -44,7 +47,7 @@ impl AgentExecutor for Alpha {
         let asked = Message::user_text(format!("alpha asks: {}", ctx.message.text()));
         let answer = self
             .beta
-            .send_in_conversation(&self.conversations, asked, Some(&ctx.log_chain))
+            .send_in_conversation(&self.conversations, asked, ctx.extensions.get::<ChainTip>())
             .await
             .map_err(|e| A2aError::internal(e.to_string()))?;
         let SendMessageResponse::Task(task) = answer else {

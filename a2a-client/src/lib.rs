@@ -15,7 +15,6 @@
 //! ```
 
 mod client;
-mod conversations;
 mod error;
 pub mod follow;
 mod http;
@@ -31,7 +30,6 @@ mod tls;
 mod transport;
 
 pub use self::client::{Client, ClientBuilder, TransportContext, TransportFactory};
-pub use self::conversations::Conversations;
 pub use self::error::{ClientError, ClientErrorKind};
 pub use self::follow::{FollowError, FollowOptions, FollowUpdate, StreamCut, TaskFollower};
 pub use self::http::HttpSettings;
@@ -43,7 +41,6 @@ pub use self::rest::RestTransport;
 pub use self::rest_v03::RestV03Transport;
 pub use self::tls::RootCertificates;
 pub use self::transport::{CallOptions, EventStream, Transport};
-pub use a2a_conversation as conversation;
 pub use a2a_core as core;
 /// Signed agent cards: the keys [`ClientBuilder::verify_cards`] trusts.
 pub use a2a_signing::{SignatureError, TrustedKeys};

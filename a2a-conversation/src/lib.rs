@@ -16,18 +16,62 @@
 //! - [`ChainTip`] carries "the latest line of this exchange" through an
 //!   execution, so that a request, the calls an agent makes while answering
 //!   it, and the answer form one chain.
+//!
+//! It plugs into the SDK from outside (the SDK knows nothing of it): on a
+//! server, the [`Recorder`] is the handler's observer
+//! ([`HandlerBuilderExt::conversation_log`]) and writes what the agent takes
+//! and gives; on a client, [`ClientExt::send_in_conversation`] continues a
+//! pair's conversation and logs both sides.
+//!
+//! ```no_run
+//! use a2a_conversation::{ChainTip, ClientExt as _, ConversationIndex, ConversationLog};
+//! use a2a_conversation::{Conversations, HandlerBuilderExt as _, LogConfig};
+//! use a2a_core::{A2aError, AgentCard, Message};
+//! use a2a_server::{AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
+//!
+//! /// Asks beta, on the record, and passes the answer on.
+//! struct Alpha {
+//!     beta: a2a_client::Client,
+//!     conversations: Conversations,
+//! }
+//!
+//! #[async_trait::async_trait]
+//! impl AgentExecutor for Alpha {
+//!     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+//!         // The call joins the chain of the request that started this execution.
+//!         let tip = ctx.extensions.get::<ChainTip>();
+//!         let asked = Message::user_text(ctx.message.text());
+//!         let answer = self.beta.send_in_conversation(&self.conversations, asked, tip).await;
+//!         let answer = answer.map_err(|e| A2aError::internal(e.to_string()))?;
+//!         events.complete_with_text(format!("beta says: {answer:?}")).await
+//!     }
+//! }
+//!
+//! # async fn demo(beta: a2a_client::Client, card: AgentCard) {
+//! let log = ConversationLog::open("./.a2a", LogConfig::default()).expect("log");
+//! let index = ConversationIndex::open("./.a2a");
+//! let conversations = Conversations::new("alpha", "ws-1", index).log(log.clone());
+//! let handler = DefaultRequestHandler::builder(Alpha { beta, conversations }, card)
+//!     .conversation_log(log)
+//!     .build();
+//! # let _ = handler; }
+//! ```
 
+mod client;
 mod entry;
 mod index;
 mod log;
 mod reader;
+mod server;
 
+pub use self::client::{ClientExt, Conversations};
 pub use self::entry::{
     ChainTip, EntryType, Line, LineContent, LogEntry, new_entry_id, parts_content,
 };
 pub use self::index::{ConversationIndex, INDEX_FILE, IndexError, Route, RouteKey};
 pub use self::log::{Clock, ConversationLog, Flush, LogConfig, LogError, WhenFull};
 pub use self::reader::{DayRead, LogReader};
+pub use self::server::{HandlerBuilderExt, Recorder};
 
 /// The folder of the daily files, under a data directory.
 pub const STREAM_DIR: &str = "stream";

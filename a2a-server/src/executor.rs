@@ -9,8 +9,6 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use a2a_conversation::ChainTip;
-
 use crate::CallContext;
 use crate::store::Checkpoint;
 
@@ -94,11 +92,12 @@ pub struct RequestContext {
     /// [`EventQueue::send_checkpointed`]: the turns up to it are done, and their
     /// side effects must not be repeated. `None`: start from the beginning.
     pub checkpoint: Option<Checkpoint>,
-    /// The latest conversation-log line of this exchange (the request's, when
-    /// the server logs): calls the agent makes to other agents through a
-    /// client continue the chain from here, so the request, those calls and
-    /// the answer read back as one chain. Unset when nothing is logged.
-    pub log_chain: ChainTip,
+    /// Values the handler's [observer](crate::observer) left for the agent,
+    /// one per type: the conversation log, say, leaves the chain tip that
+    /// the agent's own calls to other agents continue. Empty, and free, when
+    /// no observer is installed. (The A2A protocol extensions of the call
+    /// are in [`CallContext`].)
+    pub extensions: http::Extensions,
 }
 
 impl RequestContext {
@@ -125,7 +124,7 @@ impl RequestContext {
             cancellation: CancellationToken::new(),
             resumed: false,
             checkpoint: None,
-            log_chain: ChainTip::default(),
+            extensions: http::Extensions::new(),
         }
     }
 
@@ -164,7 +163,7 @@ impl RequestContext {
             cancellation,
             resumed: false,
             checkpoint: None,
-            log_chain: ChainTip::default(),
+            extensions: http::Extensions::new(),
         }
     }
 

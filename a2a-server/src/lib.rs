@@ -1,6 +1,8 @@
 //! Hosting A2A agents: implement [`AgentExecutor`], and get a conformant server
 //! with the execution pipeline, task and push stores, push delivery, and the
 //! JSON-RPC + SSE and HTTP+JSON bindings with the agent card routes.
+//! What lives outside the SDK (a conversation log, an audit trail) watches
+//! the handler's calls and task events through its [`observer`].
 //!
 //! ```no_run
 //! use a2a_core::{A2aError, AgentCard};
@@ -29,8 +31,8 @@ mod executor;
 pub mod fuzzing;
 mod handler;
 pub mod http;
+pub mod observer;
 pub mod push;
-mod recorder;
 mod service;
 pub mod store;
 pub mod telemetry;
@@ -43,6 +45,4 @@ pub use self::handler::{DefaultRequestHandler, EventStream, HandlerBuilder, Requ
 pub use self::service::{
     A2aService, Authenticator, CallInterceptor, Request, Response, TenantRouter, VersionPolicy,
 };
-pub use a2a_conversation as conversation;
-pub use a2a_conversation::ChainTip;
 pub use a2a_core as core;

@@ -13,11 +13,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::apply::{apply, bind_ids};
 use super::cancel::{cancelable, canceled_event, run_cancel_hook};
-use super::hub::Update;
+use super::feed::Update;
 use super::jobs;
 use super::persist::{Current, Persisted, persist};
 use super::{Control, Shared};
 use crate::executor::Emitted;
+use crate::observer::ExecutionObserver;
 use crate::store::{Cause, Checkpoint, JobWrite, Version};
 use crate::{CallContext, Caller, RequestContext};
 
@@ -57,8 +58,8 @@ pub(super) struct Actor {
     pub(super) job: jobs::JobPhase,
     /// Set when a write carrying the agent's checkpoint was stored.
     pub(super) checkpoint_written: bool,
-    /// The execution's exchange in the conversation log, when the server logs.
-    pub(super) exchange: Option<crate::recorder::Exchange>,
+    /// Sees the events this execution publishes, when anyone watches.
+    pub(super) observer: Option<Box<dyn ExecutionObserver>>,
 }
 
 impl Actor {
@@ -286,16 +287,16 @@ impl Actor {
         if let StreamResponse::Message(message) = &*event {
             if self.task.is_none() && !self.replied {
                 self.replied = true;
-                if self.shared.hubs.is_watched(&self.task_id) {
+                if self.shared.feeds.is_watched(&self.task_id) {
                     let update = Update {
                         version: 0,
                         event: Arc::new(StreamResponse::Message(message.clone())),
                         state: None,
-                        origin: super::hub::Origin::Local,
+                        origin: super::feed::Origin::Local,
                     };
-                    self.shared.hubs.publish(&self.task_id, update);
+                    self.shared.feeds.publish(&self.task_id, update);
                 }
-                self.log(&event).await;
+                self.observe(&event).await;
                 // As in `publish`: subscribers, then the slot, then the caller.
                 self.end_turn().await;
                 self.progress.report(|p| p.reply = Some(message.clone()));
@@ -546,7 +547,7 @@ impl Actor {
     /// it first, then the execution slot is freed, and only then are blocking
     /// callers and cancelers told, so their next call finds the slot free.
     async fn publish(&mut self, event: Box<StreamResponse>, version: Version, state: TaskState) {
-        self.log(&event).await;
+        self.observe(&event).await;
         let settled = state
             .is_settled()
             .then(|| self.task.as_ref().map(|current| current.task.clone()))
@@ -573,13 +574,13 @@ impl Actor {
 }
 
 impl Actor {
-    /// Writes what the agent said to the conversation log, when the server logs.
-    async fn log(&mut self, event: &StreamResponse) {
-        if let (Some(recorder), Some(exchange)) = (&self.shared.recorder, &mut self.exchange) {
+    /// Shows a published event to the execution's observer, if any.
+    async fn observe(&mut self, event: &StreamResponse) {
+        if let Some(observer) = &mut self.observer {
             let task = self.task.as_ref().map(|current| &*current.task);
-            // Boxed: inline, its state would enlarge every execution's
-            // future, logged or not, and moving that costs on every call.
-            Box::pin(recorder.event(exchange, event, task)).await;
+            // The observer's future is boxed (a trait object's): inline, its
+            // state would enlarge every execution's future, observed or not.
+            observer.event(event, task).await;
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A node's part in cluster mode: it hears the other nodes' events and
 //! cancels, forwards cancels of tasks running elsewhere, and keeps leases
-//! (see [`crate::cluster`]).
+//! (see [`crate::cluster`]). It builds on the durable jobs ([`super::jobs`]),
+//! which know nothing of the cluster.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -8,9 +9,10 @@ use std::time::Duration;
 
 use a2a_core::{A2aError, Metadata, Method};
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 use super::Executions;
-use super::hub::Update;
+use super::feed::Update;
 use crate::cluster::{CancelNotice, ClusterBus, ClusterConfig, ClusterNotice, Interest};
 use crate::store::{JobState, LeasePass};
 use crate::{CallContext, ServiceParams, User};
@@ -53,8 +55,8 @@ impl ClusterLink {
 /// subscribers, cancels addressed here to the executions they name.
 pub(crate) async fn listen(executions: Arc<Executions>, link: ClusterLink) {
     let shared = executions.shared.clone();
-    let hubs = shared.hubs.clone();
-    let interest: Interest = Arc::new(move |task_id: &str| hubs.is_watched(task_id));
+    let feeds = shared.feeds.clone();
+    let interest: Interest = Arc::new(move |task_id: &str| feeds.is_watched(task_id));
     let mut backoff = Duration::from_millis(100);
     loop {
         let mut notices = tokio::select! {
@@ -74,7 +76,7 @@ pub(crate) async fn listen(executions: Arc<Executions>, link: ClusterLink) {
         };
         backoff = Duration::from_millis(100);
         // Whatever was said while nobody listened is read from the store.
-        shared.hubs.resync_all();
+        shared.feeds.resync_all();
         loop {
             let notice = tokio::select! {
                 () = shared.stopping.cancelled() => return,
@@ -99,7 +101,7 @@ fn hear(executions: &Arc<Executions>, notice: ClusterNotice) {
             // An execution of this node publishes its own events, in order.
             if !executions.is_live(&task_id) {
                 shared
-                    .hubs
+                    .feeds
                     .publish(&task_id, Update::remote(version, event));
             }
         }
@@ -116,7 +118,7 @@ fn hear(executions: &Arc<Executions>, notice: ClusterNotice) {
             });
         }
         ClusterNotice::Cancel(_) => {}
-        ClusterNotice::Resync => shared.hubs.resync_all(),
+        ClusterNotice::Resync => shared.feeds.resync_all(),
     }
 }
 
@@ -162,7 +164,7 @@ impl Executions {
         if self.running_elsewhere(task_id).await.is_none() {
             return true;
         }
-        let mut subscription = self.shared.hubs.subscribe(task_id);
+        let mut subscription = self.shared.feeds.subscribe(task_id);
         if self.running_elsewhere(task_id).await.is_none() {
             return true;
         }
@@ -188,7 +190,7 @@ impl Executions {
             return Ok(false);
         };
         // Listen before asking, so the answer cannot slip by.
-        let mut subscription = shared.hubs.subscribe(task_id);
+        let mut subscription = shared.feeds.subscribe(task_id);
         let notice = CancelNotice {
             task_id: task_id.to_owned(),
             node: job.node.clone(),
@@ -209,11 +211,75 @@ impl Executions {
     }
 }
 
+/// Runs a cluster node's upkeep until shutdown: a lease pass first (taking
+/// back what this node ran under its name before a restart, and whatever
+/// other nodes lost), then heartbeats and lease passes every third of the
+/// lease timeout, and retention (a single server's is [`super::jobs::maintain`]).
+pub(crate) async fn maintain(
+    executions: Arc<Executions>,
+    link: ClusterLink,
+    recovered: CancellationToken,
+) {
+    let shared = executions.shared.clone();
+    let Some(jobs) = shared.jobs.clone() else {
+        shared.recovery_marked.cancel();
+        recovered.cancel();
+        return;
+    };
+    let config = &shared.job_config;
+    let permits = Arc::new(Semaphore::new(config.resume_parallelism.max(1)));
+    match lease_pass(&executions, &link, &permits, true).await {
+        Ok((abandoned, pending)) => tracing::info!(abandoned, pending, "first lease pass done"),
+        Err(err) => tracing::error!(error = %err, "first lease pass failed"),
+    }
+    shared.recovery_marked.cancel();
+    recovered.cancel();
+    let mut tick = tokio::time::interval(link.config.heartbeat_interval());
+    let mut renewed = tokio::time::Instant::now();
+    let mut retention = tokio::time::interval(config.retention_interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    retention.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = shared.stopping.cancelled() => break,
+            _ = tick.tick() => {
+                let now = tokio::time::Instant::now();
+                let silent = now.saturating_duration_since(renewed);
+                match jobs.heartbeat(&config.node, shared.clock.now()).await {
+                    Ok(_) => {
+                        // Stood still past the lease (a paused process): the
+                        // others may have taken work over meanwhile.
+                        if silent > link.config.lease_timeout {
+                            tracing::warn!(?silent, "leases went unrenewed past their timeout");
+                            fence(&executions, false).await;
+                        }
+                        renewed = now;
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "job heartbeat failed");
+                        if silent > link.config.lease_timeout.mul_f32(0.8) {
+                            fence(&executions, true).await;
+                        }
+                    }
+                }
+                if let Err(err) = lease_pass(&executions, &link, &permits, false).await {
+                    tracing::warn!(error = %err, "lease pass failed");
+                }
+            }
+            _ = retention.tick() => {
+                if let Err(err) = super::jobs::prune(&executions).await {
+                    tracing::warn!(error = %err, "retention failed");
+                }
+            }
+        }
+    }
+}
+
 /// Stops this node's executions whose lease it may have lost: after
 /// heartbeats failed for most of the lease timeout (the others may take the
 /// work over any moment), every one; after a pause longer than the timeout
 /// (the process stood still), those whose job another node holds now.
-pub(crate) async fn fence(executions: &Executions, unreachable: bool) {
+async fn fence(executions: &Executions, unreachable: bool) {
     let shared = &executions.shared;
     let Some(jobs) = &shared.jobs else {
         return;
@@ -242,7 +308,7 @@ pub(crate) async fn fence(executions: &Executions, unreachable: bool) {
 /// Runs one lease pass: abandons jobs past the stale limit, and queues every
 /// orphaned or PENDING job for this node to claim and resume (another node
 /// may claim it first; the claim decides).
-pub(crate) async fn lease_pass(
+async fn lease_pass(
     executions: &Arc<Executions>,
     link: &ClusterLink,
     permits: &Arc<Semaphore>,

@@ -282,8 +282,8 @@ pub(crate) fn failure_reason(task: Option<&Task>) -> Option<String> {
         .flatten()
 }
 
-/// Runs the node's upkeep until shutdown: the recovery pass first (its end
-/// fires `recovered`), then heartbeats and retention.
+/// Runs a single server's upkeep until shutdown: the recovery pass first
+/// (its end fires `recovered`), then heartbeats and retention.
 pub(crate) async fn maintain(executions: Arc<Executions>, recovered: CancellationToken) {
     let shared = executions.shared.clone();
     let Some(jobs) = shared.jobs.clone() else {
@@ -291,9 +291,6 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
         recovered.cancel();
         return;
     };
-    if let Some(link) = shared.cluster.clone() {
-        return maintain_in_cluster(executions, link, recovered).await;
-    }
     let config = &shared.job_config;
     match recover(&executions).await {
         Ok((abandoned, pending)) => {
@@ -317,69 +314,6 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
             _ = heartbeat.tick() => {
                 if let Err(err) = jobs.heartbeat(&config.node, shared.clock.now()).await {
                     tracing::warn!(error = %err, "job heartbeat failed");
-                }
-            }
-            _ = retention.tick() => {
-                if let Err(err) = prune(&executions).await {
-                    tracing::warn!(error = %err, "retention failed");
-                }
-            }
-        }
-    }
-}
-
-/// A cluster node's upkeep: a lease pass first (taking back what this node
-/// ran under its name before a restart, and whatever other nodes lost), then
-/// heartbeats and lease passes every third of the lease timeout, and retention.
-async fn maintain_in_cluster(
-    executions: Arc<Executions>,
-    link: super::cluster::ClusterLink,
-    recovered: CancellationToken,
-) {
-    let shared = executions.shared.clone();
-    let Some(jobs) = shared.jobs.clone() else {
-        shared.recovery_marked.cancel();
-        recovered.cancel();
-        return;
-    };
-    let config = &shared.job_config;
-    let permits = Arc::new(Semaphore::new(config.resume_parallelism.max(1)));
-    match super::cluster::lease_pass(&executions, &link, &permits, true).await {
-        Ok((abandoned, pending)) => tracing::info!(abandoned, pending, "first lease pass done"),
-        Err(err) => tracing::error!(error = %err, "first lease pass failed"),
-    }
-    shared.recovery_marked.cancel();
-    recovered.cancel();
-    let mut tick = tokio::time::interval(link.config.heartbeat_interval());
-    let mut renewed = tokio::time::Instant::now();
-    let mut retention = tokio::time::interval(config.retention_interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    retention.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = shared.stopping.cancelled() => break,
-            _ = tick.tick() => {
-                let now = tokio::time::Instant::now();
-                let silent = now.saturating_duration_since(renewed);
-                match jobs.heartbeat(&config.node, shared.clock.now()).await {
-                    Ok(_) => {
-                        // Stood still past the lease (a paused process): the
-                        // others may have taken work over meanwhile.
-                        if silent > link.config.lease_timeout {
-                            tracing::warn!(?silent, "leases went unrenewed past their timeout");
-                            super::cluster::fence(&executions, false).await;
-                        }
-                        renewed = now;
-                    }
-                    Err(err) => {
-                        tracing::warn!(error = %err, "job heartbeat failed");
-                        if silent > link.config.lease_timeout.mul_f32(0.8) {
-                            super::cluster::fence(&executions, true).await;
-                        }
-                    }
-                }
-                if let Err(err) = super::cluster::lease_pass(&executions, &link, &permits, false).await {
-                    tracing::warn!(error = %err, "lease pass failed");
                 }
             }
             _ = retention.tick() => {
@@ -552,7 +486,7 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
         caller: job.owner.clone(),
         stored: stored.map(Box::new),
         resumed: true,
-        exchange: None,
+        observer: None,
     };
     let started = loop {
         match executions.start(start_again(&start), Drive::Spawn).await {
@@ -596,7 +530,8 @@ fn start_again(start: &Start) -> Start {
         caller: start.caller.clone(),
         stored: start.stored.clone(),
         resumed: start.resumed,
-        exchange: start.exchange.clone(),
+        // A resume's start has none: the handler's observer opens one.
+        observer: None,
     }
 }
 

@@ -20,7 +20,7 @@
 //! 3. **Running.** The actor polls the agent and takes its events in order:
 //!    bind ids, apply to the task, write it with the version it read
 //!    ([`persist`]: one loop, re-read on conflict), and only then publish it to
-//!    push delivery and subscribers ([`hub`]) and report progress to a blocking
+//!    push delivery and subscribers ([`feed`]) and report progress to a blocking
 //!    caller ([`progress`]). The first event creates the task (one write when
 //!    nobody watches it yet). An event may carry the agent's turn
 //!    **checkpoint**, stored in the same write. While it runs the job's
@@ -57,7 +57,7 @@ mod actor;
 pub(crate) mod apply;
 mod cancel;
 pub(crate) mod cluster;
-pub(crate) mod hub;
+pub(crate) mod feed;
 pub(crate) mod jobs;
 mod persist;
 mod progress;
@@ -78,8 +78,9 @@ use tokio_util::task::TaskTracker;
 
 use self::actor::Actor;
 use self::cancel::CancelReply;
-pub(crate) use self::hub::{Hubs, StreamKind, Subscription, Update, subscriber_stream};
+pub(crate) use self::feed::{StreamKind, Subscription, TaskFeeds, Update, subscriber_stream};
 pub(crate) use self::signals::Signals;
+use crate::observer::ExecutionObserver;
 use crate::push::PushDispatcher;
 use crate::store::{JobStore, StoredTask, TaskStore, Version};
 use crate::{AgentExecutor, CallContext, Caller, EventQueue, RequestContext};
@@ -229,7 +230,7 @@ pub(crate) struct Shared {
     pub(crate) executor: Arc<dyn AgentExecutor>,
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) push: Option<PushDispatcher>,
-    pub(crate) hubs: Arc<Hubs>,
+    pub(crate) feeds: Arc<TaskFeeds>,
     pub(crate) config: ExecutionConfig,
     /// Fires when the grace period is over: running executions stop.
     pub(crate) shutdown: CancellationToken,
@@ -243,8 +244,8 @@ pub(crate) struct Shared {
     /// executions are recorded only after it, so recovery never takes this
     /// process's own running jobs for a dead one's.
     pub(crate) recovery_marked: CancellationToken,
-    /// Writes the conversation log (none: the server does not log).
-    pub(crate) recorder: Option<crate::recorder::Recorder>,
+    /// Watches executions (none: nothing is observed).
+    pub(crate) observer: Option<Arc<dyn crate::observer::Observer>>,
     /// The cluster this node belongs to (none: a single server).
     pub(crate) cluster: Option<cluster::ClusterLink>,
 }
@@ -275,9 +276,9 @@ pub(crate) struct Start {
     pub(crate) stored: Option<Box<StoredTask>>,
     /// A job resumed after a restart: its record exists (and was claimed).
     pub(crate) resumed: bool,
-    /// The exchange the request opened in the conversation log, when the
-    /// server logs (`None` for a resumed job: it gets one of its own).
-    pub(crate) exchange: Option<crate::recorder::Exchange>,
+    /// The execution's observer, opened by its call's (`None` for a resumed
+    /// job: the handler's observer opens its own).
+    pub(crate) observer: Option<Box<dyn ExecutionObserver>>,
 }
 
 /// Releases the caller's execution slot when an execution ends.
@@ -298,7 +299,7 @@ impl Drop for Slot {
         if let Some(live) = live {
             live.signals.end();
         }
-        self.executions.shared.hubs.prune(&self.task_id);
+        self.executions.shared.feeds.prune(&self.task_id);
     }
 }
 
@@ -517,15 +518,10 @@ impl Executions {
         }
         let (progress_tx, progress) = progress::channel(&signals);
         let (event_tx, event_rx) = mpsc::channel(self.shared.config.agent_buffer.max(1));
-        let ctx = start.ctx;
-        let exchange = match (start.exchange, &self.shared.recorder) {
-            (Some(exchange), _) => Some(exchange),
-            (None, Some(_)) => Some(crate::recorder::Recorder::exchange_of(
-                &ctx.call,
-                &ctx.message,
-                ctx.log_chain.clone(),
-            )),
-            (None, None) => None,
+        let mut ctx = start.ctx;
+        let observer = match (start.observer, &self.shared.observer) {
+            (None, Some(observer)) if start.resumed => observer.resumed(&mut ctx),
+            (observer, _) => observer,
         };
         let context_id = ctx.context_id.clone();
         let queue = EventQueue::new(event_tx, task_id.clone(), context_id.clone());
@@ -551,7 +547,7 @@ impl Executions {
             slot: Some(slot),
             job,
             checkpoint_written: false,
-            exchange,
+            observer,
         };
         // The execution's span: a child of the call's, entered whenever the
         // execution runs (inline or on a task of its own).
@@ -596,7 +592,7 @@ impl Executions {
         task_id: &str,
         caller: &Caller,
     ) -> Result<Subscription, A2aError> {
-        self.shared.hubs.subscribe_as(task_id, &caller.user)
+        self.shared.feeds.subscribe_as(task_id, &caller.user)
     }
 
     /// A stream of `receiver`'s events; `done` ends it when the execution ends.
@@ -622,7 +618,7 @@ impl Executions {
 /// Whether an event of `task_id` has anyone to go to (subscribers or webhooks),
 /// so events nobody receives are never built.
 pub(crate) async fn is_watched(shared: &Shared, caller: &Caller, task_id: &str) -> bool {
-    shared.hubs.is_watched(task_id) || has_webhooks(shared, caller, task_id).await
+    shared.feeds.is_watched(task_id) || has_webhooks(shared, caller, task_id).await
 }
 
 async fn has_webhooks(shared: &Shared, caller: &Caller, task_id: &str) -> bool {
@@ -649,7 +645,7 @@ pub(crate) async fn publish(
         Some(push) if has_webhooks(shared, caller, task_id).await => Some(push),
         _ => None,
     };
-    let subscribers = shared.hubs.sender(task_id);
+    let subscribers = shared.feeds.sender(task_id);
     // Most events of a blocking call have nowhere to go: build nothing for them.
     if push.is_none() && subscribers.is_none() {
         return;
@@ -664,7 +660,7 @@ pub(crate) async fn publish(
             version,
             event,
             state: Some(state),
-            origin: hub::Origin::Local,
+            origin: feed::Origin::Local,
         });
     }
 }

@@ -23,11 +23,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::execution::cluster::ClusterLink;
 use crate::execution::jobs::{Clock, JobConfig};
-use crate::execution::{ExecutionConfig, Executions, Hubs, Shared};
+use crate::execution::{ExecutionConfig, Executions, Shared, TaskFeeds};
+use crate::observer::Observer;
 use crate::push::{
     AddressPolicy, HttpPushSender, HttpPushSenderConfig, PushDispatcher, PushLimits, PushSender,
 };
-use crate::recorder::Recorder;
 use crate::store::{
     InMemoryPushConfigStore, InMemoryTaskStore, JobStore, PushConfigStore, TaskStore,
 };
@@ -127,8 +127,8 @@ pub struct DefaultRequestHandler {
     follow_up_wait: Duration,
     /// Fires when the recovery pass has run (at once without a job store).
     recovered: CancellationToken,
-    /// Writes the conversation log, when the server logs.
-    recorder: Option<Recorder>,
+    /// Watches sends and their executions, when one is installed.
+    observer: Option<Arc<dyn Observer>>,
     /// Stored tasks per caller.
     quota: quota::TaskQuota,
 }
@@ -154,7 +154,7 @@ pub struct HandlerBuilder {
     config: ExecutionConfig,
     jobs: Option<Arc<dyn JobStore>>,
     job_config: JobConfig,
-    conversation_log: Option<a2a_conversation::ConversationLog>,
+    observer: Option<Arc<dyn Observer>>,
     cluster: Option<(
         Arc<dyn crate::cluster::ClusterBus>,
         crate::cluster::ClusterConfig,
@@ -230,15 +230,20 @@ impl HandlerBuilder {
         self
     }
 
-    /// Writes every message that enters or leaves this agent to `log` (the
-    /// conversation log): requests, the agent's replies, status changes with
-    /// a message, artifacts and refused requests, each line chained to the
-    /// request it answers. Appending never waits for the disk (see
-    /// [`a2a_conversation::WhenFull`]).
+    /// Shows every `SendMessage` and `SendStreamingMessage` call, and the
+    /// events of the executions they start, to `observer` (see
+    /// [`crate::observer`]). One observer per handler: a later call replaces
+    /// an earlier one.
     #[must_use]
-    pub fn conversation_log(mut self, log: a2a_conversation::ConversationLog) -> Self {
-        self.conversation_log = Some(log);
+    pub fn observer(mut self, observer: impl Observer) -> Self {
+        self.observer = Some(Arc::new(observer));
         self
+    }
+
+    /// The card the handler will serve (an observer may want the agent's
+    /// name, say).
+    pub fn card(&self) -> &AgentCard {
+        &self.card
     }
 
     /// Makes this server a node of a cluster: servers sharing one database
@@ -290,15 +295,12 @@ impl HandlerBuilder {
                 });
                 PushDispatcher::new(configs, sender, self.push_limits)
             });
-        let recorder = self
-            .conversation_log
-            .map(|log| Recorder::new(log, self.card.name.clone()));
         let quota = quota::TaskQuota::new(self.config.max_tasks_per_caller);
         let executions = Executions::new(Shared {
             executor: self.executor,
             store: store.clone(),
             push: push.clone(),
-            hubs: Arc::new(Hubs::with_limits(
+            feeds: Arc::new(TaskFeeds::with_limits(
                 self.config.subscriber_buffer,
                 self.config.max_subscribers_per_task,
                 self.config.max_subscribers_per_caller,
@@ -310,22 +312,29 @@ impl HandlerBuilder {
             clock: Clock::new(),
             stopping: CancellationToken::new(),
             recovery_marked: CancellationToken::new(),
-            recorder: recorder.clone(),
+            observer: self.observer.clone(),
             cluster: self
                 .cluster
                 .map(|(bus, config)| ClusterLink::new(bus, config)),
         });
         let recovered = CancellationToken::new();
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(crate::execution::jobs::maintain(
-                    executions.clone(),
-                    recovered.clone(),
-                ));
-                if let Some(link) = executions.cluster_link() {
+            Ok(runtime) => match executions.cluster_link() {
+                Some(link) => {
+                    runtime.spawn(crate::execution::cluster::maintain(
+                        executions.clone(),
+                        link.clone(),
+                        recovered.clone(),
+                    ));
                     runtime.spawn(crate::execution::cluster::listen(executions.clone(), link));
                 }
-            }
+                None => {
+                    runtime.spawn(crate::execution::jobs::maintain(
+                        executions.clone(),
+                        recovered.clone(),
+                    ));
+                }
+            },
             Err(_) => {
                 if executions.is_durable() {
                     tracing::error!(
@@ -345,7 +354,7 @@ impl HandlerBuilder {
             executions,
             follow_up_wait: Duration::from_secs(2),
             recovered,
-            recorder,
+            observer: self.observer,
             quota,
         }
     }
@@ -372,7 +381,7 @@ impl DefaultRequestHandler {
             config: ExecutionConfig::default(),
             jobs: None,
             job_config: JobConfig::default(),
-            conversation_log: None,
+            observer: None,
             cluster: None,
         }
     }

@@ -7,8 +7,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{DefaultRequestHandler, EventStream, validate};
 use crate::execution::{Drive, Progress, Start, Started, StreamKind};
+use crate::observer::CallObserver;
 use crate::push::validate_config;
-use crate::recorder::RequestIds;
 use crate::store::{Cause, StoredTask};
 use crate::{CallContext, RequestContext};
 
@@ -48,6 +48,7 @@ impl DefaultRequestHandler {
         &self,
         ctx: &CallContext,
         request: Box<SendMessageRequest>,
+        observer: Option<&mut dyn CallObserver>,
     ) -> Result<Box<Prepared>, A2aError> {
         validate::message(&request.message)?;
         validate::history_length(request.history_length())?;
@@ -101,13 +102,7 @@ impl DefaultRequestHandler {
             config.tenant.clone_from(&ctx.tenant);
             push_config_id = Some(Box::pin(push.save_config(&caller, config)).await?.id);
         }
-        let exchange = match &self.recorder {
-            // Boxed, as the actor's logging: not to enlarge every send's future.
-            Some(recorder) => Some(Box::pin(recorder.request(ctx, &message)).await),
-            None => None,
-        };
-        let log_chain = exchange.as_ref().map(|e| e.tip.clone()).unwrap_or_default();
-        let ctx = Box::new(RequestContext {
+        let mut ctx = Box::new(RequestContext {
             message,
             task_id,
             context_id,
@@ -119,8 +114,12 @@ impl DefaultRequestHandler {
             cancellation: CancellationToken::new(),
             resumed: false,
             checkpoint: None,
-            log_chain,
+            extensions: http::Extensions::new(),
         });
+        let observer = match observer {
+            Some(observer) => observer.accepted(&mut ctx).await,
+            None => None,
+        };
         // Boxed: it moves through several futures on its way to the start,
         // and a pointer is cheaper to move than its near kilobyte.
         Ok(Box::new(Prepared {
@@ -129,7 +128,7 @@ impl DefaultRequestHandler {
                 caller,
                 stored: existing.clone().map(Box::new),
                 resumed: false,
-                exchange,
+                observer,
             },
             existing,
             history_length,
@@ -217,18 +216,26 @@ impl DefaultRequestHandler {
         task
     }
 
-    /// Logs a refused request, when the server logs.
-    async fn log_refusal<T>(
+    /// The observer of a call, when the handler has one that watches it.
+    fn observe(
         &self,
-        request: Option<RequestIds>,
+        ctx: &CallContext,
+        request: &SendMessageRequest,
+    ) -> Option<Box<dyn CallObserver>> {
+        self.observer.as_ref()?.call(ctx, request)
+    }
+
+    /// Tells the call's observer, if any, that the call failed.
+    async fn report<T>(
+        observer: Option<Box<dyn CallObserver>>,
         result: Result<T, A2aError>,
     ) -> Result<T, A2aError> {
-        match (result, &self.recorder, request) {
-            (Err(err), Some(recorder), Some(request)) => {
-                Box::pin(recorder.error(&request, &err)).await;
+        match (result, observer) {
+            (Err(err), Some(mut observer)) => {
+                observer.refused(&err).await;
                 Err(err)
             }
-            (result, ..) => result,
+            (result, _) => result,
         }
     }
 
@@ -237,17 +244,20 @@ impl DefaultRequestHandler {
         ctx: &CallContext,
         request: Box<SendMessageRequest>,
     ) -> Result<SendMessageResponse, A2aError> {
-        let ids = (self.recorder.as_ref()).map(|_| RequestIds::of(ctx, &request.message));
-        let result = self.send_unlogged(ctx, request).await;
-        self.log_refusal(ids, result).await
+        let mut observer = self.observe(ctx, &request);
+        let result = self
+            .send_observed(ctx, request, observer.as_deref_mut())
+            .await;
+        Self::report(observer, result).await
     }
 
-    async fn send_unlogged(
+    async fn send_observed(
         &self,
         ctx: &CallContext,
         request: Box<SendMessageRequest>,
+        observer: Option<&mut dyn CallObserver>,
     ) -> Result<SendMessageResponse, A2aError> {
-        let prepared = self.prepare(ctx, request).await?;
+        let prepared = self.prepare(ctx, request, observer).await?;
         let task_id = prepared.start.ctx.task_id.clone();
         let caller = prepared.start.caller.clone();
         let follow_up = prepared.existing.is_some();
@@ -305,17 +315,20 @@ impl DefaultRequestHandler {
         ctx: &CallContext,
         request: Box<SendMessageRequest>,
     ) -> Result<EventStream, A2aError> {
-        let ids = (self.recorder.as_ref()).map(|_| RequestIds::of(ctx, &request.message));
-        let result = self.send_streaming_unlogged(ctx, request).await;
-        self.log_refusal(ids, result).await
+        let mut observer = self.observe(ctx, &request);
+        let result = self
+            .send_streaming_observed(ctx, request, observer.as_deref_mut())
+            .await;
+        Self::report(observer, result).await
     }
 
-    async fn send_streaming_unlogged(
+    async fn send_streaming_observed(
         &self,
         ctx: &CallContext,
         request: Box<SendMessageRequest>,
+        observer: Option<&mut dyn CallObserver>,
     ) -> Result<EventStream, A2aError> {
-        let mut prepared = self.prepare(ctx, request).await?;
+        let mut prepared = self.prepare(ctx, request, observer).await?;
         let task_id = prepared.start.ctx.task_id.clone();
         let caller = prepared.start.caller.clone();
         // A follow-up's stream starts with the task as it stands (the protocol

@@ -23,6 +23,7 @@ static ALLOCATOR: a2a_alloc::Mimalloc = a2a_alloc::Mimalloc;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use a2a_conversation::HandlerBuilderExt as _;
 use a2a_core::{
     A2aError, AgentCard, JsonRpcRequest, JsonRpcResponse, Message, Part, Role, SendMessageRequest,
     SendMessageResponse, Task, TaskState, TaskStatus, binding,
@@ -252,7 +253,7 @@ async fn serve_sdk(
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let log = match conversation_log {
-        Some(dir) => Some(a2a_server::conversation::ConversationLog::open(
+        Some(dir) => Some(a2a_conversation::ConversationLog::open(
             dir,
             Default::default(),
         )?),
@@ -1130,7 +1131,7 @@ async fn handler_only(
     let card = card(SocketAddr::from(([127, 0, 0, 1], 1)));
     let mut builder = DefaultRequestHandler::builder(Echo, card);
     let log = match conversation_log {
-        Some(dir) => Some(a2a_server::conversation::ConversationLog::open(
+        Some(dir) => Some(a2a_conversation::ConversationLog::open(
             dir,
             Default::default(),
         )?),

@@ -1,6 +1,7 @@
-//! Per-task broadcast of persisted events to any number of subscribers.
+//! Each task's feed: the broadcast of its persisted events to any number of
+//! subscribers.
 //!
-//! A hub exists while a task has a running execution or at least one
+//! A feed exists while a task has a running execution or at least one
 //! subscriber, so a subscription to a waiting (`INPUT_REQUIRED`) task sees the
 //! events of the next execution. Each subscriber has its own bounded buffer
 //! (tokio broadcast); one that falls behind is resynced from the store instead
@@ -88,10 +89,10 @@ impl Update {
 }
 
 #[derive(Debug)]
-pub(crate) struct Hubs {
+pub(crate) struct TaskFeeds {
     capacity: usize,
-    hubs: Mutex<HashMap<String, broadcast::Sender<Update>>>,
-    /// How many hubs there are, written under the lock: with none (no stream
+    feeds: Mutex<HashMap<String, broadcast::Sender<Update>>>,
+    /// How many feeds there are, written under the lock: with none (no stream
     /// open anywhere, as with blocking calls only), a look for one is an
     /// atomic read, not a lock and a hash.
     open: AtomicUsize,
@@ -104,16 +105,16 @@ pub(crate) struct Hubs {
     callers: Arc<Mutex<HashMap<String, usize>>>,
 }
 
-impl Hubs {
+impl TaskFeeds {
     #[cfg(test)]
     pub(crate) fn new(capacity: usize) -> Self {
-        Hubs::with_limits(capacity, usize::MAX, usize::MAX)
+        TaskFeeds::with_limits(capacity, usize::MAX, usize::MAX)
     }
 
     pub(crate) fn with_limits(capacity: usize, per_task: usize, per_caller: usize) -> Self {
-        Hubs {
+        TaskFeeds {
             capacity: capacity.max(1),
-            hubs: Mutex::new(HashMap::default()),
+            feeds: Mutex::new(HashMap::default()),
             open: AtomicUsize::new(0),
             per_task,
             per_caller,
@@ -121,8 +122,8 @@ impl Hubs {
         }
     }
 
-    /// A new subscriber for `user` (the caller's identity) on a task's hub,
-    /// within the per-task and per-caller limits; see [`Hubs::subscribe`].
+    /// A new subscriber for `user` (the caller's identity) on a task's feed,
+    /// within the per-task and per-caller limits; see [`TaskFeeds::subscribe`].
     pub(crate) fn subscribe_as(
         self: &Arc<Self>,
         task_id: &str,
@@ -169,22 +170,22 @@ impl Hubs {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, broadcast::Sender<Update>>> {
-        self.hubs
+        self.feeds
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A new subscriber on a task's hub (created if needed); dropping it
-    /// removes the hub once nobody else listens.
+    /// A new subscriber on a task's feed (created if needed); dropping it
+    /// removes the feed once nobody else listens.
     pub(crate) fn subscribe(self: &Arc<Self>, task_id: &str) -> Subscription {
         let receiver = {
-            let mut hubs = self.lock();
-            match hubs.get(task_id) {
+            let mut feeds = self.lock();
+            match feeds.get(task_id) {
                 Some(sender) => sender.subscribe(),
                 None => {
                     let (sender, receiver) = broadcast::channel(self.capacity);
-                    hubs.insert(task_id.to_owned(), sender);
-                    self.open.store(hubs.len(), Ordering::Release);
+                    feeds.insert(task_id.to_owned(), sender);
+                    self.open.store(feeds.len(), Ordering::Release);
                     receiver
                 }
             }
@@ -192,7 +193,7 @@ impl Hubs {
         Subscription {
             receiver,
             _prune: PruneOnDrop {
-                hubs: self.clone(),
+                feeds: self.clone(),
                 task_id: task_id.to_owned(),
                 counted: None,
             },
@@ -204,24 +205,24 @@ impl Hubs {
         self.any() && self.lock().contains_key(task_id)
     }
 
-    /// Whether there is any hub at all: `false` answers every lookup.
+    /// Whether there is any feed at all: `false` answers every lookup.
     fn any(&self) -> bool {
         self.open.load(Ordering::Acquire) != 0
     }
 
-    /// Forgets a hub nobody listens to any more (a later publisher makes a new one).
+    /// Forgets a feed nobody listens to any more (a later subscriber makes a new one).
     pub(crate) fn prune(&self, task_id: &str) {
         if !self.any() {
             return;
         }
-        let mut hubs = self.lock();
-        if hubs.get(task_id).is_some_and(|s| s.receiver_count() == 0) {
-            hubs.remove(task_id);
-            self.open.store(hubs.len(), Ordering::Release);
+        let mut feeds = self.lock();
+        if feeds.get(task_id).is_some_and(|s| s.receiver_count() == 0) {
+            feeds.remove(task_id);
+            self.open.store(feeds.len(), Ordering::Release);
         }
     }
 
-    /// The sending side of a task's hub, if it has one.
+    /// The sending side of a task's feed, if it has one.
     pub(crate) fn sender(&self, task_id: &str) -> Option<broadcast::Sender<Update>> {
         if !self.any() {
             return None;
@@ -261,8 +262,8 @@ pub(crate) enum StreamKind {
     Subscription,
 }
 
-/// A receiver on a task's hub. Fields drop in order: the receiver first, then
-/// the guard prunes the hub if that was the last receiver.
+/// A receiver on a task's feed. Fields drop in order: the receiver first, then
+/// the guard prunes the feed if that was the last receiver.
 pub(crate) struct Subscription {
     receiver: broadcast::Receiver<Update>,
     _prune: PruneOnDrop,
@@ -292,10 +293,10 @@ impl Subscription {
     }
 }
 
-/// Removes the hub when the last subscriber goes away, and gives back the
+/// Removes the feed when the last subscriber goes away, and gives back the
 /// caller's subscription.
 struct PruneOnDrop {
-    hubs: Arc<Hubs>,
+    feeds: Arc<TaskFeeds>,
     task_id: String,
     counted: Option<CallerCount>,
 }
@@ -323,7 +324,7 @@ impl Drop for CallerCount {
 
 impl Drop for PruneOnDrop {
     fn drop(&mut self) {
-        self.hubs.prune(&self.task_id);
+        self.feeds.prune(&self.task_id);
     }
 }
 
@@ -347,7 +348,7 @@ impl SubscriberState {
     }
 }
 
-/// Turns a hub receiver into a stream of events newer than `after`.
+/// Turns a feed's receiver into a stream of events newer than `after`.
 ///
 /// `first` (a stored snapshot) is yielded before anything else. A subscriber that
 /// lags behind gets a fresh snapshot from the store and continues from there.
@@ -481,10 +482,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn hubs_are_pruned_when_the_last_subscriber_leaves() {
-        let hubs = Arc::new(Hubs::new(8));
+    async fn feeds_are_pruned_when_the_last_subscriber_leaves() {
+        let feeds = Arc::new(TaskFeeds::new(8));
         let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new());
-        let subscription = hubs.subscribe("t");
+        let subscription = feeds.subscribe("t");
         assert_eq!(subscription.task_id(), "t");
         let stream = subscriber_stream(
             subscription,
@@ -494,44 +495,44 @@ mod tests {
             Caller::default(),
             None,
         );
-        assert_eq!(hubs.len(), 1);
-        hubs.publish("t", update(1, TaskState::Working));
-        hubs.publish("t", update(1, TaskState::Working));
-        hubs.publish("t", update(2, TaskState::Completed));
+        assert_eq!(feeds.len(), 1);
+        feeds.publish("t", update(1, TaskState::Working));
+        feeds.publish("t", update(1, TaskState::Working));
+        feeds.publish("t", update(2, TaskState::Completed));
         let events: Vec<_> = stream.collect().await;
         // The duplicate version is skipped and the terminal state ends the stream.
         assert_eq!(events.len(), 2);
-        assert_eq!(hubs.len(), 0);
+        assert_eq!(feeds.len(), 0);
         // Publishing to a task nobody watches creates nothing.
-        hubs.publish("other", update(1, TaskState::Working));
-        assert_eq!(hubs.len(), 0);
+        feeds.publish("other", update(1, TaskState::Working));
+        assert_eq!(feeds.len(), 0);
     }
 
-    /// The count of open hubs that lets lookups skip the lock follows
+    /// The count of open feeds that lets lookups skip the lock follows
     /// subscribers coming and going: no event is lost to a stale "none open".
     #[tokio::test]
-    async fn lookups_see_every_open_hub_as_hubs_come_and_go() {
-        let hubs = Arc::new(Hubs::new(8));
-        assert!(!hubs.is_watched("a") && hubs.sender("a").is_none());
-        let mut a = hubs.subscribe("a");
-        let mut b = hubs.subscribe("b");
-        drop(hubs.subscribe("c"));
-        assert!(!hubs.is_watched("c"), "the last subscriber's hub goes");
-        assert!(hubs.is_watched("a") && hubs.is_watched("b"));
-        hubs.publish("a", update(1, TaskState::Working));
+    async fn lookups_see_every_open_feed_as_feeds_come_and_go() {
+        let feeds = Arc::new(TaskFeeds::new(8));
+        assert!(!feeds.is_watched("a") && feeds.sender("a").is_none());
+        let mut a = feeds.subscribe("a");
+        let mut b = feeds.subscribe("b");
+        drop(feeds.subscribe("c"));
+        assert!(!feeds.is_watched("c"), "the last subscriber's feed goes");
+        assert!(feeds.is_watched("a") && feeds.is_watched("b"));
+        feeds.publish("a", update(1, TaskState::Working));
         assert_eq!(a.receiver.recv().await.unwrap().version, 1);
         drop(a);
-        // One hub left: still found, still delivered to.
-        assert!(!hubs.is_watched("a"));
-        assert!(hubs.is_watched("b"));
-        hubs.publish("b", update(2, TaskState::Working));
+        // One feed left: still found, still delivered to.
+        assert!(!feeds.is_watched("a"));
+        assert!(feeds.is_watched("b"));
+        feeds.publish("b", update(2, TaskState::Working));
         assert_eq!(b.receiver.recv().await.unwrap().version, 2);
         drop(b);
-        assert!(!hubs.is_watched("b") && hubs.sender("b").is_none());
+        assert!(!feeds.is_watched("b") && feeds.sender("b").is_none());
         // None open, then one again: the first publish reaches it.
-        let mut again = hubs.subscribe("b");
-        assert!(hubs.is_watched("b"));
-        hubs.publish("b", update(3, TaskState::Completed));
+        let mut again = feeds.subscribe("b");
+        assert!(feeds.is_watched("b"));
+        feeds.publish("b", update(3, TaskState::Completed));
         assert_eq!(again.receiver.recv().await.unwrap().version, 3);
     }
 }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Usage: scripts/check-layering.sh [CARGO_TREE_ARGS...]   (e.g. --locked in CI)
+# The SDK never depends on the platform (docs: architecture, "Two tiers"):
+# fails when the normal dependencies of an SDK crate, with all its features
+# on, include a platform crate, and prints the path that pulls it in.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+sdk=(a2a-core a2a-server a2a-client a2a-grpc a2a-signing)
+platform=(a2a-conversation a2a-store-sql a2a-gateway a2a-hub a2a-cli)
+status=0
+for crate in "${sdk[@]}"; do
+  if ! tree=$(cargo tree "$@" -p "$crate" -e normal --all-features --prefix none --format '{p}'); then
+    echo "layering: cannot read the dependencies of $crate" >&2
+    exit 2
+  fi
+  for dep in "${platform[@]}"; do
+    if grep -q "^$dep v" <<<"$tree"; then
+      echo "layering: SDK crate $crate depends on platform crate $dep:" >&2
+      cargo tree "$@" -p "$crate" -e normal --all-features -i "$dep" >&2
+      status=1
+    fi
+  done
+done
+if [ "$status" = 0 ]; then
+  echo "layering: no SDK crate (${sdk[*]}) depends on a platform crate (${platform[*]})"
+fi
+exit "$status"

@@ -2,6 +2,7 @@
 //! shares, and in-memory implementations.
 
 mod compact;
+mod error;
 mod job;
 pub mod listing;
 mod memory;
@@ -18,6 +19,5 @@ pub use self::job::{
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};
 pub use self::retention::prune_finished;
-pub use self::task::{
-    Cause, Checkpoint, JobWrite, StoreError, StoredEvent, StoredTask, TaskStore, Version,
-};
+pub use self::error::StoreError;
+pub use self::task::{Cause, Checkpoint, JobWrite, StoredEvent, StoredTask, TaskStore, Version};

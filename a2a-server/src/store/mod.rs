@@ -9,8 +9,6 @@ mod memory;
 mod push;
 mod retention;
 mod task;
-#[cfg(feature = "store-suite")]
-pub mod testing;
 
 pub use self::job::{
     ABANDONED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState, JobStore, LeasePass,

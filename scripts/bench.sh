@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
-cargo build --release -q -p e2e --bin a2a-bench
+cargo build --release -q -p a2a-bench
 bench=${CARGO_TARGET_DIR:-target}/release/a2a-bench
 ulimit -n 65536 2>/dev/null || true
 

@@ -11,7 +11,7 @@
 set -euo pipefail
 server=${1:-postgres://postgres@127.0.0.1:5432}; secs=${2:-10}
 cd "$(dirname "$0")/.."
-cargo build --release -q -p e2e --bin a2a-bench
+cargo build --release -q -p a2a-bench
 bench=$PWD/target/release/a2a-bench
 hz=$(getconf CLK_TCK)
 ticks() { local t=0 p; for p in "$@"; do

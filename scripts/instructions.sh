@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bench=${1:-}
 if [ -z "$bench" ]; then
-  cargo build --release -q -p e2e --bin a2a-bench
+  cargo build --release -q -p a2a-bench
   bench=target/release/a2a-bench
 fi
 total() { # count

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Same-run pairs: SendMessage throughput with the conversation log off vs on.
-# Usage: scripts/log-pairs.sh [memory|sqlite] [PAIRS]   (after cargo build --release -p e2e)
+# Usage: scripts/log-pairs.sh [memory|sqlite] [PAIRS]   (after cargo build --release -p a2a-bench)
 B=${A2A_BENCH:-target/release/a2a-bench}; store=${1:-memory}; pairs=${2:-8}
 one() { # log(0/1) -> throughput
   local d=$(mktemp -d); local s=memory; [ "$store" = sqlite ] && s=sqlite:$d/db

@@ -1,6 +1,6 @@
 //! The in-memory stores pass the conformance suites every backend runs.
 
-use a2a_server::store::testing::{
+use a2a_store_suite::{
     job_store_suite, lease_suite, push_config_store_suite, task_store_suite,
 };
 use a2a_server::store::{InMemoryJobStore, InMemoryPushConfigStore, InMemoryTaskStore};

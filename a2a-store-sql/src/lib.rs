@@ -32,6 +32,7 @@ mod location;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod store;
 #[cfg(feature = "sqlite")]
 mod webhooks;
 #[cfg(feature = "sqlite")]

@@ -1,13 +1,12 @@
 //! `PostgresStore`: the server's state in a PostgreSQL database.
 
-use sqlx::PgPool;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-
 use a2a_server::store::StoreError;
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgPoolOptions};
+use sqlx::query::Query;
+use sqlx::{PgPool, Postgres};
 
-use crate::common::{
-    Bind, JobChange, JobOp, TaskOp, apply_migrations, backend, bind_all, check_push_key, sql_stores,
-};
+use crate::common::{Bind, JobOp, TaskOp, TaskWrite, backend};
+use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::{OpenError, PushKey};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -15,9 +14,12 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres
 /// Tasks, push configs and jobs in PostgreSQL. Cheap to clone; clones share the pool.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
-    pool: PgPool,
-    push_key: Option<PushKey>,
+    store: SqlStore<PgWrites>,
 }
+
+/// How PostgreSQL writes: each write one statement on the pool.
+#[derive(Debug, Clone)]
+struct PgWrites;
 
 impl PostgresStore {
     /// Connects to `url` (`postgres://user@host/db`), applies pending
@@ -55,52 +57,49 @@ impl PostgresStore {
 
     /// Uses an existing pool: applies pending migrations and checks the key.
     pub async fn from_pool(pool: PgPool, push_key: Option<PushKey>) -> Result<Self, OpenError> {
-        apply_migrations!(MIGRATOR, &pool)?;
-        check_push_key!(&pool, push_key.as_ref());
-        Ok(PostgresStore { pool, push_key })
+        apply_migrations(&MIGRATOR, &pool).await?;
+        SqlStore::<PgWrites>::check_push_key(&pool, push_key.as_ref()).await?;
+        Ok(PostgresStore {
+            store: SqlStore::new(pool.clone(), pool, push_key, PgWrites),
+        })
     }
 
     /// The connection pool.
     pub fn pool(&self) -> &PgPool {
-        &self.pool
+        self.store.reader()
     }
 
     /// Closes the pool.
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.store.close().await;
     }
+}
 
-    fn reader(&self) -> &PgPool {
-        &self.pool
+/// Binds `binds` to `query` in order.
+fn bind_all(
+    mut query: Query<'static, Postgres, PgArguments>,
+    binds: Vec<Bind>,
+) -> Query<'static, Postgres, PgArguments> {
+    for bind in binds {
+        query = match bind {
+            Bind::Text(v) => query.bind(v),
+            Bind::I32(v) => query.bind(v),
+            Bind::I64(v) => query.bind(v),
+            Bind::OptI64(v) => query.bind(v),
+            Bind::OptText(v) => query.bind(v),
+            Bind::OptBytes(v) => query.bind(v),
+        };
     }
+    query
+}
 
-    fn writer(&self) -> &PgPool {
-        &self.pool
-    }
+/// Other servers may share the database, so every push-config listing asks
+/// it (the default `may_have_push_configs`).
+impl Dialect for PgWrites {
+    type Db = Postgres;
 
-    /// Other servers may share the database: every listing asks it.
-    fn push_config_saving(&self, _task_id: &str) {}
-
-    fn may_have_push_configs(&self, _task_id: &str) -> bool {
-        true
-    }
-
-    /// Runs one write statement; returns how many rows it changed.
-    async fn execute_write(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
-        let written = bind_all!(sqlx::query(sql), binds)
-            .execute(&self.pool)
-            .await
-            .map_err(backend)?;
-        Ok(written.rows_affected())
-    }
-
-    /// Runs a task write with its job change, if any; returns how many rows it changed.
-    async fn write_task(
-        &self,
-        op: TaskOp,
-        mut binds: Vec<Bind>,
-        job: Option<JobChange>,
-    ) -> Result<u64, StoreError> {
+    async fn write_task(&self, writer: &PgPool, write: TaskWrite) -> Result<u64, StoreError> {
+        let TaskWrite { op, mut binds, job } = write;
         let sql = match (op, job.as_ref().map(|job| job.op)) {
             (TaskOp::Create, None) => CREATE,
             (TaskOp::Create, Some(JobOp::Record)) => CREATE_RECORDING,
@@ -112,13 +111,24 @@ impl PostgresStore {
         if let Some(job) = job {
             binds.extend(job.binds);
         }
-        let written = bind_all!(sqlx::query(sql), binds)
-            .execute(&self.pool)
+        self.execute_write(writer, sql, binds).await
+    }
+
+    async fn execute_write(
+        &self,
+        writer: &PgPool,
+        sql: &'static str,
+        binds: Vec<Bind>,
+    ) -> Result<u64, StoreError> {
+        let written = bind_all(sqlx::query(sql), binds)
+            .execute(writer)
             .await
             .map_err(backend)?;
         Ok(written.rows_affected())
     }
 }
+
+delegate_store_traits!(PostgresStore);
 
 // A write is one statement: the task row, then its event (and its job change)
 // through data-modifying CTEs (one round trip, atomic on its own).
@@ -189,5 +199,3 @@ const UPDATE_FINISHING: &str = "WITH updated AS (UPDATE tasks SET context_id = $
      (UPDATE jobs SET state = $13, reason = $14, updated_us = $15 WHERE task_id = $12 \
      AND EXISTS (SELECT 1 FROM updated)) INSERT INTO task_events (task_seq, version, \
      event) SELECT seq, version, $11 FROM updated";
-
-sql_stores!(PostgresStore, sqlx::Postgres);

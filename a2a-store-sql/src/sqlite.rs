@@ -18,12 +18,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fs4::fs_std::FileExt as _;
-use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool};
 
 use a2a_server::store::StoreError;
 
-use crate::common::{Bind, JobChange, JobOp, TaskOp, apply_migrations, check_push_key, sql_stores};
+use crate::common::{Bind, JobOp, TaskOp, TaskWrite};
+use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::webhooks::WebhookTasks;
 use crate::writer::{TaskWriter, Write, WriterOptions};
 use crate::{OpenError, PushKey};
@@ -89,16 +90,19 @@ impl SqliteOptions {
 /// reads run on their own pool beside the writer (WAL).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
-    pool: SqlitePool,
-    writer: SqlitePool,
+    store: SqlStore<SqliteWrites>,
+    /// Held for the store's life: the OS releases it when the last clone
+    /// goes, or when the process dies. (None: opened read-only.)
+    _lock: Option<Arc<File>>,
+}
+
+/// How SQLite writes: every write through the writer thread, in groups.
+#[derive(Debug, Clone)]
+struct SqliteWrites {
     /// Task writes, committed in groups (None: opened read-only).
     task_writer: Option<TaskWriter>,
     /// Tasks with push configs (None: opened read-only, so others may add some).
     webhooks: Option<Arc<WebhookTasks>>,
-    push_key: Option<PushKey>,
-    /// Held for the store's life: the OS releases it when the last clone
-    /// goes, or when the process dies. (None: opened read-only.)
-    _lock: Option<Arc<File>>,
 }
 
 impl SqliteStore {
@@ -150,8 +154,8 @@ impl SqliteStore {
             .test_before_acquire(false)
             .connect_with(connect.clone())
             .await?;
-        apply_migrations!(MIGRATOR, &writer)?;
-        check_push_key!(&writer, options.push_key.as_ref());
+        apply_migrations(&MIGRATOR, &writer).await?;
+        SqlStore::<SqliteWrites>::check_push_key(&writer, options.push_key.as_ref()).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .test_before_acquire(false)
@@ -169,12 +173,12 @@ impl SqliteStore {
             sqlx::query_scalar("SELECT DISTINCT task_id FROM push_configs")
                 .fetch_all(&pool)
                 .await?;
-        Ok(SqliteStore {
-            pool,
-            webhooks: Some(Arc::new(WebhookTasks::new(webhook_tasks))),
+        let writes = SqliteWrites {
             task_writer: Some(task_writer),
-            writer,
-            push_key: options.push_key,
+            webhooks: Some(Arc::new(WebhookTasks::new(webhook_tasks))),
+        };
+        Ok(SqliteStore {
+            store: SqlStore::new(pool, writer, options.push_key, writes),
             _lock: Some(Arc::new(lock)),
         })
     }
@@ -226,56 +230,42 @@ impl SqliteStore {
                 return Err(OpenError::WrongKey);
             }
         }
-        Ok(SqliteStore {
+        let writes = SqliteWrites {
             task_writer: None,
             webhooks: None,
-            writer: pool.clone(),
-            pool,
-            push_key,
+        };
+        Ok(SqliteStore {
+            store: SqlStore::new(pool.clone(), pool, push_key, writes),
             _lock: None,
         })
     }
 
     /// The pool that reads (for operator tools that query the database).
     pub fn pool(&self) -> &SqlitePool {
-        &self.pool
+        self.store.reader()
     }
 
     /// Closes the pools, waiting for connections in use; the directory lock
     /// goes with the last clone.
     pub async fn close(&self) {
-        self.writer.close().await;
-        self.pool.close().await;
+        self.store.close().await;
     }
+}
 
-    fn reader(&self) -> &SqlitePool {
-        &self.pool
-    }
-
-    fn writer(&self) -> &SqlitePool {
-        &self.writer
-    }
-
-    fn push_config_saving(&self, task_id: &str) {
-        if let Some(webhooks) = &self.webhooks {
-            webhooks.insert(task_id);
-        }
-    }
-
-    fn may_have_push_configs(&self, task_id: &str) -> bool {
-        self.webhooks
+impl SqliteWrites {
+    fn task_writer(&self) -> Result<&TaskWriter, StoreError> {
+        self.task_writer
             .as_ref()
-            .is_none_or(|webhooks| webhooks.may_have(task_id))
+            .ok_or_else(|| StoreError::Backend("the store was opened read-only".into()))
     }
+}
 
-    /// Runs a task write with its job change, if any, in the next group
-    /// commit; returns how many task rows it changed (0: refused).
-    async fn write_task(
-        &self,
-        op: TaskOp,
-        mut binds: Vec<Bind>,
-        job: Option<JobChange>,
-    ) -> Result<u64, StoreError> {
+impl Dialect for SqliteWrites {
+    type Db = Sqlite;
+
+    /// Runs the task write in the next group commit.
+    async fn write_task(&self, _writer: &SqlitePool, write: TaskWrite) -> Result<u64, StoreError> {
+        let TaskWrite { op, mut binds, job } = write;
         // The event is the last value of a task write; here it is appended by
         // a statement of its own, once the task statement returns the row.
         let Some(Bind::Text(event)) = binds.pop() else {
@@ -307,20 +297,34 @@ impl SqliteStore {
             .await
     }
 
-    /// Runs one write statement in the next group commit; returns how many
-    /// rows it changed.
-    async fn execute_write(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
+    /// Runs the statement in the next group commit.
+    async fn execute_write(
+        &self,
+        _writer: &SqlitePool,
+        sql: &'static str,
+        binds: Vec<Bind>,
+    ) -> Result<u64, StoreError> {
         self.task_writer()?
             .write(Write::Statement { sql, binds })
             .await
     }
 
-    fn task_writer(&self) -> Result<&TaskWriter, StoreError> {
-        self.task_writer
+    fn push_config_saving(&self, task_id: &str) {
+        if let Some(webhooks) = &self.webhooks {
+            webhooks.insert(task_id);
+        }
+    }
+
+    /// A server holds its database alone, so the tasks it saved configs for
+    /// are all there are.
+    fn may_have_push_configs(&self, task_id: &str) -> bool {
+        self.webhooks
             .as_ref()
-            .ok_or_else(|| StoreError::Backend("the store was opened read-only".into()))
+            .is_none_or(|webhooks| webhooks.may_have(task_id))
     }
 }
+
+delegate_store_traits!(SqliteStore);
 
 // A task write is a guarded statement on the task row that returns the row's
 // seq and new version when it wrote; the writer then appends the event and
@@ -374,5 +378,3 @@ const RECORD_JOB: &str = "INSERT INTO jobs (task_id, owner_tenant, owner_user, s
 /// Finishes a job (binds as [`JobOp::Finish`] lists).
 const FINISH_JOB: &str =
     "UPDATE jobs SET state = ?2, reason = ?3, updated_us = ?4 WHERE task_id = ?1";
-
-sql_stores!(SqliteStore, sqlx::Sqlite);

@@ -13,7 +13,7 @@ use std::future::Future;
 use a2a_core::{AuthenticationInfo, TaskPushNotificationConfig};
 use a2a_server::Caller;
 use a2a_server::store::PushConfigStore;
-use a2a_server::store::testing::{
+use a2a_store_suite::{
     job_store_suite, job_writes_suite, lease_suite, push_config_store_suite, task_store_suite,
 };
 use std::sync::Arc;

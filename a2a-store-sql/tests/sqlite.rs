@@ -6,11 +6,11 @@
 
 use a2a_core::{AuthenticationInfo, StreamResponse, Task, TaskPushNotificationConfig, TaskState};
 use a2a_server::Caller;
-use a2a_server::store::testing::{
-    job_store_suite, job_writes_suite, lease_suite, push_config_store_suite, task_store_suite,
-};
 use a2a_server::store::{Cause, Checkpoint, PushConfigStore, TaskStore};
 use a2a_store_sql::{OpenError, PushKey, SqliteOptions, SqliteStore};
+use a2a_store_suite::{
+    job_store_suite, job_writes_suite, lease_suite, push_config_store_suite, task_store_suite,
+};
 
 mod support;
 

@@ -1,7 +1,6 @@
 //! Whole-system tests of the A2A SDK over real sockets, the conformance test
 //! agent (`tck-sut`) and interop with other SDKs.
 
-pub mod bench_keys;
 mod durable_agent;
 mod tck_agent;
 // One scripted agent for handler tests and whole-system tests alike.

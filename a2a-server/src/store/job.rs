@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::task::StoreError;
+use super::error::StoreError;
 use crate::Caller;
 
 /// Where a job is in its life.

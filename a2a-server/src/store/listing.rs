@@ -10,7 +10,7 @@ use a2a_core::{ListTasksRequest, Task, TaskState};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::task::StoreError;
+use super::error::StoreError;
 
 /// The page size when a request gives none.
 pub const DEFAULT_PAGE_SIZE: usize = 50;

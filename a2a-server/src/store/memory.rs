@@ -20,7 +20,8 @@ use async_trait::async_trait;
 
 use super::compact;
 use super::listing::{ListPosition, TaskQuery, status_timestamp_ms};
-use super::task::{Cause, Checkpoint, StoreError, StoredTask, TaskStore, Version};
+use super::error::StoreError;
+use super::task::{Cause, Checkpoint, StoredTask, TaskStore, Version};
 use crate::Caller;
 
 const SHARDS: usize = 16;

@@ -2,14 +2,13 @@
 //! shares, and in-memory implementations.
 
 mod compact;
+mod error;
 mod job;
 pub mod listing;
 mod memory;
 mod push;
 mod retention;
 mod task;
-#[cfg(feature = "store-suite")]
-pub mod testing;
 
 pub use self::job::{
     ABANDONED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState, JobStore, LeasePass,
@@ -18,6 +17,5 @@ pub use self::job::{
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};
 pub use self::retention::prune_finished;
-pub use self::task::{
-    Cause, Checkpoint, JobWrite, StoreError, StoredEvent, StoredTask, TaskStore, Version,
-};
+pub use self::error::StoreError;
+pub use self::task::{Cause, Checkpoint, JobWrite, StoredEvent, StoredTask, TaskStore, Version};

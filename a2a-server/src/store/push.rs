@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use a2a_core::TaskPushNotificationConfig;
 use async_trait::async_trait;
 
-use super::task::StoreError;
+use super::error::StoreError;
 use crate::Caller;
 
 /// Persistence of push-notification configs, keyed by owner, task id and config id.

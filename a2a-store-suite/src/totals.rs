@@ -9,10 +9,10 @@
 use a2a_core::{ListTasksRequest, TaskState};
 
 use super::{at_ms, caller_in, fresh_tenant, status_event, task_at};
-use crate::Caller;
-use crate::store::job::{JobState, JobStore, NewJob};
-use crate::store::retention::prune_finished;
-use crate::store::task::{Cause, JobWrite, StoreError, TaskStore};
+use a2a_server::Caller;
+use a2a_server::store::{
+    Cause, JobState, JobStore, JobWrite, NewJob, StoreError, TaskStore, prune_finished,
+};
 
 /// A task as the model knows it.
 struct Modelled {

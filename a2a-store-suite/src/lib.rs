@@ -1,10 +1,14 @@
-//! Conformance suites for store backends: every backend runs each suite with
-//! one line, and so behaves like every other (the in-memory stores included).
+//! Conformance suites for A2A store backends: a backend that implements
+//! `a2a-server`'s [`TaskStore`], [`PushConfigStore`] or [`JobStore`] runs each
+//! suite with one line, and so behaves like every other (the in-memory stores
+//! of `a2a-server` and the SQL stores of `a2a-store-sql` run them all).
+//!
+//! Add the crate as a dev-dependency and call the suites from a test:
 //!
 //! ```ignore
 //! #[tokio::test]
 //! async fn task_store_conforms() {
-//!     a2a_server::store::testing::task_store_suite(&MyStore::open().await).await;
+//!     a2a_store_suite::task_store_suite(&MyStore::open().await).await;
 //! }
 //! ```
 //!
@@ -22,10 +26,11 @@ use a2a_core::{
 };
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::job::{ABANDONED_REASON, JobFilter, JobState, JobStore, LeasePass, NewJob};
-use super::push::PushConfigStore;
-use super::task::{Cause, Checkpoint, JobWrite, StoreError, StoredEvent, TaskStore};
-use crate::Caller;
+use a2a_server::Caller;
+use a2a_server::store::{
+    ABANDONED_REASON, Cause, Checkpoint, Job, JobFilter, JobState, JobStore, JobWrite, LeasePass,
+    NewJob, PushConfigStore, StoreError, StoredEvent, TaskStore,
+};
 
 mod totals;
 
@@ -1334,7 +1339,7 @@ pub async fn lease_suite<S: JobStore>(store: &S) {
     store.heartbeat("node-a", secs(9)).await.unwrap();
 
     let pass = |at| LeasePass::new(at, TimeDelta::seconds(5), TimeDelta::hours(1));
-    let ids = |jobs: &[super::job::Job]| jobs.iter().map(|j| j.task_id.clone()).collect::<Vec<_>>();
+    let ids = |jobs: &[Job]| jobs.iter().map(|j| j.task_id.clone()).collect::<Vec<_>>();
     let found = store.take_over(&pass(secs(10))).await.unwrap();
     assert_eq!(ids(&found.abandoned), ["lease-old"]);
     assert_eq!(found.abandoned[0].reason.as_deref(), Some(ABANDONED_REASON));

@@ -1,9 +1,7 @@
 //! The in-memory stores pass the conformance suites every backend runs.
 
-use a2a_store_suite::{
-    job_store_suite, lease_suite, push_config_store_suite, task_store_suite,
-};
 use a2a_server::store::{InMemoryJobStore, InMemoryPushConfigStore, InMemoryTaskStore};
+use a2a_store_suite::{job_store_suite, lease_suite, push_config_store_suite, task_store_suite};
 
 #[tokio::test]
 async fn in_memory_task_store_conforms() {

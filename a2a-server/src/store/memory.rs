@@ -19,8 +19,8 @@ use a2a_core::{ListTasksRequest, ListTasksResponse, Task, TaskState};
 use async_trait::async_trait;
 
 use super::compact;
-use super::listing::{ListPosition, TaskQuery, status_timestamp_ms};
 use super::error::StoreError;
+use super::listing::{ListPosition, TaskQuery, status_timestamp_ms};
 use super::task::{Cause, Checkpoint, StoredTask, TaskStore, Version};
 use crate::Caller;
 

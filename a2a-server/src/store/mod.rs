@@ -10,6 +10,7 @@ mod push;
 mod retention;
 mod task;
 
+pub use self::error::StoreError;
 pub use self::job::{
     ABANDONED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState, JobStore, LeasePass,
     NewJob, Recovered,
@@ -17,5 +18,4 @@ pub use self::job::{
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};
 pub use self::retention::prune_finished;
-pub use self::error::StoreError;
 pub use self::task::{Cause, Checkpoint, JobWrite, StoredEvent, StoredTask, TaskStore, Version};

@@ -5,7 +5,7 @@
 # on, include a platform crate, and prints the path that pulls it in.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-sdk=(a2a-core a2a-server a2a-client a2a-grpc a2a-signing)
+sdk=(a2a-core a2a-server a2a-client a2a-grpc a2a-signing a2a-store-suite)
 platform=(a2a-conversation a2a-store-sql a2a-gateway a2a-hub a2a-cli)
 status=0
 for crate in "${sdk[@]}"; do

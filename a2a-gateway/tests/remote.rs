@@ -26,8 +26,8 @@ use a2a_gateway::remote::{
 };
 use a2a_server::http::HttpConfig;
 use a2a_server::{
-    A2aService, AgentExecutor, Authenticator, DefaultRequestHandler, EventQueue, RequestContext,
-    RequestHandler, User,
+    A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext, RequestHandler,
+    User, auth,
 };
 use futures::StreamExt as _;
 use tokio::net::TcpListener;
@@ -164,13 +164,12 @@ async fn remote(streaming: bool) -> Remote {
     let (listener, addr) = listener().await;
     let handler =
         DefaultRequestHandler::builder(agent.clone(), card("backend", addr, streaming)).build();
-    let service =
-        A2aService::new(handler).with_interceptor(Authenticator::new(|params| {
-            match params.get("authorization") {
-                Some("Bearer gateway-token") => Ok(Some(User::authenticated("gateway"))),
-                _ => Err(ErrorKind::Unauthenticated.into()),
-            }
-        }));
+    let service = A2aService::new(handler).with_authentication(auth::from_fn(|ctx| {
+        match ctx.service_params.get("authorization") {
+            Some("Bearer gateway-token") => Ok(User::authenticated("gateway")),
+            _ => Err(ErrorKind::Unauthenticated.into()),
+        }
+    }));
     serve(listener, service).await;
     Remote { agent, addr }
 }
@@ -185,10 +184,10 @@ async fn gateway(agent: RemoteAgent) -> SocketAddr {
 
 /// Alice and bob, told apart by their tokens.
 fn callers(service: A2aService) -> A2aService {
-    service.with_interceptor(Authenticator::new(|params| {
-        match params.get("authorization") {
-            Some("Bearer alice-token") => Ok(Some(User::authenticated("alice"))),
-            Some("Bearer bob-token") => Ok(Some(User::authenticated("bob"))),
+    service.with_authentication(auth::from_fn(|ctx| {
+        match ctx.service_params.get("authorization") {
+            Some("Bearer alice-token") => Ok(User::authenticated("alice")),
+            Some("Bearer bob-token") => Ok(User::authenticated("bob")),
             _ => Err(ErrorKind::Unauthenticated.into()),
         }
     }))
@@ -522,13 +521,12 @@ async fn the_remote_gets_the_gateways_api_key_and_never_the_callers_credentials(
     let (listener, addr) = listener().await;
     let handler =
         DefaultRequestHandler::builder(agent.clone(), card("backend", addr, false)).build();
-    let service =
-        A2aService::new(handler).with_interceptor(Authenticator::new(|params| {
-            match params.get("x-api-key") {
-                Some("gateway-key") => Ok(Some(User::authenticated("gateway"))),
-                _ => Err(ErrorKind::Unauthenticated.into()),
-            }
-        }));
+    let service = A2aService::new(handler).with_authentication(auth::from_fn(|ctx| {
+        match ctx.service_params.get("x-api-key") {
+            Some("gateway-key") => Ok(User::authenticated("gateway")),
+            _ => Err(ErrorKind::Unauthenticated.into()),
+        }
+    }));
     serve(listener, service).await;
     let config =
         RemoteAgentConfig::new(format!("http://{addr}")).api_key("x-api-key", "gateway-key");

@@ -43,6 +43,6 @@ pub use self::execution::jobs::JobConfig;
 pub use self::executor::{AgentExecutor, EventQueue, RequestContext};
 pub use self::handler::{DefaultRequestHandler, EventStream, HandlerBuilder, RequestHandler};
 pub use self::service::{
-    A2aService, Authenticator, CallInterceptor, Request, Response, TenantRouter, VersionPolicy,
+    A2aService, CallInterceptor, Request, Response, TenantRouter, VersionPolicy,
 };
 pub use a2a_core as core;

@@ -13,7 +13,7 @@ use a2a_core::{
 use async_trait::async_trait;
 
 use crate::auth::Authenticate;
-use crate::{CallContext, EventStream, RequestHandler, User};
+use crate::{CallContext, EventStream, RequestHandler};
 
 /// Whether a card asks callers to authenticate.
 fn declares_security(card: &AgentCard) -> bool {
@@ -223,56 +223,6 @@ pub trait CallInterceptor: Send + Sync + 'static {
     }
 }
 
-/// An authentication hook: turns a call's service parameters into a user.
-///
-/// `Ok(None)` leaves the caller anonymous; an error refuses the call.
-///
-/// ```
-/// use a2a_server::{Authenticator, User};
-/// let auth = Authenticator::new(|params| match params.get("authorization") {
-///     Some("Bearer secret") => Ok(Some(User::authenticated("alice"))),
-///     Some(_) => Err(a2a_core::ErrorKind::Unauthenticated.into()),
-///     None => Ok(None),
-/// });
-/// # let _ = auth;
-/// ```
-pub struct Authenticator<F> {
-    authenticate: F,
-}
-
-impl<F> std::fmt::Debug for Authenticator<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Authenticator")
-    }
-}
-
-impl<F> Authenticator<F>
-where
-    F: Fn(&crate::ServiceParams) -> Result<Option<User>, A2aError> + Send + Sync + 'static,
-{
-    /// An interceptor calling `authenticate` for every call.
-    pub fn new(authenticate: F) -> Self {
-        Authenticator { authenticate }
-    }
-}
-
-#[async_trait]
-impl<F> CallInterceptor for Authenticator<F>
-where
-    F: Fn(&crate::ServiceParams) -> Result<Option<User>, A2aError> + Send + Sync + 'static,
-{
-    async fn before(
-        &self,
-        ctx: &mut CallContext,
-        _request: &mut Request,
-    ) -> Result<Option<Response>, A2aError> {
-        if let Some(user) = (self.authenticate)(&ctx.service_params)? {
-            ctx.user = user;
-        }
-        Ok(None)
-    }
-}
-
 /// How strictly `A2A-Version` is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VersionPolicy {
@@ -357,15 +307,19 @@ impl A2aService {
     }
 
     /// Enforces `auth` on every call of every binding, before anything else
-    /// runs: a call it refuses gets [`ErrorKind::Unauthenticated`] (or
+    /// runs (the one way to authenticate: a closure becomes an
+    /// [`Authenticate`] through [`crate::auth::from_fn`]): a call it refuses gets [`ErrorKind::Unauthenticated`] (or
     /// [`ErrorKind::Unauthorized`] for a tenant the identity may not use).
     /// The public card declares `auth`'s schemes and stays readable to all.
     #[must_use]
     pub fn with_authentication(mut self, auth: impl Authenticate) -> Self {
         let mut card = (*self.card).clone();
         crate::auth::declare_on(&mut card, &auth);
+        // An authenticator that declares no scheme may admit anonymous
+        // callers (`auth::from_fn` returning `User::anonymous()`); one that
+        // declares a scheme makes every call prove who it is.
+        self.requires_authentication = declares_security(&card);
         self.card = Arc::new(card);
-        self.requires_authentication = true;
         self.authentication = Some(Arc::new(auth));
         self
     }

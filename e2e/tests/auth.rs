@@ -717,9 +717,14 @@ async fn a_card_that_declares_security_refuses_calls_nobody_authenticated() {
         secured,
         |b| b,
         |service| {
-            service.with_interceptor(a2a_server::Authenticator::new(|params| {
-                Ok((params.get("authorization") == Some("Bearer hook-token"))
-                    .then(|| a2a_server::User::authenticated("hooked")))
+            service.with_authentication(a2a_server::auth::from_fn(|ctx| {
+                Ok(
+                    if ctx.service_params.get("authorization") == Some("Bearer hook-token") {
+                        a2a_server::User::authenticated("hooked")
+                    } else {
+                        a2a_server::User::anonymous()
+                    },
+                )
             }))
         },
         HttpConfig::default(),

@@ -9,18 +9,18 @@ mod support;
 use a2a_client::CallOptions;
 use a2a_core::{ErrorKind, GetTaskRequest, TaskState};
 use a2a_server::http::HttpConfig;
-use a2a_server::{A2aService, Authenticator, User};
+use a2a_server::{A2aService, User, auth};
 use futures::StreamExt;
 use support::*;
 
 /// Bearer tokens `alice-token` and `bob-token`; anything else is refused.
 fn authenticated(service: A2aService) -> A2aService {
-    service.with_interceptor(Authenticator::new(|params| {
-        match params.get("authorization") {
-            Some("Bearer alice-token") => Ok(Some(User::authenticated("alice"))),
-            Some("Bearer bob-token") => Ok(Some(User::authenticated("bob"))),
+    service.with_authentication(auth::from_fn(|ctx| {
+        match ctx.service_params.get("authorization") {
+            Some("Bearer alice-token") => Ok(User::authenticated("alice")),
+            Some("Bearer bob-token") => Ok(User::authenticated("bob")),
             Some(_) => Err(ErrorKind::Unauthenticated.into()),
-            None => Ok(None),
+            None => Ok(User::anonymous()),
         }
     }))
 }

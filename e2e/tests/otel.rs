@@ -18,7 +18,7 @@ use a2a_core::{
     SendMessageResponse,
 };
 use a2a_server::http::HttpConfig;
-use a2a_server::{AgentExecutor, Authenticator, EventQueue, RequestContext, User};
+use a2a_server::{AgentExecutor, EventQueue, RequestContext, User, auth};
 use opentelemetry::trace::{SpanKind, TraceContextExt, TraceId, TracerProvider as _};
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
@@ -184,11 +184,12 @@ async fn a_client_to_agent_a_to_agent_b_exchange_is_one_trace_on_every_binding()
             named("agent-a"),
             |b| b,
             |service| {
-                service.with_interceptor(Authenticator::new(|params| {
-                    Ok(params
+                service.with_authentication(auth::from_fn(|ctx| {
+                    Ok(ctx
+                        .service_params
                         .get("authorization")
                         .and_then(|v| v.strip_prefix("Bearer "))
-                        .map(User::authenticated))
+                        .map_or_else(User::anonymous, User::authenticated))
                 }))
             },
             HttpConfig::default(),

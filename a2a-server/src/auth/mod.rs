@@ -193,6 +193,73 @@ impl Authenticate for BearerAuth {
     }
 }
 
+/// An [`Authenticate`] made of a closure: the quick way to write your own
+/// check, and the same path as the ready authenticators (it runs first, on
+/// every call of every binding). The closure sees the call (its service
+/// parameters and the tenant asked for) and returns the caller, or refuses
+/// with [`ErrorKind::Unauthenticated`] / [`ErrorKind::Unauthorized`].
+///
+/// Returning [`User::anonymous`] lets an anonymous caller through, unless a
+/// scheme is declared ([`AuthFn::scheme`]): a card that declares security
+/// admits only authenticated callers.
+///
+/// ```
+/// use a2a_server::{User, auth};
+/// let auth = auth::from_fn(|ctx| match ctx.service_params.get("authorization") {
+///     Some("Bearer secret") => Ok(User::authenticated("alice")),
+///     Some(_) => Err(a2a_core::ErrorKind::Unauthenticated.into()),
+///     None => Ok(User::anonymous()),
+/// });
+/// # let _ = auth;
+/// ```
+pub fn from_fn<F>(authenticate: F) -> AuthFn<F>
+where
+    F: Fn(&CallContext) -> Result<User, A2aError> + Send + Sync + 'static,
+{
+    AuthFn {
+        authenticate,
+        schemes: Vec::new(),
+    }
+}
+
+/// The [`Authenticate`] built by [`from_fn`].
+pub struct AuthFn<F> {
+    authenticate: F,
+    schemes: Vec<(String, SecurityScheme)>,
+}
+
+impl<F> std::fmt::Debug for AuthFn<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthFn")
+            .field("schemes", &self.schemes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F> AuthFn<F> {
+    /// Declares a scheme on the card under `name`: callers learn how to
+    /// authenticate, and anonymous calls are refused.
+    #[must_use]
+    pub fn scheme(mut self, name: impl Into<String>, scheme: SecurityScheme) -> Self {
+        self.schemes.push((name.into(), scheme));
+        self
+    }
+}
+
+#[async_trait]
+impl<F> Authenticate for AuthFn<F>
+where
+    F: Fn(&CallContext) -> Result<User, A2aError> + Send + Sync + 'static,
+{
+    async fn authenticate(&self, ctx: &CallContext) -> Result<User, A2aError> {
+        (self.authenticate)(ctx)
+    }
+
+    fn security_schemes(&self) -> Vec<(String, SecurityScheme)> {
+        self.schemes.clone()
+    }
+}
+
 /// An HTTP bearer scheme for a card.
 pub(crate) fn bearer_scheme(format: &str) -> SecurityScheme {
     SecurityScheme::HttpAuth(HttpAuthSecurityScheme {

@@ -1,6 +1,7 @@
 //! The hub's record in SQLite: threads and their participants, messages,
 //! the collaboration routes that let a pair continue its thread, observer
-//! records, and deliveries still waiting for an agent's answer.
+//! records, deliveries still waiting for an agent's answer, and the loop
+//! guards' recent events.
 //!
 //! Everything a message changes is written in one transaction before the
 //! poster hears back, so a crash leaves the message either whole or absent
@@ -66,6 +67,15 @@ CREATE TABLE IF NOT EXISTS deliveries (
     task_id TEXT NOT NULL,
     PRIMARY KEY (message_id, agent)
 );
+-- The loop guards' recent events, so a restart keeps their windows: guard
+-- 'pair' (key: the pair as a JSON array) or 'burst' (a thread id, or
+-- '#channel'); rows older than their window go as new ones come.
+CREATE TABLE IF NOT EXISTS guard_events (
+    guard TEXT NOT NULL,
+    key TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS guard_events_by_time ON guard_events (guard, at);
 ";
 
 /// A time as stored: RFC 3339 in UTC with microseconds (sorts as text).
@@ -118,6 +128,45 @@ pub(crate) enum Write {
         message_id: String,
         agent: String,
     },
+    /// A loop guard counted an event of `key`; the guard's events at
+    /// `forget_before` or earlier have left its window and go.
+    GuardEvent {
+        guard: GuardKind,
+        key: String,
+        at: DateTime<Utc>,
+        forget_before: DateTime<Utc>,
+    },
+    /// A guard forgets `key`'s events (a person resumed a paused thread).
+    GuardReset {
+        guard: GuardKind,
+        key: String,
+    },
+}
+
+/// Which loop guard an event counts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GuardKind {
+    /// Collaborate calls of a pair.
+    Pair,
+    /// Messages of a thread, or agents' mentions in a channel.
+    Burst,
+}
+
+impl GuardKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            GuardKind::Pair => "pair",
+            GuardKind::Burst => "burst",
+        }
+    }
+}
+
+/// A guard event as loaded.
+#[derive(Debug, Clone)]
+pub(crate) struct LoadedGuardEvent {
+    pub(crate) guard: GuardKind,
+    pub(crate) key: String,
+    pub(crate) at: DateTime<Utc>,
 }
 
 /// A thread as loaded.
@@ -146,6 +195,8 @@ pub(crate) struct Loaded {
     pub(crate) observed: HashMap<String, Vec<ObserverRecord>>,
     pub(crate) deliveries: Vec<PendingDelivery>,
     pub(crate) participant_seq: u64,
+    /// The guards' events, oldest first.
+    pub(crate) guard_events: Vec<LoadedGuardEvent>,
 }
 
 /// The hub's SQLite database. Cheap to clone.
@@ -213,6 +264,7 @@ impl Store {
             observed: load_observed(&conn, observed_since, keep)?,
             deliveries: load_deliveries(&conn)?,
             participant_seq,
+            guard_events: load_guard_events(&conn)?,
         })
     }
 
@@ -367,6 +419,26 @@ impl Write {
             Write::Delivered { message_id, agent } => conn.execute(
                 "DELETE FROM deliveries WHERE message_id = ?1 AND agent = ?2",
                 params![message_id, agent],
+            ),
+            Write::GuardEvent {
+                guard,
+                key,
+                at,
+                forget_before,
+            } => {
+                conn.execute(
+                    "DELETE FROM guard_events WHERE guard = ?1 AND at <= ?2",
+                    params![guard.as_str(), stamp(*forget_before)],
+                )
+                .map_err(e)?;
+                conn.execute(
+                    "INSERT INTO guard_events (guard, key, at) VALUES (?1, ?2, ?3)",
+                    params![guard.as_str(), key, stamp(*at)],
+                )
+            }
+            Write::GuardReset { guard, key } => conn.execute(
+                "DELETE FROM guard_events WHERE guard = ?1 AND key = ?2",
+                params![guard.as_str(), key],
             ),
         };
         executed.map(drop).map_err(e)
@@ -558,4 +630,38 @@ fn load_deliveries(conn: &Connection) -> Result<Vec<PendingDelivery>, HubError> 
         })
         .map_err(e)?;
     rows.map(|row| row.map_err(e)).collect()
+}
+
+/// The guards' events, oldest first; rows that cannot be read are skipped.
+fn load_guard_events(conn: &Connection) -> Result<Vec<LoadedGuardEvent>, HubError> {
+    let e = |err: rusqlite::Error| store_error(&err);
+    let mut statement = conn
+        .prepare("SELECT guard, key, at FROM guard_events ORDER BY at, rowid")
+        .map_err(e)?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+            ))
+        })
+        .map_err(e)?;
+    let mut events = Vec::new();
+    for row in rows {
+        let (guard, key, at) = row.map_err(e)?;
+        let guard = match guard.as_str() {
+            "pair" => GuardKind::Pair,
+            "burst" => GuardKind::Burst,
+            other => {
+                tracing::warn!(guard = %other, "skipping a guard event of an unknown guard");
+                continue;
+            }
+        };
+        match parse_time(&at) {
+            Some(at) => events.push(LoadedGuardEvent { guard, key, at }),
+            None => tracing::warn!(%key, "skipping a guard event with an unreadable time"),
+        }
+    }
+    Ok(events)
 }

@@ -11,7 +11,9 @@ use std::time::Duration;
 use a2a_conversation::{Clock, ConversationLog, LogConfig, LogReader};
 use a2a_core::{Message, Part, SendMessageRequest};
 use a2a_hub::{ChannelConfig, Collaborate, HubConfig, HubErrorKind, MIRROR_METADATA, Post, Sender};
-use support::{team, world, world_logged};
+use std::collections::HashMap;
+
+use support::{team, world, world_logged, world_with};
 
 fn config() -> HubConfig {
     HubConfig {
@@ -164,6 +166,14 @@ async fn l4_the_fourth_collaborate_of_a_pair_within_five_minutes_is_refused() {
     );
     // The window is five minutes from the first call.
     assert_eq!(refused.retry_after(), Some(Duration::from_secs(210)));
+    // The operator hears of it.
+    let ops = world.channel_messages("ops").await;
+    assert!(
+        ops.iter().any(|m| m.from == Sender::Hub
+            && m.text
+                .starts_with("refused by the loop guard: alpha asked beta")),
+        "{ops:#?}"
+    );
     // Another pair is not held back.
     world
         .hub
@@ -208,12 +218,23 @@ async fn l5_a_thread_of_more_than_six_messages_in_a_minute_is_paused() {
     // and the hub said so.
     assert_eq!(messages.len(), 8, "{messages:#?}");
     assert_eq!(messages[6].unrouted.as_deref(), Some("paused"));
+    // The thread gets a pointer; the operator's channel gets the notice.
     assert_eq!(messages[7].from, Sender::Hub);
-    assert!(
-        messages[7]
-            .text
-            .starts_with("loop guard: this thread took 7 messages in 60 s")
+    assert_eq!(
+        messages[7].text,
+        "loop guard: this thread is paused until a person resumes it or 300 s pass \
+         (details in #ops)"
     );
+    let ops = world.channel_messages("ops").await;
+    let notice = ops.last().expect("a notice in #ops");
+    assert_eq!(notice.from, Sender::Hub);
+    assert!(
+        notice
+            .text
+            .starts_with("loop guard: this thread took 7 messages in 60 s"),
+        "{notice:?}"
+    );
+    assert!(notice.text.ends_with("in #general)"), "{notice:?}");
     let calls = world.calls.all().len();
     assert_eq!(calls, 6);
 
@@ -267,7 +288,16 @@ async fn agents_quoting_each_others_mentions_at_channel_level_are_held_back() {
             .last()
             .unwrap()
             .text
-            .starts_with("loop guard: agents posted 7 messages")
+            .starts_with("loop guard: agents' mentions here call no agent"),
+        "{messages:#?}"
+    );
+    let ops = world.channel_messages("ops").await;
+    assert!(
+        ops.last()
+            .unwrap()
+            .text
+            .starts_with("loop guard: agents posted 7 messages"),
+        "{ops:#?}"
     );
     assert_eq!(world.calls.all().len(), 7);
 }
@@ -303,4 +333,93 @@ async fn only_a_person_resumes_a_paused_thread() {
     // A person may.
     world.hub.resume_thread(&done.thread, "ann").await.unwrap();
     assert!(!world.hub.thread(&done.thread).unwrap().paused);
+}
+
+/// A pair refused inside its window is refused after a restart too: the
+/// window's events are on record.
+#[tokio::test]
+async fn the_pair_guards_window_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    {
+        let world = world_with(
+            config.clone(),
+            team_of_silent(),
+            Some(dir.path()),
+            HashMap::new(),
+        )
+        .await;
+        for i in 0..3 {
+            world
+                .hub
+                .collaborate(
+                    agent("alpha"),
+                    Collaborate::new("beta", format!("question {i}")),
+                )
+                .await
+                .unwrap();
+        }
+        world.hub.wait_idle().await;
+    }
+    let world = world_with(config, team_of_silent(), Some(dir.path()), HashMap::new()).await;
+    let refused = world
+        .hub
+        .collaborate(agent("alpha"), Collaborate::new("beta", "question 3"))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), HubErrorKind::Refused, "{refused}");
+    // Another pair has a window of its own.
+    world
+        .hub
+        .collaborate(agent("gamma"), Collaborate::new("beta", "question"))
+        .await
+        .unwrap();
+}
+
+/// A thread's burst counts across a restart: three messages before it and
+/// three after make the seventh trip the guard.
+#[tokio::test]
+async fn a_threads_burst_window_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config();
+    let ann = || Sender::Person("ann".into());
+    let thread = {
+        let world = world_with(
+            config.clone(),
+            team_of_silent(),
+            Some(dir.path()),
+            HashMap::new(),
+        )
+        .await;
+        let done = world
+            .hub
+            .collaborate(agent("alpha"), Collaborate::new("beta", "review the code"))
+            .await
+            .unwrap();
+        for i in 0..3 {
+            world
+                .say_in(ann(), &done.thread, &format!("note {i}"))
+                .await;
+        }
+        world.hub.wait_idle().await;
+        assert!(!world.hub.thread(&done.thread).unwrap().paused);
+        done.thread
+    };
+    let world = world_with(config, team_of_silent(), Some(dir.path()), HashMap::new()).await;
+    for i in 3..5 {
+        let note = world.say_in(ann(), &thread, &format!("note {i}")).await;
+        assert!(note.unrouted.is_none(), "{note:?}");
+    }
+    let seventh = world.say_in(ann(), &thread, "note 5").await;
+    assert_eq!(seventh.unrouted.as_deref(), Some("paused"), "{seventh:?}");
+    assert!(world.hub.thread(&thread).unwrap().paused);
+}
+
+/// Agents that take every message and never answer.
+fn team_of_silent() -> Vec<(&'static str, support::Script)> {
+    vec![
+        ("alpha", support::silent()),
+        ("beta", support::silent()),
+        ("gamma", support::silent()),
+    ]
 }

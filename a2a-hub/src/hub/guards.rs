@@ -4,9 +4,9 @@
 //! passes, and agents mentioning each other at channel level are held to
 //! the same limit.
 //!
-//! Their counting is kept in memory: after a restart every window starts
-//! empty, which errs towards letting agents talk, never towards losing a
-//! message.
+//! Their events are kept with the hub's record (in the same transaction as
+//! the message or thread they count), so a restart inside a window keeps
+//! counting where it was: a pair refused before a restart is refused after.
 
 use std::borrow::Borrow;
 use std::collections::{HashMap, VecDeque};
@@ -15,35 +15,45 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use tokio::time::Instant;
 
 use super::{Hub, Post, ThreadState, unknown_thread};
 use crate::error::HubError;
 use crate::model::{HubEvent, Sender, ThreadView};
-use crate::store::{Write, stamp};
+use crate::store::{GuardKind, Write, stamp};
 
 /// What a thread's `paused_until` holds when only a person resumes it.
 pub(super) const PAUSED_FOR_PERSON: &str = "person";
 
-/// Events per key within a sliding window.
+/// Events per key within a sliding window of the hub's clock.
 #[derive(Debug)]
 pub(super) struct Window<K> {
-    window: Duration,
-    events: HashMap<K, VecDeque<Instant>>,
+    window: chrono::Duration,
+    events: HashMap<K, VecDeque<DateTime<Utc>>>,
 }
 
 impl<K: Hash + Eq> Window<K> {
     pub(super) fn new(window: Duration) -> Self {
         Window {
-            window,
+            window: chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX),
             events: HashMap::new(),
         }
+    }
+
+    /// The time at or before which events have left the window.
+    pub(super) fn forget_before(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        now.checked_sub_signed(self.window)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC)
     }
 
     /// Counts an event of `key` at `now` if fewer than `limit` fell within
     /// the window, and says so; else counts nothing and says how long until
     /// the oldest leaves the window.
-    pub(super) fn admit<Q>(&mut self, key: &Q, limit: u32, now: Instant) -> Result<(), Duration>
+    pub(super) fn admit<Q>(
+        &mut self,
+        key: &Q,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<(), Duration>
     where
         K: Borrow<Q>,
         Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
@@ -52,7 +62,8 @@ impl<K: Hash + Eq> Window<K> {
         let events = self.recent(key, now);
         if events.len() >= limit as usize {
             let oldest = events.front().copied().unwrap_or(now);
-            return Err((oldest + window).saturating_duration_since(now));
+            let wait = (oldest + window - now).to_std().unwrap_or_default();
+            return Err(wait);
         }
         events.push_back(now);
         Ok(())
@@ -60,7 +71,7 @@ impl<K: Hash + Eq> Window<K> {
 
     /// Counts an event of `key` at `now` and says how many fell within the
     /// window, this one included.
-    pub(super) fn count<Q>(&mut self, key: &Q, now: Instant) -> usize
+    pub(super) fn count<Q>(&mut self, key: &Q, now: DateTime<Utc>) -> usize
     where
         K: Borrow<Q>,
         Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
@@ -68,6 +79,14 @@ impl<K: Hash + Eq> Window<K> {
         let events = self.recent(key, now);
         events.push_back(now);
         events.len()
+    }
+
+    /// Takes back an event of `key` at `at` from the record (events come
+    /// oldest first); one already out of the window at `now` is dropped.
+    pub(super) fn restore(&mut self, key: K, at: DateTime<Utc>, now: DateTime<Utc>) {
+        if at > self.forget_before(now) {
+            self.events.entry(key).or_default().push_back(at);
+        }
     }
 
     /// Forgets `key`'s events (a person resumed a paused thread).
@@ -79,30 +98,34 @@ impl<K: Hash + Eq> Window<K> {
         self.events.remove(key);
     }
 
-    fn recent<Q>(&mut self, key: &Q, now: Instant) -> &mut VecDeque<Instant>
+    fn recent<Q>(&mut self, key: &Q, now: DateTime<Utc>) -> &mut VecDeque<DateTime<Utc>>
     where
         K: Borrow<Q>,
         Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
     {
-        let window = self.window;
+        let forget_before = self.forget_before(now);
         // Keys without recent events are dropped now and then, so the map
         // does not grow with every pair that ever talked.
         if self.events.len() > 4096 {
-            self.events.retain(|_, events| {
-                events
-                    .back()
-                    .is_some_and(|last| now.saturating_duration_since(*last) < window)
-            });
+            self.events
+                .retain(|_, events| events.back().is_some_and(|last| *last > forget_before));
         }
         let events = self.events.entry(key.to_owned()).or_default();
-        while events
-            .front()
-            .is_some_and(|t| now.saturating_duration_since(*t) >= window)
-        {
+        while events.front().is_some_and(|t| *t <= forget_before) {
             events.pop_front();
         }
         events
     }
+}
+
+/// A pair as the pair guard's record keys it.
+pub(super) fn pair_key(opener: &str, target: &str) -> String {
+    serde_json::json!([opener, target]).to_string()
+}
+
+/// The pair a [`pair_key`] stands for.
+pub(super) fn pair_of_key(key: &str) -> Option<(String, String)> {
+    serde_json::from_str(key).ok()
 }
 
 /// What a burst guard made of a message.
@@ -152,9 +175,16 @@ impl Hub {
         thread_id: &str,
         thread: &mut ThreadState,
         now: DateTime<Utc>,
+        writes: &mut Vec<Write>,
     ) -> Burst {
         let guards = &self.inner.config.guards;
-        let burst = bursts.count(thread_id, Instant::now());
+        let burst = bursts.count(thread_id, now);
+        writes.push(Write::GuardEvent {
+            guard: GuardKind::Burst,
+            key: thread_id.to_owned(),
+            at: now,
+            forget_before: bursts.forget_before(now),
+        });
         if burst <= guards.thread_burst as usize {
             return Burst::Under;
         }
@@ -171,8 +201,21 @@ impl Hub {
     /// The channel guard: counts agents' mentions of each other at the level
     /// of `channel`; past the limit they call nobody until the window
     /// passes, and the first message past it trips the guard.
-    pub(super) fn guard_channel(&self, bursts: &mut Window<String>, channel: &str) -> Burst {
-        let burst = bursts.count(&format!("#{channel}"), Instant::now());
+    pub(super) fn guard_channel(
+        &self,
+        bursts: &mut Window<String>,
+        channel: &str,
+        now: DateTime<Utc>,
+        writes: &mut Vec<Write>,
+    ) -> Burst {
+        let key = format!("#{channel}");
+        let burst = bursts.count(&key, now);
+        writes.push(Write::GuardEvent {
+            guard: GuardKind::Burst,
+            key,
+            at: now,
+            forget_before: bursts.forget_before(now),
+        });
         let limit = self.inner.config.guards.thread_burst as usize;
         match burst {
             burst if burst <= limit => Burst::Under,
@@ -192,12 +235,25 @@ impl Hub {
     ) -> Result<(), HubError> {
         let pair = (opener.to_owned(), target.to_owned());
         let guards = &self.inner.config.guards;
-        let admitted = self
-            .state()
-            .pairs
-            .admit(&pair, guards.pair_limit, Instant::now());
-        let Err(wait) = admitted else {
-            return Ok(());
+        let now = self.now();
+        let admitted = {
+            let mut state = self.state();
+            state
+                .pairs
+                .admit(&pair, guards.pair_limit, now)
+                .map(|()| state.pairs.forget_before(now))
+        };
+        let wait = match admitted {
+            Ok(forget_before) => {
+                let counted = Write::GuardEvent {
+                    guard: GuardKind::Pair,
+                    key: pair_key(opener, target),
+                    at: now,
+                    forget_before,
+                };
+                return self.inner.store.write(vec![counted]).await;
+            }
+            Err(wait) => wait,
         };
         let message = format!(
             "refused by the loop guard: {opener} asked {target} {} times in the last {} s; \
@@ -209,6 +265,7 @@ impl Hub {
         tracing::warn!(%opener, %target, "collaboration hub: collaborate refused by the pair guard");
         self.log_decision("collaborate_refused", &message, thread, channel)
             .await;
+        self.notify_operator(&message, thread, channel).await;
         Err(HubError::refused(message, wait))
     }
 
@@ -236,8 +293,14 @@ impl Hub {
         tracing::warn!(%thread, %channel, burst, "collaboration hub: a thread was paused by the loop guard");
         self.log_decision("thread_paused", &notice, Some(thread), channel)
             .await;
+        let pointer = match self.notify_operator(&notice, Some(thread), channel).await {
+            Some(operator) => {
+                format!("loop guard: this thread is paused until {until} (details in #{operator})")
+            }
+            None => notice,
+        };
         let _ = self
-            .post_routed(Post::in_thread(Sender::Hub, thread, notice), None)
+            .post_routed(Post::in_thread(Sender::Hub, thread, pointer), None)
             .await;
     }
 
@@ -254,9 +317,46 @@ impl Hub {
         tracing::warn!(%channel, burst, "collaboration hub: agents' mentions in a channel held back by the loop guard");
         self.log_decision("channel_burst", &notice, None, channel)
             .await;
+        let pointer = match self.notify_operator(&notice, None, channel).await {
+            Some(operator) => format!(
+                "loop guard: agents' mentions here call no agent until the window passes \
+                 (details in #{operator})"
+            ),
+            None => notice,
+        };
         let _ = self
-            .post_routed(Post::new(Sender::Hub, channel, notice), None)
+            .post_routed(Post::new(Sender::Hub, channel, pointer), None)
             .await;
+    }
+
+    /// Posts `notice` about a place (`thread` in `channel`, or `channel`
+    /// itself) in the operator's channel, and says which channel that is;
+    /// `None` when the config names none (or the place is that channel).
+    pub(super) async fn notify_operator(
+        &self,
+        notice: &str,
+        thread: Option<&str>,
+        channel: &str,
+    ) -> Option<String> {
+        let operator = self.inner.config.operator_channel.clone()?;
+        if operator == channel {
+            return None;
+        }
+        let place = match thread {
+            Some(thread) => format!(
+                " (thread {:?} in #{channel})",
+                self.thread(thread).map(|t| t.title).unwrap_or_default(),
+            ),
+            None => format!(" (#{channel})"),
+        };
+        let post = Post::new(Sender::Hub, operator.clone(), format!("{notice}{place}"));
+        match self.post_routed(post, None).await {
+            Ok(_) => Some(operator),
+            Err(err) => {
+                tracing::warn!(error = %err, "collaboration hub: a notice to the operator's channel could not be posted");
+                None
+            }
+        }
     }
 
     /// Resumes a paused thread (a person's decision): its next messages
@@ -276,10 +376,16 @@ impl Hub {
         };
         self.inner
             .store
-            .write(vec![Write::Thread {
-                view: view.clone(),
-                paused_until: None,
-            }])
+            .write(vec![
+                Write::Thread {
+                    view: view.clone(),
+                    paused_until: None,
+                },
+                Write::GuardReset {
+                    guard: GuardKind::Burst,
+                    key: thread.to_owned(),
+                },
+            ])
             .await?;
         let _ = self
             .inner
@@ -300,18 +406,35 @@ impl Hub {
 mod tests {
     use super::*;
 
-    #[tokio::test(start_paused = true)]
-    async fn a_window_admits_up_to_its_limit_and_says_when_to_come_back() {
+    #[test]
+    fn a_window_admits_up_to_its_limit_and_says_when_to_come_back() {
         let mut pairs = Window::new(Duration::from_secs(300));
         let key = ("alpha", "beta");
+        let mut now = Utc::now();
+        let seconds = chrono::Duration::seconds;
         for _ in 0..3 {
-            assert!(pairs.admit(&key, 3, Instant::now()).is_ok());
-            tokio::time::advance(Duration::from_secs(10)).await;
+            assert!(pairs.admit(&key, 3, now).is_ok());
+            now += seconds(10);
         }
-        let wait = pairs.admit(&key, 3, Instant::now()).unwrap_err();
+        let wait = pairs.admit(&key, 3, now).unwrap_err();
         assert_eq!(wait, Duration::from_secs(270));
-        tokio::time::advance(wait).await;
-        assert!(pairs.admit(&key, 3, Instant::now()).is_ok());
-        assert!(pairs.admit(&("alpha", "gamma"), 3, Instant::now()).is_ok());
+        now += seconds(270);
+        assert!(pairs.admit(&key, 3, now).is_ok());
+        assert!(pairs.admit(&("alpha", "gamma"), 3, now).is_ok());
+    }
+
+    #[test]
+    fn restored_events_count_until_they_leave_the_window() {
+        let mut pairs: Window<(String, String)> = Window::new(Duration::from_secs(300));
+        let now = Utc::now();
+        let key = pair_of_key(&pair_key("alpha", "beta")).unwrap();
+        assert_eq!(key, ("alpha".to_owned(), "beta".to_owned()));
+        // One event already out of the window, three inside it.
+        for ago in [400, 200, 100, 50] {
+            pairs.restore(key.clone(), now - chrono::Duration::seconds(ago), now);
+        }
+        let wait = pairs.admit(&key, 3, now).unwrap_err();
+        assert_eq!(wait, Duration::from_secs(100));
+        assert!(pair_of_key("not json").is_none());
     }
 }

@@ -36,7 +36,7 @@ use self::links::Links;
 use crate::config::{GuardConfig, HubConfig};
 use crate::error::HubError;
 use crate::model::{HubEvent, ObserverRecord, ThreadView};
-use crate::store::{Loaded, PendingDelivery, Store};
+use crate::store::{GuardKind, Loaded, PendingDelivery, Store};
 
 pub use self::links::AgentLink;
 pub use self::posting::Post;
@@ -88,13 +88,18 @@ struct State {
 impl State {
     /// The state the record holds, and the deliveries that were waiting for
     /// an answer when the hub last stopped.
-    fn from_record(loaded: Loaded, guards: &GuardConfig) -> (State, Vec<PendingDelivery>) {
+    fn from_record(
+        loaded: Loaded,
+        guards: &GuardConfig,
+        now: DateTime<Utc>,
+    ) -> (State, Vec<PendingDelivery>) {
         let Loaded {
             threads,
             routes,
             observed,
             deliveries,
             participant_seq,
+            guard_events,
         } = loaded;
         let threads = threads
             .into_iter()
@@ -114,12 +119,25 @@ impl State {
             .into_iter()
             .map(|(agent, records)| (agent, records.into()))
             .collect();
+        let mut pairs = Window::new(guards.pair_window);
+        let mut bursts = Window::new(guards.burst_window);
+        for event in guard_events {
+            match event.guard {
+                GuardKind::Pair => match guards::pair_of_key(&event.key) {
+                    Some(pair) => pairs.restore(pair, event.at, now),
+                    None => {
+                        tracing::warn!(key = %event.key, "skipping an unreadable pair guard event")
+                    }
+                },
+                GuardKind::Burst => bursts.restore(event.key, event.at, now),
+            }
+        }
         let state = State {
             threads,
             routes,
             observed,
-            pairs: Window::new(guards.pair_window),
-            bursts: Window::new(guards.burst_window),
+            pairs,
+            bursts,
             waiting: HashMap::new(),
             participant_seq,
             swept: None,
@@ -196,7 +214,8 @@ impl HubBuilder {
         self.check_channels()?;
         let store = Store::open(self.dir.as_deref())?;
         let loaded = self.load(&store)?;
-        let (state, pending) = State::from_record(loaded, &self.config.guards);
+        let (state, pending) =
+            State::from_record(loaded, &self.config.guards, self.config.clock.now());
         let (events, _) = broadcast::channel(1024);
         Ok(Hub {
             inner: Arc::new(Inner {

@@ -325,7 +325,13 @@ impl Hub {
         if super::guards::resume_if_cooled(thread, draft.now) {
             draft.unrouted = Some("paused");
         } else if !matches!(draft.from, Sender::Hub) {
-            let burst = self.guard_thread(&mut state.bursts, thread_id, thread, draft.now);
+            let burst = self.guard_thread(
+                &mut state.bursts,
+                thread_id,
+                thread,
+                draft.now,
+                &mut draft.writes,
+            );
             if let Burst::Tripped(burst) = burst {
                 draft.unrouted = Some("paused");
                 draft.tripped = Some(Tripped::Thread {
@@ -361,7 +367,8 @@ impl Hub {
         };
         let mut decision = routing::decide(draft.from, draft.mentions, place);
         if draft.from.agent().is_some() && !decision.handlers.is_empty() {
-            let burst = self.guard_channel(&mut state.bursts, channel);
+            let burst =
+                self.guard_channel(&mut state.bursts, channel, draft.now, &mut draft.writes);
             if burst != Burst::Under {
                 hold_back(&mut decision);
                 draft.unrouted = Some("burst");

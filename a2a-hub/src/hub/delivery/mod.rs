@@ -240,22 +240,8 @@ impl Hub {
             &message.channel,
         )
         .await;
-        if let Some(operator) = self.inner.config.operator_channel.clone() {
-            let where_ = match &message.thread {
-                Some(thread) => format!(
-                    " (thread {:?} in #{})",
-                    self.thread(thread).map(|t| t.title).unwrap_or_default(),
-                    message.channel
-                ),
-                None => format!(" (#{})", message.channel),
-            };
-            let _ = self
-                .post_routed(
-                    Post::new(Sender::Hub, operator, format!("{notice}{where_}")),
-                    None,
-                )
-                .await;
-        }
+        self.notify_operator(&notice, message.thread.as_deref(), &message.channel)
+            .await;
         let post = Post {
             from: Sender::Hub,
             channel: Some(message.channel.clone()),

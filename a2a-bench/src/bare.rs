@@ -164,6 +164,8 @@ pub(crate) async fn serve_bare_grpc(port: u16) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let path = a2a_grpc::method_path(a2a_core::Method::SendMessage);
     let app = axum::Router::new().route(&path, axum::routing::post(bare_grpc_handler));
+    // Plain axum on purpose: the bare handler is the floor the SDK is
+    // measured against, so it carries none of the SDK's serving.
     axum::serve(listener, app).await?;
     Ok(())
 }
@@ -171,6 +173,7 @@ pub(crate) async fn serve_bare_grpc(port: u16) -> anyhow::Result<()> {
 pub(crate) async fn serve_bare(port: u16) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let app = axum::Router::new().route("/", axum::routing::post(bare_handler));
+    // Plain axum on purpose, as above.
     axum::serve(listener, app).await?;
     Ok(())
 }

@@ -142,11 +142,13 @@ pub(crate) async fn recovery(
             .install(DefaultRequestHandler::builder(Echo, card(addr)))
             .build(),
     );
-    let app = a2a_grpc::router(
-        a2a_server::A2aService::from_arc(handler.clone()),
-        HttpConfig::default(),
-    );
-    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let service = a2a_server::A2aService::from_arc(handler.clone());
+    let app = a2a_grpc::router(service.clone(), HttpConfig::default());
+    let server = tokio::spawn(async move {
+        let stop = std::future::pending();
+        let config = a2a_server::http::ServeConfig::default();
+        a2a_server::http::serve_with(listener, app, service, stop, config).await
+    });
     let get = Bytes::from(serde_json::to_vec(&JsonRpcRequest::new(
         1,
         a2a_core::Method::GetTask,

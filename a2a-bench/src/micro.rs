@@ -150,6 +150,7 @@ pub(crate) async fn jwt_only(count: usize, alg: &str, uncached: bool) -> anyhow:
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/jwks.json", listener.local_addr()?);
+    // The key server the JWT mode fetches from, not an A2A server.
     tokio::spawn(async move { axum::serve(listener, app).await });
     let mut auth = JwtAuth::new(url, "bench-agent", "https://issuer.example");
     if uncached {

@@ -124,19 +124,7 @@ fn card(addr: SocketAddr, tls: bool, public: Option<&reqwest::Url>) -> AgentCard
 
 /// Ctrl-C, or SIGTERM (how service managers stop a process).
 async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = terminate.recv() => {}
-            }
-            println!("Shutting down.");
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
+    a2a_server::http::shutdown_signal().await;
     println!("Shutting down.");
 }
 

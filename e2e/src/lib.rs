@@ -76,10 +76,8 @@ pub async fn start_service<A: a2a_server::AgentExecutor>(
     let card = card_for(addr);
     let handler = Arc::new(configure(DefaultRequestHandler::builder(agent, card)).build());
     let service = wrap(A2aService::from_arc(handler.clone()));
-    let app = router(service, http);
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let app = router(service.clone(), http);
+    tokio::spawn(serve_in_background(listener, app, service));
     Ok(RunningSut { addr, handler })
 }
 
@@ -201,11 +199,11 @@ pub async fn start_tck_gateway(
         })
         .build(&base_url)?;
     let app = gateway.router(HttpConfig::default());
-    tokio::spawn(async move {
-        if let Err(err) = axum::serve(listener, app).await {
-            eprintln!("tck gateway stopped: {err}");
-        }
-    });
+    tokio::spawn(serve_in_background(
+        listener,
+        app,
+        gateway.service().clone(),
+    ));
     Ok(addr)
 }
 
@@ -267,11 +265,22 @@ async fn serve_tck(
     };
     let handler = Arc::new(builder.build());
     let service = A2aService::from_arc(handler.clone());
-    let app = router(service, HttpConfig::default());
-    tokio::spawn(async move {
-        if let Err(err) = axum::serve(listener, app).await {
-            eprintln!("tck-sut stopped: {err}");
-        }
-    });
+    let app = router(service.clone(), HttpConfig::default());
+    tokio::spawn(serve_in_background(listener, app, service));
     Ok(RunningSut { addr, handler })
+}
+
+/// Serves a test agent the way `a2a serve` does (header read timeout,
+/// connection limits), for as long as the runtime runs: a test agent gets
+/// no protection a user's server would lack.
+async fn serve_in_background(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    service: A2aService,
+) {
+    let stop = std::future::pending();
+    let config = a2a_server::http::ServeConfig::default();
+    if let Err(err) = a2a_server::http::serve_with(listener, app, service, stop, config).await {
+        eprintln!("test agent stopped: {err}");
+    }
 }

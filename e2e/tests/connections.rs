@@ -184,3 +184,19 @@ async fn grpc_requests_over_the_body_limit_are_refused_on_both_sides() {
         "{refused}"
     );
 }
+
+/// The conformance test agent is served as a user's server is (the default
+/// 10 s header read timeout), not with plain `axum::serve`, which kept a
+/// half-sent head open for good.
+#[tokio::test]
+async fn the_test_agent_cuts_off_a_client_that_sends_half_its_headers() {
+    let sut = e2e::start_tck_sut(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap();
+    let mut half = TcpStream::connect(sut.addr).await.unwrap();
+    half.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let (_, took) = read_until_closed(&mut half, Duration::from_secs(30)).await;
+    assert!(took >= Duration::from_secs(9), "closed after {took:?}");
+}

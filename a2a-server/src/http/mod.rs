@@ -101,9 +101,9 @@ pub(crate) struct HttpShared {
 ///
 /// ```no_run
 /// # async fn run(service: a2a_server::A2aService) -> std::io::Result<()> {
-/// let app = a2a_server::http::router(service, a2a_server::http::HttpConfig::default());
+/// let app = a2a_server::http::router(service.clone(), a2a_server::http::HttpConfig::default());
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-/// axum::serve(listener, app).await
+/// a2a_server::http::serve(listener, app, service).await
 /// # }
 /// ```
 pub fn router(service: A2aService, config: HttpConfig) -> Router {
@@ -184,6 +184,51 @@ pub fn bind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<tokio::
 
 /// The default backlog of [`bind`].
 pub const DEFAULT_BACKLOG: u32 = 4096;
+
+/// Serves `app` on `listener` the safe way, in one call: every limit of
+/// [`ServeConfig::default`] (the header read timeout, the connection limit,
+/// HTTP/2 keep-alive) and, on Ctrl-C or SIGTERM, a graceful shutdown (see
+/// [`serve_until`]). What `axum::serve` would do, with the protections a
+/// server on the open network needs.
+///
+/// ```no_run
+/// # async fn run(service: a2a_server::A2aService) -> std::io::Result<()> {
+/// let app = a2a_server::http::router(service.clone(), Default::default());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// a2a_server::http::serve(listener, app, service).await
+/// # }
+/// ```
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    service: A2aService,
+) -> std::io::Result<()> {
+    serve_with(
+        listener,
+        app,
+        service,
+        shutdown_signal(),
+        ServeConfig::default(),
+    )
+    .await
+}
+
+/// Resolves on Ctrl-C, or on SIGTERM (how service managers stop a
+/// process): the `stop` of [`serve`], for [`serve_with`] too.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
 
 /// Serves `app` on `listener` until `stop` resolves, then winds down within
 /// `grace`: no new connections, the service's running executions get the grace

@@ -27,7 +27,9 @@ async fn main() -> std::io::Result<()> {
         .with_interface(addr.to_string(), binding::GRPC)
         .with_streaming(true);
     let handler = DefaultRequestHandler::builder(Hello, card).build();
-    let app = a2a_grpc::router(A2aService::new(handler), Default::default());
+    let service = A2aService::new(handler);
+    let app = a2a_grpc::router(service.clone(), Default::default());
     println!("agent card: http://{addr}/.well-known/agent-card.json");
-    axum::serve(listener, app).await
+    // Header timeout, connection limits, graceful shutdown on Ctrl-C/SIGTERM.
+    a2a_server::http::serve(listener, app, service).await
 }

@@ -333,8 +333,9 @@ pub enum JobsCommand {
     List(JobsListArgs),
     /// Show one job and its task, straight from the server's store.
     Show(JobShowArgs),
-    /// Cancel a job's task through the running server (A2A CancelTask).
-    Cancel(TaskArgs),
+    /// Cancel a job's task through the running server (A2A CancelTask); on
+    /// a gateway, through the agent that runs it.
+    Cancel(JobsCancelArgs),
     /// Delete finished jobs and their tasks older than an age (stop the
     /// server first when its state is in SQLite; it also prunes on its own).
     Prune(JobsPruneArgs),
@@ -346,6 +347,10 @@ pub struct JobsListArgs {
     /// The server's store.
     #[command(flatten)]
     pub state: StateArgs,
+    /// On a gateway's data directory: only this agent's jobs (default:
+    /// every agent's).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Only jobs in this state: pending, running, completed, failed, abandoned.
     #[arg(long)]
     pub state_filter: Option<String>,
@@ -365,6 +370,10 @@ pub struct JobShowArgs {
     pub state: StateArgs,
     /// The job's task id.
     pub task_id: String,
+    /// On a gateway's data directory: look only in this agent's store
+    /// (default: every agent's).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Print JSON (for scripts) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -376,12 +385,32 @@ pub struct JobsPruneArgs {
     /// The server's store.
     #[command(flatten)]
     pub state: StateArgs,
+    /// On a gateway's data directory: only this agent's store (default:
+    /// every agent's).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Delete jobs finished longer ago than this many days.
     #[arg(long, default_value_t = 7)]
     pub older_than_days: u64,
     /// Print JSON (for scripts) instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `a2a jobs cancel`.
+#[derive(Debug, clap::Args)]
+pub struct JobsCancelArgs {
+    /// The server and the task.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// The gateway agent that runs the task: the request goes to
+    /// `URL/agents/NAME` instead of URL.
+    #[arg(long, value_name = "NAME", conflicts_with = "data_dir")]
+    pub agent: Option<String>,
+    /// The server's data directory: on a gateway's, the agent whose store
+    /// holds the task's job is the one asked to cancel it.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// `a2a card`.

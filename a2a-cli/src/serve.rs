@@ -17,6 +17,7 @@ use a2a_store_sql::{DurableStore, PostgresCluster, PushKey, StoreLocation};
 use anyhow::Context as _;
 
 use crate::cli::AuthArgs;
+use crate::output::sayln;
 use crate::{BuiltinAgent, ServeArgs};
 
 /// The authentication `a2a serve` was asked for.
@@ -132,12 +133,12 @@ async fn stop_signal() {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = terminate.recv() => {}
             }
-            println!("Shutting down.");
+            sayln!("Shutting down.");
             return;
         }
     }
     let _ = tokio::signal::ctrl_c().await;
-    println!("Shutting down.");
+    sayln!("Shutting down.");
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -226,8 +227,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 None => service,
             };
             let app = router(service.clone(), HttpConfig::default());
-            println!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
-            println!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
+            sayln!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
+            sayln!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
             (service, app, state)
         }
         Some(config) => {
@@ -250,21 +251,21 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 app = app.merge(a2a_hub::http::router(opened.clone(), gateway.clone()));
                 hub = Some(opened);
             }
-            println!(
+            sayln!(
                 "A2A gateway listening on {base_url} with {} agent(s) from {}:",
                 gateway.agents().len(),
                 config.path.display()
             );
-            print!("{}", gateway.table());
+            sayln!("{}", gateway.table().trim_end());
             if let Some(hub) = &hub {
-                println!(
+                sayln!(
                     "Collaboration hub: {base_url}{} (page), agent {:?}; its agents:",
                     a2a_hub::http::HUB_PATH,
                     hub.name()
                 );
-                print!("{}", hub.mapping_table());
+                sayln!("{}", hub.mapping_table().trim_end());
             }
-            println!(
+            sayln!(
                 "Root card: {base_url}{} (agent {}); list: {base_url}{}",
                 a2a_core::AGENT_CARD_PATH,
                 gateway.default_agent(),
@@ -285,21 +286,21 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             (gateway.service().clone(), app, state)
         }
     };
-    println!("State: {state}");
+    sayln!("State: {state}");
     match &log_dir {
-        Some(dir) => println!(
+        Some(dir) => sayln!(
             "Conversation log: {} (a2a log today)",
             dir.join(a2a_conversation::STREAM_DIR).display()
         ),
-        None => println!("Conversation log: off"),
+        None => sayln!("Conversation log: off"),
     }
     if !authenticated {
-        println!(
+        sayln!(
             "Warning: no authentication (--auth-*): every caller is the same anonymous user \
              and sees every task."
         );
     }
-    println!("Press Ctrl-C to stop.");
+    sayln!("Press Ctrl-C to stop.");
     let mut config = ServeConfig::default();
     config.grace = Duration::from_secs(args.shutdown_grace);
     if let Some(tls) = tls {

@@ -173,7 +173,8 @@ pub struct LogArgs {
     /// The data directory whose `stream/` holds the log.
     #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a", global = true)]
     pub data_dir: PathBuf,
-    /// Print each line as JSON (as stored) instead of `from → to: text`.
+    /// Print each line as JSON (as stored) instead of `time id kind from →
+    /// to: text`.
     #[arg(long, global = true)]
     pub json: bool,
 }
@@ -192,7 +193,8 @@ pub enum LogCommand {
     },
     /// A message and the messages it answers, back to the first (oldest first).
     Chain {
-        /// The line's id (`msg_…`).
+        /// The line's id: the short one `a2a log today` shows, an
+        /// unambiguous prefix of it, or the whole `msg_…` id.
         id: String,
     },
     /// The latest lines.

@@ -219,7 +219,7 @@ async fn list(args: JobsListArgs) -> anyhow::Result<()> {
         jobs.extend(listed.into_iter().map(|job| (source.agent.as_deref(), job)));
     }
     // Each store gave its newest; together, the newest of them all.
-    jobs.sort_by(|(_, a), (_, b)| b.created_at.cmp(&a.created_at));
+    jobs.sort_by_key(|(_, job)| std::cmp::Reverse(job.created_at));
     jobs.truncate(limit);
     if args.json {
         let all: Vec<_> = jobs

@@ -65,15 +65,19 @@ fn exit_of(mut child: Child, args: &[&str]) -> Output {
 }
 
 /// `a2a ARGS` started with a standard output nobody reads: the pipe's
-/// reading end is closed before the command starts, so its first write
-/// meets a closed pipe (as `a2a … | head -0` would make it).
+/// reader (`true`, which reads nothing) has exited before the command
+/// starts, so its first write meets a closed pipe, as behind `| head -0`.
 fn spawn_with_stdout_closed(args: &[&str]) -> Child {
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
+    let mut reader = std::process::Command::new("true")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pipe = reader.stdin.take().unwrap();
+    assert!(reader.wait().unwrap().success());
     command()
         .args(args)
         .stdin(Stdio::null())
-        .stdout(writer)
+        .stdout(pipe)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()

@@ -3,10 +3,11 @@
 //! canceled over A2A through the running server.
 //!
 //! A gateway (`a2a serve --config`) keeps each agent's state apart, in
-//! `DATA_DIR/agents/NAME` with SQLite: on such a directory every command
-//! covers every agent's store, and `--agent` narrows it to one.
+//! `DATA_DIR/agents/NAME` with SQLite, in the schema `a2a_agent_NAME` with
+//! PostgreSQL: there every command covers every agent's store, and
+//! `--agent` narrows it to one.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use a2a_server::store::{Job, JobFilter, JobState};
 use a2a_store_sql::{DATABASE_FILE, DurableStore, StoreLocation};
@@ -42,29 +43,6 @@ impl Source {
     }
 }
 
-/// The gateway agents with a SQLite store under `dir`, sorted.
-fn gateway_agents(dir: &Path) -> anyhow::Result<Vec<String>> {
-    let agents = dir.join("agents");
-    let entries = match std::fs::read_dir(&agents) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => {
-            return Err(anyhow::Error::new(err).context(format!("listing {}", agents.display())));
-        }
-    };
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry = entry.with_context(|| format!("listing {}", agents.display()))?;
-        if entry.path().join(DATABASE_FILE).is_file() {
-            if let Some(name) = entry.file_name().to_str() {
-                names.push(name.to_owned());
-            }
-        }
-    }
-    names.sort();
-    Ok(names)
-}
-
 /// Opens one SQLite store to read, or to write (taking its lock).
 async fn open_sqlite(dir: PathBuf, to_write: bool) -> anyhow::Result<DurableStore> {
     let location = StoreLocation::Sqlite(dir);
@@ -79,39 +57,22 @@ async fn open_sqlite(dir: PathBuf, to_write: bool) -> anyhow::Result<DurableStor
     }
 }
 
-/// Every store `state` names: the plain server's store of a data directory
-/// and each gateway agent's under it (only `agent`'s, when given).
+/// Every store `state` names: a plain server's, or every gateway agent's
+/// (only `agent`'s, when given); with SQLite, both when the data directory
+/// has both.
 async fn open(
     state: &StateArgs,
     agent: Option<&str>,
     to_write: bool,
 ) -> anyhow::Result<Vec<Source>> {
     let location = state.location()?;
-    let dir = match &location {
-        StoreLocation::Memory => {
-            bail!("a server with --store memory keeps no jobs another process can see")
-        }
-        StoreLocation::Sqlite(dir) => dir,
-        StoreLocation::Postgres(_) => {
-            // A gateway keeps each agent in its own schema: it is named,
-            // since the database does not say which schemas are agents'.
-            let opened = match agent {
-                Some(name) => location.open_for_agent(name, None).await,
-                None if to_write => location.open(None).await,
-                None => location.open_to_read().await,
-            };
-            let store = opened
-                .with_context(|| format!("cannot open the state ({location})"))?
-                .context("PostgreSQL opened no store")?;
-            return Ok(vec![Source {
-                agent: agent.map(str::to_owned),
-                store,
-            }]);
-        }
-    };
-    let agents = gateway_agents(dir)?;
-    let plain = dir.join(DATABASE_FILE).is_file();
-    let mut sources = Vec::new();
+    if location == StoreLocation::Memory {
+        bail!("a server with --store memory keeps no jobs another process can see");
+    }
+    let agents = location
+        .agent_names()
+        .await
+        .with_context(|| format!("cannot look for the agents' stores ({location})"))?;
     if let Some(name) = agent {
         if !agents.iter().any(|a| a == name) {
             let known = match agents.is_empty() {
@@ -120,41 +81,71 @@ async fn open(
             };
             bail!(
                 "no agent {name:?} has a store in {} (agents there: {known})",
-                dir.join("agents").display()
+                agents_place(&location)
             );
         }
-        let store = open_sqlite(dir.join("agents").join(name), to_write).await?;
-        sources.push(Source {
-            agent: Some(name.to_owned()),
-            store,
-        });
-        return Ok(sources);
     }
-    if !plain && agents.is_empty() {
-        bail!(
-            "no job store in {dir}: looked for a server's {plain_db} and a gateway's \
-             {agents_db} (is --data-dir the server's?)",
-            dir = dir.display(),
-            plain_db = dir.join(DATABASE_FILE).display(),
-            agents_db = dir
-                .join("agents")
-                .join("NAME")
-                .join(DATABASE_FILE)
-                .display(),
-        );
+    let wanted: Vec<String> = match agent {
+        Some(name) => vec![name.to_owned()],
+        None => agents,
+    };
+    let plain = match &location {
+        StoreLocation::Sqlite(dir) => agent.is_none() && dir.join(DATABASE_FILE).is_file(),
+        // A database holds a plain server's tables or a gateway's schemas.
+        _ => wanted.is_empty(),
+    };
+    if let StoreLocation::Sqlite(dir) = &location {
+        if !plain && wanted.is_empty() {
+            bail!(
+                "no job store in {dir}: looked for a server's {plain_db} and a gateway's \
+                 {agents_db} (is --data-dir the server's?)",
+                dir = dir.display(),
+                plain_db = dir.join(DATABASE_FILE).display(),
+                agents_db = dir
+                    .join("agents")
+                    .join("NAME")
+                    .join(DATABASE_FILE)
+                    .display(),
+            );
+        }
     }
+    let mut sources = Vec::new();
     if plain {
-        let store = open_sqlite(dir.clone(), to_write).await?;
+        let opened = if to_write {
+            location.open(None).await
+        } else {
+            location.open_to_read().await
+        };
+        let store = opened
+            .with_context(|| format!("cannot open the state ({location})"))?
+            .with_context(|| format!("{location} opened no store"))?;
         sources.push(Source { agent: None, store });
     }
-    for name in agents {
-        let store = open_sqlite(dir.join("agents").join(&name), to_write).await?;
+    for name in wanted {
+        let store = match &location {
+            StoreLocation::Sqlite(dir) => {
+                open_sqlite(dir.join("agents").join(&name), to_write).await?
+            }
+            _ => location
+                .open_for_agent(&name, None)
+                .await
+                .with_context(|| format!("cannot open the state of agent {name:?} ({location})"))?
+                .with_context(|| format!("{location} opened no store"))?,
+        };
         sources.push(Source {
             agent: Some(name),
             store,
         });
     }
     Ok(sources)
+}
+
+/// Where a gateway keeps its agents' stores, for people.
+fn agents_place(location: &StoreLocation) -> String {
+    match location {
+        StoreLocation::Sqlite(dir) => dir.join("agents").display().to_string(),
+        other => format!("{other} (schemas a2a_agent_NAME)"),
+    }
 }
 
 fn parse_state(name: &str) -> anyhow::Result<JobState> {

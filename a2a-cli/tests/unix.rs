@@ -578,3 +578,50 @@ fn the_gateway_banner_prints_each_table_once() {
     }
     assert!(!seen.contains("collaboration hub agents"), "{seen}");
 }
+
+#[test]
+fn jobs_on_a_postgres_gateway_cover_every_agent_schema() {
+    let Some(database) = support::Database::create() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = gateway_file(
+        dir.path(),
+        "[agents.alpha]\nkind = \"rust\"\nexecutor = \"echo\"\n\n\
+         [agents.beta]\nkind = \"rust\"\nexecutor = \"echo\"\n",
+    );
+    let store = database.url.as_str();
+    let server = serve(&[
+        "--config",
+        arg(&file),
+        "--store",
+        store,
+        "--no-conversation-log",
+    ]);
+    let mut expected: Vec<(String, String)> = ["alpha", "beta"]
+        .iter()
+        .map(|agent| {
+            let at = format!("{}/agents/{agent}", server.url);
+            let task = json(&["send", &at, "hello"]);
+            let id = task["task"]["id"].as_str().unwrap().to_owned();
+            (id, (*agent).to_owned())
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(agents_of_jobs(&["--store", store]), expected);
+    assert_eq!(
+        agents_of_jobs(&["--store", store, "--agent", "alpha"]),
+        expected
+            .iter()
+            .filter(|(_, agent)| agent == "alpha")
+            .cloned()
+            .collect::<Vec<_>>()
+    );
+    // A name that is no agent's is refused, not given a schema.
+    let unknown = fails(&["jobs", "list", "--store", store, "--agent", "gamma"]);
+    assert!(
+        unknown.contains("gamma") && unknown.contains("alpha, beta"),
+        "{unknown}"
+    );
+    assert_eq!(agents_of_jobs(&["--store", store]), expected);
+}

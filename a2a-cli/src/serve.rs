@@ -123,22 +123,31 @@ fn card(addr: SocketAddr, tls: bool, public: Option<&reqwest::Url>) -> AgentCard
     .with_push_notifications(true)
 }
 
-/// Ctrl-C, or SIGTERM (how service managers stop a process).
-async fn stop_signal() {
+/// Ctrl-C, or SIGTERM (how service managers stop a process), listened for
+/// from the call on: called before the banner says how to stop the server,
+/// so that a signal sent as soon as it is read stops it cleanly instead of
+/// killing it (the default action, until a listener is installed).
+fn stop_signal() -> anyhow::Result<futures::future::BoxFuture<'static, ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
+        let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        Ok(Box::pin(async move {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = interrupt.recv() => {}
                 _ = terminate.recv() => {}
             }
             sayln!("Shutting down.");
-            return;
-        }
+        }))
     }
-    let _ = tokio::signal::ctrl_c().await;
-    sayln!("Shutting down.");
+    #[cfg(not(unix))]
+    {
+        Ok(Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+            sayln!("Shutting down.");
+        }))
+    }
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -300,6 +309,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
              and sees every task."
         );
     }
+    let stop = stop_signal()?;
     sayln!("Press Ctrl-C to stop.");
     let mut config = ServeConfig::default();
     config.grace = Duration::from_secs(args.shutdown_grace);
@@ -307,7 +317,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         config = config.with_tls(tls);
     }
     let grace = config.grace;
-    a2a_server::http::serve_with(listener, app, service, stop_signal(), config).await?;
+    a2a_server::http::serve_with(listener, app, service, stop, config).await?;
     if let Some(hub) = hub {
         hub.shutdown(grace).await;
     }

@@ -556,8 +556,9 @@ fn the_gateway_banner_prints_each_table_once() {
     while !banner.contains("Press Ctrl-C") {
         assert!(stdout.read_line(&mut banner).unwrap() > 0, "{banner}");
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    // At once: it listens for SIGTERM by the time it says how to stop.
+    let status = stop_with(&mut child, "-TERM", PATIENCE);
+    assert!(status.success(), "{status:?}");
     // Everything a person sees in a terminal: both streams.
     let seen = format!("{banner}{}", stderr.join().unwrap());
     let header_count = |starts: &str, has: &str| {
@@ -624,4 +625,16 @@ fn jobs_on_a_postgres_gateway_cover_every_agent_schema() {
         "{unknown}"
     );
     assert_eq!(agents_of_jobs(&["--store", store]), expected);
+}
+
+#[test]
+fn serve_stops_cleanly_on_a_sigterm_sent_as_soon_as_its_banner_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = gateway_file(dir.path(), GATEWAY);
+    for _ in 0..3 {
+        // SIGTERM's default action would kill it (exit by signal, no
+        // "Shutting down."): it must listen before it says how to stop.
+        support::serve_in_memory(&[]).stop(PATIENCE);
+        serve(&["--store", "memory", "--config", arg(&file)]).stop(PATIENCE);
+    }
 }

@@ -173,7 +173,8 @@ pub struct LogArgs {
     /// The data directory whose `stream/` holds the log.
     #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a", global = true)]
     pub data_dir: PathBuf,
-    /// Print each line as JSON (as stored) instead of `from → to: text`.
+    /// Print each line as JSON (as stored) instead of `time id kind from →
+    /// to: text`.
     #[arg(long, global = true)]
     pub json: bool,
 }
@@ -192,7 +193,8 @@ pub enum LogCommand {
     },
     /// A message and the messages it answers, back to the first (oldest first).
     Chain {
-        /// The line's id (`msg_…`).
+        /// The line's id: the short one `a2a log today` shows, an
+        /// unambiguous prefix of it, or the whole `msg_…` id.
         id: String,
     },
     /// The latest lines.
@@ -333,8 +335,9 @@ pub enum JobsCommand {
     List(JobsListArgs),
     /// Show one job and its task, straight from the server's store.
     Show(JobShowArgs),
-    /// Cancel a job's task through the running server (A2A CancelTask).
-    Cancel(TaskArgs),
+    /// Cancel a job's task through the running server (A2A CancelTask); on
+    /// a gateway, through the agent that runs it.
+    Cancel(JobsCancelArgs),
     /// Delete finished jobs and their tasks older than an age (stop the
     /// server first when its state is in SQLite; it also prunes on its own).
     Prune(JobsPruneArgs),
@@ -346,6 +349,10 @@ pub struct JobsListArgs {
     /// The server's store.
     #[command(flatten)]
     pub state: StateArgs,
+    /// On a gateway's data directory: only this agent's jobs (default:
+    /// every agent's).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Only jobs in this state: pending, running, completed, failed, abandoned.
     #[arg(long)]
     pub state_filter: Option<String>,
@@ -365,6 +372,10 @@ pub struct JobShowArgs {
     pub state: StateArgs,
     /// The job's task id.
     pub task_id: String,
+    /// On a gateway's data directory: look only in this agent's store
+    /// (default: every agent's).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Print JSON (for scripts) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -376,12 +387,32 @@ pub struct JobsPruneArgs {
     /// The server's store.
     #[command(flatten)]
     pub state: StateArgs,
+    /// On a gateway's data directory: only this agent's store (default:
+    /// every agent's).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Delete jobs finished longer ago than this many days.
     #[arg(long, default_value_t = 7)]
     pub older_than_days: u64,
     /// Print JSON (for scripts) instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `a2a jobs cancel`.
+#[derive(Debug, clap::Args)]
+pub struct JobsCancelArgs {
+    /// The server and the task.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// The gateway agent that runs the task: the request goes to
+    /// `URL/agents/NAME` instead of URL.
+    #[arg(long, value_name = "NAME", conflicts_with = "data_dir")]
+    pub agent: Option<String>,
+    /// The server's data directory: on a gateway's, the agent whose store
+    /// holds the task's job is the one asked to cancel it.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// `a2a card`.

@@ -10,7 +10,8 @@ use anyhow::Context as _;
 use futures::StreamExt as _;
 
 use crate::connect::{card, client};
-use crate::{CardArgs, GetArgs, ListArgs, PushCommand, SendArgs, TaskArgs, output};
+use crate::output::{self, out, outln};
+use crate::{CardArgs, GetArgs, ListArgs, PushCommand, SendArgs, TaskArgs};
 
 pub(crate) async fn show_card(args: CardArgs) -> anyhow::Result<()> {
     let target = &args.target;
@@ -28,12 +29,13 @@ pub(crate) async fn show_card(args: CardArgs) -> anyhow::Result<()> {
     if target.json {
         return output::json(&card);
     }
-    output::card(&card);
+    output::card(&card)?;
     if let Some(verified) = verified {
-        println!(
+        outln!(
             "Signature: verified with key {} ({})",
-            verified.kid, verified.algorithm
-        );
+            verified.kid,
+            verified.algorithm
+        )?;
     }
     Ok(())
 }
@@ -92,17 +94,17 @@ pub(crate) async fn send(args: SendArgs) -> anyhow::Result<()> {
         while let Some(event) = events.next().await {
             let event = event?;
             if args.target.json {
-                println!("{}", serde_json::to_string(&event)?)
+                outln!("{}", serde_json::to_string(&event)?)?;
             } else {
-                output::event(&event)
+                output::event(&event)?;
             }
         }
         return Ok(());
     }
     match client.send_message(request, Some(&options)).await? {
         response if args.target.json => output::json(&response)?,
-        SendMessageResponse::Task(task) => output::task(&task),
-        SendMessageResponse::Message(message) => output::message(&message),
+        SendMessageResponse::Task(task) => output::task(&task)?,
+        SendMessageResponse::Message(message) => output::message(&message)?,
     }
     Ok(())
 }
@@ -118,15 +120,15 @@ pub(crate) async fn get(args: GetArgs) -> anyhow::Result<()> {
     if args.task.target.json {
         return output::json(&task);
     }
-    output::task(&task);
+    output::task(&task)?;
     for message in &task.history {
         let who = if message.role == a2a_core::Role::User {
             "user"
         } else {
             "agent"
         };
-        print!("  {who}: ");
-        output::message(message);
+        out!("  {who}: ")?;
+        output::message(message)?;
     }
     Ok(())
 }
@@ -163,13 +165,13 @@ pub(crate) async fn list(args: ListArgs) -> anyhow::Result<()> {
             output::json(&page)?;
         } else {
             for task in &page.tasks {
-                output::task(task);
+                output::task(task)?;
             }
-            println!("({} of {} tasks)", page.tasks.len(), page.total_size);
+            outln!("({} of {} tasks)", page.tasks.len(), page.total_size)?;
         }
         if !args.all || page.next_page_token.is_empty() {
             if !args.all && !page.next_page_token.is_empty() && !args.target.json {
-                println!("next page: --page-token {}", page.next_page_token);
+                outln!("next page: --page-token {}", page.next_page_token)?;
             }
             return Ok(());
         }
@@ -191,8 +193,7 @@ pub(crate) async fn cancel(args: TaskArgs) -> anyhow::Result<()> {
     if args.target.json {
         output::json(&task)
     } else {
-        output::task(&task);
-        Ok(())
+        output::task(&task)
     }
 }
 
@@ -206,9 +207,9 @@ pub(crate) async fn subscribe(args: TaskArgs) -> anyhow::Result<()> {
     while let Some(event) = events.next().await {
         let event = event?;
         if args.target.json {
-            println!("{}", serde_json::to_string(&event)?)
+            outln!("{}", serde_json::to_string(&event)?)?;
         } else {
-            output::event(&event)
+            output::event(&event)?;
         }
     }
     Ok(())
@@ -241,7 +242,7 @@ pub(crate) async fn push(command: PushCommand) -> anyhow::Result<()> {
             if task.target.json {
                 output::json(&saved)
             } else {
-                println!("webhook {} -> {}", saved.id, saved.url);
+                outln!("webhook {} -> {}", saved.id, saved.url)?;
                 Ok(())
             }
         }
@@ -258,7 +259,7 @@ pub(crate) async fn push(command: PushCommand) -> anyhow::Result<()> {
             if task.target.json {
                 output::json(&config)
             } else {
-                println!("webhook {} -> {}", config.id, config.url);
+                outln!("webhook {} -> {}", config.id, config.url)?;
                 Ok(())
             }
         }
@@ -275,7 +276,7 @@ pub(crate) async fn push(command: PushCommand) -> anyhow::Result<()> {
                 return output::json(&list);
             }
             for config in &list.configs {
-                println!("webhook {} -> {}", config.id, config.url);
+                outln!("webhook {} -> {}", config.id, config.url)?;
             }
             Ok(())
         }
@@ -290,7 +291,7 @@ pub(crate) async fn push(command: PushCommand) -> anyhow::Result<()> {
                 .delete_task_push_notification_config(request, Some(&options))
                 .await?;
             if !task.target.json {
-                println!("deleted");
+                outln!("deleted")?;
             }
             Ok(())
         }

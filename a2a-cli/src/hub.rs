@@ -16,6 +16,7 @@ use serde_json::json;
 
 use crate::cli::{HubArgs, HubCollaborateArgs, HubCommand, HubPostArgs, HubServer};
 use crate::output;
+use crate::output::{out, outln};
 
 /// Runs one `a2a hub` command.
 pub(crate) async fn run(args: HubArgs) -> anyhow::Result<()> {
@@ -133,7 +134,7 @@ async fn channels(api: &HubApiClient, json: bool) -> anyhow::Result<()> {
             ]
         })
         .collect();
-    print!(
+    out!(
         "{}",
         table(
             &[
@@ -145,7 +146,7 @@ async fn channels(api: &HubApiClient, json: bool) -> anyhow::Result<()> {
             ],
             &rows
         )
-    );
+    )?;
     Ok(())
 }
 
@@ -156,8 +157,8 @@ async fn threads(api: &HubApiClient, channel: Option<&str>, json: bool) -> anyho
     }
     if threads.is_empty() {
         match channel {
-            Some(channel) => println!("No threads in #{channel}."),
-            None => println!("No threads."),
+            Some(channel) => outln!("No threads in #{channel}.")?,
+            None => outln!("No threads.")?,
         }
         return Ok(());
     }
@@ -174,7 +175,7 @@ async fn threads(api: &HubApiClient, channel: Option<&str>, json: bool) -> anyho
             ]
         })
         .collect();
-    print!(
+    out!(
         "{}",
         table(
             &[
@@ -187,7 +188,7 @@ async fn threads(api: &HubApiClient, channel: Option<&str>, json: bool) -> anyho
             ],
             &rows
         )
-    );
+    )?;
     Ok(())
 }
 
@@ -271,11 +272,11 @@ async fn messages(
         None => HashMap::new(),
     };
     for message in &messages {
-        println!(
+        outln!(
             "{} {}",
             message.t.format("%Y-%m-%d %H:%M:%S"),
             message_line(message, &titles)
-        );
+        )?;
     }
     Ok(())
 }
@@ -297,8 +298,8 @@ async fn post(api: &HubApiClient, args: HubPostArgs, json: bool) -> anyhow::Resu
             titles.insert(thread.id, thread.title);
         }
     }
-    println!("{}", message_line(&message, &titles));
-    println!("  message {}: {}", message.id, handled_by(&message));
+    outln!("{}", message_line(&message, &titles))?;
+    outln!("  message {}: {}", message.id, handled_by(&message))?;
     Ok(())
 }
 
@@ -319,14 +320,14 @@ async fn collaborate(
         return print_answer(&CollaborationAnswer { collaboration });
     }
     let done = collaboration;
-    println!("{}", done.confirmation);
-    println!(
+    outln!("{}", done.confirmation)?;
+    outln!(
         "  thread {} in #{} ({}); follow it: a2a hub messages --thread {}",
         done.thread,
         done.channel,
         if done.continued { "continued" } else { "new" },
         done.thread
-    );
+    )?;
     Ok(())
 }
 
@@ -335,12 +336,12 @@ async fn resume(api: &HubApiClient, thread: &str, json: bool) -> anyhow::Result<
     if json {
         return print_answer(&ResumedThread { thread });
     }
-    println!(
+    outln!(
         "#{} [{}] resumed; participants: {}",
         thread.channel,
         thread.title,
         list_or_dash(&thread.participants)
-    );
+    )?;
     Ok(())
 }
 
@@ -408,7 +409,7 @@ async fn follow(
 ) -> anyhow::Result<()> {
     loop {
         match feed.next().await? {
-            FeedEvent::Message(message) if json => println!("{}", json!({ "message": message })),
+            FeedEvent::Message(message) if json => outln!("{}", json!({ "message": message }))?,
             FeedEvent::Message(message) => {
                 if let Some(id) = &message.thread {
                     if !threads.contains_key(id) {
@@ -422,17 +423,17 @@ async fn follow(
                     .iter()
                     .filter_map(|id| threads.get(id).map(|t| (id.clone(), t.title.clone())))
                     .collect();
-                println!("{}", message_line(&message, &titles));
+                outln!("{}", message_line(&message, &titles))?;
             }
             FeedEvent::Thread(thread) => {
                 if json {
-                    println!("{}", json!({ "thread": thread }));
+                    outln!("{}", json!({ "thread": thread }))?;
                 } else if let Some(line) = thread_line(&thread, threads.get(&thread.id)) {
-                    println!("{line}");
+                    outln!("{line}")?;
                 }
                 threads.insert(thread.id.clone(), thread);
             }
-            FeedEvent::Lagged(missed) if json => println!("{}", json!({ "lagged": missed })),
+            FeedEvent::Lagged(missed) if json => outln!("{}", json!({ "lagged": missed }))?,
             FeedEvent::Lagged(missed) => eprintln!(
                 "warning: {missed} event(s) missed (this reader fell behind); \
                  a2a hub messages shows them"

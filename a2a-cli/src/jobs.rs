@@ -1,26 +1,51 @@
 //! `a2a jobs`: a server's durable executions, read from its store (what only
 //! the operator may see: pending, stale and abandoned work, retention), and
 //! canceled over A2A through the running server.
+//!
+//! A gateway (`a2a serve --config`) keeps each agent's state apart, in
+//! `DATA_DIR/agents/NAME` with SQLite, in the schema `a2a_agent_NAME` with
+//! PostgreSQL: there every command covers every agent's store, and
+//! `--agent` narrows it to one.
+
+use std::path::PathBuf;
 
 use a2a_server::store::{Job, JobFilter, JobState};
-use a2a_store_sql::DurableStore;
+use a2a_store_sql::{DATABASE_FILE, DurableStore, StoreLocation};
 use anyhow::{Context as _, bail};
 use serde_json::json;
 
-use crate::cli::{JobShowArgs, JobsCommand, JobsListArgs, JobsPruneArgs, StateArgs};
+use crate::cli::{
+    JobShowArgs, JobsCancelArgs, JobsCommand, JobsListArgs, JobsPruneArgs, StateArgs,
+};
+use crate::output::outln;
 
 /// Runs one `a2a jobs` command.
 pub(crate) async fn run(command: JobsCommand) -> anyhow::Result<()> {
     match command {
         JobsCommand::List(args) => list(args).await,
         JobsCommand::Show(args) => show(args).await,
-        JobsCommand::Cancel(args) => crate::commands::cancel(args).await,
+        JobsCommand::Cancel(args) => cancel(args).await,
         JobsCommand::Prune(args) => prune(args).await,
     }
 }
 
-async fn open(state: &StateArgs, to_write: bool) -> anyhow::Result<DurableStore> {
-    let location = state.location()?;
+/// One store of jobs: a plain server's (`agent` `None`) or a gateway
+/// agent's.
+struct Source {
+    agent: Option<String>,
+    store: DurableStore,
+}
+
+impl Source {
+    /// The agent's name, `-` for a plain server's store.
+    fn name(&self) -> &str {
+        self.agent.as_deref().unwrap_or("-")
+    }
+}
+
+/// Opens one SQLite store to read, or to write (taking its lock).
+async fn open_sqlite(dir: PathBuf, to_write: bool) -> anyhow::Result<DurableStore> {
+    let location = StoreLocation::Sqlite(dir);
     let opened = if to_write {
         location.open(None).await
     } else {
@@ -28,7 +53,98 @@ async fn open(state: &StateArgs, to_write: bool) -> anyhow::Result<DurableStore>
     };
     match opened.with_context(|| format!("cannot open the state ({location})"))? {
         Some(store) => Ok(store),
-        None => bail!("a server with --store memory keeps no jobs another process can see"),
+        None => bail!("{location} opened no store"),
+    }
+}
+
+/// Every store `state` names: a plain server's, or every gateway agent's
+/// (only `agent`'s, when given); with SQLite, both when the data directory
+/// has both.
+async fn open(
+    state: &StateArgs,
+    agent: Option<&str>,
+    to_write: bool,
+) -> anyhow::Result<Vec<Source>> {
+    let location = state.location()?;
+    if location == StoreLocation::Memory {
+        bail!("a server with --store memory keeps no jobs another process can see");
+    }
+    let agents = location
+        .agent_names()
+        .await
+        .with_context(|| format!("cannot look for the agents' stores ({location})"))?;
+    if let Some(name) = agent {
+        if !agents.iter().any(|a| a == name) {
+            let known = match agents.is_empty() {
+                true => "none".to_owned(),
+                false => agents.join(", "),
+            };
+            bail!(
+                "no agent {name:?} has a store in {} (agents there: {known})",
+                agents_place(&location)
+            );
+        }
+    }
+    let wanted: Vec<String> = match agent {
+        Some(name) => vec![name.to_owned()],
+        None => agents,
+    };
+    let plain = match &location {
+        StoreLocation::Sqlite(dir) => agent.is_none() && dir.join(DATABASE_FILE).is_file(),
+        // A database holds a plain server's tables or a gateway's schemas.
+        _ => wanted.is_empty(),
+    };
+    if let StoreLocation::Sqlite(dir) = &location {
+        if !plain && wanted.is_empty() {
+            bail!(
+                "no job store in {dir}: looked for a server's {plain_db} and a gateway's \
+                 {agents_db} (is --data-dir the server's?)",
+                dir = dir.display(),
+                plain_db = dir.join(DATABASE_FILE).display(),
+                agents_db = dir
+                    .join("agents")
+                    .join("NAME")
+                    .join(DATABASE_FILE)
+                    .display(),
+            );
+        }
+    }
+    let mut sources = Vec::new();
+    if plain {
+        let opened = if to_write {
+            location.open(None).await
+        } else {
+            location.open_to_read().await
+        };
+        let store = opened
+            .with_context(|| format!("cannot open the state ({location})"))?
+            .with_context(|| format!("{location} opened no store"))?;
+        sources.push(Source { agent: None, store });
+    }
+    for name in wanted {
+        let store = match &location {
+            StoreLocation::Sqlite(dir) => {
+                open_sqlite(dir.join("agents").join(&name), to_write).await?
+            }
+            _ => location
+                .open_for_agent(&name, None)
+                .await
+                .with_context(|| format!("cannot open the state of agent {name:?} ({location})"))?
+                .with_context(|| format!("{location} opened no store"))?,
+        };
+        sources.push(Source {
+            agent: Some(name),
+            store,
+        });
+    }
+    Ok(sources)
+}
+
+/// Where a gateway keeps its agents' stores, for people.
+fn agents_place(location: &StoreLocation) -> String {
+    match location {
+        StoreLocation::Sqlite(dir) => dir.join("agents").display().to_string(),
+        other => format!("{other} (schemas a2a_agent_NAME)"),
     }
 }
 
@@ -40,8 +156,9 @@ fn parse_state(name: &str) -> anyhow::Result<JobState> {
     })
 }
 
-fn job_json(job: &Job) -> serde_json::Value {
+fn job_json(job: &Job, agent: Option<&str>) -> serde_json::Value {
     json!({
+        "agent": agent,
         "taskId": job.task_id,
         "state": job.state.as_str(),
         "tenant": job.owner.tenant,
@@ -72,33 +189,87 @@ fn job_line(job: &Job) -> String {
 }
 
 async fn list(args: JobsListArgs) -> anyhow::Result<()> {
-    let store = open(&args.state, false).await?;
-    let mut filter = JobFilter::new(args.limit.max(1));
+    let sources = open(&args.state, args.agent.as_deref(), false).await?;
+    let limit = args.limit.max(1);
+    let mut filter = JobFilter::new(limit);
     if let Some(state) = &args.state_filter {
         filter = filter.state(parse_state(state)?);
     }
-    let jobs = store.jobs().list(&filter).await?;
+    let mut jobs: Vec<(Option<&str>, Job)> = Vec::new();
+    for source in &sources {
+        let listed =
+            source
+                .store
+                .jobs()
+                .list(&filter)
+                .await
+                .with_context(|| match &source.agent {
+                    Some(agent) => format!("listing the jobs of agent {agent}"),
+                    None => "listing the jobs".to_owned(),
+                })?;
+        jobs.extend(listed.into_iter().map(|job| (source.agent.as_deref(), job)));
+    }
+    // Each store gave its newest; together, the newest of them all.
+    jobs.sort_by_key(|(_, job)| std::cmp::Reverse(job.created_at));
+    jobs.truncate(limit);
     if args.json {
-        let all: Vec<_> = jobs.iter().map(job_json).collect();
+        let all: Vec<_> = jobs
+            .iter()
+            .map(|(agent, job)| job_json(job, *agent))
+            .collect();
         return crate::output::json(&all);
     }
     if jobs.is_empty() {
-        println!("no jobs");
+        return outln!("no jobs");
     }
-    for job in &jobs {
-        println!("{}", job_line(job));
+    let gateway = sources.iter().any(|s| s.agent.is_some());
+    if !gateway {
+        for (_, job) in &jobs {
+            outln!("{}", job_line(job))?;
+        }
+        return Ok(());
+    }
+    let width = jobs
+        .iter()
+        .map(|(agent, _)| agent.unwrap_or("-").chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("AGENT".len());
+    outln!("{:<width$}  JOB", "AGENT")?;
+    for (agent, job) in &jobs {
+        outln!("{:<width$}  {}", agent.unwrap_or("-"), job_line(job))?;
     }
     Ok(())
 }
 
+/// The store holding `task_id`'s job, and the job.
+async fn find(sources: Vec<Source>, task_id: &str) -> anyhow::Result<Option<(Source, Job)>> {
+    let mut found = None;
+    for source in sources {
+        if let Some(job) = source.store.jobs().get(task_id).await? {
+            if let Some((first, _)) = &found {
+                bail!(
+                    "task {task_id} has a job with agent {} and with agent {}: say which with --agent",
+                    Source::name(first),
+                    Source::name(&source)
+                );
+            }
+            found = Some((source, job));
+        }
+    }
+    Ok(found)
+}
+
 async fn show(args: JobShowArgs) -> anyhow::Result<()> {
-    let store = open(&args.state, false).await?;
-    let Some(job) = store.jobs().get(&args.task_id).await? else {
+    let sources = open(&args.state, args.agent.as_deref(), false).await?;
+    let Some((source, job)) = find(sources, &args.task_id).await? else {
         bail!("no job for task {}", args.task_id);
     };
+    let store = &source.store;
+    let agent = source.agent.as_deref();
     let task = store.tasks().get(&job.owner, &job.task_id).await.ok();
     if args.json {
-        let mut value = job_json(&job);
+        let mut value = job_json(&job, agent);
         value["task"] = serde_json::to_value(task.as_ref().map(|t| &t.task))?;
         value["checkpointTurn"] = json!(
             task.as_ref()
@@ -107,36 +278,114 @@ async fn show(args: JobShowArgs) -> anyhow::Result<()> {
         );
         return crate::output::json(&value);
     }
-    println!("{}", job_line(&job));
+    if let Some(agent) = agent {
+        outln!("agent {agent}")?;
+    }
+    outln!("{}", job_line(&job))?;
     match task {
         Some(stored) => {
             if let Some(checkpoint) = &stored.checkpoint {
-                println!("  last checkpoint: turn {}", checkpoint.turn);
+                outln!("  last checkpoint: turn {}", checkpoint.turn)?;
             }
-            crate::output::task(&stored.task);
+            crate::output::task(&stored.task)
         }
-        None => println!("  (no task stored: the agent had written nothing yet)"),
+        None => outln!("  (no task stored: the agent had written nothing yet)"),
     }
-    Ok(())
+}
+
+/// `URL` of a gateway, as the URL of its agent `name`.
+fn agent_url(url: &str, name: &str) -> String {
+    let base = url.trim_end_matches('/');
+    let base = base
+        .strip_suffix(a2a_core::AGENT_CARD_PATH)
+        .unwrap_or(base)
+        .trim_end_matches('/');
+    let path = format!("{}/{name}", a2a_gateway::AGENTS_PATH);
+    if base.ends_with(&path) {
+        return base.to_owned();
+    }
+    format!("{base}{path}")
+}
+
+async fn cancel(args: JobsCancelArgs) -> anyhow::Result<()> {
+    let mut task = args.task;
+    let agent = match (args.agent, &args.data_dir) {
+        (Some(agent), _) => Some(agent),
+        (None, Some(dir)) => {
+            let state = StateArgs {
+                store: "sqlite".to_owned(),
+                data_dir: dir.clone(),
+            };
+            let sources = open(&state, None, false).await?;
+            match find(sources, &task.task_id).await? {
+                Some((source, _)) => source.agent,
+                None => bail!("no job for task {} in {}", task.task_id, dir.display()),
+            }
+        }
+        (None, None) => None,
+    };
+    if let Some(agent) = agent {
+        task.target.url = agent_url(&task.target.url, &agent);
+    }
+    crate::commands::cancel(task).await
 }
 
 async fn prune(args: JobsPruneArgs) -> anyhow::Result<()> {
-    let store = open(&args.state, true).await?;
+    let sources = open(&args.state, args.agent.as_deref(), true).await?;
     let age = chrono::Duration::days(i64::try_from(args.older_than_days).unwrap_or(i64::MAX));
     let cutoff = chrono::Utc::now() - age;
-    let removed = a2a_server::store::prune_finished(
-        store.jobs(),
-        store.tasks(),
-        Some(store.push_configs()),
-        cutoff,
-    )
-    .await?;
-    if args.json {
-        return crate::output::json(&json!({ "removed": removed }));
+    let mut removed = 0;
+    let mut by_agent = serde_json::Map::new();
+    for source in &sources {
+        let store = &source.store;
+        let pruned = a2a_server::store::prune_finished(
+            store.jobs(),
+            store.tasks(),
+            Some(store.push_configs()),
+            cutoff,
+        )
+        .await?;
+        removed += pruned;
+        if let Some(agent) = &source.agent {
+            by_agent.insert(agent.clone(), json!(pruned));
+        }
     }
-    println!(
-        "removed {removed} finished jobs (and their tasks) older than {} days",
+    if args.json {
+        let mut value = json!({ "removed": removed });
+        if !by_agent.is_empty() {
+            value["agents"] = by_agent.into();
+        }
+        return crate::output::json(&value);
+    }
+    let agents = match by_agent.is_empty() {
+        true => String::new(),
+        false => {
+            let each: Vec<String> = by_agent
+                .iter()
+                .map(|(agent, n)| format!("{agent} {n}"))
+                .collect();
+            format!(" ({})", each.join(", "))
+        }
+    };
+    outln!(
+        "removed {removed} finished jobs (and their tasks) older than {} days{agents}",
         args.older_than_days
-    );
-    Ok(())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_url_is_under_the_gateway_whatever_url_names_it() {
+        for url in [
+            "http://h:1",
+            "http://h:1/",
+            "http://h:1/.well-known/agent-card.json",
+            "http://h:1/agents/beta",
+        ] {
+            assert_eq!(agent_url(url, "beta"), "http://h:1/agents/beta", "{url}");
+        }
+    }
 }

@@ -16,12 +16,20 @@ mod telemetry;
 pub use self::agent::BuiltinAgent;
 pub use self::cli::{
     CardArgs, Cli, Command, DEFAULT_HUB_URL, GetArgs, HubArgs, HubCollaborateArgs, HubCommand,
-    HubPostArgs, HubServer, JobShowArgs, JobsCommand, JobsListArgs, JobsPruneArgs, ListArgs,
-    LogArgs, LogCommand, PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
+    HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs, JobsCommand, JobsListArgs, JobsPruneArgs,
+    ListArgs, LogArgs, LogCommand, PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
 };
 
-/// Runs a parsed command line.
+/// Runs a parsed command line. A command whose standard output was closed
+/// under it (`a2a log today | head -1`) has done all anyone wanted: `Ok`.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match execute(cli).await {
+        Err(err) if output::is_stdout_closed(&err) => Ok(()),
+        done => done,
+    }
+}
+
+async fn execute(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(*args).await,
         Command::Card(args) => commands::show_card(args).await,

@@ -4,6 +4,10 @@ use a2a_conversation::{LogEntry, LogReader};
 use anyhow::Context as _;
 
 use crate::cli::{LogArgs, LogCommand};
+use crate::output::outln;
+
+/// How many of the lines an ambiguous id matches the error names.
+const NAMED_CANDIDATES: usize = 5;
 
 pub(crate) fn run(args: &LogArgs) -> anyhow::Result<()> {
     let reader = LogReader::new(&args.data_dir);
@@ -27,14 +31,15 @@ pub(crate) fn run(args: &LogArgs) -> anyhow::Result<()> {
             (read.entries, read.skipped)
         }
         LogCommand::Chain { id } => {
-            let chain = reader.chain(id).with_context(context)?;
+            let id = resolve(&reader, id, args)?;
+            let chain = reader.chain(&id).with_context(context)?;
             anyhow::ensure!(!chain.is_empty(), "no line {id} in the conversation log");
             (chain, 0)
         }
         LogCommand::Tail { lines } => (reader.tail(*lines).with_context(context)?, 0),
     };
     for entry in &entries {
-        println!("{}", render(entry, args.json)?);
+        outln!("{}", render(entry, args.json)?)?;
     }
     if skipped > 0 {
         eprintln!("warning: {skipped} unreadable line(s) skipped (torn by a crash?)");
@@ -42,14 +47,109 @@ pub(crate) fn run(args: &LogArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The short form of a line id that `a2a log` prints: the random part of
+/// `msg_YYYYMMDD_HHMMSS_rrrrrr`, since the line shows its time anyway. One
+/// process never repeats it, so it seldom names two lines; an id of another
+/// form is shown whole.
+fn short_id(id: &str) -> &str {
+    match id
+        .strip_prefix("msg_")
+        .and_then(|rest| rest.rsplit_once('_'))
+    {
+        Some((_, short)) if !short.is_empty() => short,
+        _ => id,
+    }
+}
+
+/// Whether `id` is a whole line id as the log writes it, which `chain`
+/// finds without reading the other days.
+fn is_full_id(id: &str) -> bool {
+    id.len() == "msg_YYYYMMDD_HHMMSS_rrrrrr".len() && id.starts_with("msg_")
+}
+
+/// The line `wanted` names: a whole id, or a prefix of one, or of its short
+/// form; an error unless exactly one line matches.
+fn resolve(reader: &LogReader, wanted: &str, args: &LogArgs) -> anyhow::Result<String> {
+    let wanted = wanted.trim();
+    anyhow::ensure!(
+        !wanted.is_empty(),
+        "give a line's id (as `a2a log today` shows it, or the whole msg_… id)"
+    );
+    if is_full_id(wanted) {
+        return Ok(wanted.to_owned());
+    }
+    let dir = args.data_dir.display();
+    let days = reader
+        .days()
+        .with_context(|| format!("reading the conversation log in {dir}"))?;
+    // `msg_YYYYMMDD…` names its day: only that day's lines can match.
+    let named_day = wanted
+        .strip_prefix("msg_")
+        .and_then(|rest| rest.get(..8))
+        .and_then(|digits| chrono::NaiveDate::parse_from_str(digits, "%Y%m%d").ok());
+    let mut matches: Vec<String> = Vec::new();
+    for day in days
+        .into_iter()
+        .filter(|d| named_day.is_none_or(|n| n == *d))
+    {
+        let read = reader
+            .day(day)
+            .with_context(|| format!("reading the conversation log in {dir}"))?;
+        for entry in read.entries {
+            if (entry.id.starts_with(wanted) || short_id(&entry.id).starts_with(wanted))
+                && !matches.contains(&entry.id)
+            {
+                matches.push(entry.id);
+            }
+        }
+    }
+    match matches.len() {
+        0 => anyhow::bail!(
+            "no line of the conversation log in {dir} has an id starting with {wanted:?} \
+             (give the id `a2a log today` shows, or the whole msg_… id)"
+        ),
+        1 => Ok(matches.remove(0)),
+        n => {
+            let named: Vec<&str> = matches
+                .iter()
+                .take(NAMED_CANDIDATES)
+                .map(String::as_str)
+                .collect();
+            let more = if n > NAMED_CANDIDATES { ", …" } else { "" };
+            anyhow::bail!(
+                "{wanted:?} is ambiguous: {n} lines of the conversation log in {dir} match \
+                 ({}{more}); give more characters or the whole id",
+                named.join(", ")
+            )
+        }
+    }
+}
+
+/// One line as printed: as stored with `--json`, else time, short id, kind
+/// and summary.
 fn render(entry: &LogEntry, json: bool) -> anyhow::Result<String> {
     if json {
         return Ok(serde_json::to_string(entry)?);
     }
     Ok(format!(
-        "{} {:<8} {}",
+        "{} {} {:<8} {}",
         entry.t.format("%Y-%m-%d %H:%M:%S%.3f"),
+        short_id(&entry.id),
         entry.kind.as_str(),
         entry.summary()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_short_id_is_the_random_part_of_a_well_formed_id() {
+        assert_eq!(short_id("msg_20261127_021500_ab12cd"), "ab12cd");
+        assert_eq!(short_id("custom-id"), "custom-id");
+        assert_eq!(short_id("msg_"), "msg_");
+        assert!(is_full_id("msg_20261127_021500_ab12cd"));
+        assert!(!is_full_id("msg_20261127_0215"));
+    }
 }

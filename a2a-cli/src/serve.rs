@@ -17,6 +17,7 @@ use a2a_store_sql::{DurableStore, PostgresCluster, PushKey, StoreLocation};
 use anyhow::Context as _;
 
 use crate::cli::AuthArgs;
+use crate::output::sayln;
 use crate::{BuiltinAgent, ServeArgs};
 
 /// The authentication `a2a serve` was asked for.
@@ -122,10 +123,31 @@ fn card(addr: SocketAddr, tls: bool, public: Option<&reqwest::Url>) -> AgentCard
     .with_push_notifications(true)
 }
 
-/// Ctrl-C, or SIGTERM (how service managers stop a process).
-async fn stop_signal() {
-    a2a_server::http::shutdown_signal().await;
-    println!("Shutting down.");
+/// Ctrl-C, or SIGTERM (how service managers stop a process), listened for
+/// from the call on: called before the banner says how to stop the server,
+/// so that a signal sent as soon as it is read stops it cleanly instead of
+/// killing it (the default action, until a listener is installed).
+fn stop_signal() -> anyhow::Result<futures::future::BoxFuture<'static, ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
+        let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        Ok(Box::pin(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            sayln!("Shutting down.");
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+            sayln!("Shutting down.");
+        }))
+    }
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -214,8 +236,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 None => service,
             };
             let app = router(service.clone(), HttpConfig::default());
-            println!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
-            println!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
+            sayln!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
+            sayln!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
             (service, app, state)
         }
         Some(config) => {
@@ -238,21 +260,21 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 app = app.merge(a2a_hub::http::router(opened.clone(), gateway.clone()));
                 hub = Some(opened);
             }
-            println!(
+            sayln!(
                 "A2A gateway listening on {base_url} with {} agent(s) from {}:",
                 gateway.agents().len(),
                 config.path.display()
             );
-            print!("{}", gateway.table());
+            sayln!("{}", gateway.table().trim_end());
             if let Some(hub) = &hub {
-                println!(
+                sayln!(
                     "Collaboration hub: {base_url}{} (page), agent {:?}; its agents:",
                     a2a_hub::http::HUB_PATH,
                     hub.name()
                 );
-                print!("{}", hub.mapping_table());
+                sayln!("{}", hub.mapping_table().trim_end());
             }
-            println!(
+            sayln!(
                 "Root card: {base_url}{} (agent {}); list: {base_url}{}",
                 a2a_core::AGENT_CARD_PATH,
                 gateway.default_agent(),
@@ -273,28 +295,29 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             (gateway.service().clone(), app, state)
         }
     };
-    println!("State: {state}");
+    sayln!("State: {state}");
     match &log_dir {
-        Some(dir) => println!(
+        Some(dir) => sayln!(
             "Conversation log: {} (a2a log today)",
             dir.join(a2a_conversation::STREAM_DIR).display()
         ),
-        None => println!("Conversation log: off"),
+        None => sayln!("Conversation log: off"),
     }
     if !authenticated {
-        println!(
+        sayln!(
             "Warning: no authentication (--auth-*): every caller is the same anonymous user \
              and sees every task."
         );
     }
-    println!("Press Ctrl-C to stop.");
+    let stop = stop_signal()?;
+    sayln!("Press Ctrl-C to stop.");
     let mut config = ServeConfig::default();
     config.grace = Duration::from_secs(args.shutdown_grace);
     if let Some(tls) = tls {
         config = config.with_tls(tls);
     }
     let grace = config.grace;
-    a2a_server::http::serve_with(listener, app, service, stop_signal(), config).await?;
+    a2a_server::http::serve_with(listener, app, service, stop, config).await?;
     if let Some(hub) = hub {
         hub.shutdown(grace).await;
     }

@@ -14,9 +14,10 @@ use tracing_subscriber::{EnvFilter, Layer as _};
 
 /// The log's filter unless `RUST_LOG` says otherwise: the SDK's spans are for
 /// telemetry, and the log keeps quiet about them (a span the log takes up
-/// costs a record per call).
-const DEFAULT_LOG: &str =
-    "info,a2a::server=warn,a2a::client=warn,a2a::execution=warn,a2a::push=warn";
+/// costs a record per call). The hub's table of agents, which it logs when
+/// it starts, is in the banner already: printed once, on stdout.
+const DEFAULT_LOG: &str = "info,a2a::server=warn,a2a::client=warn,a2a::execution=warn,\
+                           a2a::push=warn,a2a_hub::hub::links=warn";
 
 /// What was installed; [`Telemetry::shutdown`] sends what is still buffered.
 #[derive(Debug, Default)]

@@ -173,6 +173,65 @@ impl StoreLocation {
     }
 }
 
+impl StoreLocation {
+    /// The gateway agents with a store here (see
+    /// [`StoreLocation::open_for_agent`]), sorted: each `DIR/agents/NAME`
+    /// holding a SQLite database, each PostgreSQL schema `a2a_agent_NAME`;
+    /// none in memory. For operator tools: it opens and creates nothing.
+    pub async fn agent_names(&self) -> Result<Vec<String>, OpenError> {
+        match self {
+            StoreLocation::Memory => Ok(Vec::new()),
+            #[cfg(feature = "sqlite")]
+            StoreLocation::Sqlite(dir) => {
+                let agents = dir.join("agents");
+                let listing = || format!("listing {}", agents.display());
+                let entries = match std::fs::read_dir(&agents) {
+                    Ok(entries) => entries,
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                        return Ok(Vec::new());
+                    }
+                    Err(source) => {
+                        return Err(OpenError::Io {
+                            context: listing(),
+                            source,
+                        });
+                    }
+                };
+                let mut names = Vec::new();
+                for entry in entries {
+                    let entry = entry.map_err(|source| OpenError::Io {
+                        context: listing(),
+                        source,
+                    })?;
+                    if entry.path().join(crate::DATABASE_FILE).is_file() {
+                        if let Some(name) = entry.file_name().to_str() {
+                            names.push(name.to_owned());
+                        }
+                    }
+                }
+                names.sort();
+                Ok(names)
+            }
+            #[cfg(feature = "postgres")]
+            StoreLocation::Postgres(url) => {
+                use sqlx::Connection as _;
+                let mut connection = sqlx::PgConnection::connect(url).await?;
+                // `_` matches any character in LIKE: escaped, it is itself.
+                let names: Vec<String> = sqlx::query_scalar(
+                    "SELECT substr(schema_name, 11) FROM information_schema.schemata \
+                     WHERE schema_name LIKE 'a2a\\_agent\\_%' ORDER BY 1",
+                )
+                .fetch_all(&mut connection)
+                .await?;
+                let _ = connection.close().await;
+                Ok(names)
+            }
+            #[allow(unreachable_patterns)]
+            other => Err(OpenError::Unsupported(other.to_string())),
+        }
+    }
+}
+
 impl DurableStore {
     /// Keeps the handler's tasks, push configs and jobs in this store
     /// (executions become durable jobs).

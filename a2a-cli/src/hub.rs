@@ -153,7 +153,10 @@ async fn channels(api: &HubApiClient, json: bool) -> anyhow::Result<()> {
 async fn threads(api: &HubApiClient, channel: Option<&str>, json: bool) -> anyhow::Result<()> {
     let threads = api.threads(channel).await?;
     if json {
-        return print_answer(&ThreadList { threads });
+        return print_answer(&ThreadList {
+            threads,
+            next_cursor: None,
+        });
     }
     if threads.is_empty() {
         match channel {

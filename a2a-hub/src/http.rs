@@ -5,12 +5,17 @@
 //! |---|---|
 //! | `GET /hub` | the page (HTML, no authentication: it asks for a token when the API wants one) |
 //! | `GET /hub/api/channels` | `{"channels": [ChannelView]}` |
-//! | `GET /hub/api/threads?channel=C` | `{"threads": [ThreadView]}`, the most recently active first |
+//! | `GET /hub/api/threads?channel=C&limit=N&cursor=K` | `{"threads": [ThreadView], "nextCursor"?}`, the most recently active first, a page of N (default 100, at most 1,000) |
 //! | `GET /hub/api/messages?channel=C` or `?thread=T`, `&limit=N` | `{"messages": [HubMessage]}`, oldest first (default 100, at most 1,000) |
 //! | `POST /hub/api/messages` `{"text", "channel"?, "thread"?, "from"?}` | `201 {"message": HubMessage}` |
 //! | `POST /hub/api/collaborate` `{"target", "text", "thread"?, "channel"?, "from"?}` | `{"collaboration": Collaboration}` |
-//! | `POST /hub/api/threads/{id}/resume` | `{"thread": ThreadView}` |
+//! | `POST /hub/api/threads/{id}/resume` `{}` | `{"thread": ThreadView}` |
 //! | `GET /hub/api/events?channel=C` | server-sent events: `message` (a HubMessage), `thread` (a ThreadView), `lagged` (reload) |
+//!
+//! Every call that changes the hub (a `POST`) carries a JSON body or the
+//! `x-a2a-hub` header, and a browser's `Origin` must be the hub's own: a
+//! page on another site cannot post, collaborate or resume through a
+//! visitor's browser, authenticated or not.
 //!
 //! The bodies and queries are the types of [`crate::api`], which
 //! [`crate::api::HubApiClient`] calls the API with.
@@ -43,7 +48,7 @@ use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use crate::api::{
     ChannelList, ChannelQuery, CollaborateRequest, CollaborationAnswer, ErrorBody, ErrorDetail,
     LAGGED_EVENT, MESSAGE_EVENT, MessageList, MessagesQuery, PostMessage, PostedMessage,
-    ResumedThread, THREAD_EVENT, ThreadList,
+    ResumedThread, THREAD_EVENT, ThreadList, ThreadsQuery,
 };
 use crate::error::{HubError, HubErrorKind};
 use crate::hub::{Hub, Post};
@@ -70,7 +75,69 @@ pub fn router(hub: Hub, gateway: Gateway) -> Router {
         .route("/hub/api/collaborate", post(collaborate))
         .route("/hub/api/threads/{id}/resume", post(resume))
         .route("/hub/api/events", get(events))
+        .layer(axum::middleware::from_fn(same_origin_json))
         .with_state(Api { hub, gateway })
+}
+
+/// The header a state-changing call may carry instead of a JSON body.
+pub const HUB_REQUEST_HEADER: &str = "x-a2a-hub";
+
+/// Keeps other sites' pages from changing the hub through a visitor's
+/// browser, with or without authentication: a state-changing call carries a
+/// JSON body (or the [`HUB_REQUEST_HEADER`]), which a cross-site form cannot
+/// send without the CORS preflight the hub never grants, and an `Origin`,
+/// when a browser sends one, must be the hub's own.
+async fn same_origin_json(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let method = request.method();
+    if method == axum::http::Method::GET || method == axum::http::Method::HEAD {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json && !headers.contains_key(HUB_REQUEST_HEADER) {
+        return ApiError {
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            message: format!(
+                "a call that changes the hub sends a JSON body (Content-Type: application/json) \
+                 or the {HUB_REQUEST_HEADER} header"
+            ),
+            retry_after: None,
+            challenge: false,
+        }
+        .into_response();
+    }
+    if let Some(origin) = headers.get(axum::http::header::ORIGIN) {
+        let host = headers.get(axum::http::header::HOST);
+        if !same_origin(origin, host) {
+            return ApiError {
+                status: StatusCode::FORBIDDEN,
+                message: "a call from another site's page is refused".to_owned(),
+                retry_after: None,
+                challenge: false,
+            }
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Whether `origin` (`scheme://host[:port]`) names the host the request was
+/// sent to.
+fn same_origin(origin: &axum::http::HeaderValue, host: Option<&axum::http::HeaderValue>) -> bool {
+    let (Ok(origin), Some(Ok(host))) = (origin.to_str(), host.map(|h| h.to_str())) else {
+        return false;
+    };
+    let authority = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    authority.is_some_and(|authority| authority.eq_ignore_ascii_case(host))
 }
 
 /// The hub's page: channels, threads and messages, live, for people to
@@ -200,16 +267,25 @@ async fn threads(
     State(api): State<Api>,
     headers: HeaderMap,
     uri: Uri,
-    Query(query): Query<ChannelQuery>,
+    query: Result<Query<ThreadsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     api.caller(&headers, &uri, None).await?;
+    let Query(query) = query.map_err(|err| ApiError::bad_request(err.body_text()))?;
     if let Some(channel) = &query.channel {
         if api.hub.config().channel(channel).is_none() {
             return Err(HubError::not_found(format!("no channel named {channel:?}")).into());
         }
     }
-    let threads = api.hub.threads(query.channel.as_deref());
-    Ok(json_body(&ThreadList { threads }).into_response())
+    let page = api.hub.threads_page(
+        query.channel.as_deref(),
+        query.limit.unwrap_or(100),
+        query.cursor.as_deref(),
+    )?;
+    let list = ThreadList {
+        threads: page.threads,
+        next_cursor: page.next_cursor,
+    };
+    Ok(json_body(&list).into_response())
 }
 
 async fn messages(

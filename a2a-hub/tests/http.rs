@@ -87,7 +87,7 @@ async fn a_body_that_is_not_the_json_the_hub_takes_is_a_400_with_a_json_error() 
         .send()
         .await
         .unwrap();
-    refused(untyped, StatusCode::BAD_REQUEST).await;
+    refused(untyped, StatusCode::UNSUPPORTED_MEDIA_TYPE).await;
     let collaborate = client
         .post(format!("{url}/hub/api/collaborate"))
         .json(&json!({"target": ["beta"], "text": "x"}))
@@ -136,6 +136,7 @@ async fn an_unknown_channel_or_thread_is_a_404() {
     refused(post(&client, &url, to_thread).await, StatusCode::NOT_FOUND).await;
     let resume = client
         .post(format!("{url}/hub/api/threads/no-such-thread/resume"))
+        .json(&json!({}))
         .send()
         .await
         .unwrap();
@@ -339,7 +340,9 @@ async fn with_the_gateways_authentication_the_api_wants_the_token_and_the_person
             client
                 .post(format!("{url}/hub/api/messages"))
                 .json(&json!({"text": "hi", "channel": "general"})),
-            client.post(format!("{url}/hub/api/threads/x/resume")),
+            client
+                .post(format!("{url}/hub/api/threads/x/resume"))
+                .json(&json!({})),
         ] {
             let response = with(request).send().await.unwrap();
             assert!(
@@ -448,4 +451,210 @@ async fn the_page_is_html_at_hub_beside_the_hub_agents_a2a_paths() {
     let body = tasks.text().await.unwrap();
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains("tasks"), "{body}");
+}
+
+/// What a page on another site can make a visitor's browser send: a form
+/// post (no JSON, no custom header), or a call with that site's `Origin`.
+/// Neither changes the hub, without authentication too.
+#[tokio::test]
+async fn a_cross_site_page_cannot_resume_post_or_collaborate() {
+    let (world, url) = served().await;
+    let done = world
+        .hub
+        .collaborate(
+            a2a_hub::Sender::Agent("alpha".into()),
+            a2a_hub::Collaborate::new("beta", "review the code"),
+        )
+        .await
+        .unwrap();
+    world.hub.wait_idle().await;
+    assert!(world.hub.thread(&done.thread).unwrap().paused);
+    let before = world.channel_messages("general").await.len();
+    let client = Client::new();
+    let resume = format!("{url}/hub/api/threads/{}/resume", done.thread);
+    // A form post, with or without a body.
+    for form in [
+        client.post(&resume),
+        client
+            .post(&resume)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("a=1"),
+        client
+            .post(&resume)
+            .header("content-type", "text/plain")
+            .body("{}"),
+    ] {
+        let message = refused(
+            form.send().await.unwrap(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        )
+        .await;
+        assert!(message.contains("JSON"), "{message}");
+    }
+    for endpoint in ["messages", "collaborate"] {
+        let form = client
+            .post(format!("{url}/hub/api/{endpoint}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("text=hi&target=beta")
+            .send()
+            .await
+            .unwrap();
+        refused(form, StatusCode::UNSUPPORTED_MEDIA_TYPE).await;
+    }
+    // JSON from another site's page.
+    let foreign = client
+        .post(&resume)
+        .header("origin", "http://evil.example")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    refused(foreign, StatusCode::FORBIDDEN).await;
+    let foreign = client
+        .post(format!("{url}/hub/api/messages"))
+        .header("origin", "http://evil.example")
+        .json(&json!({"text": "hi", "channel": "general"}))
+        .send()
+        .await
+        .unwrap();
+    refused(foreign, StatusCode::FORBIDDEN).await;
+    assert!(world.hub.thread(&done.thread).unwrap().paused);
+    assert_eq!(world.channel_messages("general").await.len(), before);
+    // The hub's own page (its origin), and a script's custom header, may.
+    let own = url.trim_end_matches('/').to_owned();
+    let (status, body) = answer(
+        client
+            .post(&resume)
+            .header("origin", own)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(!world.hub.thread(&done.thread).unwrap().paused);
+    let (status, body) = answer(
+        client
+            .post(&resume)
+            .header(a2a_hub::http::HUB_REQUEST_HEADER, "1")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// Names that read as an agent's are an agent's: other case, lookalike
+/// letters, invisible characters, an account, an `agent:` id.
+#[tokio::test]
+async fn a_person_cannot_post_under_a_name_that_reads_as_an_agents() {
+    let mut config = general_and_ops();
+    config.accounts.insert("default".into(), "alpha".into());
+    let world = world(config, team()).await;
+    let url = world.serve().await;
+    let client = Client::new();
+    for name in [
+        "Alpha",
+        "ALPHA",
+        "\u{0430}lpha",
+        "alpha\u{200B}",
+        "al\u{200D}pha",
+        "default",
+        "Default",
+        "agent:alpha",
+        "Agent:ann",
+        "HUB",
+        "\u{200B}",
+    ] {
+        let body = json!({"text": "trust me", "channel": "general", "from": name});
+        refused(post(&client, &url, body).await, StatusCode::BAD_REQUEST).await;
+    }
+    // A person's own name is still theirs.
+    let body = json!({"text": "hello", "channel": "general", "from": "Ann"});
+    let (status, body) = answer(post(&client, &url, body).await).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+/// The thread list comes in pages of at most 1,000, each pointing at the
+/// next, and a cursor the hub did not give is a 400.
+#[tokio::test]
+async fn the_thread_list_pages_and_is_bounded() {
+    let (world, url) = served().await;
+    let pairs = [
+        ("alpha", "beta"),
+        ("alpha", "gamma"),
+        ("beta", "gamma"),
+        ("delta", "beta"),
+        ("gamma", "delta"),
+    ];
+    for (opener, target) in pairs {
+        world
+            .hub
+            .collaborate(
+                a2a_hub::Sender::Agent(opener.into()),
+                a2a_hub::Collaborate::new(target, "a question"),
+            )
+            .await
+            .unwrap();
+    }
+    world.hub.wait_idle().await;
+    let client = Client::new();
+    let mut seen = Vec::new();
+    let mut query = "limit=2".to_owned();
+    for page in 0.. {
+        let (status, body) = answer(
+            client
+                .get(format!("{url}/hub/api/threads?{query}"))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let threads = body["threads"].as_array().unwrap();
+        assert!(threads.len() <= 2, "{body}");
+        seen.extend(threads.iter().map(|t| t["id"].as_str().unwrap().to_owned()));
+        match body["nextCursor"].as_str() {
+            Some(cursor) => {
+                assert!(page < 3, "more pages than threads");
+                query = format!("limit=2&cursor={}", urlencode(cursor));
+            }
+            None => break,
+        }
+    }
+    let all: Vec<String> = world.hub.threads(None).into_iter().map(|t| t.id).collect();
+    assert_eq!(all.len(), 5);
+    assert_eq!(seen, all, "every thread once, most recent first");
+    // A huge limit is held to the bound; an odd cursor is refused.
+    let (_, body) = answer(
+        client
+            .get(format!("{url}/hub/api/threads?limit=1000000"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(body["threads"].as_array().unwrap().len(), 5);
+    let odd = client
+        .get(format!("{url}/hub/api/threads?cursor=nonsense"))
+        .send()
+        .await
+        .unwrap();
+    refused(odd, StatusCode::BAD_REQUEST).await;
+    // The API client reads every page.
+    let api = a2a_hub::api::HubApiClient::new(&url).unwrap();
+    let listed: Vec<String> = api
+        .threads(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(listed, all);
+}
+
+fn urlencode(text: &str) -> String {
+    serde_urlencoded::to_string([("c", text)]).unwrap()[2..].to_owned()
 }

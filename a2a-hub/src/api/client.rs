@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use super::feed::HubFeed;
 use super::{
     ChannelList, ChannelQuery, CollaborateRequest, CollaborationAnswer, ErrorBody, MessageList,
-    MessagesQuery, PostMessage, PostedMessage, ResumedThread, ThreadList,
+    MessagesQuery, PostMessage, PostedMessage, ResumedThread, ThreadList, ThreadsQuery,
 };
 use crate::error::{HubError, HubErrorKind};
 use crate::model::{ChannelView, Collaboration, HubMessage, ThreadView};
@@ -232,13 +232,22 @@ impl HubApiClient {
     }
 
     /// `GET /hub/api/threads`: of one channel or all, the most recently
-    /// active first.
+    /// active first, every page of them.
     pub async fn threads(&self, channel: Option<&str>) -> Result<Vec<ThreadView>, HubApiError> {
-        let query = ChannelQuery {
+        let mut query = ThreadsQuery {
             channel: channel.map(str::to_owned),
+            limit: Some(crate::MAX_PAGE),
+            cursor: None,
         };
-        let answer: ThreadList = self.get("threads", &query).await?;
-        Ok(answer.threads)
+        let mut threads = Vec::new();
+        loop {
+            let page: ThreadList = self.get("threads", &query).await?;
+            threads.extend(page.threads);
+            match page.next_cursor {
+                Some(cursor) => query.cursor = Some(cursor),
+                None => return Ok(threads),
+            }
+        }
     }
 
     /// The thread `id`, if the hub lists it.

@@ -48,11 +48,35 @@ pub struct ChannelList {
     pub channels: Vec<ChannelView>,
 }
 
-/// `GET /hub/api/threads`: the threads, the most recently active first.
+/// `GET /hub/api/threads`: a page of threads, the most recently active
+/// first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadList {
     /// The threads.
     pub threads: Vec<ThreadView>,
+    /// Where the next page starts ([`ThreadsQuery::cursor`]); absent on the
+    /// last page.
+    #[serde(
+        default,
+        rename = "nextCursor",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_cursor: Option<String>,
+}
+
+/// The query of `GET /hub/api/threads`: a channel, and a page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadsQuery {
+    /// Only this channel's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// How many threads a page holds (default 100, at most
+    /// [`crate::MAX_PAGE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// The `nextCursor` of the page before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 /// `GET /hub/api/messages`: a page of history, oldest first.

@@ -40,6 +40,7 @@ use crate::store::{GuardKind, Loaded, PendingDelivery, Store};
 
 pub use self::links::AgentLink;
 pub use self::posting::Post;
+pub use self::views::ThreadPage;
 
 /// The metadata key of what the hub tells an agent about a message it
 /// delivers (see [`crate::HubContext`]).

@@ -223,16 +223,37 @@ impl Hub {
         })
     }
 
-    /// A person's name: not empty, not too long, and no agent's.
+    /// A person's name: not empty, not too long, and nothing that reads as
+    /// an agent's: no agent's name, account or `agent:` id, compared as
+    /// people read them ([`names::fold`]: without invisible characters,
+    /// case-folded, confusables folded), so "Alpha", Cyrillic "аlpha" and
+    /// "alpha" with a zero-width space are all alpha.
     pub(super) fn check_person_name(&self, name: &str) -> Result<(), HubError> {
         if name.trim().is_empty() || name.len() > 64 || name.chars().any(char::is_control) {
             return Err(HubError::invalid(
                 "a person's name is 1 to 64 characters, none of them control characters",
             ));
         }
-        if self.is_agent(name) || name == self.inner.name || name == "hub" {
+        let folded = names::fold(name);
+        if folded.is_empty() {
+            return Err(HubError::invalid(
+                "a person's name needs a visible character",
+            ));
+        }
+        let taken = |other: &str| names::fold(other) == folded;
+        let reserved = folded.starts_with(&names::fold("agent:"))
+            || taken(&self.inner.name)
+            || taken("hub")
+            || self.agent_names().iter().any(|agent| taken(agent))
+            || self
+                .inner
+                .config
+                .accounts
+                .keys()
+                .any(|account| taken(account));
+        if reserved {
             return Err(HubError::invalid(format!(
-                "{name:?} is an agent's name; a person cannot post as an agent"
+                "{name:?} reads as an agent's name or account; a person cannot post as an agent"
             )));
         }
         Ok(())
@@ -418,4 +439,51 @@ fn hold_back(decision: &mut Decision) {
     decision
         .observers
         .extend(decision.handlers.drain(..).map(|(agent, _)| agent));
+}
+
+/// Names as people read them.
+pub(crate) mod names {
+    use unicode_security::GeneralSecurityProfile as _;
+    use unicode_security::general_security_profile::IdentifierType;
+
+    /// `name` as compared: invisible characters (default-ignorable code
+    /// points such as zero-width spaces and joiners) removed, case-folded,
+    /// and mapped to its UTS #39 skeleton, so that names that look alike
+    /// compare equal.
+    pub(crate) fn fold(name: &str) -> String {
+        let visible: String = name
+            .chars()
+            .filter(|c| {
+                c.identifier_type() != Some(IdentifierType::Default_Ignorable)
+                    && !matches!(c, '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}')
+            })
+            .flat_map(char::to_lowercase)
+            .collect();
+        unicode_security::skeleton(visible.trim())
+            .flat_map(char::to_lowercase)
+            .collect()
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::fold;
+
+        #[test]
+        fn names_that_look_alike_fold_alike() {
+            let alpha = fold("alpha");
+            for lookalike in [
+                "Alpha",
+                "ALPHA",
+                "\u{0430}lpha",
+                "alpha\u{200B}",
+                "al\u{200D}pha",
+                " alpha ",
+            ] {
+                assert_eq!(fold(lookalike), alpha, "{lookalike:?}");
+            }
+            assert_ne!(fold("alphonse"), alpha);
+            assert_ne!(fold("ann"), fold("anne"));
+            assert!(fold("\u{200B}\u{FEFF}").is_empty());
+        }
+    }
 }

@@ -63,7 +63,58 @@ impl Hub {
         })
     }
 
-    /// The threads, of one channel or all, the most recently active first.
+    /// A page of at most `limit` threads (at most [`MAX_PAGE`]), of one
+    /// channel or all, the most recently active first, starting after
+    /// `cursor` (a page's [`ThreadPage::next_cursor`]). An unreadable cursor
+    /// is an invalid request.
+    pub fn threads_page(
+        &self,
+        channel: Option<&str>,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<ThreadPage, HubError> {
+        let after = match cursor {
+            None => None,
+            Some(cursor) => Some(
+                cursor
+                    .split_once('|')
+                    .and_then(|(at, id)| {
+                        let at = chrono::DateTime::parse_from_rfc3339(at).ok()?;
+                        Some((at.with_timezone(&chrono::Utc), id.to_owned()))
+                    })
+                    .ok_or_else(|| HubError::invalid("the cursor is not one the hub gave"))?,
+            ),
+        };
+        let limit = limit.clamp(1, MAX_PAGE);
+        let mut threads: Vec<ThreadView> = {
+            let state = self.state();
+            state
+                .threads
+                .values()
+                .filter(|t| channel.is_none_or(|c| t.view.channel == c))
+                .filter(|t| {
+                    after.as_ref().is_none_or(|(at, id)| {
+                        t.view.last_activity < *at
+                            || (t.view.last_activity == *at && t.view.id > *id)
+                    })
+                })
+                .map(|t| t.view.clone())
+                .collect()
+        };
+        threads.sort_by(|a, b| b.last_activity.cmp(&a.last_activity).then(a.id.cmp(&b.id)));
+        let next_cursor = (threads.len() > limit).then(|| {
+            let last = &threads[limit - 1];
+            format!("{}|{}", crate::store::stamp(last.last_activity), last.id)
+        });
+        threads.truncate(limit);
+        Ok(ThreadPage {
+            threads,
+            next_cursor,
+        })
+    }
+
+    /// Every thread, of one channel or all, the most recently active first
+    /// (in process; the API pages them, see [`Hub::threads_page`]).
     pub fn threads(&self, channel: Option<&str>) -> Vec<ThreadView> {
         let state = self.state();
         let mut threads: Vec<ThreadView> = state
@@ -106,4 +157,13 @@ impl Hub {
             .messages(channel, thread.map(str::to_owned), limit.min(MAX_PAGE))
             .await
     }
+}
+
+/// A page of threads (see [`Hub::threads_page`]).
+#[derive(Debug, Clone)]
+pub struct ThreadPage {
+    /// The threads, the most recently active first.
+    pub threads: Vec<ThreadView>,
+    /// Where the next page starts; `None` on the last page.
+    pub next_cursor: Option<String>,
 }

@@ -19,10 +19,12 @@ mod error;
 pub mod follow;
 mod http;
 mod jsonrpc;
+#[cfg(feature = "v03")]
 mod jsonrpc_v03;
 mod middleware;
 mod resolver;
 mod rest;
+#[cfg(feature = "v03")]
 mod rest_v03;
 pub mod sse;
 pub mod telemetry;
@@ -34,10 +36,12 @@ pub use self::error::{ClientError, ClientErrorKind};
 pub use self::follow::{FollowError, FollowOptions, FollowUpdate, StreamCut, TaskFollower};
 pub use self::http::HttpSettings;
 pub use self::jsonrpc::JsonRpcTransport;
+#[cfg(feature = "v03")]
 pub use self::jsonrpc_v03::JsonRpcV03Transport;
 pub use self::middleware::{AuthInterceptor, ClientInterceptor, RetryPolicy, before_fn};
 pub use self::resolver::{CardResolver, MAX_CARD_SIZE};
 pub use self::rest::RestTransport;
+#[cfg(feature = "v03")]
 pub use self::rest_v03::RestV03Transport;
 pub use self::tls::RootCertificates;
 pub use self::transport::{CallOptions, EventStream, Transport};

@@ -79,10 +79,14 @@ impl CardResolver {
         format!("{origin}{path}")
     }
 
-    /// Fetches and parses the card (either form: see
-    /// [`a2a_core::v03::parse_any_card`]). An agent without a card at the
-    /// default path is asked at the 0.3-era `/.well-known/agent.json`.
+    /// Fetches and parses the card. With the crate feature `v03`, either
+    /// form (see `a2a_core::v03::parse_any_card`), and an agent without a
+    /// card at the default path is asked at the 0.3-era
+    /// `/.well-known/agent.json`.
     pub async fn resolve(&self, base_url: &str) -> Result<AgentCard, ClientError> {
+        #[cfg(not(feature = "v03"))]
+        return self.resolve_at(self.card_url(base_url)).await;
+        #[cfg(feature = "v03")]
         match self.resolve_at(self.card_url(base_url)).await {
             Err(err)
                 if err.status() == Some(404)
@@ -119,7 +123,11 @@ impl CardResolver {
         let bytes = crate::http::read_limited(response, MAX_CARD_SIZE).await?;
         // A 0.3 agent's card comes in the 0.3 form; read as 1.0, its
         // interfaces say 0.3, and the client speaks 0.3 to them.
-        a2a_core::v03::parse_any_card(&bytes)
+        #[cfg(feature = "v03")]
+        let card = a2a_core::v03::parse_any_card(&bytes);
+        #[cfg(not(feature = "v03"))]
+        let card = a2a_core::protojson::decode::<AgentCard>(&bytes);
+        card
             .map_err(|e| ClientError::decode(format!("agent card at {url}: {e}")))
     }
 }

@@ -435,3 +435,82 @@ async fn first_headers_within<F: std::future::Future>(
 
 /// How long connections get to finish after the executions have wound down.
 const CONNECTION_DRAIN: Duration = Duration::from_secs(1);
+
+/// Without the feature `v03`: what a 0.3 client gets.
+#[cfg(all(test, not(feature = "v03")))]
+mod without_v03 {
+    use super::*;
+    use crate::{AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
+    use a2a_core::A2aError;
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+
+    struct Hello;
+
+    #[async_trait::async_trait]
+    impl AgentExecutor for Hello {
+        async fn execute(&self, _: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+            events.complete_with_text("hello").await
+        }
+    }
+
+    fn app() -> Router {
+        let handler = DefaultRequestHandler::builder(Hello, a2a_core::AgentCard::default()).build();
+        router(A2aService::new(handler), HttpConfig::default())
+    }
+
+    async fn call(request: http::Request<String>) -> (u16, serde_json::Value) {
+        let response = app()
+            .oneshot(request.map(axum::body::Body::from))
+            .await
+            .unwrap_or_else(|e| match e {});
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.map(|b| b.to_bytes());
+        let body = body.unwrap_or_default();
+        (status, serde_json::from_slice(&body).unwrap_or_default())
+    }
+
+    fn post(uri: &str, version: Option<&str>, body: &str) -> http::Request<String> {
+        let mut request = http::Request::post(uri).header("content-type", "application/json");
+        if let Some(version) = version {
+            request = request.header("A2A-Version", version);
+        }
+        request.body(body.to_owned()).unwrap_or_default()
+    }
+
+    const V03_SEND: &str = r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
+
+    #[tokio::test]
+    async fn a_0_3_jsonrpc_call_is_a_version_not_supported() {
+        for version in [None, Some("0.3")] {
+            let (status, body) = call(post("/", version, V03_SEND)).await;
+            assert_eq!(status, 200);
+            assert_eq!(body["error"]["code"], -32009, "{version:?}: {body}");
+        }
+        // Said to be 1.0, the 0.3 name is only an unknown method.
+        let (_, body) = call(post("/", Some("1.0"), V03_SEND)).await;
+        assert_eq!(body["error"]["code"], -32601, "{body}");
+        // And a name that is no method of either is not taken for 0.3.
+        let unknown = r#"{"jsonrpc":"2.0","id":1,"method":"NoSuch","params":{}}"#;
+        let (_, body) = call(post("/", None, unknown)).await;
+        assert_eq!(body["error"]["code"], -32601, "{body}");
+    }
+
+    #[tokio::test]
+    async fn a_0_3_rest_call_is_a_version_not_supported() {
+        let body = r#"{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"hi"}]}}"#;
+        let (status, answer) = call(post("/v1/message:send", None, body)).await;
+        assert_eq!(status, 400, "{answer}");
+        let details = answer["error"]["details"].to_string();
+        assert!(details.contains("VERSION_NOT_SUPPORTED"), "{answer}");
+        // 1.0 for a tenant called `v1` still works.
+        let body = r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#;
+        let (status, answer) = call(post("/v1/message:send", Some("1.0"), body)).await;
+        assert_eq!(status, 200, "{answer}");
+        // No 0.3 card at the older name.
+        let request = http::Request::get("/.well-known/agent.json")
+            .body(String::new())
+            .unwrap_or_default();
+        assert_eq!(call(request).await.0, 404);
+    }
+}

@@ -17,13 +17,12 @@ use a2a_core::{
 };
 
 use crate::http::HttpSettings;
-#[cfg(feature = "v03")]
-use crate::{JsonRpcV03Transport, RestV03Transport};
 use crate::{
     CallOptions, CardResolver, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
-    JsonRpcTransport, RestTransport, RetryPolicy,
-    RootCertificates, Transport,
+    JsonRpcTransport, RestTransport, RetryPolicy, RootCertificates, Transport,
 };
+#[cfg(feature = "v03")]
+use crate::{JsonRpcV03Transport, RestV03Transport};
 
 /// Makes a [`Transport`] for one interface of a card.
 pub trait TransportFactory: Send + Sync + 'static {
@@ -120,15 +119,11 @@ impl TransportFactory for BuiltIn {
                 )
             });
         }
-        Ok(
-            if self.0 == binding::JSONRPC {
-                Arc::new(
-                    JsonRpcTransport::with_client(http, &interface.url).with_settings(settings),
-                )
-            } else {
-                Arc::new(RestTransport::with_client(http, &interface.url).with_settings(settings))
-            },
-        )
+        Ok(if self.0 == binding::JSONRPC {
+            Arc::new(JsonRpcTransport::with_client(http, &interface.url).with_settings(settings))
+        } else {
+            Arc::new(RestTransport::with_client(http, &interface.url).with_settings(settings))
+        })
     }
 }
 

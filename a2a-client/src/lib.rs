@@ -13,6 +13,13 @@
 //! let answer = client.send_text("hello").await?;
 //! # let _ = answer; Ok(()) }
 //! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `v03` | no | A2A 0.3: `JsonRpcV03Transport` and `RestV03Transport`, which the built-in factories pick for interfaces whose `protocolVersion` is `0.3`; 0.3 cards read, and the 0.3-era `/.well-known/agent.json` tried when the card is not at the 1.0 path. Without it those interfaces are passed over. |
+//! | `otel` | no | W3C trace context sent with every call ([`telemetry`]) |
 
 mod client;
 mod error;

@@ -127,7 +127,6 @@ impl CardResolver {
         let card = a2a_core::v03::parse_any_card(&bytes);
         #[cfg(not(feature = "v03"))]
         let card = a2a_core::protojson::decode::<AgentCard>(&bytes);
-        card
-            .map_err(|e| ClientError::decode(format!("agent card at {url}: {e}")))
+        card.map_err(|e| ClientError::decode(format!("agent card at {url}: {e}")))
     }
 }

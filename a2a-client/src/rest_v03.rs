@@ -252,9 +252,8 @@ impl Transport for RestV03Transport {
             Method::CreateTaskPushNotificationConfig,
             json!({ "taskId": request.task_id }),
         )?;
-        let body = proto::create_push_config_request(&v03::TaskPushNotificationConfig::from_v1(
-            request,
-        ));
+        let body =
+            proto::create_push_config_request(&v03::TaskPushNotificationConfig::from_v1(request));
         let config: Value = self.call(Verb::POST, url, Some(&body), options).await?;
         config_from(config)
     }

@@ -32,8 +32,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::protojson::nullable;
 use crate::A2aError;
+use crate::protojson::nullable;
 
 fn invalid(what: impl std::fmt::Display) -> A2aError {
     A2aError::invalid_params(what.to_string())
@@ -332,7 +332,12 @@ fn part_in(value: Value) -> Result<Value, A2aError> {
 
 fn message_out(mut m: Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
-    put_always(&mut out, "messageId", m.remove("messageId"), Value::from(""));
+    put_always(
+        &mut out,
+        "messageId",
+        m.remove("messageId"),
+        Value::from(""),
+    );
     put_set(&mut out, "contextId", m.remove("contextId"));
     put_set(&mut out, "taskId", m.remove("taskId"));
     out.insert("role".to_owned(), role_out(m.remove("role")));
@@ -386,7 +391,12 @@ fn status_in(value: Value) -> Result<Value, A2aError> {
 
 fn artifact_out(mut a: Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
-    put_always(&mut out, "artifactId", a.remove("artifactId"), Value::from(""));
+    put_always(
+        &mut out,
+        "artifactId",
+        a.remove("artifactId"),
+        Value::from(""),
+    );
     put_set(&mut out, "name", a.remove("name"));
     put_set(&mut out, "description", a.remove("description"));
     out.insert("parts".to_owned(), list_out(a.remove("parts"), part_out));
@@ -414,7 +424,12 @@ fn artifact_in(value: Value) -> Result<Value, A2aError> {
 fn task_out(mut t: Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
     put_always(&mut out, "id", t.remove("id"), Value::from(""));
-    put_always(&mut out, "contextId", t.remove("contextId"), Value::from(""));
+    put_always(
+        &mut out,
+        "contextId",
+        t.remove("contextId"),
+        Value::from(""),
+    );
     let status = status_out(fields(t.remove("status")));
     out.insert("status".to_owned(), Value::Object(status));
     put_set(
@@ -464,7 +479,12 @@ fn event_out(mut e: Map<String, Value>) -> Map<String, Value> {
         Some("status-update") => {
             let mut out = Map::new();
             put_always(&mut out, "taskId", e.remove("taskId"), Value::from(""));
-            put_always(&mut out, "contextId", e.remove("contextId"), Value::from(""));
+            put_always(
+                &mut out,
+                "contextId",
+                e.remove("contextId"),
+                Value::from(""),
+            );
             let status = status_out(fields(e.remove("status")));
             out.insert("status".to_owned(), Value::Object(status));
             put_set(&mut out, "final", e.remove("final"));
@@ -474,7 +494,12 @@ fn event_out(mut e: Map<String, Value>) -> Map<String, Value> {
         Some("artifact-update") => {
             let mut out = Map::new();
             put_always(&mut out, "taskId", e.remove("taskId"), Value::from(""));
-            put_always(&mut out, "contextId", e.remove("contextId"), Value::from(""));
+            put_always(
+                &mut out,
+                "contextId",
+                e.remove("contextId"),
+                Value::from(""),
+            );
             let artifact = artifact_out(fields(e.remove("artifact")));
             out.insert("artifact".to_owned(), Value::Object(artifact));
             put_set(&mut out, "append", e.remove("append"));
@@ -541,7 +566,12 @@ fn push_out(mut c: Map<String, Value>) -> Map<String, Value> {
     if let Some(auth) = c.remove("authentication").filter(|a| !a.is_null()) {
         let mut auth = fields(Some(auth));
         let mut proto = Map::new();
-        put_always(&mut proto, "schemes", auth.remove("schemes"), Value::Array(Vec::new()));
+        put_always(
+            &mut proto,
+            "schemes",
+            auth.remove("schemes"),
+            Value::Array(Vec::new()),
+        );
         put_set(&mut proto, "credentials", auth.remove("credentials"));
         out.insert("authentication".to_owned(), Value::Object(proto));
     }
@@ -617,7 +647,10 @@ fn send_params_out(mut p: Map<String, Value>) -> Map<String, Value> {
         put_set(&mut proto, "historyLength", c.remove("historyLength"));
         // JSON-RPC's default was to wait; the proto's field is false when
         // unset, so the wait is always spelled out.
-        let blocking = c.remove("blocking").and_then(|b| b.as_bool()).unwrap_or(true);
+        let blocking = c
+            .remove("blocking")
+            .and_then(|b| b.as_bool())
+            .unwrap_or(true);
         put_set(&mut proto, "blocking", Some(Value::Bool(blocking)));
         out.insert("configuration".to_owned(), Value::Object(proto));
     }
@@ -642,8 +675,8 @@ fn send_params_in(value: Value) -> Result<Value, A2aError> {
             jsonrpc.insert("pushNotificationConfig".to_owned(), push_in(push)?);
         }
         // 0 (the proto default) and below: no limit asked for.
-        let history = take(&mut c, "historyLength")
-            .filter(|n| !n.as_f64().is_some_and(|n| n <= 0.0));
+        let history =
+            take(&mut c, "historyLength").filter(|n| !n.as_f64().is_some_and(|n| n <= 0.0));
         put(&mut jsonrpc, "historyLength", history);
         // The proto's default is not to wait, and that is what unset says.
         put_always(
@@ -682,8 +715,7 @@ pub fn read_create_push_config_request(
         "push notification config",
     )?;
     let push = take(&mut config, "pushNotificationConfig").unwrap_or(Value::Null);
-    let mut push: super::PushNotificationConfig =
-        read(push_in(push)?, "push notification config")?;
+    let mut push: super::PushNotificationConfig = read(push_in(push)?, "push notification config")?;
     if push.id.is_none() {
         push.id = read::<Option<String>>(config_id.unwrap_or(Value::Null), "config id")?
             .filter(|id| !id.is_empty());
@@ -700,7 +732,11 @@ pub fn list_push_configs_response(
     let mut out = Map::new();
     let configs = configs.iter().map(ProtoJson::to_protojson).collect();
     out.insert("configs".to_owned(), Value::Array(configs));
-    put_set(&mut out, "nextPageToken", Some(Value::from(next_page_token)));
+    put_set(
+        &mut out,
+        "nextPageToken",
+        Some(Value::from(next_page_token)),
+    );
     Value::Object(out)
 }
 

@@ -223,9 +223,7 @@ impl GrpcA2aService for GrpcServiceV03 {
                 configs: list
                     .configs
                     .into_iter()
-                    .map(|c| {
-                        convert::task_push_out(v03::TaskPushNotificationConfig::from_v1(c))
-                    })
+                    .map(|c| convert::task_push_out(v03::TaskPushNotificationConfig::from_v1(c)))
                     .collect(),
                 next_page_token: list.next_page_token,
             })),

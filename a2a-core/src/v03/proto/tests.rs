@@ -25,7 +25,10 @@ fn enums_by_name_or_number_and_hostile_parts() {
             .unwrap()
             .state
     };
-    assert_eq!(state(json!("TASK_STATE_CANCELLED")), v03::TaskState::Canceled);
+    assert_eq!(
+        state(json!("TASK_STATE_CANCELLED")),
+        v03::TaskState::Canceled
+    );
     assert_eq!(state(json!(2)), v03::TaskState::Working);
     assert_eq!(state(json!(99)), v03::TaskState::Unknown);
     let two = json!({"text": "a", "data": {}});
@@ -118,7 +121,12 @@ fn events_reshape_both_ways() {
         assert_eq!(event.to_protojson(), body);
     }
     let event = v03::Event::Task(task.clone());
-    assert_eq!(v03::Event::from_protojson(event.to_protojson()).unwrap().to_protojson(), event.to_protojson());
+    assert_eq!(
+        v03::Event::from_protojson(event.to_protojson())
+            .unwrap()
+            .to_protojson(),
+        event.to_protojson()
+    );
     let update = v03::Event::from_protojson(json!({"status_update": {"task_id": "t",
         "status": {"state": 3}, "final": null}}))
     .unwrap();
@@ -199,7 +207,8 @@ fn hostile_input_is_invalid_params_never_a_panic() {
         json!({"message": {}, "metadata": [1]}),
     ];
     for body in bodies {
-        let err = v03::MessageSendParams::from_protojson(body.clone()).expect_err(&body.to_string());
+        let err =
+            v03::MessageSendParams::from_protojson(body.clone()).expect_err(&body.to_string());
         assert_eq!(err.kind(), crate::ErrorKind::InvalidParams, "{body}");
     }
     // Unknown enum names and numbers are the unspecified value.
@@ -219,9 +228,13 @@ fn hostile_input_is_invalid_params_never_a_panic() {
         json!({"artifactUpdate": {"artifact": {"parts": [{}]}}}),
         json!({"statusUpdate": {"status": {"update": {"content": [{"text": "a", "file": {}}]}}}}),
     ] {
-        assert!(v03::Event::from_protojson(event.clone()).is_err(), "{event}");
+        assert!(
+            v03::Event::from_protojson(event.clone()).is_err(),
+            "{event}"
+        );
     }
-    let list = json!({"configs": [{"name": "tasks/t/pushNotificationConfigs/c"}], "nextPageToken": 3});
+    let list =
+        json!({"configs": [{"name": "tasks/t/pushNotificationConfigs/c"}], "nextPageToken": 3});
     assert!(read_list_push_configs_response(list).is_err());
     assert!(read_list_push_configs_response(json!({"configs": {}})).is_err());
     assert!(read_create_push_config_request(json!({"config": []})).is_err());

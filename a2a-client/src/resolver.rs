@@ -84,27 +84,24 @@ impl CardResolver {
     /// card at the default path is asked at the 0.3-era
     /// `/.well-known/agent.json`.
     pub async fn resolve(&self, base_url: &str) -> Result<AgentCard, ClientError> {
-        #[cfg(not(feature = "v03"))]
-        return self.resolve_at(self.card_url(base_url)).await;
+        let first = self.resolve_at(self.card_url(base_url)).await;
         #[cfg(feature = "v03")]
-        match self.resolve_at(self.card_url(base_url)).await {
-            Err(err)
-                if err.status() == Some(404)
-                    && self.path == AGENT_CARD_PATH
-                    && !base_url.ends_with(".json") =>
+        if let Err(err) = &first {
+            if err.status() == Some(404)
+                && self.path == AGENT_CARD_PATH
+                && !base_url.ends_with(".json")
             {
                 let legacy = CardResolver {
                     path: a2a_core::v03::LEGACY_AGENT_CARD_PATH.to_owned(),
                     ..self.clone()
                 };
                 // The first answer says more when the older name is missing too.
-                legacy
-                    .resolve_at(legacy.card_url(base_url))
-                    .await
-                    .map_err(|_| err)
+                if let Ok(card) = legacy.resolve_at(legacy.card_url(base_url)).await {
+                    return Ok(card);
+                }
             }
-            other => other,
         }
+        first
     }
 
     async fn resolve_at(&self, url: String) -> Result<AgentCard, ClientError> {

@@ -4,10 +4,10 @@
 //! conversions between them and the 1.0 types of this crate. No I/O.
 //!
 //! A server reads a 0.3 request into these types, converts it to the 1.0
-//! request ([`MessageSendParams::into_v1`] and friends), serves it as any
+//! request (`MessageSendParams::into_v1` and friends), serves it as any
 //! other call and converts the answer back (`from_v1`). A client does the
 //! reverse. Whatever comes from the network may be malformed: conversions
-//! that can fail return [`A2aError`] (invalid params), never panic.
+//! that can fail return [`crate::A2aError`] (invalid params), never panic.
 //!
 //! Only recognizing 0.3 ([`is_v03_version`], the version constants and the
 //! [`Method`] names) is always here: a server refuses a 0.3 request with `VersionNotSupported`

@@ -37,6 +37,8 @@ if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 &&
 fi
 
 cargo test --workspace --all-targets --locked
+# The SDK crates alone, without A2A 0.3 (the workspace build turns `v03` on).
+cargo test --locked -p a2a-core -p a2a-client -p a2a-server -p a2a-grpc
 cargo test --workspace --doc --locked
 # OpenTelemetry (off by default): one trace across client, agents and bindings.
 cargo test --locked -p e2e --features otel --test otel

@@ -19,9 +19,10 @@ use a2a_core::{
 use crate::http::HttpSettings;
 use crate::{
     CallOptions, CardResolver, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
-    JsonRpcTransport, JsonRpcV03Transport, RestTransport, RestV03Transport, RetryPolicy,
-    RootCertificates, Transport,
+    JsonRpcTransport, RestTransport, RetryPolicy, RootCertificates, Transport,
 };
+#[cfg(feature = "v03")]
+use crate::{JsonRpcV03Transport, RestV03Transport};
 
 /// Makes a [`Transport`] for one interface of a card.
 pub trait TransportFactory: Send + Sync + 'static {
@@ -45,7 +46,8 @@ pub trait TransportFactory: Send + Sync + 'static {
 
     /// Whether this factory's transports also speak A2A 0.3 (to interfaces
     /// whose `protocolVersion` is `0.3`). The built-in JSON-RPC and
-    /// HTTP+JSON factories do; the default is `false`.
+    /// HTTP+JSON factories do when the crate feature `v03` is on; the
+    /// default is `false`.
     fn speaks_v03(&self) -> bool {
         false
     }
@@ -96,7 +98,7 @@ impl TransportFactory for BuiltIn {
     }
 
     fn speaks_v03(&self) -> bool {
-        true
+        cfg!(feature = "v03")
     }
 
     fn create_in(
@@ -105,23 +107,23 @@ impl TransportFactory for BuiltIn {
         context: &TransportContext,
     ) -> Result<Arc<dyn Transport>, ClientError> {
         let (http, settings) = (context.http.clone(), context.settings.clone());
-        Ok(
-            if self.0 == binding::JSONRPC && is_v03(&interface.protocol_version) {
+        #[cfg(feature = "v03")]
+        if is_v03(&interface.protocol_version) {
+            return Ok(if self.0 == binding::JSONRPC {
                 Arc::new(
                     JsonRpcV03Transport::with_client(http, &interface.url).with_settings(settings),
                 )
-            } else if self.0 == binding::JSONRPC {
-                Arc::new(
-                    JsonRpcTransport::with_client(http, &interface.url).with_settings(settings),
-                )
-            } else if is_v03(&interface.protocol_version) {
+            } else {
                 Arc::new(
                     RestV03Transport::with_client(http, &interface.url).with_settings(settings),
                 )
-            } else {
-                Arc::new(RestTransport::with_client(http, &interface.url).with_settings(settings))
-            },
-        )
+            });
+        }
+        Ok(if self.0 == binding::JSONRPC {
+            Arc::new(JsonRpcTransport::with_client(http, &interface.url).with_settings(settings))
+        } else {
+            Arc::new(RestTransport::with_client(http, &interface.url).with_settings(settings))
+        })
     }
 }
 

@@ -51,6 +51,7 @@ pub(crate) fn headers(options: &CallOptions) -> Result<HeaderMap, ClientError> {
     header_map(options.service_params())
 }
 
+#[cfg(feature = "v03")]
 /// The headers of a call to an A2A 0.3 agent: the caller's, without
 /// `A2A-Version` (a 0.3 server knows none, and its absence is what says
 /// 0.3), extensions under their 0.3 name `X-A2A-Extensions`.
@@ -85,6 +86,7 @@ fn header_map(
     Ok(headers)
 }
 
+#[cfg(feature = "v03")]
 /// Sends a unary request within `timeout`, or a stream's request (see
 /// [`send_for_stream`]).
 pub(crate) async fn send(
@@ -103,6 +105,7 @@ pub(crate) async fn send(
     }
 }
 
+#[cfg(feature = "v03")]
 /// Ends a 0.3 stream after the event that says it is the last (`final`),
 /// even if the server keeps the connection open.
 pub(crate) fn until_final(
@@ -122,6 +125,7 @@ pub(crate) fn until_final(
     Box::pin(events)
 }
 
+#[cfg(feature = "v03")]
 /// A 0.3 answer that does not convert to 1.0.
 pub(crate) fn from_v03(err: a2a_core::A2aError) -> ClientError {
     ClientError::decode(format!("0.3 answer: {}", err.message()))

@@ -13,16 +13,25 @@
 //! let answer = client.send_text("hello").await?;
 //! # let _ = answer; Ok(()) }
 //! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `v03` | no | A2A 0.3: `JsonRpcV03Transport` and `RestV03Transport`, which the built-in factories pick for interfaces whose `protocolVersion` is `0.3`; 0.3 cards read, and the 0.3-era `/.well-known/agent.json` tried when the card is not at the 1.0 path. Without it those interfaces are passed over. |
+//! | `otel` | no | W3C trace context sent with every call ([`telemetry`]) |
 
 mod client;
 mod error;
 pub mod follow;
 mod http;
 mod jsonrpc;
+#[cfg(feature = "v03")]
 mod jsonrpc_v03;
 mod middleware;
 mod resolver;
 mod rest;
+#[cfg(feature = "v03")]
 mod rest_v03;
 pub mod sse;
 pub mod telemetry;
@@ -34,10 +43,12 @@ pub use self::error::{ClientError, ClientErrorKind};
 pub use self::follow::{FollowError, FollowOptions, FollowUpdate, StreamCut, TaskFollower};
 pub use self::http::HttpSettings;
 pub use self::jsonrpc::JsonRpcTransport;
+#[cfg(feature = "v03")]
 pub use self::jsonrpc_v03::JsonRpcV03Transport;
 pub use self::middleware::{AuthInterceptor, ClientInterceptor, RetryPolicy, before_fn};
 pub use self::resolver::{CardResolver, MAX_CARD_SIZE};
 pub use self::rest::RestTransport;
+#[cfg(feature = "v03")]
 pub use self::rest_v03::RestV03Transport;
 pub use self::tls::RootCertificates;
 pub use self::transport::{CallOptions, EventStream, Transport};

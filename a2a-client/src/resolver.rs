@@ -79,28 +79,29 @@ impl CardResolver {
         format!("{origin}{path}")
     }
 
-    /// Fetches and parses the card (either form: see
-    /// [`a2a_core::v03::parse_any_card`]). An agent without a card at the
-    /// default path is asked at the 0.3-era `/.well-known/agent.json`.
+    /// Fetches and parses the card. With the crate feature `v03`, either
+    /// form (see `a2a_core::v03::parse_any_card`), and an agent without a
+    /// card at the default path is asked at the 0.3-era
+    /// `/.well-known/agent.json`.
     pub async fn resolve(&self, base_url: &str) -> Result<AgentCard, ClientError> {
-        match self.resolve_at(self.card_url(base_url)).await {
-            Err(err)
-                if err.status() == Some(404)
-                    && self.path == AGENT_CARD_PATH
-                    && !base_url.ends_with(".json") =>
+        let first = self.resolve_at(self.card_url(base_url)).await;
+        #[cfg(feature = "v03")]
+        if let Err(err) = &first {
+            if err.status() == Some(404)
+                && self.path == AGENT_CARD_PATH
+                && !base_url.ends_with(".json")
             {
                 let legacy = CardResolver {
                     path: a2a_core::v03::LEGACY_AGENT_CARD_PATH.to_owned(),
                     ..self.clone()
                 };
                 // The first answer says more when the older name is missing too.
-                legacy
-                    .resolve_at(legacy.card_url(base_url))
-                    .await
-                    .map_err(|_| err)
+                if let Ok(card) = legacy.resolve_at(legacy.card_url(base_url)).await {
+                    return Ok(card);
+                }
             }
-            other => other,
         }
+        first
     }
 
     async fn resolve_at(&self, url: String) -> Result<AgentCard, ClientError> {
@@ -119,7 +120,10 @@ impl CardResolver {
         let bytes = crate::http::read_limited(response, MAX_CARD_SIZE).await?;
         // A 0.3 agent's card comes in the 0.3 form; read as 1.0, its
         // interfaces say 0.3, and the client speaks 0.3 to them.
-        a2a_core::v03::parse_any_card(&bytes)
-            .map_err(|e| ClientError::decode(format!("agent card at {url}: {e}")))
+        #[cfg(feature = "v03")]
+        let card = a2a_core::v03::parse_any_card(&bytes);
+        #[cfg(not(feature = "v03"))]
+        let card = a2a_core::protojson::decode::<AgentCard>(&bytes);
+        card.map_err(|e| ClientError::decode(format!("agent card at {url}: {e}")))
     }
 }

@@ -1,9 +1,10 @@
 //! HTTP+JSON to an A2A 0.3 agent: 0.3's `/v1/…` paths with its ProtoJSON
-//! bodies ([`a2a_core::v03::proto`]), the answers converted back to 1.0, so
-//! a [`Client`](crate::Client) works the same against either generation.
+//! bodies ([`a2a_core::v03::proto`], a view over the 0.3 JSON-RPC types),
+//! the answers converted back to 1.0, so a [`Client`](crate::Client) works
+//! the same against either generation.
 
 use a2a_core::rest::RestRoute;
-use a2a_core::v03::{self, proto};
+use a2a_core::v03::{self, proto, proto::ProtoJson};
 use a2a_core::{
     A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
@@ -144,9 +145,7 @@ impl RestV03Transport {
             if let Some(Value::String(message)) = value.get("message") {
                 return Err(A2aError::internal(message.clone()).into());
             }
-            let frame: proto::StreamResponse = serde_json::from_value(value)
-                .map_err(|e| ClientError::decode(format!("stream event: {e}")))?;
-            let event = v03::Event::try_from(frame).map_err(from_v03)?;
+            let event = v03::Event::from_protojson(value).map_err(from_v03)?;
             let last = matches!(&event, v03::Event::StatusUpdate(u) if u.is_final);
             Ok((event.into_v1().map_err(from_v03)?, last))
         });
@@ -158,21 +157,18 @@ fn encode(value: &impl Serialize) -> Result<Vec<u8>, ClientError> {
     serde_json::to_vec(value).map_err(|e| ClientError::decode(format!("encoding request: {e}")))
 }
 
-fn send_body(request: SendMessageRequest) -> proto::SendMessageRequest {
-    v03::MessageSendParams::from_v1(request).into()
+fn send_body(request: SendMessageRequest) -> Value {
+    v03::MessageSendParams::from_v1(request).to_protojson()
 }
 
-fn task_from(task: proto::Task) -> Result<Task, ClientError> {
-    v03::Task::try_from(task)
+fn task_from(task: Value) -> Result<Task, ClientError> {
+    v03::Task::from_protojson(task)
         .and_then(v03::Task::into_v1)
         .map_err(from_v03)
 }
 
-fn config_from(
-    config: proto::TaskPushNotificationConfig,
-) -> Result<TaskPushNotificationConfig, ClientError> {
-    config
-        .into_jsonrpc()
+fn config_from(config: Value) -> Result<TaskPushNotificationConfig, ClientError> {
+    v03::TaskPushNotificationConfig::from_protojson(config)
         .map(v03::TaskPushNotificationConfig::into_v1)
         .map_err(from_v03)
 }
@@ -185,10 +181,10 @@ impl Transport for RestV03Transport {
         options: &CallOptions,
     ) -> Result<SendMessageResponse, ClientError> {
         let url = self.url(Method::SendMessage, json!({}))?;
-        let answer: proto::StreamResponse = self
+        let answer: Value = self
             .call(Verb::POST, url, Some(&send_body(request)), options)
             .await?;
-        v03::SendMessageResult::try_from(answer)
+        v03::SendMessageResult::from_protojson(answer)
             .and_then(v03::SendMessageResult::into_v1)
             .map_err(from_v03)
     }
@@ -212,7 +208,7 @@ impl Transport for RestV03Transport {
         if let Some(length) = request.history_length {
             url.push_str(&format!("?historyLength={length}"));
         }
-        let task: proto::Task = self.call(Verb::GET, url, None::<&()>, options).await?;
+        let task: Value = self.call(Verb::GET, url, None::<&()>, options).await?;
         task_from(task)
     }
 
@@ -233,7 +229,7 @@ impl Transport for RestV03Transport {
     ) -> Result<Task, ClientError> {
         let body = json!({ "name": proto::task_name(&request.id) });
         let url = self.url(Method::CancelTask, json!({ "id": request.id }))?;
-        let task: proto::Task = self.call(Verb::POST, url, Some(&body), options).await?;
+        let task: Value = self.call(Verb::POST, url, Some(&body), options).await?;
         task_from(task)
     }
 
@@ -256,17 +252,9 @@ impl Transport for RestV03Transport {
             Method::CreateTaskPushNotificationConfig,
             json!({ "taskId": request.task_id }),
         )?;
-        let parent = proto::task_name(&request.task_id);
-        let config = proto::TaskPushNotificationConfig::from(
-            v03::TaskPushNotificationConfig::from_v1(request),
-        );
-        let body = proto::CreateTaskPushNotificationConfigRequest {
-            parent,
-            config_id: config.push_notification_config.id.clone(),
-            config,
-        };
-        let config: proto::TaskPushNotificationConfig =
-            self.call(Verb::POST, url, Some(&body), options).await?;
+        let body =
+            proto::create_push_config_request(&v03::TaskPushNotificationConfig::from_v1(request));
+        let config: Value = self.call(Verb::POST, url, Some(&body), options).await?;
         config_from(config)
     }
 
@@ -279,8 +267,7 @@ impl Transport for RestV03Transport {
             Method::GetTaskPushNotificationConfig,
             json!({ "taskId": request.task_id, "id": request.id }),
         )?;
-        let config: proto::TaskPushNotificationConfig =
-            self.call(Verb::GET, url, None::<&()>, options).await?;
+        let config: Value = self.call(Verb::GET, url, None::<&()>, options).await?;
         config_from(config)
     }
 
@@ -293,15 +280,15 @@ impl Transport for RestV03Transport {
             Method::ListTaskPushNotificationConfigs,
             json!({ "taskId": request.task_id }),
         )?;
-        let list: proto::ListTaskPushNotificationConfigResponse =
-            self.call(Verb::GET, url, None::<&()>, options).await?;
+        let list: Value = self.call(Verb::GET, url, None::<&()>, options).await?;
+        let (configs, next_page_token) =
+            proto::read_list_push_configs_response(list).map_err(from_v03)?;
         Ok(ListTaskPushNotificationConfigsResponse {
-            configs: list
-                .configs
+            configs: configs
                 .into_iter()
-                .map(config_from)
-                .collect::<Result<_, _>>()?,
-            next_page_token: list.next_page_token,
+                .map(v03::TaskPushNotificationConfig::into_v1)
+                .collect(),
+            next_page_token,
         })
     }
 

@@ -20,6 +20,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `arbitrary` | no | [`arbitrary`]: proptest strategies for every message |
+//! | `v03` | no | [`v03`]: the A2A 0.3 wire forms (JSON-RPC, ProtoJSON, agent card) and their conversions to and from 1.0, for serving and calling 0.3 peers (without it, `v03` only recognizes a 0.3 version) |
 
 mod card;
 mod error;

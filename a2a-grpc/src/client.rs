@@ -372,29 +372,29 @@ impl TransportFactory for GrpcFactory {
         context: &TransportContext,
     ) -> Result<Arc<dyn Transport>, ClientError> {
         let (url, roots, settings) = (&interface.url, context.roots(), context.settings());
-        let version = interface.protocol_version.trim();
-        Ok(
+        #[cfg(feature = "v03")]
+        {
+            let version = interface.protocol_version.trim();
             if !version.is_empty() && a2a_core::v03::is_v03_version(Some(version)) {
-                Arc::new(
+                return Ok(Arc::new(
                     crate::v03::GrpcV03Transport::connect_lazy_with(url, roots, &self.grpc)?
                         .with_settings(settings.clone()),
-                )
-            } else {
-                Arc::new(
-                    GrpcTransport::connect_lazy_with(url, roots, &self.grpc)?
-                        .with_settings(settings.clone()),
-                )
-            },
-        )
+                ));
+            }
+        }
+        Ok(Arc::new(
+            GrpcTransport::connect_lazy_with(url, roots, &self.grpc)?
+                .with_settings(settings.clone()),
+        ))
     }
 
     fn speaks_v03(&self) -> bool {
-        true
+        cfg!(feature = "v03")
     }
 }
 
 /// Registers the gRPC transport with a client builder (the `GRPC` binding),
-/// speaking 0.3 ([`GrpcV03Transport`](crate::v03::GrpcV03Transport)) to
+/// with the feature `v03` speaking 0.3 (`v03::GrpcV03Transport`) to
 /// interfaces whose `protocolVersion` is `0.3`.
 /// It trusts the builder's roots
 /// ([`ClientBuilder::root_certificates`]) and keeps its timeouts, whether

@@ -1,13 +1,15 @@
 //! The A2A gRPC binding: Rust code generated from `proto/a2a.proto` (package
 //! `lf.a2a.v1`), conversion between `a2a-core` types and protobuf, a tonic
 //! service over any `a2a-server` handler and a gRPC transport for `a2a-client`;
-//! in [`v03`], the same for A2A 0.3's `a2a.v1.A2AService` (generated from
-//! `proto/a2a_v03.proto`), served beside 1.0's for 0.3 peers.
+//! with the feature `v03`, in `v03`, the same for A2A 0.3's
+//! `a2a.v1.A2AService` (generated from `proto/a2a_v03.proto`), served beside
+//! 1.0's for 0.3 peers.
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `server` | yes | [`GrpcService`], and [`router`] serving every binding on one port |
 //! | `client` | yes | [`GrpcTransport`] (TLS for `https://` URLs, rustls), and [`register`] (or [`register_with`] and its [`GrpcSettings`]) for `a2a_client::ClientBuilder` |
+//! | `v03` | no | `v03`: A2A 0.3's gRPC service, served by [`router`] and spoken by the client to 0.3 interfaces (and `v03` of `a2a-core`, `a2a-server`, `a2a-client`) |
 //!
 //! ```
 //! use a2a_grpc::convert::{FromProto, ToProto};
@@ -22,6 +24,7 @@ pub mod convert;
 mod error;
 #[cfg(feature = "server")]
 mod server;
+#[cfg(feature = "v03")]
 pub mod v03;
 
 #[cfg(feature = "client")]
@@ -38,6 +41,7 @@ mod generated {
     include!("generated/lf.a2a.v1.rs");
 }
 
+#[cfg(feature = "v03")]
 #[rustfmt::skip]
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]
 mod generated_v03 {

@@ -259,14 +259,18 @@ pub const MAX_RESPONSE_MESSAGE: usize = 32 * 1024 * 1024;
 /// ([`HttpConfig::body_limit`](a2a_server::http::HttpConfig::body_limit));
 /// responses to [`MAX_RESPONSE_MESSAGE`].
 ///
-/// The 0.3 service (`a2a.v1.A2AService`) is served too, and the card lists
-/// gRPC among the bindings that speak 0.3 (see
-/// [`HttpConfig::v03_bindings`](a2a_server::http::HttpConfig::v03_bindings)).
+/// With the feature `v03`, the 0.3 service (`a2a.v1.A2AService`) is served
+/// too, and the card lists gRPC among the bindings that speak 0.3 (see
+/// `HttpConfig::v03_bindings`).
+#[cfg_attr(not(feature = "v03"), allow(unused_mut))]
 pub fn router(service: A2aService, mut config: a2a_server::http::HttpConfig) -> axum::Router {
     let body_limit = config.body_limit;
-    let grpc = a2a_core::binding::GRPC;
-    if !config.v03_bindings.is_empty() && !config.v03_bindings.iter().any(|b| b == grpc) {
-        config.v03_bindings.push(grpc.to_owned());
+    #[cfg(feature = "v03")]
+    {
+        let grpc = a2a_core::binding::GRPC;
+        if !config.v03_bindings.is_empty() && !config.v03_bindings.iter().any(|b| b == grpc) {
+            config.v03_bindings.push(grpc.to_owned());
+        }
     }
     with_grpc(
         a2a_server::http::router(service.clone(), config),
@@ -289,6 +293,7 @@ pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -
     let grpc = grpc.map_request(|request: axum::http::Request<axum::body::Body>| {
         request.map(tonic::body::Body::new)
     });
+    #[cfg(feature = "v03")]
     let v03 = crate::v03::GrpcServiceV03::new(service)
         .into_server()
         .max_decoding_message_size(body_limit)
@@ -296,7 +301,14 @@ pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -
         .map_request(|request: axum::http::Request<axum::body::Body>| {
             request.map(tonic::body::Body::new)
         });
-    let v03_path = format!("/{}/{{*rest}}", crate::v03::SERVICE_NAME);
+    // Without 0.3, its service's calls get 1.0's answer to a version not
+    // served, not the UNIMPLEMENTED of a service unknown.
+    #[cfg(not(feature = "v03"))]
+    let v03 = {
+        drop(service);
+        axum::routing::any(|| async { v03_not_served() })
+    };
+    let v03_path = format!("/{V03_SERVICE_NAME}/{{*rest}}");
     // Each 1.0 method on a path of its own: a wildcard match costs the
     // router its captured parameter (about 2,000 instructions a call). The
     // wildcard stays for names the service lacks, which tonic answers with
@@ -306,7 +318,26 @@ pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -
         .fold(router, |router, method| {
             router.route_service(&crate::method_path(method), grpc.clone())
         });
+    let router = router.route_service(&path, grpc);
+    #[cfg(feature = "v03")]
+    let router = router.route_service(&v03_path, v03);
+    #[cfg(not(feature = "v03"))]
+    let router = router.route(&v03_path, v03);
     router
-        .route_service(&path, grpc)
-        .route_service(&v03_path, v03)
+}
+
+/// The full name of A2A 0.3's gRPC service.
+const V03_SERVICE_NAME: &str = "a2a.v1.A2AService";
+
+/// The answer to a call of the 0.3 service when 0.3 is not served.
+#[cfg(not(feature = "v03"))]
+fn v03_not_served() -> axum::response::Response {
+    let err = A2aError::new(
+        a2a_core::ErrorKind::VersionNotSupported,
+        format!(
+            "A2A 0.3 is not served; this agent speaks {}",
+            a2a_core::PROTOCOL_VERSION
+        ),
+    );
+    to_status(&err).into_http()
 }

@@ -20,6 +20,14 @@
 //! let handler = DefaultRequestHandler::builder(Hello, AgentCard::default()).build();
 //! # let _ = handler;
 //! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `v03` | no | A2A 0.3 served beside 1.0 by [`http::router`]: its JSON-RPC methods, its HTTP+JSON paths under `/v1`, its card at `/.well-known/agent.json`, and 0.3 interfaces listed on the 1.0 card (`HttpConfig::v03_bindings`). Without it a 0.3 request (no `A2A-Version`, or `0.3`, with a 0.3 method or path) is answered `VersionNotSupported`. |
+//! | `otel` | no | W3C trace context and metrics through the OpenTelemetry globals ([`telemetry`]) |
+//! | `fuzzing` | no | entry points for the fuzz targets; not a stable API |
 
 pub mod auth;
 pub mod cluster;

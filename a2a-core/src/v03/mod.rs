@@ -4,12 +4,18 @@
 //! conversions between them and the 1.0 types of this crate. No I/O.
 //!
 //! A server reads a 0.3 request into these types, converts it to the 1.0
-//! request ([`MessageSendParams::into_v1`] and friends), serves it as any
+//! request (`MessageSendParams::into_v1` and friends), serves it as any
 //! other call and converts the answer back (`from_v1`). A client does the
 //! reverse. Whatever comes from the network may be malformed: conversions
-//! that can fail return [`A2aError`] (invalid params), never panic.
+//! that can fail return [`crate::A2aError`] (invalid params), never panic.
+//!
+//! Only recognizing 0.3 ([`is_v03_version`], the version constants and the
+//! [`Method`] names) is always here: a server refuses a 0.3 request with `VersionNotSupported`
+//! and a client passes over an interface speaking 0.3 when it cannot speak
+//! it. Everything else needs the crate feature `v03`.
 //!
 //! ```
+//! # #[cfg(feature = "v03")] {
 //! use a2a_core::v03;
 //! let params: v03::MessageSendParams = serde_json::from_str(
 //!     r#"{"message":{"kind":"message","messageId":"m1","role":"user",
@@ -17,16 +23,22 @@
 //! ).unwrap();
 //! let request = params.into_v1().unwrap();
 //! assert_eq!(request.message.text(), "hi");
+//! # }
 //! ```
 
+#[cfg(feature = "v03")]
 mod card;
+#[cfg(feature = "v03")]
 pub mod proto;
+#[cfg(feature = "v03")]
 mod types;
 
+#[cfg(feature = "v03")]
 pub use card::{
     AgentCapabilities, AgentCard, AgentInterface, AgentSkill, SERVED_BINDINGS, advertise,
     parse_any_card,
 };
+#[cfg(feature = "v03")]
 pub use types::{
     Artifact, DeleteTaskPushNotificationConfigParams, Event, FileContent,
     GetTaskPushNotificationConfigParams, ListTaskPushNotificationConfigParams, Message,
@@ -35,6 +47,7 @@ pub use types::{
     TaskPushNotificationConfig, TaskQueryParams, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
+#[cfg(feature = "v03")]
 use crate::{A2aError, ErrorKind, JsonRpcError};
 
 /// The protocol version a 0.3 card states (`protocolVersion`).
@@ -44,6 +57,7 @@ pub const PROTOCOL_VERSION: &str = "0.3.0";
 /// an interface's `protocolVersion`.
 pub const PROTOCOL_VERSION_MAJOR_MINOR: &str = "0.3";
 
+#[cfg(feature = "v03")]
 /// The well-known path of the 0.3-era card name, still fetched by older
 /// clients (0.3.0 itself moved to `agent-card.json`, which serves the 1.0 form).
 pub const LEGACY_AGENT_CARD_PATH: &str = "/.well-known/agent.json";
@@ -164,6 +178,7 @@ impl std::fmt::Display for Method {
     }
 }
 
+#[cfg(feature = "v03")]
 /// The JSON-RPC error object a 0.3 peer understands for `err`.
 ///
 /// 0.3 used the same codes for the errors it had (-32001 to -32007 and the
@@ -184,6 +199,7 @@ pub fn error_to_v03(err: &A2aError) -> JsonRpcError {
     }
 }
 
+#[cfg(feature = "v03")]
 /// The error a 0.3 peer's JSON-RPC error object stands for (by its code;
 /// an unknown code is an internal error keeping the peer's message).
 pub fn error_from_v03(error: &JsonRpcError) -> A2aError {
@@ -196,5 +212,5 @@ pub fn error_from_v03(error: &JsonRpcError) -> A2aError {
     A2aError::new(kind, message)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "v03"))]
 mod tests;

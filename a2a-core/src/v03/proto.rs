@@ -6,624 +6,97 @@
 //! parts under `content`, enums as `ROLE_USER` and `TASK_STATE_WORKING`,
 //! push configs named `tasks/{id}/pushNotificationConfigs/{configId}`.
 //!
-//! Each type converts to and from its JSON-RPC counterpart in
-//! [`super`], which converts to and from 1.0; conversions of what came from
-//! the network return [`A2aError`] (invalid params), never panic.
+//! There are no separate types for this form: it is a view over the
+//! JSON-RPC types of [`super`] ([`ProtoJson`]). Writing serializes the value
+//! in its JSON-RPC form and reshapes that JSON into ProtoJSON; reading
+//! reshapes ProtoJSON into the JSON-RPC form and deserializes it, so the
+//! JSON-RPC types' own checks apply to both bindings. The reshaping keeps
+//! to what a proto3 JSON reader does: field names in lowerCamelCase or
+//! snake_case, `null` for the default, enums by name or number (an unknown
+//! one is the `…_UNSPECIFIED` value), default values (empty strings,
+//! `false`, `0`, empty lists) left out when writing. Reading what came from
+//! the network returns [`A2aError`] (invalid params) when it does not fit,
+//! never panics; its depth is bounded by the schema (metadata and data are
+//! copied whole, not walked).
+//!
+//! ```
+//! use a2a_core::v03::{self, proto::ProtoJson};
+//! let body = serde_json::json!({"message": {"messageId": "m1",
+//!     "role": "ROLE_USER", "content": [{"text": "hi"}]}});
+//! let params = v03::MessageSendParams::from_protojson(body.clone()).unwrap();
+//! assert_eq!(params.clone().into_v1().unwrap().message.text(), "hi");
+//! assert_eq!(params.to_protojson()["message"], body["message"]);
+//! ```
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
+use crate::A2aError;
 use crate::protojson::nullable;
-use crate::{A2aError, Metadata};
 
 fn invalid(what: impl std::fmt::Display) -> A2aError {
     A2aError::invalid_params(what.to_string())
 }
 
-fn non_empty(text: String) -> Option<String> {
-    (!text.is_empty()).then_some(text)
+/// A 0.3 type that also has a ProtoJSON form (0.3's HTTP+JSON binding).
+pub trait ProtoJson: Sized {
+    /// This value in its ProtoJSON form.
+    fn to_protojson(&self) -> Value;
+
+    /// The value a ProtoJSON document stands for (invalid params when the
+    /// document does not fit).
+    fn from_protojson(value: Value) -> Result<Self, A2aError>;
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-/// A protobuf enum read from its name or its number (ProtoJSON accepts
-/// both); an unknown one reads as number 0 (`…_UNSPECIFIED`).
-fn enum_number<'de, D: Deserializer<'de>>(d: D, names: &[&str]) -> Result<usize, D::Error> {
-    Ok(match Option::<Value>::deserialize(d)? {
-        Some(Value::String(name)) => names.iter().position(|n| *n == name).unwrap_or(0),
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| *n < names.len())
-            .unwrap_or(0),
-        _ => 0,
-    })
-}
-
-const ROLES: [&str; 3] = ["ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"];
-
-/// `a2a.v1.Role`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Role(pub super::Role);
-
-impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(match self.0 {
-            super::Role::User => ROLES[1],
-            super::Role::Agent => ROLES[2],
-        })
+/// The JSON-RPC form of `value` as a JSON object.
+fn jsonrpc<T: Serialize>(value: &T) -> Map<String, Value> {
+    // The 0.3 types have string keys and no fallible serializers, so this
+    // cannot fail; an empty object is the harmless answer if one ever did.
+    match serde_json::to_value(value) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
     }
 }
 
-impl<'de> Deserialize<'de> for Role {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // 0.3 had no unspecified role; a message without one was the user's.
-        Ok(Role(match enum_number(d, &ROLES)? {
-            2 => super::Role::Agent,
-            _ => super::Role::User,
-        }))
-    }
+/// Reads the JSON-RPC form that a reshaped ProtoJSON document became.
+fn read<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, A2aError> {
+    serde_json::from_value(value).map_err(|e| invalid(format!("invalid 0.3 {what}: {e}")))
 }
 
-const STATES: [(&str, super::TaskState); 9] = [
-    ("TASK_STATE_UNSPECIFIED", super::TaskState::Unknown),
-    ("TASK_STATE_SUBMITTED", super::TaskState::Submitted),
-    ("TASK_STATE_WORKING", super::TaskState::Working),
-    ("TASK_STATE_COMPLETED", super::TaskState::Completed),
-    ("TASK_STATE_FAILED", super::TaskState::Failed),
-    ("TASK_STATE_CANCELLED", super::TaskState::Canceled),
-    ("TASK_STATE_INPUT_REQUIRED", super::TaskState::InputRequired),
-    ("TASK_STATE_REJECTED", super::TaskState::Rejected),
-    ("TASK_STATE_AUTH_REQUIRED", super::TaskState::AuthRequired),
-];
-
-/// `a2a.v1.TaskState` (its names spell `CANCELLED`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TaskState(pub super::TaskState);
-
-impl Serialize for TaskState {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let name = STATES
-            .iter()
-            .find(|(_, state)| *state == self.0)
-            .map_or(STATES[0].0, |(name, _)| name);
-        s.serialize_str(name)
-    }
-}
-
-impl<'de> Deserialize<'de> for TaskState {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let names = STATES.map(|(name, _)| name);
-        Ok(TaskState(STATES[enum_number(d, &names)?].1))
-    }
-}
-
-/// `a2a.v1.FilePart`: a URI or inline bytes (base64).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FilePart {
-    /// Where the content is.
-    #[serde(
-        default,
-        alias = "file_with_uri",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub file_with_uri: Option<String>,
-    /// The content, base64.
-    #[serde(
-        default,
-        alias = "file_with_bytes",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub file_with_bytes: Option<String>,
-    /// The media type.
-    #[serde(
-        default,
-        alias = "mime_type",
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub mime_type: String,
-    /// The file name.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub name: String,
-}
-
-/// `a2a.v1.DataPart`: a JSON object.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct DataPart {
-    /// The data.
-    #[serde(default)]
-    pub data: Value,
-}
-
-/// `a2a.v1.Part`: exactly one of `text`, `file` and `data`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Part {
-    /// Text content.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// File content.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<FilePart>,
-    /// Structured content.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<DataPart>,
-    /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
-impl From<super::Part> for Part {
-    fn from(part: super::Part) -> Self {
-        match part {
-            super::Part::Text { text, metadata } => Part {
-                text: Some(text),
-                metadata,
-                ..Part::default()
-            },
-            super::Part::File { file, metadata } => Part {
-                file: Some(FilePart {
-                    file_with_uri: file.uri,
-                    file_with_bytes: file.bytes,
-                    mime_type: file.mime_type.unwrap_or_default(),
-                    name: file.name.unwrap_or_default(),
-                }),
-                metadata,
-                ..Part::default()
-            },
-            super::Part::Data { data, metadata } => Part {
-                data: Some(DataPart { data }),
-                metadata,
-                ..Part::default()
-            },
-        }
-    }
-}
-
-impl TryFrom<Part> for super::Part {
-    type Error = A2aError;
-
-    fn try_from(part: Part) -> Result<Self, A2aError> {
-        let metadata = part.metadata;
-        Ok(match (part.text, part.file, part.data) {
-            (Some(text), None, None) => super::Part::Text { text, metadata },
-            (None, Some(file), None) => super::Part::File {
-                file: super::FileContent {
-                    name: non_empty(file.name),
-                    mime_type: non_empty(file.mime_type),
-                    bytes: file.file_with_bytes,
-                    uri: file.file_with_uri,
-                },
-                metadata,
-            },
-            (None, None, Some(data)) => super::Part::Data {
-                data: data.data,
-                metadata,
-            },
-            _ => return Err(invalid("a part holds exactly one of text, file and data")),
-        })
-    }
-}
-
-fn parts_in(parts: Vec<Part>) -> Result<Vec<super::Part>, A2aError> {
-    parts.into_iter().map(TryInto::try_into).collect()
-}
-
-fn parts_out(parts: Vec<super::Part>) -> Vec<Part> {
-    parts.into_iter().map(Part::from).collect()
-}
-
-/// `a2a.v1.Message` (its parts are `content`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Message {
-    /// Unique id.
-    #[serde(default, alias = "message_id", deserialize_with = "nullable")]
-    pub message_id: String,
-    /// The conversation.
-    #[serde(
-        default,
-        alias = "context_id",
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub context_id: String,
-    /// The task.
-    #[serde(
-        default,
-        alias = "task_id",
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub task_id: String,
-    /// The sender.
-    #[serde(default)]
-    pub role: Role,
-    /// The content.
-    #[serde(default, deserialize_with = "nullable")]
-    pub content: Vec<Part>,
-    /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-    /// Extensions that contributed.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub extensions: Vec<String>,
-}
-
-impl From<super::Message> for Message {
-    fn from(m: super::Message) -> Self {
-        Message {
-            message_id: m.message_id,
-            context_id: m.context_id.unwrap_or_default(),
-            task_id: m.task_id.unwrap_or_default(),
-            role: Role(m.role),
-            content: parts_out(m.parts),
-            metadata: m.metadata,
-            extensions: m.extensions,
-        }
-    }
-}
-
-impl TryFrom<Message> for super::Message {
-    type Error = A2aError;
-
-    fn try_from(m: Message) -> Result<Self, A2aError> {
-        Ok(super::Message {
-            message_id: m.message_id,
-            role: m.role.0,
-            parts: parts_in(m.content)?,
-            context_id: non_empty(m.context_id),
-            task_id: non_empty(m.task_id),
-            // Not in the 0.3 proto.
-            reference_task_ids: Vec::new(),
-            extensions: m.extensions,
-            metadata: m.metadata,
-        })
-    }
-}
-
-/// `a2a.v1.TaskStatus` (its message is the proto's `update`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct TaskStatus {
-    /// The state.
-    #[serde(default)]
-    pub state: TaskState,
-    /// A message about the state.
-    #[serde(default, alias = "update", skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
-    /// When the state was entered (RFC 3339).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-}
-
-impl From<super::TaskStatus> for TaskStatus {
-    fn from(s: super::TaskStatus) -> Self {
-        TaskStatus {
-            state: TaskState(s.state),
-            message: s.message.map(Message::from),
-            timestamp: s.timestamp,
-        }
-    }
-}
-
-impl TryFrom<TaskStatus> for super::TaskStatus {
-    type Error = A2aError;
-
-    fn try_from(s: TaskStatus) -> Result<Self, A2aError> {
-        Ok(super::TaskStatus {
-            state: s.state.0,
-            message: s.message.map(TryInto::try_into).transpose()?,
-            timestamp: s.timestamp,
-        })
-    }
-}
-
-/// `a2a.v1.Artifact`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Artifact {
-    /// Unique id within the task.
-    #[serde(default, alias = "artifact_id", deserialize_with = "nullable")]
-    pub artifact_id: String,
-    /// Name.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub name: String,
-    /// Description.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub description: String,
-    /// The content.
-    #[serde(default, deserialize_with = "nullable")]
-    pub parts: Vec<Part>,
-    /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-    /// Extensions that contributed.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub extensions: Vec<String>,
-}
-
-impl From<super::Artifact> for Artifact {
-    fn from(a: super::Artifact) -> Self {
-        Artifact {
-            artifact_id: a.artifact_id,
-            name: a.name.unwrap_or_default(),
-            description: a.description.unwrap_or_default(),
-            parts: parts_out(a.parts),
-            metadata: a.metadata,
-            extensions: a.extensions,
-        }
-    }
-}
-
-impl TryFrom<Artifact> for super::Artifact {
-    type Error = A2aError;
-
-    fn try_from(a: Artifact) -> Result<Self, A2aError> {
-        Ok(super::Artifact {
-            artifact_id: a.artifact_id,
-            name: non_empty(a.name),
-            description: non_empty(a.description),
-            parts: parts_in(a.parts)?,
-            metadata: a.metadata,
-            extensions: a.extensions,
-        })
-    }
-}
-
-/// `a2a.v1.Task`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Task {
-    /// Unique id.
-    #[serde(default, deserialize_with = "nullable")]
-    pub id: String,
-    /// The conversation.
-    #[serde(default, alias = "context_id", deserialize_with = "nullable")]
-    pub context_id: String,
-    /// Current status.
-    #[serde(default, deserialize_with = "nullable")]
-    pub status: TaskStatus,
-    /// Outputs.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub artifacts: Vec<Artifact>,
-    /// The messages so far.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub history: Vec<Message>,
-    /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
-impl From<super::Task> for Task {
-    fn from(t: super::Task) -> Self {
-        Task {
-            id: t.id,
-            context_id: t.context_id,
-            status: t.status.into(),
-            artifacts: t.artifacts.into_iter().map(Artifact::from).collect(),
-            history: t.history.into_iter().map(Message::from).collect(),
-            metadata: t.metadata,
-        }
-    }
-}
-
-impl TryFrom<Task> for super::Task {
-    type Error = A2aError;
-
-    fn try_from(t: Task) -> Result<Self, A2aError> {
-        Ok(super::Task {
-            id: t.id,
-            context_id: t.context_id,
-            status: t.status.try_into()?,
-            history: t
-                .history
-                .into_iter()
-                .map(TryInto::try_into)
-                .collect::<Result<_, _>>()?,
-            artifacts: t
-                .artifacts
-                .into_iter()
-                .map(TryInto::try_into)
-                .collect::<Result<_, _>>()?,
-            metadata: t.metadata,
-        })
-    }
-}
-
-/// `a2a.v1.TaskStatusUpdateEvent`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskStatusUpdateEvent {
-    /// The task.
-    #[serde(default, alias = "task_id", deserialize_with = "nullable")]
-    pub task_id: String,
-    /// The conversation.
-    #[serde(default, alias = "context_id", deserialize_with = "nullable")]
-    pub context_id: String,
-    /// The new status.
-    #[serde(default, deserialize_with = "nullable")]
-    pub status: TaskStatus,
-    /// Whether this is the stream's last event.
-    #[serde(
-        default,
-        rename = "final",
-        deserialize_with = "nullable",
-        skip_serializing_if = "is_false"
-    )]
-    pub is_final: bool,
-    /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
-/// `a2a.v1.TaskArtifactUpdateEvent`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskArtifactUpdateEvent {
-    /// The task.
-    #[serde(default, alias = "task_id", deserialize_with = "nullable")]
-    pub task_id: String,
-    /// The conversation.
-    #[serde(default, alias = "context_id", deserialize_with = "nullable")]
-    pub context_id: String,
-    /// The artifact (or the chunk of it).
-    #[serde(default, deserialize_with = "nullable")]
-    pub artifact: Artifact,
-    /// Appends to an artifact sent before.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "is_false"
-    )]
-    pub append: bool,
-    /// The artifact's last chunk.
-    #[serde(
-        default,
-        alias = "last_chunk",
-        deserialize_with = "nullable",
-        skip_serializing_if = "is_false"
-    )]
-    pub last_chunk: bool,
-    /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
-/// `a2a.v1.StreamResponse`, also `a2a.v1.SendMessageResponse` (which has
-/// its first two members): exactly one member is set.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StreamResponse {
-    /// A task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<Task>,
-    /// A message (the proto's `msg`).
-    #[serde(default, alias = "msg", skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
-    /// A status update.
-    #[serde(
-        default,
-        alias = "status_update",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub status_update: Option<TaskStatusUpdateEvent>,
-    /// An artifact update.
-    #[serde(
-        default,
-        alias = "artifact_update",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub artifact_update: Option<TaskArtifactUpdateEvent>,
-}
-
-impl From<super::Event> for StreamResponse {
-    fn from(event: super::Event) -> Self {
-        let mut out = StreamResponse::default();
-        match event {
-            super::Event::Task(t) => out.task = Some(t.into()),
-            super::Event::Message(m) => out.message = Some(m.into()),
-            super::Event::StatusUpdate(u) => {
-                out.status_update = Some(TaskStatusUpdateEvent {
-                    task_id: u.task_id,
-                    context_id: u.context_id,
-                    status: u.status.into(),
-                    is_final: u.is_final,
-                    metadata: u.metadata,
-                });
+macro_rules! protojson {
+    ($($ty:ident: $out:ident, $in:ident, $what:literal;)*) => {$(
+        impl ProtoJson for super::$ty {
+            fn to_protojson(&self) -> Value {
+                Value::Object($out(jsonrpc(self)))
             }
-            super::Event::ArtifactUpdate(u) => {
-                out.artifact_update = Some(TaskArtifactUpdateEvent {
-                    task_id: u.task_id,
-                    context_id: u.context_id,
-                    artifact: u.artifact.into(),
-                    append: u.append.unwrap_or(false),
-                    last_chunk: u.last_chunk.unwrap_or(false),
-                    metadata: u.metadata,
-                });
+
+            fn from_protojson(value: Value) -> Result<Self, A2aError> {
+                read($in(value)?, $what)
             }
         }
-        out
-    }
+    )*};
 }
 
-impl TryFrom<StreamResponse> for super::Event {
-    type Error = A2aError;
-
-    fn try_from(r: StreamResponse) -> Result<Self, A2aError> {
-        Ok(
-            match (r.task, r.message, r.status_update, r.artifact_update) {
-                (Some(t), None, None, None) => super::Event::Task(t.try_into()?),
-                (None, Some(m), None, None) => super::Event::Message(m.try_into()?),
-                (None, None, Some(u), None) => {
-                    super::Event::StatusUpdate(super::TaskStatusUpdateEvent {
-                        task_id: u.task_id,
-                        context_id: u.context_id,
-                        status: u.status.try_into()?,
-                        is_final: u.is_final,
-                        metadata: u.metadata,
-                    })
-                }
-                (None, None, None, Some(u)) => {
-                    super::Event::ArtifactUpdate(super::TaskArtifactUpdateEvent {
-                        task_id: u.task_id,
-                        context_id: u.context_id,
-                        artifact: u.artifact.try_into()?,
-                        append: u.append.then_some(true),
-                        last_chunk: u.last_chunk.then_some(true),
-                        metadata: u.metadata,
-                    })
-                }
-                _ => return Err(invalid("a stream response holds exactly one event")),
-            },
-        )
-    }
+protojson! {
+    Part: part_out, part_in, "part";
+    Message: message_out, message_in, "message";
+    TaskStatus: status_out, status_in, "task status";
+    Artifact: artifact_out, artifact_in, "artifact";
+    Task: task_out, task_in, "task";
+    Event: event_out, event_in, "stream response";
+    PushNotificationConfig: push_out, push_in, "push notification config";
+    TaskPushNotificationConfig: task_push_out, task_push_in, "push notification config";
+    MessageSendParams: send_params_out, send_params_in, "send message request";
 }
 
-impl From<super::SendMessageResult> for StreamResponse {
-    fn from(result: super::SendMessageResult) -> Self {
-        match result {
-            super::SendMessageResult::Task(t) => super::Event::Task(t).into(),
-            super::SendMessageResult::Message(m) => super::Event::Message(m).into(),
-        }
+impl ProtoJson for super::SendMessageResult {
+    fn to_protojson(&self) -> Value {
+        Value::Object(event_out(jsonrpc(self)))
     }
-}
 
-impl TryFrom<StreamResponse> for super::SendMessageResult {
-    type Error = A2aError;
-
-    fn try_from(r: StreamResponse) -> Result<Self, A2aError> {
-        match super::Event::try_from(r)? {
+    fn from_protojson(value: Value) -> Result<Self, A2aError> {
+        match super::Event::from_protojson(value)? {
             super::Event::Task(t) => Ok(super::SendMessageResult::Task(t)),
             super::Event::Message(m) => Ok(super::SendMessageResult::Message(m)),
             _ => Err(invalid("SendMessage answered with an update event")),
@@ -631,92 +104,664 @@ impl TryFrom<StreamResponse> for super::SendMessageResult {
     }
 }
 
-/// `a2a.v1.AuthenticationInfo`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct AuthenticationInfo {
-    /// Accepted schemes.
-    #[serde(default, deserialize_with = "nullable")]
-    pub schemes: Vec<String>,
-    /// Credentials.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub credentials: String,
-}
+// ===== reading and writing fields =====
 
-/// `a2a.v1.PushNotificationConfig`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct PushNotificationConfig {
-    /// The config's id.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub id: String,
-    /// Where notifications go.
-    #[serde(default, deserialize_with = "nullable")]
-    pub url: String,
-    /// A token sent along.
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub token: String,
-    /// How to authenticate to `url`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub authentication: Option<AuthenticationInfo>,
-}
-
-impl From<super::PushNotificationConfig> for PushNotificationConfig {
-    fn from(c: super::PushNotificationConfig) -> Self {
-        PushNotificationConfig {
-            id: c.id.unwrap_or_default(),
-            url: c.url,
-            token: c.token.unwrap_or_default(),
-            authentication: c.authentication.map(|a| AuthenticationInfo {
-                schemes: a.schemes,
-                credentials: a.credentials.unwrap_or_default(),
-            }),
+/// `camelCase` as `snake_case`, the other spelling a proto3 JSON reader accepts.
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
         }
+    }
+    out
+}
+
+/// Takes field `name` (or its snake_case spelling); `null` is absent.
+fn take(map: &mut Map<String, Value>, name: &str) -> Option<Value> {
+    let value = match map.remove(name) {
+        Some(value) => value,
+        None => map.remove(&snake(name))?,
+    };
+    (!value.is_null()).then_some(value)
+}
+
+/// Takes the first of `names` present.
+fn take_any(map: &mut Map<String, Value>, names: &[&str]) -> Option<Value> {
+    names.iter().find_map(|name| take(map, name))
+}
+
+/// A ProtoJSON object (`null`: the empty message).
+fn object(value: Value, what: &str) -> Result<Map<String, Value>, A2aError> {
+    match value {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        other => Err(invalid(format!(
+            "a 0.3 {what} must be a JSON object, not {other}"
+        ))),
     }
 }
 
-impl From<PushNotificationConfig> for super::PushNotificationConfig {
-    fn from(c: PushNotificationConfig) -> Self {
-        super::PushNotificationConfig {
-            id: non_empty(c.id),
-            url: c.url,
-            token: non_empty(c.token),
-            authentication: c
-                .authentication
-                .map(|a| super::PushNotificationAuthenticationInfo {
-                    schemes: a.schemes,
-                    credentials: non_empty(a.credentials),
-                }),
-        }
+/// The JSON-RPC form's object (anything else: the empty one).
+fn fields(value: Option<Value>) -> Map<String, Value> {
+    match value {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
     }
 }
 
-/// `a2a.v1.TaskPushNotificationConfig`: named
-/// `tasks/{taskId}/pushNotificationConfigs/{configId}`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskPushNotificationConfig {
-    /// The resource name.
-    #[serde(default, deserialize_with = "nullable")]
-    pub name: String,
-    /// The config.
-    #[serde(
-        default,
-        alias = "push_notification_config",
-        deserialize_with = "nullable"
-    )]
-    pub push_notification_config: PushNotificationConfig,
+/// Whether `value` is the proto3 default ProtoJSON leaves out.
+fn is_default(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Object(_) => false,
+    }
 }
+
+/// Sets `name` unless `value` is absent or `null`.
+fn put(map: &mut Map<String, Value>, name: &str, value: Option<Value>) {
+    if let Some(value) = value.filter(|v| !v.is_null()) {
+        map.insert(name.to_owned(), value);
+    }
+}
+
+/// Sets `name` unless `value` is absent or its type's default.
+fn put_set(map: &mut Map<String, Value>, name: &str, value: Option<Value>) {
+    put(map, name, value.filter(|v| !is_default(v)));
+}
+
+/// Sets `name` always (its default when absent).
+fn put_always(map: &mut Map<String, Value>, name: &str, value: Option<Value>, default: Value) {
+    map.insert(
+        name.to_owned(),
+        value.filter(|v| !v.is_null()).unwrap_or(default),
+    );
+}
+
+/// Each element of a list through `f`; `None` for an absent list.
+fn list(
+    value: Option<Value>,
+    what: &str,
+    f: impl Fn(Value) -> Result<Value, A2aError>,
+) -> Result<Option<Value>, A2aError> {
+    match value {
+        None => Ok(None),
+        Some(Value::Array(items)) => Ok(Some(Value::Array(
+            items.into_iter().map(f).collect::<Result<_, _>>()?,
+        ))),
+        Some(other) => Err(invalid(format!("0.3 {what} must be a list, not {other}"))),
+    }
+}
+
+/// Each element of a JSON-RPC list through `f` (absent: empty).
+fn list_out(value: Option<Value>, f: impl Fn(Map<String, Value>) -> Map<String, Value>) -> Value {
+    match value {
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .map(|item| Value::Object(f(fields(Some(item)))))
+            .collect(),
+        _ => Value::Array(Vec::new()),
+    }
+}
+
+/// A protobuf enum's index, read from its name or its number; anything
+/// else (an unknown name, a number out of range, another type) is 0, the
+/// `…_UNSPECIFIED` value.
+fn enum_index(value: &Value, names: &[&str]) -> usize {
+    match value {
+        Value::String(name) => names.iter().position(|n| n == name).unwrap_or(0),
+        Value::Number(n) => n
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n < names.len())
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+// ===== enums =====
+
+const ROLES: [&str; 3] = ["ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"];
+
+fn role_out(role: Option<Value>) -> Value {
+    let agent = role.as_ref().and_then(Value::as_str) == Some("agent");
+    Value::from(if agent { ROLES[2] } else { ROLES[1] })
+}
+
+fn role_in(role: &Value) -> Value {
+    // 0.3 had no unspecified role; a message without one was the user's.
+    Value::from(if enum_index(role, &ROLES) == 2 {
+        "agent"
+    } else {
+        "user"
+    })
+}
+
+/// `a2a.v1.TaskState` names (spelling `CANCELLED`) and the JSON-RPC names.
+const STATES: [(&str, &str); 9] = [
+    ("TASK_STATE_UNSPECIFIED", "unknown"),
+    ("TASK_STATE_SUBMITTED", "submitted"),
+    ("TASK_STATE_WORKING", "working"),
+    ("TASK_STATE_COMPLETED", "completed"),
+    ("TASK_STATE_FAILED", "failed"),
+    ("TASK_STATE_CANCELLED", "canceled"),
+    ("TASK_STATE_INPUT_REQUIRED", "input-required"),
+    ("TASK_STATE_REJECTED", "rejected"),
+    ("TASK_STATE_AUTH_REQUIRED", "auth-required"),
+];
+
+fn state_out(state: Option<Value>) -> Value {
+    let name = state.as_ref().and_then(Value::as_str).unwrap_or_default();
+    let proto = STATES
+        .iter()
+        .find(|(_, jsonrpc)| *jsonrpc == name)
+        .map_or(STATES[0].0, |(proto, _)| proto);
+    Value::from(proto)
+}
+
+fn state_in(state: &Value) -> Value {
+    Value::from(STATES[enum_index(state, &STATES.map(|(proto, _)| proto))].1)
+}
+
+// ===== parts, messages, tasks =====
+
+fn part_out(mut part: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    match part.remove("kind").as_ref().and_then(Value::as_str) {
+        Some("text") => put_always(&mut out, "text", part.remove("text"), Value::from("")),
+        Some("file") => {
+            let mut file = fields(part.remove("file"));
+            let mut proto = Map::new();
+            put(&mut proto, "fileWithUri", file.remove("uri"));
+            put(&mut proto, "fileWithBytes", file.remove("bytes"));
+            put_set(&mut proto, "mimeType", file.remove("mimeType"));
+            put_set(&mut proto, "name", file.remove("name"));
+            out.insert("file".to_owned(), Value::Object(proto));
+        }
+        Some("data") => {
+            let mut data = Map::new();
+            put_always(&mut data, "data", part.remove("data"), Value::Null);
+            out.insert("data".to_owned(), Value::Object(data));
+        }
+        _ => {}
+    }
+    put(&mut out, "metadata", part.remove("metadata"));
+    out
+}
+
+fn part_in(value: Value) -> Result<Value, A2aError> {
+    let mut part = object(value, "part")?;
+    let mut out = Map::new();
+    let content = (
+        take(&mut part, "text"),
+        take(&mut part, "file"),
+        take(&mut part, "data"),
+    );
+    match content {
+        (Some(text), None, None) => {
+            out.insert("kind".to_owned(), Value::from("text"));
+            out.insert("text".to_owned(), text);
+        }
+        (None, Some(file), None) => {
+            let mut file = object(file, "file part")?;
+            let mut jsonrpc = Map::new();
+            put(&mut jsonrpc, "uri", take(&mut file, "fileWithUri"));
+            put(&mut jsonrpc, "bytes", take(&mut file, "fileWithBytes"));
+            put_set(&mut jsonrpc, "mimeType", take(&mut file, "mimeType"));
+            put_set(&mut jsonrpc, "name", take(&mut file, "name"));
+            out.insert("kind".to_owned(), Value::from("file"));
+            out.insert("file".to_owned(), Value::Object(jsonrpc));
+        }
+        (None, None, Some(data)) => {
+            let data = take(&mut object(data, "data part")?, "data");
+            out.insert("kind".to_owned(), Value::from("data"));
+            out.insert("data".to_owned(), data.unwrap_or(Value::Null));
+        }
+        _ => return Err(invalid("a part holds exactly one of text, file and data")),
+    }
+    put(&mut out, "metadata", take(&mut part, "metadata"));
+    Ok(Value::Object(out))
+}
+
+fn message_out(mut m: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    put_always(
+        &mut out,
+        "messageId",
+        m.remove("messageId"),
+        Value::from(""),
+    );
+    put_set(&mut out, "contextId", m.remove("contextId"));
+    put_set(&mut out, "taskId", m.remove("taskId"));
+    out.insert("role".to_owned(), role_out(m.remove("role")));
+    out.insert("content".to_owned(), list_out(m.remove("parts"), part_out));
+    put(&mut out, "metadata", m.remove("metadata"));
+    put_set(&mut out, "extensions", m.remove("extensions"));
+    out
+}
+
+fn message_in(value: Value) -> Result<Value, A2aError> {
+    let mut m = object(value, "message")?;
+    let mut out = Map::new();
+    out.insert("kind".to_owned(), Value::from("message"));
+    put(&mut out, "messageId", take(&mut m, "messageId"));
+    put(&mut out, "role", take(&mut m, "role").map(|r| role_in(&r)));
+    put(
+        &mut out,
+        "parts",
+        list(take(&mut m, "content"), "message content", part_in)?,
+    );
+    put_set(&mut out, "contextId", take(&mut m, "contextId"));
+    put_set(&mut out, "taskId", take(&mut m, "taskId"));
+    put(&mut out, "extensions", take(&mut m, "extensions"));
+    put(&mut out, "metadata", take(&mut m, "metadata"));
+    Ok(Value::Object(out))
+}
+
+fn status_out(mut s: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("state".to_owned(), state_out(s.remove("state")));
+    if let Some(message) = s.remove("message").filter(|m| !m.is_null()) {
+        let message = message_out(fields(Some(message)));
+        out.insert("message".to_owned(), Value::Object(message));
+    }
+    put(&mut out, "timestamp", s.remove("timestamp"));
+    out
+}
+
+fn status_in(value: Value) -> Result<Value, A2aError> {
+    let mut s = object(value, "task status")?;
+    let mut out = Map::new();
+    if let Some(state) = s.remove("state") {
+        out.insert("state".to_owned(), state_in(&state));
+    }
+    if let Some(message) = take_any(&mut s, &["message", "update"]) {
+        out.insert("message".to_owned(), message_in(message)?);
+    }
+    put(&mut out, "timestamp", take(&mut s, "timestamp"));
+    Ok(Value::Object(out))
+}
+
+fn artifact_out(mut a: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    put_always(
+        &mut out,
+        "artifactId",
+        a.remove("artifactId"),
+        Value::from(""),
+    );
+    put_set(&mut out, "name", a.remove("name"));
+    put_set(&mut out, "description", a.remove("description"));
+    out.insert("parts".to_owned(), list_out(a.remove("parts"), part_out));
+    put(&mut out, "metadata", a.remove("metadata"));
+    put_set(&mut out, "extensions", a.remove("extensions"));
+    out
+}
+
+fn artifact_in(value: Value) -> Result<Value, A2aError> {
+    let mut a = object(value, "artifact")?;
+    let mut out = Map::new();
+    put(&mut out, "artifactId", take(&mut a, "artifactId"));
+    put_set(&mut out, "name", take(&mut a, "name"));
+    put_set(&mut out, "description", take(&mut a, "description"));
+    put(
+        &mut out,
+        "parts",
+        list(take(&mut a, "parts"), "artifact parts", part_in)?,
+    );
+    put(&mut out, "metadata", take(&mut a, "metadata"));
+    put(&mut out, "extensions", take(&mut a, "extensions"));
+    Ok(Value::Object(out))
+}
+
+fn task_out(mut t: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    put_always(&mut out, "id", t.remove("id"), Value::from(""));
+    put_always(
+        &mut out,
+        "contextId",
+        t.remove("contextId"),
+        Value::from(""),
+    );
+    let status = status_out(fields(t.remove("status")));
+    out.insert("status".to_owned(), Value::Object(status));
+    put_set(
+        &mut out,
+        "artifacts",
+        Some(list_out(t.remove("artifacts"), artifact_out)),
+    );
+    put_set(
+        &mut out,
+        "history",
+        Some(list_out(t.remove("history"), message_out)),
+    );
+    put(&mut out, "metadata", t.remove("metadata"));
+    out
+}
+
+fn task_in(value: Value) -> Result<Value, A2aError> {
+    let mut t = object(value, "task")?;
+    let mut out = Map::new();
+    out.insert("kind".to_owned(), Value::from("task"));
+    put(&mut out, "id", take(&mut t, "id"));
+    put(&mut out, "contextId", take(&mut t, "contextId"));
+    if let Some(status) = take(&mut t, "status") {
+        out.insert("status".to_owned(), status_in(status)?);
+    }
+    put(
+        &mut out,
+        "artifacts",
+        list(take(&mut t, "artifacts"), "task artifacts", artifact_in)?,
+    );
+    put(
+        &mut out,
+        "history",
+        list(take(&mut t, "history"), "task history", message_in)?,
+    );
+    put(&mut out, "metadata", take(&mut t, "metadata"));
+    Ok(Value::Object(out))
+}
+
+// ===== events =====
+
+fn event_out(mut e: Map<String, Value>) -> Map<String, Value> {
+    let kind = e.remove("kind");
+    let (name, body) = match kind.as_ref().and_then(Value::as_str) {
+        Some("task") => ("task", task_out(e)),
+        Some("message") => ("message", message_out(e)),
+        Some("status-update") => {
+            let mut out = Map::new();
+            put_always(&mut out, "taskId", e.remove("taskId"), Value::from(""));
+            put_always(
+                &mut out,
+                "contextId",
+                e.remove("contextId"),
+                Value::from(""),
+            );
+            let status = status_out(fields(e.remove("status")));
+            out.insert("status".to_owned(), Value::Object(status));
+            put_set(&mut out, "final", e.remove("final"));
+            put(&mut out, "metadata", e.remove("metadata"));
+            ("statusUpdate", out)
+        }
+        Some("artifact-update") => {
+            let mut out = Map::new();
+            put_always(&mut out, "taskId", e.remove("taskId"), Value::from(""));
+            put_always(
+                &mut out,
+                "contextId",
+                e.remove("contextId"),
+                Value::from(""),
+            );
+            let artifact = artifact_out(fields(e.remove("artifact")));
+            out.insert("artifact".to_owned(), Value::Object(artifact));
+            put_set(&mut out, "append", e.remove("append"));
+            put_set(&mut out, "lastChunk", e.remove("lastChunk"));
+            put(&mut out, "metadata", e.remove("metadata"));
+            ("artifactUpdate", out)
+        }
+        // The JSON-RPC form of an event always has its kind.
+        _ => return Map::new(),
+    };
+    Map::from_iter([(name.to_owned(), Value::Object(body))])
+}
+
+fn event_in(value: Value) -> Result<Value, A2aError> {
+    let mut r = object(value, "stream response")?;
+    let members = (
+        take(&mut r, "task"),
+        take_any(&mut r, &["message", "msg"]),
+        take(&mut r, "statusUpdate"),
+        take(&mut r, "artifactUpdate"),
+    );
+    Ok(match members {
+        (Some(t), None, None, None) => task_in(t)?,
+        (None, Some(m), None, None) => message_in(m)?,
+        (None, None, Some(u), None) => {
+            let mut u = object(u, "status update")?;
+            let mut out = Map::new();
+            out.insert("kind".to_owned(), Value::from("status-update"));
+            put(&mut out, "taskId", take(&mut u, "taskId"));
+            put(&mut out, "contextId", take(&mut u, "contextId"));
+            if let Some(status) = take(&mut u, "status") {
+                out.insert("status".to_owned(), status_in(status)?);
+            }
+            put(&mut out, "final", take(&mut u, "final"));
+            put(&mut out, "metadata", take(&mut u, "metadata"));
+            Value::Object(out)
+        }
+        (None, None, None, Some(u)) => {
+            let mut u = object(u, "artifact update")?;
+            let mut out = Map::new();
+            out.insert("kind".to_owned(), Value::from("artifact-update"));
+            put(&mut out, "taskId", take(&mut u, "taskId"));
+            put(&mut out, "contextId", take(&mut u, "contextId"));
+            if let Some(artifact) = take(&mut u, "artifact") {
+                out.insert("artifact".to_owned(), artifact_in(artifact)?);
+            }
+            // `false` is the proto default, which JSON-RPC left out.
+            put_set(&mut out, "append", take(&mut u, "append"));
+            put_set(&mut out, "lastChunk", take(&mut u, "lastChunk"));
+            put(&mut out, "metadata", take(&mut u, "metadata"));
+            Value::Object(out)
+        }
+        _ => return Err(invalid("a stream response holds exactly one event")),
+    })
+}
+
+// ===== push configs =====
+
+fn push_out(mut c: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    put_set(&mut out, "id", c.remove("id"));
+    put_always(&mut out, "url", c.remove("url"), Value::from(""));
+    put_set(&mut out, "token", c.remove("token"));
+    if let Some(auth) = c.remove("authentication").filter(|a| !a.is_null()) {
+        let mut auth = fields(Some(auth));
+        let mut proto = Map::new();
+        put_always(
+            &mut proto,
+            "schemes",
+            auth.remove("schemes"),
+            Value::Array(Vec::new()),
+        );
+        put_set(&mut proto, "credentials", auth.remove("credentials"));
+        out.insert("authentication".to_owned(), Value::Object(proto));
+    }
+    out
+}
+
+fn push_in(value: Value) -> Result<Value, A2aError> {
+    let mut c = object(value, "push notification config")?;
+    let mut out = Map::new();
+    put_set(&mut out, "id", take(&mut c, "id"));
+    put(&mut out, "url", take(&mut c, "url"));
+    put_set(&mut out, "token", take(&mut c, "token"));
+    if let Some(auth) = take(&mut c, "authentication") {
+        let mut auth = object(auth, "authentication info")?;
+        let mut jsonrpc = Map::new();
+        put(&mut jsonrpc, "schemes", take(&mut auth, "schemes"));
+        put_set(&mut jsonrpc, "credentials", take(&mut auth, "credentials"));
+        out.insert("authentication".to_owned(), Value::Object(jsonrpc));
+    }
+    Ok(Value::Object(out))
+}
+
+fn task_push_out(mut c: Map<String, Value>) -> Map<String, Value> {
+    let task_id = c.remove("taskId");
+    let config = fields(c.remove("pushNotificationConfig"));
+    let config_id = config.get("id").and_then(Value::as_str).unwrap_or_default();
+    let task_id = task_id.as_ref().and_then(Value::as_str).unwrap_or_default();
+    let name = format!("tasks/{task_id}/pushNotificationConfigs/{config_id}");
+    Map::from_iter([
+        ("name".to_owned(), Value::from(name)),
+        (
+            "pushNotificationConfig".to_owned(),
+            Value::Object(push_out(config)),
+        ),
+    ])
+}
+
+fn task_push_in(value: Value) -> Result<Value, A2aError> {
+    let mut c = object(value, "push notification config")?;
+    let name = match take(&mut c, "name") {
+        None => String::new(),
+        Some(Value::String(name)) => name,
+        Some(other) => return Err(invalid(format!("bad push config name {other}"))),
+    };
+    let task_id = task_id_of(&name)
+        .ok_or_else(|| invalid(format!("bad push config name {name:?}")))?
+        .to_owned();
+    let config = take(&mut c, "pushNotificationConfig").unwrap_or(Value::Null);
+    Ok(Value::Object(Map::from_iter([
+        ("taskId".to_owned(), Value::from(task_id)),
+        ("pushNotificationConfig".to_owned(), push_in(config)?),
+    ])))
+}
+
+// ===== requests =====
+
+fn send_params_out(mut p: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    let message = message_out(fields(p.remove("message")));
+    out.insert("message".to_owned(), Value::Object(message));
+    if let Some(config) = p.remove("configuration").filter(|c| !c.is_null()) {
+        let mut c = fields(Some(config));
+        let mut proto = Map::new();
+        put_set(
+            &mut proto,
+            "acceptedOutputModes",
+            c.remove("acceptedOutputModes"),
+        );
+        if let Some(push) = c.remove("pushNotificationConfig").filter(|p| !p.is_null()) {
+            let push = push_out(fields(Some(push)));
+            proto.insert("pushNotification".to_owned(), Value::Object(push));
+        }
+        put_set(&mut proto, "historyLength", c.remove("historyLength"));
+        // JSON-RPC's default was to wait; the proto's field is false when
+        // unset, so the wait is always spelled out.
+        let blocking = c
+            .remove("blocking")
+            .and_then(|b| b.as_bool())
+            .unwrap_or(true);
+        put_set(&mut proto, "blocking", Some(Value::Bool(blocking)));
+        out.insert("configuration".to_owned(), Value::Object(proto));
+    }
+    put(&mut out, "metadata", p.remove("metadata"));
+    out
+}
+
+fn send_params_in(value: Value) -> Result<Value, A2aError> {
+    let mut r = object(value, "send message request")?;
+    let mut out = Map::new();
+    let message = take_any(&mut r, &["message", "request"]).unwrap_or(Value::Null);
+    out.insert("message".to_owned(), message_in(message)?);
+    if let Some(config) = take(&mut r, "configuration") {
+        let mut c = object(config, "send message configuration")?;
+        let mut jsonrpc = Map::new();
+        put(
+            &mut jsonrpc,
+            "acceptedOutputModes",
+            take(&mut c, "acceptedOutputModes"),
+        );
+        if let Some(push) = take(&mut c, "pushNotification") {
+            jsonrpc.insert("pushNotificationConfig".to_owned(), push_in(push)?);
+        }
+        // 0 (the proto default) and below: no limit asked for.
+        let history =
+            take(&mut c, "historyLength").filter(|n| !n.as_f64().is_some_and(|n| n <= 0.0));
+        put(&mut jsonrpc, "historyLength", history);
+        // The proto's default is not to wait, and that is what unset says.
+        put_always(
+            &mut jsonrpc,
+            "blocking",
+            take(&mut c, "blocking"),
+            Value::Bool(false),
+        );
+        out.insert("configuration".to_owned(), Value::Object(jsonrpc));
+    }
+    put(&mut out, "metadata", take(&mut r, "metadata"));
+    Ok(Value::Object(out))
+}
+
+/// The body of 0.3's `POST /v1/tasks/{id}/pushNotificationConfigs`
+/// (`a2a.v1.CreateTaskPushNotificationConfigRequest`) creating `config`.
+pub fn create_push_config_request(config: &super::TaskPushNotificationConfig) -> Value {
+    let mut out = Map::new();
+    out.insert("parent".to_owned(), Value::from(task_name(&config.task_id)));
+    let config_id = config.push_notification_config.id.clone();
+    put_set(&mut out, "configId", config_id.map(Value::from));
+    out.insert("config".to_owned(), config.to_protojson());
+    Value::Object(out)
+}
+
+/// The config a `CreateTaskPushNotificationConfigRequest` body creates
+/// (its id: the config's own, else the request's `configId`). The task is
+/// the one the request's path names, so the body's names are not read.
+pub fn read_create_push_config_request(
+    body: Value,
+) -> Result<super::PushNotificationConfig, A2aError> {
+    let mut request = object(body, "create push notification config request")?;
+    let config_id = take(&mut request, "configId");
+    let mut config = object(
+        take(&mut request, "config").unwrap_or(Value::Null),
+        "push notification config",
+    )?;
+    let push = take(&mut config, "pushNotificationConfig").unwrap_or(Value::Null);
+    let mut push: super::PushNotificationConfig = read(push_in(push)?, "push notification config")?;
+    if push.id.is_none() {
+        push.id = read::<Option<String>>(config_id.unwrap_or(Value::Null), "config id")?
+            .filter(|id| !id.is_empty());
+    }
+    Ok(push)
+}
+
+/// The body of 0.3's push config list answer
+/// (`a2a.v1.ListTaskPushNotificationConfigResponse`).
+pub fn list_push_configs_response(
+    configs: &[super::TaskPushNotificationConfig],
+    next_page_token: &str,
+) -> Value {
+    let mut out = Map::new();
+    let configs = configs.iter().map(ProtoJson::to_protojson).collect();
+    out.insert("configs".to_owned(), Value::Array(configs));
+    put_set(
+        &mut out,
+        "nextPageToken",
+        Some(Value::from(next_page_token)),
+    );
+    Value::Object(out)
+}
+
+/// The configs and next page token (empty: none) of a push config list
+/// answer.
+pub fn read_list_push_configs_response(
+    body: Value,
+) -> Result<(Vec<super::TaskPushNotificationConfig>, String), A2aError> {
+    let mut list = object(body, "push notification config list")?;
+    let configs = match take(&mut list, "configs") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .map(super::TaskPushNotificationConfig::from_protojson)
+            .collect::<Result<_, _>>()?,
+        Some(other) => return Err(invalid(format!("0.3 configs must be a list, not {other}"))),
+    };
+    let token = read::<Option<String>>(
+        take(&mut list, "nextPageToken").unwrap_or(Value::Null),
+        "next page token",
+    )?;
+    Ok((configs, token.unwrap_or_default()))
+}
+
+// ===== resource names =====
 
 /// The resource name of task `task_id` (`tasks/{id}`).
 pub fn task_name(task_id: &str) -> String {
@@ -739,154 +784,7 @@ pub fn push_config_name_parts(name: &str) -> Option<(&str, &str)> {
         .then_some((task, config))
 }
 
-impl From<super::TaskPushNotificationConfig> for TaskPushNotificationConfig {
-    fn from(c: super::TaskPushNotificationConfig) -> Self {
-        let config_id = c.push_notification_config.id.clone().unwrap_or_default();
-        TaskPushNotificationConfig {
-            name: format!("tasks/{}/pushNotificationConfigs/{config_id}", c.task_id),
-            push_notification_config: c.push_notification_config.into(),
-        }
-    }
-}
-
-impl TaskPushNotificationConfig {
-    /// The JSON-RPC form, its task id read from the name (an unreadable
-    /// name is invalid params).
-    pub fn into_jsonrpc(self) -> Result<super::TaskPushNotificationConfig, A2aError> {
-        let task_id = task_id_of(&self.name)
-            .ok_or_else(|| invalid(format!("bad push config name {:?}", self.name)))?
-            .to_owned();
-        Ok(super::TaskPushNotificationConfig {
-            task_id,
-            push_notification_config: self.push_notification_config.into(),
-        })
-    }
-}
-
-/// `a2a.v1.SendMessageConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SendMessageConfiguration {
-    /// Accepted output media types.
-    #[serde(
-        default,
-        alias = "accepted_output_modes",
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub accepted_output_modes: Vec<String>,
-    /// A push config for the task.
-    #[serde(
-        default,
-        alias = "push_notification",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub push_notification: Option<PushNotificationConfig>,
-    /// Messages of history to return.
-    #[serde(
-        default,
-        alias = "history_length",
-        deserialize_with = "nullable",
-        skip_serializing_if = "is_zero"
-    )]
-    pub history_length: i32,
-    /// Wait for a terminal or interrupted state (proto default: no).
-    #[serde(
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "is_false"
-    )]
-    pub blocking: bool,
-}
-
-fn is_zero(n: &i32) -> bool {
-    *n == 0
-}
-
-/// `a2a.v1.SendMessageRequest` (its message is the proto's `request`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct SendMessageRequest {
-    /// The message.
-    #[serde(default, alias = "request", deserialize_with = "nullable")]
-    pub message: Message,
-    /// How to answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub configuration: Option<SendMessageConfiguration>,
-    /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
-impl From<super::MessageSendParams> for SendMessageRequest {
-    fn from(p: super::MessageSendParams) -> Self {
-        SendMessageRequest {
-            message: p.message.into(),
-            configuration: p.configuration.map(|c| SendMessageConfiguration {
-                accepted_output_modes: c.accepted_output_modes,
-                push_notification: c.push_notification_config.map(Into::into),
-                history_length: c.history_length.unwrap_or(0),
-                // JSON-RPC's default was to wait; the proto's field is false
-                // when unset, so the wait is always spelled out.
-                blocking: c.blocking.unwrap_or(true),
-            }),
-            metadata: p.metadata,
-        }
-    }
-}
-
-impl TryFrom<SendMessageRequest> for super::MessageSendParams {
-    type Error = A2aError;
-
-    fn try_from(r: SendMessageRequest) -> Result<Self, A2aError> {
-        Ok(super::MessageSendParams {
-            message: r.message.try_into()?,
-            configuration: r.configuration.map(|c| super::MessageSendConfiguration {
-                accepted_output_modes: c.accepted_output_modes,
-                blocking: Some(c.blocking),
-                history_length: (c.history_length > 0).then_some(c.history_length),
-                push_notification_config: c.push_notification.map(Into::into),
-            }),
-            metadata: r.metadata,
-        })
-    }
-}
-
-/// `a2a.v1.CreateTaskPushNotificationConfigRequest`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CreateTaskPushNotificationConfigRequest {
-    /// The task's resource name (`tasks/{id}`).
-    #[serde(default, deserialize_with = "nullable")]
-    pub parent: String,
-    /// The config's id.
-    #[serde(
-        default,
-        alias = "config_id",
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub config_id: String,
-    /// The config.
-    #[serde(default, deserialize_with = "nullable")]
-    pub config: TaskPushNotificationConfig,
-}
-
-/// `a2a.v1.ListTaskPushNotificationConfigResponse`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListTaskPushNotificationConfigResponse {
-    /// The configs.
-    #[serde(default, deserialize_with = "nullable")]
-    pub configs: Vec<TaskPushNotificationConfig>,
-    /// The next page (0.3 servers sent none).
-    #[serde(
-        default,
-        alias = "next_page_token",
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub next_page_token: String,
-}
+// ===== errors =====
 
 /// The error body 0.3's HTTP+JSON binding answers with (`{"message": …}`),
 /// beside the HTTP status of [`http_status`].
@@ -937,67 +835,4 @@ pub fn error_from_http(status: u16, body: &[u8]) -> A2aError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_python_send_request_reads_and_writes_back() {
-        let body = json!({
-            "message": {"messageId": "m1", "role": "ROLE_USER",
-                "content": [{"text": "hi"}, {"data": {"data": {"a": 1}}},
-                    {"file": {"fileWithUri": "https://x/f", "mimeType": "text/plain"}}]},
-            "configuration": {"blocking": true, "acceptedOutputModes": ["text/plain"]}
-        });
-        let request: SendMessageRequest = serde_json::from_value(body.clone()).unwrap();
-        let params = super::super::MessageSendParams::try_from(request).unwrap();
-        let v1 = params.clone().into_v1().unwrap();
-        assert_eq!(v1.message.text(), "hi");
-        assert!(!v1.configuration.unwrap().return_immediately);
-        let back = serde_json::to_value(SendMessageRequest::from(params)).unwrap();
-        assert_eq!(back, body);
-    }
-
-    #[test]
-    fn enums_by_name_or_number_and_hostile_parts() {
-        let status: TaskStatus =
-            serde_json::from_value(json!({"state": "TASK_STATE_CANCELLED"})).unwrap();
-        assert_eq!(status.state.0, super::super::TaskState::Canceled);
-        let status: TaskStatus = serde_json::from_value(json!({"state": 2})).unwrap();
-        assert_eq!(status.state.0, super::super::TaskState::Working);
-        let status: TaskStatus = serde_json::from_value(json!({"state": 99})).unwrap();
-        assert_eq!(status.state.0, super::super::TaskState::Unknown);
-        let two: Part = serde_json::from_value(json!({"text": "a", "data": {}})).unwrap();
-        assert!(super::super::Part::try_from(two).is_err());
-        assert!(super::super::Part::try_from(Part::default()).is_err());
-        let event = StreamResponse::default();
-        assert!(super::super::Event::try_from(event).is_err());
-    }
-
-    #[test]
-    fn push_config_names() {
-        assert_eq!(
-            push_config_name_parts("tasks/t1/pushNotificationConfigs/c1"),
-            Some(("t1", "c1"))
-        );
-        assert_eq!(
-            push_config_name_parts("tasks//pushNotificationConfigs/c"),
-            None
-        );
-        assert_eq!(task_id_of("tasks/t1"), Some("t1"));
-        assert_eq!(task_id_of("tasks/"), None);
-        assert_eq!(task_id_of("other/t1"), None);
-    }
-
-    #[test]
-    fn errors_by_status() {
-        let err = error_from_http(409, br#"{"message":"no"}"#);
-        assert_eq!(err.kind(), crate::ErrorKind::TaskNotCancelable);
-        assert_eq!(err.message(), "no");
-        assert_eq!(
-            error_from_http(404, b"garbage").kind(),
-            crate::ErrorKind::TaskNotFound
-        );
-        assert_eq!(http_status(crate::ErrorKind::InvalidParams), 422);
-    }
-}
+mod tests;

@@ -43,14 +43,12 @@ fn from_v03(err: A2aError) -> ClientError {
 
 fn event(message: pb::StreamResponse) -> Result<StreamResponse, ClientError> {
     convert::event_in(message)
-        .and_then(v03::Event::try_from)
         .and_then(v03::Event::into_v1)
         .map_err(from_v03)
 }
 
 fn task(message: pb::Task) -> Result<Task, ClientError> {
     convert::task_in(message)
-        .and_then(v03::Task::try_from)
         .and_then(v03::Task::into_v1)
         .map_err(from_v03)
 }
@@ -59,13 +57,12 @@ fn config(
     message: pb::TaskPushNotificationConfig,
 ) -> Result<TaskPushNotificationConfig, ClientError> {
     convert::task_push_in(message)
-        .into_jsonrpc()
         .map(v03::TaskPushNotificationConfig::into_v1)
         .map_err(from_v03)
 }
 
 fn send_request(request: SendMessageRequest) -> pb::SendMessageRequest {
-    convert::send_request_out(v03::MessageSendParams::from_v1(request).into())
+    convert::send_request_out(v03::MessageSendParams::from_v1(request))
 }
 
 impl GrpcV03Transport {
@@ -128,7 +125,6 @@ impl Transport for GrpcV03Transport {
             .await
             .map_err(status_error)?;
         convert::send_response_in(answer.into_inner())
-            .and_then(v03::SendMessageResult::try_from)
             .and_then(v03::SendMessageResult::into_v1)
             .map_err(from_v03)
     }
@@ -210,11 +206,14 @@ impl Transport for GrpcV03Transport {
         options: &CallOptions,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         let parent = proto::task_name(&request.task_id);
-        let wanted: proto::TaskPushNotificationConfig =
-            v03::TaskPushNotificationConfig::from_v1(request).into();
+        let wanted = v03::TaskPushNotificationConfig::from_v1(request);
         let message = pb::CreateTaskPushNotificationConfigRequest {
             parent,
-            config_id: wanted.push_notification_config.id.clone(),
+            config_id: wanted
+                .push_notification_config
+                .id
+                .clone()
+                .unwrap_or_default(),
             config: Some(convert::task_push_out(wanted)),
         };
         let request = self.unary(message, options)?;

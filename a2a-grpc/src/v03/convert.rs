@@ -1,5 +1,5 @@
-//! The generated 0.3 messages to and from the 0.3 ProtoJSON types of
-//! [`a2a_core::v03::proto`] (the same messages, field for field).
+//! The generated 0.3 messages to and from the 0.3 types of
+//! [`a2a_core::v03`] (proto3 strings are empty where those are absent).
 
 // The server uses one direction of most pairs, the client the other.
 #![cfg_attr(not(all(feature = "client", feature = "server")), allow(dead_code))]
@@ -37,50 +37,54 @@ fn time_in(timestamp: Option<prost_types::Timestamp>) -> Option<String> {
     Some(a2a_core::protojson::format_timestamp(&time))
 }
 
-fn part_out(part: proto::Part) -> pb::Part {
+/// An empty string as `None`: proto3 has no absent string.
+fn non_empty(text: String) -> Option<String> {
+    (!text.is_empty()).then_some(text)
+}
+
+fn part_out(part: v03::Part) -> pb::Part {
     use pb::file_part::File;
     use pb::part::Part as P;
-    let content = if let Some(text) = part.text {
-        Some(P::Text(text))
-    } else if let Some(file) = part.file {
-        let content = match (file.file_with_uri, file.file_with_bytes) {
-            (Some(uri), _) => Some(File::FileWithUri(uri)),
-            (None, Some(bytes)) => a2a_core::protojson::decode_bytes(&bytes)
-                .ok()
-                .map(File::FileWithBytes),
-            (None, None) => None,
-        };
-        Some(P::File(pb::FilePart {
-            mime_type: file.mime_type,
-            name: file.name,
-            file: content,
-        }))
-    } else {
-        part.data.map(|data| {
-            let data = match data.data {
+    let (content, metadata) = match part {
+        v03::Part::Text { text, metadata } => (P::Text(text), metadata),
+        v03::Part::File { file, metadata } => {
+            let content = match (file.uri, file.bytes) {
+                (Some(uri), _) => Some(File::FileWithUri(uri)),
+                (None, Some(bytes)) => a2a_core::protojson::decode_bytes(&bytes)
+                    .ok()
+                    .map(File::FileWithBytes),
+                (None, None) => None,
+            };
+            let file = pb::FilePart {
+                mime_type: file.mime_type.unwrap_or_default(),
+                name: file.name.unwrap_or_default(),
+                file: content,
+            };
+            (P::File(file), metadata)
+        }
+        v03::Part::Data { data, metadata } => {
+            let data = match data {
                 Value::Object(map) => map,
                 other => Map::from_iter([("value".to_owned(), other)]),
             };
-            P::Data(pb::DataPart {
+            let data = pb::DataPart {
                 data: Some(data.to_proto()),
-            })
-        })
+            };
+            (P::Data(data), metadata)
+        }
     };
     pb::Part {
-        part: content,
-        metadata: meta_out(part.metadata),
+        part: Some(content),
+        metadata: meta_out(metadata),
     }
 }
 
-pub(crate) fn part_in(part: pb::Part) -> Result<proto::Part, A2aError> {
+pub(crate) fn part_in(part: pb::Part) -> Result<v03::Part, A2aError> {
     use pb::file_part::File;
     use pb::part::Part as P;
-    let mut out = proto::Part {
-        metadata: meta_in(part.metadata)?,
-        ..proto::Part::default()
-    };
-    match part.part {
-        Some(P::Text(text)) => out.text = Some(text),
+    let metadata = meta_in(part.metadata)?;
+    Ok(match part.part {
+        Some(P::Text(text)) => v03::Part::Text { text, metadata },
         Some(P::File(file)) => {
             let (uri, bytes) = match file.file {
                 Some(File::FileWithUri(uri)) => (Some(uri), None),
@@ -89,67 +93,68 @@ pub(crate) fn part_in(part: pb::Part) -> Result<proto::Part, A2aError> {
                 }
                 None => return Err(invalid("a file part holds neither a uri nor bytes")),
             };
-            out.file = Some(proto::FilePart {
-                file_with_uri: uri,
-                file_with_bytes: bytes,
-                mime_type: file.mime_type,
-                name: file.name,
-            });
+            let file = v03::FileContent {
+                name: non_empty(file.name),
+                mime_type: non_empty(file.mime_type),
+                bytes,
+                uri,
+            };
+            v03::Part::File { file, metadata }
         }
-        Some(P::Data(data)) => {
-            let data = meta_in(data.data)?.unwrap_or_default();
-            out.data = Some(proto::DataPart {
-                data: Value::Object(data),
-            });
-        }
+        Some(P::Data(data)) => v03::Part::Data {
+            data: Value::Object(meta_in(data.data)?.unwrap_or_default()),
+            metadata,
+        },
         None => return Err(invalid("a part holds no content")),
-    }
-    Ok(out)
+    })
 }
 
-fn parts_in(parts: Vec<pb::Part>) -> Result<Vec<proto::Part>, A2aError> {
+fn parts_in(parts: Vec<pb::Part>) -> Result<Vec<v03::Part>, A2aError> {
     parts.into_iter().map(part_in).collect()
 }
 
-fn role_number(role: proto::Role) -> i32 {
-    match role.0 {
+fn role_number(role: v03::Role) -> i32 {
+    match role {
         v03::Role::User => pb::Role::User as i32,
         v03::Role::Agent => pb::Role::Agent as i32,
     }
 }
 
-fn message_out(m: proto::Message) -> pb::Message {
+fn message_out(m: v03::Message) -> pb::Message {
     pb::Message {
         message_id: m.message_id,
-        context_id: m.context_id,
-        task_id: m.task_id,
+        context_id: m.context_id.unwrap_or_default(),
+        task_id: m.task_id.unwrap_or_default(),
         role: role_number(m.role),
-        content: m.content.into_iter().map(part_out).collect(),
+        content: m.parts.into_iter().map(part_out).collect(),
         metadata: meta_out(m.metadata),
         extensions: m.extensions,
     }
 }
 
-fn message_in(m: pb::Message) -> Result<proto::Message, A2aError> {
+fn message_in(m: pb::Message) -> Result<v03::Message, A2aError> {
+    // 0.3 had no unspecified role; a message without one was the user's.
     let role = if m.role == pb::Role::Agent as i32 {
         v03::Role::Agent
     } else {
         v03::Role::User
     };
-    Ok(proto::Message {
+    Ok(v03::Message {
         message_id: m.message_id,
-        context_id: m.context_id,
-        task_id: m.task_id,
-        role: proto::Role(role),
-        content: parts_in(m.content)?,
-        metadata: meta_in(m.metadata)?,
+        role,
+        parts: parts_in(m.content)?,
+        context_id: non_empty(m.context_id),
+        task_id: non_empty(m.task_id),
+        // Not in the 0.3 proto.
+        reference_task_ids: Vec::new(),
         extensions: m.extensions,
+        metadata: meta_in(m.metadata)?,
     })
 }
 
-fn state_number(state: proto::TaskState) -> i32 {
+fn state_number(state: v03::TaskState) -> i32 {
     use pb::TaskState as S;
-    (match state.0 {
+    (match state {
         v03::TaskState::Submitted => S::Submitted,
         v03::TaskState::Working => S::Working,
         v03::TaskState::InputRequired => S::InputRequired,
@@ -162,9 +167,9 @@ fn state_number(state: proto::TaskState) -> i32 {
     }) as i32
 }
 
-fn state_in(number: i32) -> proto::TaskState {
+fn state_in(number: i32) -> v03::TaskState {
     use pb::TaskState as S;
-    proto::TaskState(match S::try_from(number).unwrap_or(S::Unspecified) {
+    match S::try_from(number).unwrap_or(S::Unspecified) {
         S::Submitted => v03::TaskState::Submitted,
         S::Working => v03::TaskState::Working,
         S::InputRequired => v03::TaskState::InputRequired,
@@ -174,10 +179,10 @@ fn state_in(number: i32) -> proto::TaskState {
         S::Rejected => v03::TaskState::Rejected,
         S::AuthRequired => v03::TaskState::AuthRequired,
         S::Unspecified => v03::TaskState::Unknown,
-    })
+    }
 }
 
-fn status_out(s: proto::TaskStatus) -> pb::TaskStatus {
+fn status_out(s: v03::TaskStatus) -> pb::TaskStatus {
     pb::TaskStatus {
         state: state_number(s.state),
         update: s.message.map(message_out),
@@ -185,38 +190,38 @@ fn status_out(s: proto::TaskStatus) -> pb::TaskStatus {
     }
 }
 
-fn status_in(s: Option<pb::TaskStatus>) -> Result<proto::TaskStatus, A2aError> {
+fn status_in(s: Option<pb::TaskStatus>) -> Result<v03::TaskStatus, A2aError> {
     let s = s.unwrap_or_default();
-    Ok(proto::TaskStatus {
+    Ok(v03::TaskStatus {
         state: state_in(s.state),
         message: s.update.map(message_in).transpose()?,
         timestamp: time_in(s.timestamp),
     })
 }
 
-fn artifact_out(a: proto::Artifact) -> pb::Artifact {
+fn artifact_out(a: v03::Artifact) -> pb::Artifact {
     pb::Artifact {
         artifact_id: a.artifact_id,
-        name: a.name,
-        description: a.description,
+        name: a.name.unwrap_or_default(),
+        description: a.description.unwrap_or_default(),
         parts: a.parts.into_iter().map(part_out).collect(),
         metadata: meta_out(a.metadata),
         extensions: a.extensions,
     }
 }
 
-fn artifact_in(a: pb::Artifact) -> Result<proto::Artifact, A2aError> {
-    Ok(proto::Artifact {
+fn artifact_in(a: pb::Artifact) -> Result<v03::Artifact, A2aError> {
+    Ok(v03::Artifact {
         artifact_id: a.artifact_id,
-        name: a.name,
-        description: a.description,
+        name: non_empty(a.name),
+        description: non_empty(a.description),
         parts: parts_in(a.parts)?,
         metadata: meta_in(a.metadata)?,
         extensions: a.extensions,
     })
 }
 
-pub(crate) fn task_out(t: proto::Task) -> pb::Task {
+pub(crate) fn task_out(t: v03::Task) -> pb::Task {
     pb::Task {
         id: t.id,
         context_id: t.context_id,
@@ -227,8 +232,8 @@ pub(crate) fn task_out(t: proto::Task) -> pb::Task {
     }
 }
 
-pub(crate) fn task_in(t: pb::Task) -> Result<proto::Task, A2aError> {
-    Ok(proto::Task {
+pub(crate) fn task_in(t: pb::Task) -> Result<v03::Task, A2aError> {
+    Ok(v03::Task {
         id: t.id,
         context_id: t.context_id,
         status: status_in(t.status)?,
@@ -246,137 +251,139 @@ pub(crate) fn task_in(t: pb::Task) -> Result<proto::Task, A2aError> {
     })
 }
 
-pub(crate) fn event_out(r: proto::StreamResponse) -> pb::StreamResponse {
+pub(crate) fn event_out(event: v03::Event) -> pb::StreamResponse {
     use pb::stream_response::Payload;
-    let payload = if let Some(task) = r.task {
-        Some(Payload::Task(task_out(task)))
-    } else if let Some(message) = r.message {
-        Some(Payload::Msg(message_out(message)))
-    } else if let Some(u) = r.status_update {
-        Some(Payload::StatusUpdate(pb::TaskStatusUpdateEvent {
+    let payload = match event {
+        v03::Event::Task(task) => Payload::Task(task_out(task)),
+        v03::Event::Message(message) => Payload::Msg(message_out(message)),
+        v03::Event::StatusUpdate(u) => Payload::StatusUpdate(pb::TaskStatusUpdateEvent {
             task_id: u.task_id,
             context_id: u.context_id,
             status: Some(status_out(u.status)),
             r#final: u.is_final,
             metadata: meta_out(u.metadata),
-        }))
-    } else {
-        r.artifact_update.map(|u| {
-            Payload::ArtifactUpdate(pb::TaskArtifactUpdateEvent {
-                task_id: u.task_id,
-                context_id: u.context_id,
-                artifact: Some(artifact_out(u.artifact)),
-                append: u.append,
-                last_chunk: u.last_chunk,
-                metadata: meta_out(u.metadata),
-            })
-        })
+        }),
+        v03::Event::ArtifactUpdate(u) => Payload::ArtifactUpdate(pb::TaskArtifactUpdateEvent {
+            task_id: u.task_id,
+            context_id: u.context_id,
+            artifact: Some(artifact_out(u.artifact)),
+            append: u.append.unwrap_or(false),
+            last_chunk: u.last_chunk.unwrap_or(false),
+            metadata: meta_out(u.metadata),
+        }),
     };
-    pb::StreamResponse { payload }
+    pb::StreamResponse {
+        payload: Some(payload),
+    }
 }
 
-pub(crate) fn event_in(r: pb::StreamResponse) -> Result<proto::StreamResponse, A2aError> {
+pub(crate) fn event_in(r: pb::StreamResponse) -> Result<v03::Event, A2aError> {
     use pb::stream_response::Payload;
-    let mut out = proto::StreamResponse::default();
-    match r.payload {
-        Some(Payload::Task(t)) => out.task = Some(task_in(t)?),
-        Some(Payload::Msg(m)) => out.message = Some(message_in(m)?),
-        Some(Payload::StatusUpdate(u)) => {
-            out.status_update = Some(proto::TaskStatusUpdateEvent {
-                task_id: u.task_id,
-                context_id: u.context_id,
-                status: status_in(u.status)?,
-                is_final: u.r#final,
-                metadata: meta_in(u.metadata)?,
-            });
-        }
+    Ok(match r.payload {
+        Some(Payload::Task(t)) => v03::Event::Task(task_in(t)?),
+        Some(Payload::Msg(m)) => v03::Event::Message(message_in(m)?),
+        Some(Payload::StatusUpdate(u)) => v03::Event::StatusUpdate(v03::TaskStatusUpdateEvent {
+            task_id: u.task_id,
+            context_id: u.context_id,
+            status: status_in(u.status)?,
+            is_final: u.r#final,
+            metadata: meta_in(u.metadata)?,
+        }),
         Some(Payload::ArtifactUpdate(u)) => {
-            out.artifact_update = Some(proto::TaskArtifactUpdateEvent {
+            v03::Event::ArtifactUpdate(v03::TaskArtifactUpdateEvent {
                 task_id: u.task_id,
                 context_id: u.context_id,
                 artifact: artifact_in(u.artifact.unwrap_or_default())?,
-                append: u.append,
-                last_chunk: u.last_chunk,
+                // `false` is the proto default, which JSON-RPC left out.
+                append: u.append.then_some(true),
+                last_chunk: u.last_chunk.then_some(true),
                 metadata: meta_in(u.metadata)?,
-            });
+            })
         }
         None => return Err(invalid("a stream response holds no event")),
-    }
-    Ok(out)
+    })
 }
 
-pub(crate) fn send_response_out(r: proto::StreamResponse) -> pb::SendMessageResponse {
-    use pb::send_message_response::Payload as Out;
-    use pb::stream_response::Payload as In;
-    let payload = match event_out(r).payload {
-        Some(In::Task(t)) => Some(Out::Task(t)),
-        Some(In::Msg(m)) => Some(Out::Msg(m)),
-        _ => None,
+pub(crate) fn send_response_out(r: v03::SendMessageResult) -> pb::SendMessageResponse {
+    use pb::send_message_response::Payload;
+    let payload = match r {
+        v03::SendMessageResult::Task(t) => Payload::Task(task_out(t)),
+        v03::SendMessageResult::Message(m) => Payload::Msg(message_out(m)),
     };
-    pb::SendMessageResponse { payload }
+    pb::SendMessageResponse {
+        payload: Some(payload),
+    }
 }
 
 pub(crate) fn send_response_in(
     r: pb::SendMessageResponse,
-) -> Result<proto::StreamResponse, A2aError> {
-    use pb::send_message_response::Payload as In;
-    use pb::stream_response::Payload as Out;
-    let payload = match r.payload {
-        Some(In::Task(t)) => Some(Out::Task(t)),
-        Some(In::Msg(m)) => Some(Out::Msg(m)),
-        None => None,
-    };
-    event_in(pb::StreamResponse { payload })
+) -> Result<v03::SendMessageResult, A2aError> {
+    use pb::send_message_response::Payload;
+    Ok(match r.payload {
+        Some(Payload::Task(t)) => v03::SendMessageResult::Task(task_in(t)?),
+        Some(Payload::Msg(m)) => v03::SendMessageResult::Message(message_in(m)?),
+        None => return Err(invalid("a stream response holds no event")),
+    })
 }
 
-fn push_out(c: proto::PushNotificationConfig) -> pb::PushNotificationConfig {
+fn push_out(c: v03::PushNotificationConfig) -> pb::PushNotificationConfig {
     pb::PushNotificationConfig {
-        id: c.id,
+        id: c.id.unwrap_or_default(),
         url: c.url,
-        token: c.token,
+        token: c.token.unwrap_or_default(),
         authentication: c.authentication.map(|a| pb::AuthenticationInfo {
             schemes: a.schemes,
-            credentials: a.credentials,
+            credentials: a.credentials.unwrap_or_default(),
         }),
     }
 }
 
-fn push_in(c: pb::PushNotificationConfig) -> proto::PushNotificationConfig {
-    proto::PushNotificationConfig {
-        id: c.id,
+pub(crate) fn push_in(c: pb::PushNotificationConfig) -> v03::PushNotificationConfig {
+    v03::PushNotificationConfig {
+        id: non_empty(c.id),
         url: c.url,
-        token: c.token,
-        authentication: c.authentication.map(|a| proto::AuthenticationInfo {
-            schemes: a.schemes,
-            credentials: a.credentials,
-        }),
+        token: non_empty(c.token),
+        authentication: c
+            .authentication
+            .map(|a| v03::PushNotificationAuthenticationInfo {
+                schemes: a.schemes,
+                credentials: non_empty(a.credentials),
+            }),
     }
 }
 
-pub(crate) fn task_push_out(
-    c: proto::TaskPushNotificationConfig,
-) -> pb::TaskPushNotificationConfig {
+pub(crate) fn task_push_out(c: v03::TaskPushNotificationConfig) -> pb::TaskPushNotificationConfig {
+    let config_id = c.push_notification_config.id.as_deref().unwrap_or_default();
     pb::TaskPushNotificationConfig {
-        name: c.name,
+        name: format!("tasks/{}/pushNotificationConfigs/{config_id}", c.task_id),
         push_notification_config: Some(push_out(c.push_notification_config)),
     }
 }
 
-pub(crate) fn task_push_in(c: pb::TaskPushNotificationConfig) -> proto::TaskPushNotificationConfig {
-    proto::TaskPushNotificationConfig {
-        name: c.name,
+/// The config named `tasks/{id}/pushNotificationConfigs/{configId}`, its
+/// task id read from the name (an unreadable name is invalid params).
+pub(crate) fn task_push_in(
+    c: pb::TaskPushNotificationConfig,
+) -> Result<v03::TaskPushNotificationConfig, A2aError> {
+    let task_id = proto::task_id_of(&c.name)
+        .ok_or_else(|| invalid(format!("bad push config name {:?}", c.name)))?
+        .to_owned();
+    Ok(v03::TaskPushNotificationConfig {
+        task_id,
         push_notification_config: push_in(c.push_notification_config.unwrap_or_default()),
-    }
+    })
 }
 
-pub(crate) fn send_request_out(r: proto::SendMessageRequest) -> pb::SendMessageRequest {
+pub(crate) fn send_request_out(r: v03::MessageSendParams) -> pb::SendMessageRequest {
     pb::SendMessageRequest {
         request: Some(message_out(r.message)),
         configuration: r.configuration.map(|c| pb::SendMessageConfiguration {
             accepted_output_modes: c.accepted_output_modes,
-            push_notification: c.push_notification.map(push_out),
-            history_length: c.history_length,
-            blocking: c.blocking,
+            push_notification: c.push_notification_config.map(push_out),
+            history_length: c.history_length.unwrap_or(0),
+            // JSON-RPC's default was to wait; the proto's field is false
+            // when unset, so the wait is always spelled out.
+            blocking: c.blocking.unwrap_or(true),
         }),
         metadata: meta_out(r.metadata),
     }
@@ -384,14 +391,14 @@ pub(crate) fn send_request_out(r: proto::SendMessageRequest) -> pb::SendMessageR
 
 pub(crate) fn send_request_in(
     r: pb::SendMessageRequest,
-) -> Result<proto::SendMessageRequest, A2aError> {
-    Ok(proto::SendMessageRequest {
+) -> Result<v03::MessageSendParams, A2aError> {
+    Ok(v03::MessageSendParams {
         message: message_in(r.request.unwrap_or_default())?,
-        configuration: r.configuration.map(|c| proto::SendMessageConfiguration {
+        configuration: r.configuration.map(|c| v03::MessageSendConfiguration {
             accepted_output_modes: c.accepted_output_modes,
-            push_notification: c.push_notification.map(push_in),
-            history_length: c.history_length,
-            blocking: c.blocking,
+            blocking: Some(c.blocking),
+            history_length: (c.history_length > 0).then_some(c.history_length),
+            push_notification_config: c.push_notification.map(push_in),
         }),
         metadata: meta_in(r.metadata)?,
     })

@@ -3,9 +3,8 @@
 //! the 1.0 `lf.a2a.v1.A2AService` on its own paths, and a client transport
 //! for agents whose card offers 0.3 gRPC.
 //!
-//! The generated messages convert to and from the 0.3 ProtoJSON types of
-//! [`a2a_core::v03::proto`] (the same messages, field for field), which
-//! convert to and from 1.0; so a 0.3 call is served as the 1.0 call it
+//! The generated messages convert to and from the 0.3 types of
+//! [`a2a_core::v03`], which convert to and from 1.0; so a 0.3 call is served as the 1.0 call it
 //! stands for, as on the JSON bindings. Errors travel as 0.3 did: a status
 //! code and a message starting with the 0.3 error's name
 //! (`TaskNotFoundError: …`), no `ErrorInfo`.
@@ -132,14 +131,14 @@ mod tests {
 mod convert_tests {
     use super::convert::*;
     use super::pb;
-    use a2a_core::v03::{self, proto};
+    use a2a_core::v03;
 
     #[test]
     fn a_task_survives_the_generated_form() {
         let task = a2a_core::Task::new("t1", "c1", a2a_core::TaskState::Canceled);
-        let json = proto::Task::from(v03::Task::from_v1(task.clone()));
-        let back = task_in(task_out(json)).unwrap();
-        let back = v03::Task::try_from(back).unwrap().into_v1().unwrap();
+        let old = v03::Task::from_v1(task.clone());
+        let back = task_in(task_out(old)).unwrap();
+        let back = back.into_v1().unwrap();
         assert_eq!(back.status.state, task.status.state);
         assert_eq!((back.id, back.context_id), (task.id, task.context_id));
         assert!(part_in(pb::Part::default()).is_err());

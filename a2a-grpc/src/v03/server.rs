@@ -75,15 +75,14 @@ fn task_id(name: &str) -> Result<String, Status> {
 }
 
 fn send_call(message: pb::SendMessageRequest) -> Result<a2a_core::SendMessageRequest, Status> {
-    let request = convert::send_request_in(message).map_err(bad)?;
-    v03::MessageSendParams::try_from(request)
+    convert::send_request_in(message)
         .and_then(v03::MessageSendParams::into_v1)
         .map_err(bad)
 }
 
 fn task_reply(response: Response) -> Result<tonic::Response<pb::Task>, Status> {
     match response {
-        Response::Task(task) => Ok(reply(convert::task_out(v03::Task::from_v1(task).into()))),
+        Response::Task(task) => Ok(reply(convert::task_out(v03::Task::from_v1(task)))),
         other => Err(unexpected(&other)),
     }
 }
@@ -93,7 +92,7 @@ fn config_reply(
 ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
     match response {
         Response::PushConfig(config) => Ok(reply(convert::task_push_out(
-            v03::TaskPushNotificationConfig::from_v1(config).into(),
+            v03::TaskPushNotificationConfig::from_v1(config),
         ))),
         other => Err(unexpected(&other)),
     }
@@ -103,7 +102,7 @@ fn stream(response: Response) -> Result<tonic::Response<GrpcV03EventStream>, Sta
     match response {
         Response::Stream(events) => {
             let events = events.map(|item| match item {
-                Ok(event) => Ok(convert::event_out(v03::Event::from_v1(event).into())),
+                Ok(event) => Ok(convert::event_out(v03::Event::from_v1(event))),
                 Err(err) => Err(to_status(&err)),
             });
             Ok(reply(Box::pin(events) as GrpcV03EventStream))
@@ -122,7 +121,7 @@ impl GrpcA2aService for GrpcServiceV03 {
         let call = Request::SendMessage(Box::new(send_call(message)?));
         match self.call(metadata, call).await? {
             Response::SendMessage(r) => Ok(reply(convert::send_response_out(
-                v03::SendMessageResult::from_v1(r).into(),
+                v03::SendMessageResult::from_v1(r),
             ))),
             other => Err(unexpected(&other)),
         }
@@ -184,8 +183,9 @@ impl GrpcA2aService for GrpcServiceV03 {
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
         let (metadata, _, message) = request.into_parts();
         let task = task_id(&message.parent)?;
-        let config = convert::task_push_in(message.config.unwrap_or_default());
-        let mut config: v03::PushNotificationConfig = config.push_notification_config.into();
+        // The parent names the task; the config's own name is not needed.
+        let config = message.config.unwrap_or_default().push_notification_config;
+        let mut config = convert::push_in(config.unwrap_or_default());
         if config.id.is_none() && !message.config_id.is_empty() {
             config.id = Some(message.config_id);
         }
@@ -223,9 +223,7 @@ impl GrpcA2aService for GrpcServiceV03 {
                 configs: list
                     .configs
                     .into_iter()
-                    .map(|c| {
-                        convert::task_push_out(v03::TaskPushNotificationConfig::from_v1(c).into())
-                    })
+                    .map(|c| convert::task_push_out(v03::TaskPushNotificationConfig::from_v1(c)))
                     .collect(),
                 next_page_token: list.next_page_token,
             })),

@@ -116,6 +116,48 @@ async fn collect(body: Body, limit: usize) -> Result<Bytes, ()> {
 /// A missing content type is refused: a web page can send a POST without one
 /// (or with `text/plain`) to a local server without a CORS preflight, and
 /// that must not start or cancel work.
+/// Whether the request asks for 0.3: no `A2A-Version` (header or query
+/// parameter), an empty one, or `0.3`.
+pub(crate) fn wants_v03(headers: &HeaderMap, query: Option<&str>) -> bool {
+    let header = headers
+        .get(VERSION_HEADER)
+        .map(|v| v.to_str().unwrap_or("?"));
+    let version = match header {
+        Some(v) => Some(v.to_owned()),
+        None => query
+            .into_iter()
+            .flat_map(|q| url::form_urlencoded::parse(q.as_bytes()))
+            .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
+            .map(|(_, v)| v.into_owned()),
+    };
+    a2a_core::v03::is_v03_version(version.as_deref())
+}
+
+/// The 0.3 method a well-formed JSON-RPC request names, if any. Read only for
+/// requests the 1.0 reader found naming no 1.0 method.
+pub(crate) fn method_of(body: &[u8]) -> Option<a2a_core::v03::Method> {
+    #[derive(serde::Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+    }
+    let named: Named<'_> = serde_json::from_slice(body).ok()?;
+    a2a_core::v03::Method::from_name(&named.method)
+}
+
+/// The answer to a 0.3 request when 0.3 is not served (built without the
+/// feature `v03`): the version is not supported, and 1.0 is.
+#[cfg(not(feature = "v03"))]
+pub(crate) fn v03_not_served() -> A2aError {
+    A2aError::new(
+        a2a_core::ErrorKind::VersionNotSupported,
+        format!(
+            "A2A 0.3 is not served (no {VERSION_HEADER}, or 0.3, was given); this agent speaks {}",
+            a2a_core::PROTOCOL_VERSION
+        ),
+    )
+}
+
 pub(crate) fn is_json_content_type(headers: &HeaderMap) -> bool {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return false;

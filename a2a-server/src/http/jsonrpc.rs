@@ -14,7 +14,9 @@ use super::common::{
     sse_response, to_json, unsupported_content_type, with_challenge, with_extensions, write_answer,
     write_jsonrpc_result,
 };
-use super::{HttpState, jsonrpc_v03};
+#[cfg(feature = "v03")]
+use super::jsonrpc_v03;
+use super::{HttpState, common};
 use crate::service::{self, RequestOf};
 
 const JSON: &str = "application/json";
@@ -222,12 +224,18 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
             // A 0.3 method name is no 1.0 method: only requests refused as
             // such are looked at again, so 1.0 calls never pay for 0.3.
             if err.kind() == ErrorKind::MethodNotFound
-                && jsonrpc_v03::wants_v03(&parts.headers, parts.uri.query())
+                && common::wants_v03(&parts.headers, parts.uri.query())
             {
-                if let Some(method) = jsonrpc_v03::method_of(&bytes) {
+                if let Some(method) = common::method_of(&bytes) {
                     // Boxed: its state stays out of this future, which every
                     // 1.0 call creates and moves.
+                    #[cfg(feature = "v03")]
                     return Box::pin(jsonrpc_v03::handle(state, parts, method, &bytes)).await;
+                    #[cfg(not(feature = "v03"))]
+                    {
+                        let _ = method;
+                        return error_response(id, &common::v03_not_served());
+                    }
                 }
             }
             return error_response(id, &err);

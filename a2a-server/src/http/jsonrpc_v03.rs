@@ -12,9 +12,9 @@
 use a2a_core::v03::{self, Method as V03Method};
 use a2a_core::{
     A2aError, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
-    JsonRpcResponse, ListTaskPushNotificationConfigsRequest, StreamResponse, VERSION_HEADER,
+    JsonRpcResponse, ListTaskPushNotificationConfigsRequest, StreamResponse,
 };
-use axum::http::{HeaderMap, HeaderName, HeaderValue, request::Parts};
+use axum::http::{HeaderName, HeaderValue, request::Parts};
 use axum::response::Response;
 use futures::StreamExt;
 use serde::Serialize;
@@ -29,35 +29,6 @@ use super::common::{
 use crate::service::{self, Request};
 
 const JSON: &str = "application/json";
-
-/// Whether the request asks for 0.3: no `A2A-Version` (header or query
-/// parameter), an empty one, or `0.3`.
-pub(crate) fn wants_v03(headers: &HeaderMap, query: Option<&str>) -> bool {
-    let header = headers
-        .get(VERSION_HEADER)
-        .map(|v| v.to_str().unwrap_or("?"));
-    let version = match header {
-        Some(v) => Some(v.to_owned()),
-        None => query
-            .into_iter()
-            .flat_map(|q| url::form_urlencoded::parse(q.as_bytes()))
-            .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
-            .map(|(_, v)| v.into_owned()),
-    };
-    v03::is_v03_version(version.as_deref())
-}
-
-/// The 0.3 method a well-formed request names, if any. Read only for
-/// requests the 1.0 reader found naming no 1.0 method.
-pub(crate) fn method_of(body: &[u8]) -> Option<V03Method> {
-    #[derive(serde::Deserialize)]
-    struct Named<'a> {
-        #[serde(borrow)]
-        method: std::borrow::Cow<'a, str>,
-    }
-    let named: Named<'_> = serde_json::from_slice(body).ok()?;
-    V03Method::from_name(&named.method)
-}
 
 fn error_response(id: Value, err: &A2aError) -> Response {
     let body = JsonRpcResponse::<()>::failure(id, v03::error_to_v03(err));

@@ -6,8 +6,10 @@
 mod card;
 mod common;
 pub(crate) mod jsonrpc;
+#[cfg(feature = "v03")]
 mod jsonrpc_v03;
 mod rest;
+#[cfg(feature = "v03")]
 mod rest_v03;
 mod tls;
 
@@ -54,6 +56,8 @@ pub struct HttpConfig {
     /// of each 1.0 interface of these bindings (default JSON-RPC and
     /// HTTP+JSON, which this router serves in 0.3 too; `a2a_grpc::router`
     /// adds gRPC). Empty: none listed (0.3 requests are still answered).
+    /// Only with the feature `v03`.
+    #[cfg(feature = "v03")]
     pub v03_bindings: Vec<String>,
 }
 
@@ -70,6 +74,7 @@ impl Default for HttpConfig {
                 .allow_origin(tower_http::cors::Any)
                 .allow_methods([http::Method::GET])
                 .allow_headers(tower_http::cors::Any),
+            #[cfg(feature = "v03")]
             v03_bindings: a2a_core::v03::SERVED_BINDINGS.map(str::to_owned).to_vec(),
         }
     }
@@ -108,14 +113,22 @@ pub(crate) struct HttpShared {
 /// ```
 pub fn router(service: A2aService, config: HttpConfig) -> Router {
     // The card lists where 0.3 is spoken too, after the 1.0 interfaces.
-    let mut public = service.card().clone();
-    a2a_core::v03::advertise(&mut public, &config.v03_bindings);
+    #[cfg(feature = "v03")]
+    let public = {
+        let mut public = service.card().clone();
+        a2a_core::v03::advertise(&mut public, &config.v03_bindings);
+        public
+    };
+    #[cfg(not(feature = "v03"))]
+    let public = service.card();
     let card = CardDocument::new(&public, config.card_max_age);
     // 0.3 clients read the 0.3 form of the card at the older name; it lists
     // the interfaces that also serve 0.3 calls.
+    #[cfg(feature = "v03")]
     let card_v03 = a2a_core::v03::AgentCard::from_v1(&public)
         .map(|old| CardDocument::new(&old, config.card_max_age));
     let cors = config.card_cors.clone();
+    #[cfg(feature = "v03")]
     let cors_v03 = config.card_cors.clone();
     let jsonrpc_path = if config.jsonrpc_path.is_empty() {
         "/".to_owned()
@@ -137,7 +150,9 @@ pub fn router(service: A2aService, config: HttpConfig) -> Router {
         async move { card.respond(&request) }
     })
     .layer(cors);
+    #[cfg_attr(not(feature = "v03"), allow(unused_mut))]
     let mut router = Router::new().route(AGENT_CARD_PATH, card_route);
+    #[cfg(feature = "v03")]
     if let Some(card) = card_v03 {
         let route = get(move |request: Request| {
             let card = card.clone();
@@ -157,13 +172,15 @@ pub fn router(service: A2aService, config: HttpConfig) -> Router {
         router = router.route(&alternate, post(jsonrpc::handle));
     }
     // 0.3's HTTP+JSON paths: a route of their own, which 1.0 paths never reach.
-    let v03_rest = format!(
-        "{}{}/{{*rest}}",
-        rest_base.trim_end_matches('/'),
-        rest_v03::PREFIX
-    );
+    let v03_rest = format!("{}/v1/{{*rest}}", rest_base.trim_end_matches('/'));
+    #[cfg(feature = "v03")]
+    let v03_handler = any(rest_v03::handle);
+    // Without 0.3, a request there is still 1.0 (for a tenant called `v1`)
+    // when it says so; a 0.3 one is refused as a version not served.
+    #[cfg(not(feature = "v03"))]
+    let v03_handler = any(rest::handle_or_refuse_v03);
     router
-        .route(&v03_rest, any(rest_v03::handle))
+        .route(&v03_rest, v03_handler)
         .fallback(rest::handle)
         .with_state(state)
 }
@@ -463,3 +480,82 @@ async fn first_headers_within<F: std::future::Future>(
 
 /// How long connections get to finish after the executions have wound down.
 const CONNECTION_DRAIN: Duration = Duration::from_secs(1);
+
+/// Without the feature `v03`: what a 0.3 client gets.
+#[cfg(all(test, not(feature = "v03")))]
+mod without_v03 {
+    use super::*;
+    use crate::{AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
+    use a2a_core::A2aError;
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+
+    struct Hello;
+
+    #[async_trait::async_trait]
+    impl AgentExecutor for Hello {
+        async fn execute(&self, _: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+            events.complete_with_text("hello").await
+        }
+    }
+
+    fn app() -> Router {
+        let handler = DefaultRequestHandler::builder(Hello, a2a_core::AgentCard::default()).build();
+        router(A2aService::new(handler), HttpConfig::default())
+    }
+
+    async fn call(request: http::Request<String>) -> (u16, serde_json::Value) {
+        let response = app()
+            .oneshot(request.map(axum::body::Body::from))
+            .await
+            .unwrap_or_else(|e| match e {});
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.map(|b| b.to_bytes());
+        let body = body.unwrap_or_default();
+        (status, serde_json::from_slice(&body).unwrap_or_default())
+    }
+
+    fn post(uri: &str, version: Option<&str>, body: &str) -> http::Request<String> {
+        let mut request = http::Request::post(uri).header("content-type", "application/json");
+        if let Some(version) = version {
+            request = request.header("A2A-Version", version);
+        }
+        request.body(body.to_owned()).unwrap_or_default()
+    }
+
+    const V03_SEND: &str = r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
+
+    #[tokio::test]
+    async fn a_0_3_jsonrpc_call_is_a_version_not_supported() {
+        for version in [None, Some("0.3")] {
+            let (status, body) = call(post("/", version, V03_SEND)).await;
+            assert_eq!(status, 200);
+            assert_eq!(body["error"]["code"], -32009, "{version:?}: {body}");
+        }
+        // Said to be 1.0, the 0.3 name is only an unknown method.
+        let (_, body) = call(post("/", Some("1.0"), V03_SEND)).await;
+        assert_eq!(body["error"]["code"], -32601, "{body}");
+        // And a name that is no method of either is not taken for 0.3.
+        let unknown = r#"{"jsonrpc":"2.0","id":1,"method":"NoSuch","params":{}}"#;
+        let (_, body) = call(post("/", None, unknown)).await;
+        assert_eq!(body["error"]["code"], -32601, "{body}");
+    }
+
+    #[tokio::test]
+    async fn a_0_3_rest_call_is_a_version_not_supported() {
+        let body = r#"{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"hi"}]}}"#;
+        let (status, answer) = call(post("/v1/message:send", None, body)).await;
+        assert_eq!(status, 400, "{answer}");
+        let details = answer["error"]["details"].to_string();
+        assert!(details.contains("VERSION_NOT_SUPPORTED"), "{answer}");
+        // 1.0 for a tenant called `v1` still works.
+        let body = r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#;
+        let (status, answer) = call(post("/v1/message:send", Some("1.0"), body)).await;
+        assert_eq!(status, 200, "{answer}");
+        // No 0.3 card at the older name.
+        let request = http::Request::get("/.well-known/agent.json")
+            .body(String::new())
+            .unwrap_or_default();
+        assert_eq!(call(request).await.0, 404);
+    }
+}

@@ -97,6 +97,18 @@ fn build_call(
 }
 
 /// Handler of every HTTP+JSON path under the binding's base.
+/// Handler of `{base}/v1/{*rest}` without 0.3 (the feature `v03`): a 1.0
+/// request for tenant `v1` when it asks for 1.0, else a 0.3 request,
+/// refused with `VersionNotSupported`.
+#[cfg(not(feature = "v03"))]
+pub(crate) async fn handle_or_refuse_v03(state: State<HttpState>, request: Request) -> Response {
+    if super::common::wants_v03(request.headers(), request.uri().query()) {
+        let media_type = response_media_type(request.headers());
+        return error_response(&super::common::v03_not_served(), media_type);
+    }
+    handle(state, request).await
+}
+
 pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
     let media_type = response_media_type(&parts.headers);

@@ -9,7 +9,7 @@
 //! header and is handed to the 1.0 handler untouched.
 
 use a2a_core::rest::match_route;
-use a2a_core::v03::{self, proto};
+use a2a_core::v03::{self, proto, proto::ProtoJson};
 use a2a_core::{A2aError, ErrorKind, Method, StreamResponse};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, Method as Verb};
@@ -39,7 +39,7 @@ fn error_response(err: &A2aError) -> Response {
 
 /// Handler of `{base}/v1/{*rest}`: a 0.3 request, or a 1.0 one for tenant `v1`.
 pub(crate) async fn handle(state: State<HttpState>, request: Request) -> Response {
-    if !super::jsonrpc_v03::wants_v03(request.headers(), request.uri().query()) {
+    if !super::common::wants_v03(request.headers(), request.uri().query()) {
         return super::rest::handle(state, request).await;
     }
     let State(state) = state;
@@ -102,7 +102,7 @@ pub(crate) async fn handle(state: State<HttpState>, request: Request) -> Respons
     };
     if let service::Response::Stream(events) = answer {
         let frames = events.map(|item: Result<StreamResponse, A2aError>| match item {
-            Ok(event) => sse_event(&proto::StreamResponse::from(v03::Event::from_v1(event))),
+            Ok(event) => sse_event(&v03::Event::from_v1(event).to_protojson()),
             Err(err) => sse_event(&proto::ErrorBody {
                 message: err.message().to_owned(),
             }),
@@ -185,8 +185,7 @@ fn decode(method: Method, fields: &Map<String, Value>, body: &[u8]) -> Result<Ca
     let task_id = field(fields, "taskId");
     Ok(match method {
         Method::SendMessage | Method::SendStreamingMessage => {
-            let request: proto::SendMessageRequest = body_of(body)?;
-            let params = v03::MessageSendParams::try_from(request)?.into_v1()?;
+            let params = v03::MessageSendParams::from_protojson(body_of(body)?)?.into_v1()?;
             if method == Method::SendMessage {
                 Call::SendMessage(Box::new(params))
             } else {
@@ -215,12 +214,7 @@ fn decode(method: Method, fields: &Map<String, Value>, body: &[u8]) -> Result<Ca
             ..Default::default()
         }),
         Method::CreateTaskPushNotificationConfig => {
-            let request: proto::CreateTaskPushNotificationConfigRequest = body_of(body)?;
-            let mut config: v03::PushNotificationConfig =
-                request.config.push_notification_config.into();
-            if config.id.is_none() && !request.config_id.is_empty() {
-                config.id = Some(request.config_id);
-            }
+            let config = proto::read_create_push_config_request(body_of(body)?)?;
             // The path names the task; the body's names are not needed.
             Call::CreatePushConfig(config.into_v1(task_id))
         }
@@ -264,21 +258,24 @@ fn answer_body(
 ) -> Result<Vec<u8>, A2aError> {
     use service::Response as R;
     Ok(match answer {
-        R::SendMessage(response) => to_json(&proto::StreamResponse::from(
-            v03::SendMessageResult::from_v1(response),
-        )),
-        R::Task(task) => to_json(&proto::Task::from(v03::Task::from_v1(task))),
-        R::PushConfig(config) => to_json(&proto::TaskPushNotificationConfig::from(
-            v03::TaskPushNotificationConfig::from_v1(config),
-        )),
-        R::PushConfigs(list) => to_json(&proto::ListTaskPushNotificationConfigResponse {
-            configs: list
+        R::SendMessage(response) => {
+            to_json(&v03::SendMessageResult::from_v1(response).to_protojson())
+        }
+        R::Task(task) => to_json(&v03::Task::from_v1(task).to_protojson()),
+        R::PushConfig(config) => {
+            to_json(&v03::TaskPushNotificationConfig::from_v1(config).to_protojson())
+        }
+        R::PushConfigs(list) => {
+            let configs: Vec<_> = list
                 .configs
                 .into_iter()
-                .map(|c| v03::TaskPushNotificationConfig::from_v1(c).into())
-                .collect(),
-            next_page_token: list.next_page_token,
-        }),
+                .map(v03::TaskPushNotificationConfig::from_v1)
+                .collect();
+            to_json(&proto::list_push_configs_response(
+                &configs,
+                &list.next_page_token,
+            ))
+        }
         R::Empty => b"{}".to_vec(),
         R::AgentCard(card) => to_json(&super::jsonrpc_v03::card_v03(*card, public)?),
         R::ListTasks(_) | R::Stream(_) => {

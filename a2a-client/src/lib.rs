@@ -40,7 +40,8 @@ pub use self::resolver::{CardResolver, MAX_CARD_SIZE};
 pub use self::rest::RestTransport;
 pub use self::rest_v03::RestV03Transport;
 pub use self::tls::RootCertificates;
-pub use self::transport::{CallOptions, EventStream, Transport};
+pub use self::transport::{CallOptions, EventStream, Transport, wrong_way};
 pub use a2a_core as core;
+pub use a2a_core::operation::{Request, UnaryResponse};
 /// Signed agent cards: the keys [`ClientBuilder::verify_cards`] trusts.
 pub use a2a_signing::{SignatureError, TrustedKeys};

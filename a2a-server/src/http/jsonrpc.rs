@@ -15,7 +15,9 @@ use super::common::{
     write_jsonrpc_result,
 };
 use super::{HttpState, jsonrpc_v03};
-use crate::service::{self, RequestOf};
+use a2a_core::operation::RequestOf;
+
+use crate::service;
 
 const JSON: &str = "application/json";
 

@@ -8,7 +8,10 @@
 
 use std::pin::Pin;
 
-use a2a_core::A2aError;
+use a2a_core::{
+    A2aError, AgentCard, ListTaskPushNotificationConfigsResponse, ListTasksResponse,
+    SendMessageResponse, Task, TaskPushNotificationConfig,
+};
 use a2a_server::{A2aService, CallContext, Request, Response, ServiceParams};
 use futures::{Stream, StreamExt};
 use tonic::Status;
@@ -74,175 +77,136 @@ fn unexpected(response: &Response) -> Status {
     )))
 }
 
-fn stream(
-    ctx: &CallContext,
-    response: Response,
-) -> Result<tonic::Response<GrpcEventStream>, Status> {
-    match response {
-        Response::Stream(events) => {
-            let events = events.map(|item| match item {
-                Ok(event) => Ok(event.to_proto()),
-                Err(err) => Err(to_status(&err)),
-            });
-            Ok(reply(ctx, Box::pin(events) as GrpcEventStream))
+impl GrpcService {
+    /// One unary rpc: its message decoded into the call `wrap` makes, the
+    /// service's answer taken as its kind `R` and encoded.
+    async fn unary<T, R>(
+        &self,
+        request: tonic::Request<T::Proto>,
+        wrap: fn(T) -> Request,
+    ) -> Result<tonic::Response<R::Proto>, Status>
+    where
+        T: FromProto,
+        R: ToProto + TryFrom<Response, Error = Response>,
+    {
+        let (metadata, _, message) = request.into_parts();
+        let (ctx, response) = self.call(metadata, wrap(decode(message)?)).await?;
+        let answer = R::try_from(response).map_err(|other| unexpected(&other))?;
+        Ok(reply(&ctx, answer.to_proto()))
+    }
+
+    /// One server-streaming rpc: as [`GrpcService::unary`], the answer
+    /// being the stream of events.
+    async fn streaming<T: FromProto>(
+        &self,
+        request: tonic::Request<T::Proto>,
+        wrap: fn(T) -> Request,
+    ) -> Result<tonic::Response<GrpcEventStream>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        let (ctx, response) = self.call(metadata, wrap(decode(message)?)).await?;
+        match response {
+            Response::Stream(events) => {
+                let events = events.map(|item| match item {
+                    Ok(event) => Ok(event.to_proto()),
+                    Err(err) => Err(to_status(&err)),
+                });
+                Ok(reply(&ctx, Box::pin(events) as GrpcEventStream))
+            }
+            other => Err(unexpected(&other)),
         }
-        other => Err(unexpected(&other)),
     }
 }
 
+/// tonic's service trait: one line per rpc, naming the call it makes and
+/// the answer it expects.
 #[tonic::async_trait]
 impl GrpcA2aService for GrpcService {
+    type SendStreamingMessageStream = GrpcEventStream;
+    type SubscribeToTaskStream = GrpcEventStream;
+
     async fn send_message(
         &self,
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<pb::SendMessageResponse>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        let call = Request::SendMessage(Box::new(decode(message)?));
-        match self.call(metadata, call).await? {
-            (ctx, Response::SendMessage(r)) => Ok(reply(&ctx, r.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, SendMessageResponse>(request, |r| Request::SendMessage(Box::new(r)))
+            .await
     }
-
-    type SendStreamingMessageStream = GrpcEventStream;
 
     async fn send_streaming_message(
         &self,
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<GrpcEventStream>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        let (ctx, response) = self
-            .call(
-                metadata,
-                Request::SendStreamingMessage(Box::new(decode(message)?)),
-            )
-            .await?;
-        stream(&ctx, response)
+        self.streaming(request, |r| Request::SendStreamingMessage(Box::new(r)))
+            .await
     }
 
     async fn get_task(
         &self,
         request: tonic::Request<pb::GetTaskRequest>,
     ) -> Result<tonic::Response<pb::Task>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::GetTask(decode(message)?))
-            .await?
-        {
-            (ctx, Response::Task(t)) => Ok(reply(&ctx, t.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, Task>(request, Request::GetTask).await
     }
 
     async fn list_tasks(
         &self,
         request: tonic::Request<pb::ListTasksRequest>,
     ) -> Result<tonic::Response<pb::ListTasksResponse>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::ListTasks(decode(message)?))
-            .await?
-        {
-            (ctx, Response::ListTasks(r)) => Ok(reply(&ctx, r.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, ListTasksResponse>(request, Request::ListTasks)
+            .await
     }
 
     async fn cancel_task(
         &self,
         request: tonic::Request<pb::CancelTaskRequest>,
     ) -> Result<tonic::Response<pb::Task>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::CancelTask(decode(message)?))
-            .await?
-        {
-            (ctx, Response::Task(t)) => Ok(reply(&ctx, t.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, Task>(request, Request::CancelTask).await
     }
-
-    type SubscribeToTaskStream = GrpcEventStream;
 
     async fn subscribe_to_task(
         &self,
         request: tonic::Request<pb::SubscribeToTaskRequest>,
     ) -> Result<tonic::Response<GrpcEventStream>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        let (ctx, response) = self
-            .call(metadata, Request::SubscribeToTask(decode(message)?))
-            .await?;
-        stream(&ctx, response)
+        self.streaming(request, Request::SubscribeToTask).await
     }
 
     async fn create_task_push_notification_config(
         &self,
         request: tonic::Request<pb::TaskPushNotificationConfig>,
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::CreatePushConfig(decode(message)?))
-            .await?
-        {
-            (ctx, Response::PushConfig(c)) => Ok(reply(&ctx, c.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, TaskPushNotificationConfig>(request, Request::CreatePushConfig)
+            .await
     }
 
     async fn get_task_push_notification_config(
         &self,
         request: tonic::Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::GetPushConfig(decode(message)?))
-            .await?
-        {
-            (ctx, Response::PushConfig(c)) => Ok(reply(&ctx, c.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, TaskPushNotificationConfig>(request, Request::GetPushConfig)
+            .await
     }
 
     async fn list_task_push_notification_configs(
         &self,
         request: tonic::Request<pb::ListTaskPushNotificationConfigsRequest>,
     ) -> Result<tonic::Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::ListPushConfigs(decode(message)?))
-            .await?
-        {
-            (ctx, Response::PushConfigs(c)) => Ok(reply(&ctx, c.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, ListTaskPushNotificationConfigsResponse>(request, Request::ListPushConfigs)
+            .await
     }
 
     async fn get_extended_agent_card(
         &self,
         request: tonic::Request<pb::GetExtendedAgentCardRequest>,
     ) -> Result<tonic::Response<pb::AgentCard>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::GetExtendedAgentCard(decode(message)?))
-            .await?
-        {
-            (ctx, Response::AgentCard(card)) => Ok(reply(&ctx, (*card).to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, AgentCard>(request, Request::GetExtendedAgentCard)
+            .await
     }
 
     async fn delete_task_push_notification_config(
         &self,
         request: tonic::Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<tonic::Response<()>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::DeletePushConfig(decode(message)?))
-            .await?
-        {
-            (ctx, Response::Empty) => Ok(reply(&ctx, ())),
-            (_, other) => Err(unexpected(&other)),
-        }
+        self.unary::<_, ()>(request, Request::DeletePushConfig)
+            .await
     }
 }
 

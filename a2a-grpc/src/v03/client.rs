@@ -325,7 +325,9 @@ impl Transport for GrpcV03Transport {
             Request::CreatePushConfig(r) => {
                 Response::PushConfig(self.create_push_config(r, options).await?)
             }
-            Request::GetPushConfig(r) => Response::PushConfig(self.get_push_config(r, options).await?),
+            Request::GetPushConfig(r) => {
+                Response::PushConfig(self.get_push_config(r, options).await?)
+            }
             Request::ListPushConfigs(r) => {
                 Response::PushConfigs(self.list_push_configs(r, options).await?)
             }

@@ -7,6 +7,17 @@
 //! service, every client transport and the gateway pass these values
 //! through, and a binding only says how it carries each variant.
 //!
+//! # Adding an operation
+//!
+//! A new operation is a [`Method`] (with its REST route in [`crate::rest`]),
+//! a [`Request`] variant (and a [`Response`] variant if its answer is of a
+//! new kind) with their rows in [`RequestOf`] and [`ResponseOf`], the
+//! handler's method in `a2a-server`, and one line in each binding that maps
+//! operations to its own messages (the gRPC client and server, the 0.3
+//! transports). The JSON-RPC and HTTP+JSON bindings, the client's
+//! `Transport` and the gateway's in-process peer pass calls through
+//! without naming them.
+//!
 //! ```
 //! use a2a_core::operation::{Request, Response, UnaryResponse};
 //! use a2a_core::{GetTaskRequest, Method, Task};
@@ -108,6 +119,24 @@ impl Request {
             Request::ListPushConfigs(r) => &mut r.tenant,
             Request::DeletePushConfig(r) => &mut r.tenant,
             Request::GetExtendedAgentCard(r) => &mut r.tenant,
+        }
+    }
+
+    /// The task and context ids the request names, where it names them
+    /// (empty where it does not), for logs and traces.
+    pub fn ids(&self) -> (&str, &str) {
+        match self {
+            Request::SendMessage(r) | Request::SendStreamingMessage(r) => {
+                (&r.message.task_id, &r.message.context_id)
+            }
+            Request::GetTask(r) => (&r.id, ""),
+            Request::CancelTask(r) => (&r.id, ""),
+            Request::SubscribeToTask(r) => (&r.id, ""),
+            Request::CreatePushConfig(r) => (&r.task_id, ""),
+            Request::GetPushConfig(r) => (&r.task_id, ""),
+            Request::ListPushConfigs(r) => (&r.task_id, ""),
+            Request::DeletePushConfig(r) => (&r.task_id, ""),
+            Request::ListTasks(_) | Request::GetExtendedAgentCard(_) => ("", ""),
         }
     }
 

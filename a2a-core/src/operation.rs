@@ -273,6 +273,24 @@ impl<S> Response<S> {
         }
     }
 
+    /// Whether this is the kind of answer `method` has (a stream for the
+    /// streaming operations).
+    pub fn is_answer_to(&self, method: Method) -> bool {
+        match self {
+            Response::SendMessage(_) => method == Method::SendMessage,
+            Response::Stream(_) => method.is_streaming(),
+            Response::Task(_) => matches!(method, Method::GetTask | Method::CancelTask),
+            Response::ListTasks(_) => method == Method::ListTasks,
+            Response::PushConfig(_) => matches!(
+                method,
+                Method::CreateTaskPushNotificationConfig | Method::GetTaskPushNotificationConfig
+            ),
+            Response::PushConfigs(_) => method == Method::ListTaskPushNotificationConfigs,
+            Response::Empty => method == Method::DeleteTaskPushNotificationConfig,
+            Response::AgentCard(_) => method == Method::GetExtendedAgentCard,
+        }
+    }
+
     /// Reads `body` (a unary answer's ProtoJSON) as the response of
     /// `method`. A streaming method has no single body: that is an error.
     pub fn decode_json(method: Method, body: &[u8]) -> Result<Self, serde_json::Error> {
@@ -458,6 +476,12 @@ mod tests {
                 continue;
             }
             let read = read.unwrap_or_else(|e| panic!("{method}: {e}"));
+            assert!(read.is_answer_to(method), "{method}");
+            let others = Method::ALL.into_iter().filter(|m| read.is_answer_to(*m));
+            assert!(
+                others.count() <= 2,
+                "{method}: one kind answers at most two methods"
+            );
             // The answer writes back to what was read.
             let again: serde_json::Value = serde_json::to_value(&read).unwrap();
             let original: serde_json::Value = serde_json::from_slice(body).unwrap();

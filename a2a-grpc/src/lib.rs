@@ -30,7 +30,9 @@ pub use self::client::{
 };
 pub use self::error::{from_status, to_status};
 #[cfg(feature = "server")]
-pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc};
+pub use self::server::{
+    GrpcAnswer, GrpcEventStream, GrpcServer, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc,
+};
 
 #[rustfmt::skip]
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]

@@ -1,5 +1,7 @@
-//! The tonic `A2AService` over an [`A2aService`], and a router that serves
-//! gRPC next to JSON-RPC and HTTP+JSON on one port.
+//! `lf.a2a.v1.A2AService` over an [`A2aService`] (one tower service that
+//! reads the operation from the rpc's path, not tonic's generated
+//! per-rpc trait), and a router that serves gRPC next to JSON-RPC and
+//! HTTP+JSON on one port.
 //!
 //! One port, because hyper serves HTTP/1.1 and HTTP/2 (h2c, or h2 by ALPN
 //! over TLS) on the same socket and gRPC's paths (`/lf.a2a.v1.A2AService/...`)
@@ -25,9 +27,6 @@ use tonic::server::{Grpc, NamedService, ServerStreamingService, UnaryService};
 use crate::convert::{FromProto, ToProto};
 use crate::error::to_status;
 use crate::pb;
-
-/// The stream type of the streaming rpcs.
-pub type GrpcEventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
 
 /// Serves `A2AService` over gRPC for an [`A2aService`] (and so for any `RequestHandler`).
 #[derive(Debug, Clone)]

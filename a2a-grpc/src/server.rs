@@ -68,7 +68,7 @@ impl GrpcService {
 /// The tower service of `/lf.a2a.v1.A2AService/<Rpc>`: the rpc's name is the
 /// [`Method`], its message is read as that operation's [`Request`], and the
 /// answer written back; what each operation's messages are is said once, in
-/// [`OperationCodec`].
+/// the codec it reads and writes them with.
 #[derive(Debug, Clone)]
 pub struct GrpcServer {
     service: Arc<GrpcService>,

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use futures::StreamExt as _;
 
+use a2a_core::operation::{Request, UnaryResponse};
+
 use a2a_core::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
@@ -422,22 +424,6 @@ impl ClientBuilder {
     }
 }
 
-/// One unary operation: the interface's tenant, interceptors, retries when
-/// `repeatable`, then the transport.
-macro_rules! call {
-    ($self:ident, $method:ident, $op:ident, $request:ident, $options:ident, $repeatable:expr) => {{
-        $self.tenant(&mut $request.tenant);
-        let repeatable = $repeatable;
-        let transport = &$self.transport;
-        $self
-            .run(Method::$method, repeatable, $options, |o| {
-                let request = $request.clone();
-                async move { transport.$op(request, &o).await }
-            })
-            .await
-    }};
-}
-
 /// Calls one agent. Cheap to clone.
 ///
 /// ```no_run
@@ -515,19 +501,24 @@ impl Client {
         options
     }
 
-    /// Runs one operation: interceptors around it, retried by the policy when
-    /// the operation may be repeated.
+    /// Runs one call: the interface's tenant, interceptors around it,
+    /// retried by the policy when the operation may be repeated. Only a
+    /// call that may be repeated is copied for its attempts; any other
+    /// goes to the transport as it is.
     async fn run<T, F, Fut>(
         &self,
-        method: Method,
+        mut request: Request,
         repeatable: bool,
         call: Option<&CallOptions>,
         attempt: F,
     ) -> Result<T, ClientError>
     where
-        F: Fn(CallOptions) -> Fut,
+        F: Fn(Request, CallOptions) -> Fut,
         Fut: Future<Output = Result<T, ClientError>>,
     {
+        let method = request.method();
+        self.tenant(request.tenant_mut());
+        let mut pending = Some(request);
         let card = self.card.as_deref();
         let span = crate::telemetry::client_span(
             method,
@@ -551,7 +542,18 @@ impl Client {
             if !span.is_disabled() {
                 crate::telemetry::inject(&span, &mut options.headers);
             }
-            match tracing::Instrument::instrument(attempt(options), span.clone()).await {
+            let this = if repeatable {
+                pending.clone()
+            } else {
+                pending.take()
+            };
+            // Only a repeatable call comes round again, and it is still there.
+            let Some(this) = this else {
+                break Err(ClientError::unsupported(format!(
+                    "{method} may not be repeated"
+                )));
+            };
+            match tracing::Instrument::instrument(attempt(this, options), span.clone()).await {
                 Ok(value) => break Ok(value),
                 Err(err) => match self.retry.delay(retries, &err).filter(|_| repeatable) {
                     Some(wait) => {
@@ -577,6 +579,48 @@ impl Client {
             outcome.as_ref().err(),
         );
         outcome
+    }
+
+    /// One unary operation, answered with its own kind of answer `T`.
+    async fn unary<T>(
+        &self,
+        request: Request,
+        repeatable: bool,
+        options: Option<&CallOptions>,
+    ) -> Result<T, ClientError>
+    where
+        T: TryFrom<UnaryResponse, Error = UnaryResponse>,
+    {
+        let method = request.method();
+        let transport = &self.transport;
+        let answer = self
+            .run(request, repeatable, options, |request, o| async move {
+                transport.call(request, &o).await
+            })
+            .await?;
+        T::try_from(answer).map_err(|other| {
+            ClientError::decode(format!(
+                "{method} was answered with {} instead of its own answer",
+                other.kind()
+            ))
+        })
+    }
+
+    /// One streaming operation: the events as they come; interceptors see
+    /// each one.
+    async fn streaming(
+        &self,
+        request: Request,
+        options: Option<&CallOptions>,
+    ) -> Result<EventStream, ClientError> {
+        let method = request.method();
+        let transport = &self.transport;
+        let stream = self
+            .run(request, false, options, |request, o| async move {
+                transport.stream(request, &o).await
+            })
+            .await?;
+        Ok(self.observe(method, stream))
     }
 
     /// Passes every event of a stream through the interceptors.
@@ -628,17 +672,12 @@ impl Client {
 
     async fn send_message_once(
         &self,
-        mut request: SendMessageRequest,
+        request: SendMessageRequest,
         options: Option<&CallOptions>,
     ) -> Result<SendMessageResponse, ClientError> {
-        call!(
-            self,
-            SendMessage,
-            send_message,
-            request,
-            options,
-            self.retry.retry_send_message && !request.message.message_id.is_empty()
-        )
+        let repeatable = self.retry.retry_send_message && !request.message.message_id.is_empty();
+        self.unary(Request::SendMessage(Box::new(request)), repeatable, options)
+            .await
     }
 
     /// A blocking send that knows its task from the first event on (see
@@ -660,126 +699,91 @@ impl Client {
     /// `GetTask`.
     pub async fn get_task(
         &self,
-        mut request: GetTaskRequest,
+        request: GetTaskRequest,
         options: Option<&CallOptions>,
     ) -> Result<Task, ClientError> {
-        call!(self, GetTask, get_task, request, options, true)
+        self.unary(Request::GetTask(request), true, options).await
     }
 
     /// `ListTasks`.
     pub async fn list_tasks(
         &self,
-        mut request: ListTasksRequest,
+        request: ListTasksRequest,
         options: Option<&CallOptions>,
     ) -> Result<ListTasksResponse, ClientError> {
-        call!(self, ListTasks, list_tasks, request, options, true)
+        self.unary(Request::ListTasks(request), true, options).await
     }
 
     /// `CancelTask`.
     pub async fn cancel_task(
         &self,
-        mut request: CancelTaskRequest,
+        request: CancelTaskRequest,
         options: Option<&CallOptions>,
     ) -> Result<Task, ClientError> {
-        call!(self, CancelTask, cancel_task, request, options, true)
+        self.unary(Request::CancelTask(request), true, options)
+            .await
     }
 
-    /// `CreateTaskPushNotificationConfig`.
+    /// `CreateTaskPushNotificationConfig` (repeated on failure only when the
+    /// config has its own id, so a retry cannot make a second one).
     pub async fn create_task_push_notification_config(
         &self,
-        mut request: TaskPushNotificationConfig,
+        request: TaskPushNotificationConfig,
         options: Option<&CallOptions>,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        call!(
-            self,
-            CreateTaskPushNotificationConfig,
-            create_task_push_notification_config,
-            request,
-            options,
-            !request.id.is_empty()
-        )
+        let repeatable = !request.id.is_empty();
+        self.unary(Request::CreatePushConfig(request), repeatable, options)
+            .await
     }
 
     /// `GetTaskPushNotificationConfig`.
     pub async fn get_task_push_notification_config(
         &self,
-        mut request: GetTaskPushNotificationConfigRequest,
+        request: GetTaskPushNotificationConfigRequest,
         options: Option<&CallOptions>,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        call!(
-            self,
-            GetTaskPushNotificationConfig,
-            get_task_push_notification_config,
-            request,
-            options,
-            true
-        )
+        self.unary(Request::GetPushConfig(request), true, options)
+            .await
     }
 
     /// `ListTaskPushNotificationConfigs`.
     pub async fn list_task_push_notification_configs(
         &self,
-        mut request: ListTaskPushNotificationConfigsRequest,
+        request: ListTaskPushNotificationConfigsRequest,
         options: Option<&CallOptions>,
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        call!(
-            self,
-            ListTaskPushNotificationConfigs,
-            list_task_push_notification_configs,
-            request,
-            options,
-            true
-        )
+        self.unary(Request::ListPushConfigs(request), true, options)
+            .await
     }
 
     /// `DeleteTaskPushNotificationConfig`.
     pub async fn delete_task_push_notification_config(
         &self,
-        mut request: DeleteTaskPushNotificationConfigRequest,
+        request: DeleteTaskPushNotificationConfigRequest,
         options: Option<&CallOptions>,
     ) -> Result<(), ClientError> {
-        call!(
-            self,
-            DeleteTaskPushNotificationConfig,
-            delete_task_push_notification_config,
-            request,
-            options,
-            true
-        )
+        self.unary(Request::DeletePushConfig(request), true, options)
+            .await
     }
 
     /// `SendStreamingMessage`: the events as they come; interceptors see each one.
     pub async fn send_streaming_message(
         &self,
-        mut request: SendMessageRequest,
+        request: SendMessageRequest,
         options: Option<&CallOptions>,
     ) -> Result<EventStream, ClientError> {
-        self.tenant(&mut request.tenant);
-        let transport = &self.transport;
-        let stream = self
-            .run(Method::SendStreamingMessage, false, options, |o| {
-                let request = request.clone();
-                async move { transport.send_streaming_message(request, &o).await }
-            })
-            .await?;
-        Ok(self.observe(Method::SendStreamingMessage, stream))
+        self.streaming(Request::SendStreamingMessage(Box::new(request)), options)
+            .await
     }
 
     /// `SubscribeToTask`: the events as they come; interceptors see each one.
     pub async fn subscribe_to_task(
         &self,
-        mut request: SubscribeToTaskRequest,
+        request: SubscribeToTaskRequest,
         options: Option<&CallOptions>,
     ) -> Result<EventStream, ClientError> {
-        self.tenant(&mut request.tenant);
-        let transport = &self.transport;
-        let stream = self
-            .run(Method::SubscribeToTask, false, options, |o| {
-                let request = request.clone();
-                async move { transport.subscribe_to_task(request, &o).await }
-            })
-            .await?;
-        Ok(self.observe(Method::SubscribeToTask, stream))
+        self.streaming(Request::SubscribeToTask(request), options)
+            .await
     }
 
     /// `GetExtendedAgentCard`.
@@ -787,13 +791,8 @@ impl Client {
         &self,
         options: Option<&CallOptions>,
     ) -> Result<AgentCard, ClientError> {
-        let mut request = GetExtendedAgentCardRequest::default();
-        self.tenant(&mut request.tenant);
-        let transport = &self.transport;
-        self.run(Method::GetExtendedAgentCard, true, options, |o| {
-            let request = request.clone();
-            async move { transport.get_extended_agent_card(request, &o).await }
-        })
-        .await
+        let request = GetExtendedAgentCardRequest::default();
+        self.unary(Request::GetExtendedAgentCard(request), true, options)
+            .await
     }
 }

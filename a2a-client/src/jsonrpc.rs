@@ -2,15 +2,16 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use a2a_core::operation::{Request, UnaryResponse};
 use a2a_core::{A2aError, JsonRpcError, JsonRpcRequest, JsonRpcResponse, Method, StreamResponse};
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde_json::value::RawValue;
 
 use crate::http::{HttpSettings, default_client, headers, retry_after, sse_events};
-use crate::{CallOptions, ClientError, EventStream};
+use crate::{CallOptions, ClientError, EventStream, Transport, wrong_way};
 
 /// Talks JSON-RPC 2.0 to one endpoint URL.
 #[derive(Debug)]
@@ -75,30 +76,7 @@ impl JsonRpcTransport {
         Ok((id, response))
     }
 
-    async fn call<P: Serialize, R: DeserializeOwned>(
-        &self,
-        method: Method,
-        params: &P,
-        options: &CallOptions,
-    ) -> Result<R, ClientError> {
-        let result = self.call_value(method, params, options).await?;
-        serde_json::from_value(result)
-            .map_err(|e| ClientError::decode(format!("{method} result: {e}")))
-    }
-
-    async fn call_value<P: Serialize>(
-        &self,
-        method: Method,
-        params: &P,
-        options: &CallOptions,
-    ) -> Result<Value, ClientError> {
-        let (_, response) = self
-            .post(method, params, options, "application/json")
-            .await?;
-        decode_unary(response, self.settings.max_response_size).await
-    }
-
-    async fn stream<P: Serialize>(
+    async fn open_stream<P: Serialize>(
         &self,
         method: Method,
         params: &P,
@@ -114,7 +92,12 @@ impl JsonRpcTransport {
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !is_sse {
             // An error known before the stream started comes as a plain response.
-            decode_unary(response, self.settings.max_response_size).await?;
+            let _: Option<IgnoredAny> = decode_envelope(
+                response,
+                self.settings.max_response_size,
+                A2aError::from_jsonrpc,
+            )
+            .await?;
             return Err(ClientError::decode(format!(
                 "{method} did not answer with an event stream"
             )));
@@ -136,26 +119,18 @@ impl JsonRpcTransport {
     }
 }
 
-async fn decode_unary(response: reqwest::Response, limit: usize) -> Result<Value, ClientError> {
-    let result = decode_envelope(response, limit, A2aError::from_jsonrpc).await?;
-    // A missing or null result (seen from some servers for Delete) reads as `{}`.
-    Ok(result
-        .filter(|v| !v.is_null())
-        .unwrap_or_else(|| Value::Object(Default::default())))
-}
-
 /// The result of a unary JSON-RPC answer, or its error as `to_error` reads
 /// the error object (1.0 and 0.3 codes differ); an HTTP failure without a
 /// JSON-RPC body is an HTTP error.
-pub(crate) async fn decode_envelope(
+pub(crate) async fn decode_envelope<R: DeserializeOwned>(
     response: reqwest::Response,
     limit: usize,
     to_error: impl Fn(&JsonRpcError) -> A2aError,
-) -> Result<Option<Value>, ClientError> {
+) -> Result<Option<R>, ClientError> {
     let status = response.status().as_u16();
     let wait = retry_after(response.headers());
     let bytes = crate::http::read_limited(response, limit).await?;
-    let envelope: JsonRpcResponse<Value> = match serde_json::from_slice(&bytes) {
+    let envelope: JsonRpcResponse<R> = match serde_json::from_slice(&bytes) {
         Ok(envelope) => envelope,
         Err(_) if status >= 400 => {
             let text = String::from_utf8_lossy(&bytes);
@@ -178,4 +153,51 @@ pub(crate) async fn decode_envelope(
     Ok(envelope.result)
 }
 
-crate::transport::json_transport!(JsonRpcTransport);
+/// The result of a unary call as `method`'s response, read from its JSON
+/// text without an intermediate `Value`.
+async fn decode_unary(
+    method: Method,
+    response: reqwest::Response,
+    limit: usize,
+) -> Result<UnaryResponse, ClientError> {
+    let result: Option<Box<RawValue>> =
+        decode_envelope(response, limit, A2aError::from_jsonrpc).await?;
+    // A missing or null result (seen from some servers for Delete) reads as `{}`.
+    let text = result.as_deref().map_or("{}", RawValue::get);
+    let text = if text == "null" { "{}" } else { text };
+    UnaryResponse::decode_json(method, text.as_bytes())
+        .map_err(|e| ClientError::decode(format!("{method} result: {e}")))
+}
+
+#[async_trait::async_trait]
+impl Transport for JsonRpcTransport {
+    async fn call(
+        &self,
+        request: Request,
+        options: &CallOptions,
+    ) -> Result<UnaryResponse, ClientError> {
+        let method = request.method();
+        if method.is_streaming() {
+            return Err(wrong_way(&request));
+        }
+        let (_, response) = self
+            .post(method, &request, options, "application/json")
+            .await?;
+        decode_unary(method, response, self.settings.max_response_size).await
+    }
+
+    async fn stream(
+        &self,
+        request: Request,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        if !request.method().is_streaming() {
+            return Err(wrong_way(&request));
+        }
+        self.open_stream(request.method(), &request, options).await
+    }
+
+    fn default_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.settings.timeout)
+    }
+}

@@ -51,7 +51,8 @@ pub use self::rest::RestTransport;
 #[cfg(feature = "v03")]
 pub use self::rest_v03::RestV03Transport;
 pub use self::tls::RootCertificates;
-pub use self::transport::{CallOptions, EventStream, Transport};
+pub use self::transport::{CallOptions, EventStream, Transport, wrong_way};
 pub use a2a_core as core;
+pub use a2a_core::operation::{Request, UnaryResponse};
 /// Signed agent cards: the keys [`ClientBuilder::verify_cards`] trusts.
 pub use a2a_signing::{SignatureError, TrustedKeys};

@@ -1,16 +1,16 @@
 //! The HTTP+JSON (REST) transport (SSE for streams).
 
+use a2a_core::operation::{Request, UnaryResponse};
 use a2a_core::rest::{Carrier, RestRoute, to_query};
 use a2a_core::{A2aError, HttpErrorBody, Method, StreamResponse};
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Method as Verb, StatusCode};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::http::{HttpSettings, default_client, headers, retry_after, sse_events};
-use crate::{CallOptions, ClientError, EventStream};
+use crate::{CallOptions, ClientError, EventStream, Transport, wrong_way};
 
 /// A request placed on the binding: verb, URL, query and body.
 type Placed = (Verb, String, Vec<(String, String)>, Option<Vec<u8>>);
@@ -70,7 +70,7 @@ impl RestTransport {
     }
 
     /// A streaming call of `method`.
-    async fn stream<T: Serialize>(
+    async fn open<T: Serialize>(
         &self,
         method: Method,
         request: &T,
@@ -88,17 +88,6 @@ impl RestTransport {
             }
             other => other,
         }
-    }
-
-    /// A unary call of `method`.
-    async fn call<T: Serialize, R: DeserializeOwned>(
-        &self,
-        method: Method,
-        request: &T,
-        options: &CallOptions,
-    ) -> Result<R, ClientError> {
-        let (verb, url, query, body) = self.place(method, request)?;
-        self.exchange(verb, url, query, body, options).await
     }
 
     async fn send(
@@ -145,14 +134,12 @@ impl RestTransport {
         }
     }
 
-    async fn exchange<R: DeserializeOwned>(
+    async fn exchange(
         &self,
-        verb: Verb,
-        url: String,
-        query: Vec<(String, String)>,
-        body: Option<Vec<u8>>,
+        method: Method,
+        (verb, url, query, body): Placed,
         options: &CallOptions,
-    ) -> Result<R, ClientError> {
+    ) -> Result<UnaryResponse, ClientError> {
         let response = self.send(verb, url, query, body, options, false).await?;
         let bytes = crate::http::read_limited(response, self.settings.max_response_size).await?;
         let bytes = if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -160,8 +147,8 @@ impl RestTransport {
         } else {
             &bytes[..]
         };
-        serde_json::from_slice(bytes)
-            .map_err(|e| ClientError::decode(format!("invalid response body: {e}")))
+        UnaryResponse::decode_json(method, bytes)
+            .map_err(|e| ClientError::decode(format!("invalid {method} response body: {e}")))
     }
 
     async fn open_stream(
@@ -222,4 +209,33 @@ async fn error_from(response: reqwest::Response) -> ClientError {
     error.with_retry_after(wait)
 }
 
-crate::transport::json_transport!(RestTransport);
+#[async_trait::async_trait]
+impl Transport for RestTransport {
+    async fn call(
+        &self,
+        request: Request,
+        options: &CallOptions,
+    ) -> Result<UnaryResponse, ClientError> {
+        let method = request.method();
+        if method.is_streaming() {
+            return Err(wrong_way(&request));
+        }
+        let placed = self.place(method, &request)?;
+        self.exchange(method, placed, options).await
+    }
+
+    async fn stream(
+        &self,
+        request: Request,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        if !request.method().is_streaming() {
+            return Err(wrong_way(&request));
+        }
+        self.open(request.method(), &request, options).await
+    }
+
+    fn default_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.settings.timeout)
+    }
+}

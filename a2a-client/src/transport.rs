@@ -1,15 +1,10 @@
-//! `Transport`: one binding's way of carrying the eleven operations.
+//! `Transport`: one binding's way of carrying calls.
 
 use std::pin::Pin;
 use std::time::Duration;
 
-use a2a_core::{
-    AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
-};
+use a2a_core::StreamResponse;
+use a2a_core::operation::{Request, UnaryResponse};
 use async_trait::async_trait;
 use futures::Stream;
 
@@ -65,76 +60,31 @@ impl CallOptions {
     }
 }
 
-/// The eleven operations over one binding. Implementations exist for
-/// JSON-RPC and HTTP+JSON here, and for gRPC in `a2a-grpc`.
+/// One binding's way of carrying calls: every unary operation through
+/// [`call`](Transport::call), every streaming one through
+/// [`stream`](Transport::stream). Implementations exist for JSON-RPC and
+/// HTTP+JSON (1.0 and 0.3) here, and for gRPC in `a2a-grpc`; the typed
+/// operations ([`Client::get_task`](crate::Client::get_task), ...) are on
+/// [`Client`](crate::Client), which builds the [`Request`] and checks the
+/// answer's kind.
 #[async_trait]
 pub trait Transport: Send + Sync + 'static {
-    /// `SendMessage`.
-    async fn send_message(
+    /// A unary operation (`request.method()` is not streaming): the answer
+    /// of its kind ([`Response::Task`](a2a_core::operation::Response::Task)
+    /// for `GetTask`, ...).
+    async fn call(
         &self,
-        request: SendMessageRequest,
+        request: Request,
         options: &CallOptions,
-    ) -> Result<SendMessageResponse, ClientError>;
-    /// `SendStreamingMessage`.
-    async fn send_streaming_message(
+    ) -> Result<UnaryResponse, ClientError>;
+
+    /// A streaming operation (`SendStreamingMessage`, `SubscribeToTask`):
+    /// its events.
+    async fn stream(
         &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError>;
-    /// `GetTask`.
-    async fn get_task(
-        &self,
-        request: GetTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError>;
-    /// `ListTasks`.
-    async fn list_tasks(
-        &self,
-        request: ListTasksRequest,
-        options: &CallOptions,
-    ) -> Result<ListTasksResponse, ClientError>;
-    /// `CancelTask`.
-    async fn cancel_task(
-        &self,
-        request: CancelTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError>;
-    /// `SubscribeToTask`.
-    async fn subscribe_to_task(
-        &self,
-        request: SubscribeToTaskRequest,
+        request: Request,
         options: &CallOptions,
     ) -> Result<EventStream, ClientError>;
-    /// `CreateTaskPushNotificationConfig`.
-    async fn create_task_push_notification_config(
-        &self,
-        request: TaskPushNotificationConfig,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError>;
-    /// `GetTaskPushNotificationConfig`.
-    async fn get_task_push_notification_config(
-        &self,
-        request: GetTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError>;
-    /// `ListTaskPushNotificationConfigs`.
-    async fn list_task_push_notification_configs(
-        &self,
-        request: ListTaskPushNotificationConfigsRequest,
-        options: &CallOptions,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError>;
-    /// `DeleteTaskPushNotificationConfig`.
-    async fn delete_task_push_notification_config(
-        &self,
-        request: DeleteTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<(), ClientError>;
-    /// `GetExtendedAgentCard`.
-    async fn get_extended_agent_card(
-        &self,
-        request: GetExtendedAgentCardRequest,
-        options: &CallOptions,
-    ) -> Result<AgentCard, ClientError>;
 
     /// The timeout of a unary call that sets none, if the transport has one
     /// (a tracked blocking send keeps to it as a whole).
@@ -143,135 +93,17 @@ pub trait Transport: Send + Sync + 'static {
     }
 }
 
-/// Implements [`Transport`] for a JSON binding from two methods of its own:
-/// `call(Method, &request, options)` for unary operations (its response read
-/// as the operation's type) and `stream(Method, &request, options)` for the
-/// streaming ones. The eleven operations are listed here once.
-macro_rules! json_transport {
-    ($transport:ty) => {
-        #[async_trait::async_trait]
-        impl $crate::Transport for $transport {
-            async fn send_message(
-                &self,
-                request: a2a_core::SendMessageRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<a2a_core::SendMessageResponse, $crate::ClientError> {
-                self.call(a2a_core::Method::SendMessage, &request, options)
-                    .await
-            }
-
-            async fn send_streaming_message(
-                &self,
-                request: a2a_core::SendMessageRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<$crate::EventStream, $crate::ClientError> {
-                self.stream(a2a_core::Method::SendStreamingMessage, &request, options)
-                    .await
-            }
-
-            async fn get_task(
-                &self,
-                request: a2a_core::GetTaskRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<a2a_core::Task, $crate::ClientError> {
-                self.call(a2a_core::Method::GetTask, &request, options)
-                    .await
-            }
-
-            async fn list_tasks(
-                &self,
-                request: a2a_core::ListTasksRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<a2a_core::ListTasksResponse, $crate::ClientError> {
-                self.call(a2a_core::Method::ListTasks, &request, options)
-                    .await
-            }
-
-            async fn cancel_task(
-                &self,
-                request: a2a_core::CancelTaskRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<a2a_core::Task, $crate::ClientError> {
-                self.call(a2a_core::Method::CancelTask, &request, options)
-                    .await
-            }
-
-            async fn subscribe_to_task(
-                &self,
-                request: a2a_core::SubscribeToTaskRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<$crate::EventStream, $crate::ClientError> {
-                self.stream(a2a_core::Method::SubscribeToTask, &request, options)
-                    .await
-            }
-
-            async fn create_task_push_notification_config(
-                &self,
-                request: a2a_core::TaskPushNotificationConfig,
-                options: &$crate::CallOptions,
-            ) -> Result<a2a_core::TaskPushNotificationConfig, $crate::ClientError> {
-                self.call(
-                    a2a_core::Method::CreateTaskPushNotificationConfig,
-                    &request,
-                    options,
-                )
-                .await
-            }
-
-            async fn get_task_push_notification_config(
-                &self,
-                request: a2a_core::GetTaskPushNotificationConfigRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<a2a_core::TaskPushNotificationConfig, $crate::ClientError> {
-                self.call(
-                    a2a_core::Method::GetTaskPushNotificationConfig,
-                    &request,
-                    options,
-                )
-                .await
-            }
-
-            async fn list_task_push_notification_configs(
-                &self,
-                request: a2a_core::ListTaskPushNotificationConfigsRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<a2a_core::ListTaskPushNotificationConfigsResponse, $crate::ClientError>
-            {
-                self.call(
-                    a2a_core::Method::ListTaskPushNotificationConfigs,
-                    &request,
-                    options,
-                )
-                .await
-            }
-
-            async fn delete_task_push_notification_config(
-                &self,
-                request: a2a_core::DeleteTaskPushNotificationConfigRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<(), $crate::ClientError> {
-                self.call::<_, serde::de::IgnoredAny>(
-                    a2a_core::Method::DeleteTaskPushNotificationConfig,
-                    &request,
-                    options,
-                )
-                .await
-                .map(drop)
-            }
-
-            async fn get_extended_agent_card(
-                &self,
-                request: a2a_core::GetExtendedAgentCardRequest,
-                options: &$crate::CallOptions,
-            ) -> Result<a2a_core::AgentCard, $crate::ClientError> {
-                self.call(a2a_core::Method::GetExtendedAgentCard, &request, options)
-                    .await
-            }
-
-            fn default_timeout(&self) -> Option<std::time::Duration> {
-                Some(self.settings.timeout)
-            }
-        }
+/// The error of a transport asked to carry `request` the wrong way: a
+/// streaming operation through [`Transport::call`] or a unary one through
+/// [`Transport::stream`].
+pub fn wrong_way(request: &Request) -> ClientError {
+    let (asked, right) = if request.method().is_streaming() {
+        ("a unary call", "stream")
+    } else {
+        ("a stream", "call")
     };
+    ClientError::unsupported(format!(
+        "{} was asked for as {asked}; it goes through Transport::{right}",
+        request.method()
+    ))
 }
-pub(crate) use json_transport;

@@ -12,6 +12,7 @@ use a2a_client::{
     CallOptions, ClientBuilder, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
     RetryPolicy, Transport,
 };
+use a2a_core::operation::{Request, Response, UnaryResponse};
 use a2a_core::*;
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -39,86 +40,34 @@ struct Fake(Arc<Scripted>);
 
 #[async_trait]
 impl Transport for Fake {
-    async fn send_message(
-        &self,
-        _: SendMessageRequest,
-        o: &CallOptions,
-    ) -> Result<SendMessageResponse, ClientError> {
-        self.0.next(o).map(|()| task().into())
+    async fn call(&self, request: Request, o: &CallOptions) -> Result<UnaryResponse, ClientError> {
+        self.0.next(o)?;
+        Ok(match request {
+            Request::SendMessage(_) => Response::SendMessage(task().into()),
+            Request::GetTask(_) | Request::CancelTask(_) => Response::Task(task()),
+            Request::ListTasks(_) => Response::ListTasks(ListTasksResponse::default()),
+            Request::CreatePushConfig(config) => Response::PushConfig(config),
+            Request::GetPushConfig(_) => {
+                Response::PushConfig(TaskPushNotificationConfig::default())
+            }
+            Request::ListPushConfigs(_) => {
+                Response::PushConfigs(ListTaskPushNotificationConfigsResponse::default())
+            }
+            // The wrong kind of answer, which the client must refuse.
+            Request::DeletePushConfig(_) => Response::Task(task()),
+            Request::GetExtendedAgentCard(_) => Response::AgentCard(Box::default()),
+            other => return Err(a2a_client::wrong_way(&other)),
+        })
     }
-    async fn send_streaming_message(
-        &self,
-        _: SendMessageRequest,
-        o: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
+
+    async fn stream(&self, request: Request, o: &CallOptions) -> Result<EventStream, ClientError> {
+        if !request.method().is_streaming() {
+            return Err(a2a_client::wrong_way(&request));
+        }
         self.0.next(o)?;
         Ok(Box::pin(futures::stream::iter([Ok(StreamResponse::Task(
             task(),
         ))])))
-    }
-    async fn get_task(&self, _: GetTaskRequest, o: &CallOptions) -> Result<Task, ClientError> {
-        self.0.next(o).map(|()| task())
-    }
-    async fn list_tasks(
-        &self,
-        _: ListTasksRequest,
-        o: &CallOptions,
-    ) -> Result<ListTasksResponse, ClientError> {
-        self.0.next(o).map(|()| ListTasksResponse::default())
-    }
-    async fn cancel_task(
-        &self,
-        _: CancelTaskRequest,
-        o: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        self.0.next(o).map(|()| task())
-    }
-    async fn subscribe_to_task(
-        &self,
-        _: SubscribeToTaskRequest,
-        o: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        self.send_streaming_message(SendMessageRequest::default(), o)
-            .await
-    }
-    async fn create_task_push_notification_config(
-        &self,
-        r: TaskPushNotificationConfig,
-        o: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.0.next(o).map(|()| r)
-    }
-    async fn get_task_push_notification_config(
-        &self,
-        _: GetTaskPushNotificationConfigRequest,
-        o: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.0
-            .next(o)
-            .map(|()| TaskPushNotificationConfig::default())
-    }
-    async fn list_task_push_notification_configs(
-        &self,
-        _: ListTaskPushNotificationConfigsRequest,
-        o: &CallOptions,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        self.0
-            .next(o)
-            .map(|()| ListTaskPushNotificationConfigsResponse::default())
-    }
-    async fn delete_task_push_notification_config(
-        &self,
-        _: DeleteTaskPushNotificationConfigRequest,
-        o: &CallOptions,
-    ) -> Result<(), ClientError> {
-        self.0.next(o)
-    }
-    async fn get_extended_agent_card(
-        &self,
-        _: GetExtendedAgentCardRequest,
-        o: &CallOptions,
-    ) -> Result<AgentCard, ClientError> {
-        self.0.next(o).map(|()| AgentCard::default())
     }
 }
 
@@ -353,4 +302,38 @@ async fn interceptors_see_calls_outcomes_and_stream_events() {
             (Method::SendStreamingMessage, false)
         ]
     );
+}
+
+#[tokio::test]
+async fn an_answer_of_the_wrong_kind_is_an_error_not_a_panic() {
+    let scripted = Arc::new(Scripted::default());
+    let client = builder(&scripted).build(fake_card()).unwrap();
+    let err = client
+        .delete_task_push_notification_config(
+            DeleteTaskPushNotificationConfigRequest {
+                task_id: "t".into(),
+                id: "p".into(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ClientErrorKind::Decode);
+    assert!(err.to_string().contains("Task"), "{err}");
+    // The typed operations each reach the transport the right way.
+    client.get_extended_agent_card(None).await.unwrap();
+    let events: Vec<_> = client
+        .subscribe_to_task(
+            SubscribeToTaskRequest {
+                id: "t".into(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(events.len(), 1);
 }

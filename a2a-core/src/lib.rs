@@ -28,6 +28,7 @@ mod event;
 pub mod json_writer;
 mod jsonrpc;
 mod message;
+pub mod operation;
 mod part;
 pub mod protojson;
 mod push;

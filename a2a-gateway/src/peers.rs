@@ -12,14 +12,8 @@ use std::sync::{Arc, OnceLock, Weak};
 use a2a_client::{
     CallOptions, Client, ClientError, ClientErrorKind, EventStream as ClientEventStream, Transport,
 };
-use a2a_core::{
-    A2aError, AgentCard, AgentInterface, CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Method,
-    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
-    TaskPushNotificationConfig,
-};
+use a2a_core::operation::UnaryResponse;
+use a2a_core::{A2aError, AgentCard, AgentInterface, Method};
 use a2a_server::auth::{Authenticate, BearerAuth};
 use a2a_server::{
     A2aService, CallContext, CallInterceptor, Request, Response, ServiceParams, User,
@@ -235,7 +229,8 @@ struct InProcess {
 }
 
 impl InProcess {
-    async fn call(&self, request: Request, options: &CallOptions) -> Result<Response, ClientError> {
+    /// Runs `request` through the target's service, as the calling agent.
+    async fn run(&self, request: Request, options: &CallOptions) -> Result<Response, ClientError> {
         let mut params = ServiceParams::new();
         let mut append = |key: &str, value: &str| {
             params.append(key, value).map_err(|_| {
@@ -255,10 +250,7 @@ impl InProcess {
             .with_binding(a2a_server::telemetry::binding::IN_PROCESS);
         // A stream's answer is its first event's arrival, not its end: only
         // unary calls keep to the timeout as a whole.
-        let streams = matches!(
-            ctx.method,
-            Method::SendStreamingMessage | Method::SubscribeToTask
-        );
+        let streams = ctx.method.is_streaming();
         let call = self.service.call(&mut ctx, request);
         let outcome = match options.timeout {
             Some(limit) if !streams => match tokio::time::timeout(limit, call).await {
@@ -276,154 +268,44 @@ impl InProcess {
     }
 }
 
-fn unexpected(method: &str) -> ClientError {
+/// The service's answer was a stream where one body was due, or the other
+/// way round.
+fn unexpected(method: Method) -> ClientError {
     ClientError::from(A2aError::internal(format!(
         "the agent answered {method} with the wrong kind of response"
     )))
 }
 
-fn stream(response: Response, method: &str) -> Result<ClientEventStream, ClientError> {
-    match response {
-        Response::Stream(events) => Ok(Box::pin(events.map(|e| e.map_err(ClientError::from)))),
-        _ => Err(unexpected(method)),
-    }
-}
-
+/// Hands the call over as it is: the service answers every operation.
 #[async_trait]
 impl Transport for InProcess {
-    async fn send_message(
+    async fn call(
         &self,
-        request: SendMessageRequest,
+        request: Request,
         options: &CallOptions,
-    ) -> Result<SendMessageResponse, ClientError> {
-        match self
-            .call(Request::SendMessage(Box::new(request)), options)
-            .await?
-        {
-            Response::SendMessage(r) => Ok(r),
-            _ => Err(unexpected("SendMessage")),
+    ) -> Result<UnaryResponse, ClientError> {
+        let method = request.method();
+        if method.is_streaming() {
+            return Err(a2a_client::wrong_way(&request));
         }
+        self.run(request, options)
+            .await?
+            .into_unary()
+            .map_err(|_| unexpected(method))
     }
 
-    async fn send_streaming_message(
+    async fn stream(
         &self,
-        request: SendMessageRequest,
+        request: Request,
         options: &CallOptions,
     ) -> Result<ClientEventStream, ClientError> {
-        let response = self
-            .call(Request::SendStreamingMessage(Box::new(request)), options)
-            .await?;
-        stream(response, "SendStreamingMessage")
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        match self.call(Request::GetTask(request), options).await? {
-            Response::Task(t) => Ok(t),
-            _ => Err(unexpected("GetTask")),
+        let method = request.method();
+        if !method.is_streaming() {
+            return Err(a2a_client::wrong_way(&request));
         }
-    }
-
-    async fn list_tasks(
-        &self,
-        request: ListTasksRequest,
-        options: &CallOptions,
-    ) -> Result<ListTasksResponse, ClientError> {
-        match self.call(Request::ListTasks(request), options).await? {
-            Response::ListTasks(r) => Ok(r),
-            _ => Err(unexpected("ListTasks")),
-        }
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        match self.call(Request::CancelTask(request), options).await? {
-            Response::Task(t) => Ok(t),
-            _ => Err(unexpected("CancelTask")),
-        }
-    }
-
-    async fn subscribe_to_task(
-        &self,
-        request: SubscribeToTaskRequest,
-        options: &CallOptions,
-    ) -> Result<ClientEventStream, ClientError> {
-        let response = self
-            .call(Request::SubscribeToTask(request), options)
-            .await?;
-        stream(response, "SubscribeToTask")
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: TaskPushNotificationConfig,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        match self
-            .call(Request::CreatePushConfig(request), options)
-            .await?
-        {
-            Response::PushConfig(c) => Ok(c),
-            _ => Err(unexpected("CreateTaskPushNotificationConfig")),
-        }
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        request: GetTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        match self.call(Request::GetPushConfig(request), options).await? {
-            Response::PushConfig(c) => Ok(c),
-            _ => Err(unexpected("GetTaskPushNotificationConfig")),
-        }
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        request: ListTaskPushNotificationConfigsRequest,
-        options: &CallOptions,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        match self
-            .call(Request::ListPushConfigs(request), options)
-            .await?
-        {
-            Response::PushConfigs(c) => Ok(c),
-            _ => Err(unexpected("ListTaskPushNotificationConfigs")),
-        }
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        request: DeleteTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<(), ClientError> {
-        match self
-            .call(Request::DeletePushConfig(request), options)
-            .await?
-        {
-            Response::Empty => Ok(()),
-            _ => Err(unexpected("DeleteTaskPushNotificationConfig")),
-        }
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        request: GetExtendedAgentCardRequest,
-        options: &CallOptions,
-    ) -> Result<AgentCard, ClientError> {
-        match self
-            .call(Request::GetExtendedAgentCard(request), options)
-            .await?
-        {
-            Response::AgentCard(card) => Ok(*card),
-            _ => Err(unexpected("GetExtendedAgentCard")),
+        match self.run(request, options).await? {
+            Response::Stream(events) => Ok(Box::pin(events.map(|e| e.map_err(ClientError::from)))),
+            _ => Err(unexpected(method)),
         }
     }
 }

@@ -5,15 +5,10 @@ use std::time::Duration;
 
 use a2a_client::{
     CallOptions, ClientBuilder, ClientError, ClientErrorKind, EventStream, HttpSettings,
-    RootCertificates, Transport, TransportContext, TransportFactory,
+    RootCertificates, Transport, TransportContext, TransportFactory, wrong_way,
 };
-use a2a_core::{
-    AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, SendMessageRequest, SendMessageResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, binding,
-};
+use a2a_core::operation::{Request, Response, UnaryResponse};
+use a2a_core::{AgentInterface, binding};
 use async_trait::async_trait;
 use futures::StreamExt;
 use tonic::metadata::{MetadataKey, MetadataValue};
@@ -326,9 +321,10 @@ impl Calls {
     }
 }
 
-/// One unary rpc: core request to proto, metadata and deadline, call, proto answer to core.
+/// One unary rpc: core request to proto, metadata and deadline, call; the
+/// proto answer (which the caller converts).
 macro_rules! unary {
-    ($self:ident, $rpc:ident, $request:ident, $options:ident) => {{
+    ($self:ident, $rpc:ident, $request:expr, $options:ident) => {{
         let request = $self.calls.request($request.to_proto(), $options, true)?;
         let response = $self
             .client
@@ -336,13 +332,13 @@ macro_rules! unary {
             .$rpc(request)
             .await
             .map_err(client_error)?;
-        decode(response.into_inner())
+        response.into_inner()
     }};
 }
 
 /// One server-streaming rpc.
 macro_rules! streaming {
-    ($self:ident, $rpc:ident, $request:ident, $options:ident) => {{
+    ($self:ident, $rpc:ident, $request:expr, $options:ident) => {{
         let request = $self.calls.request($request.to_proto(), $options, false)?;
         let response = $self
             .client
@@ -408,103 +404,74 @@ pub fn register_with(builder: ClientBuilder, grpc: GrpcSettings) -> ClientBuilde
     builder.transport(binding::GRPC, GrpcFactory { grpc })
 }
 
+/// One line per operation: its rpc, and the answer's kind.
 #[async_trait]
 impl Transport for GrpcTransport {
+    async fn call(
+        &self,
+        request: Request,
+        options: &CallOptions,
+    ) -> Result<UnaryResponse, ClientError> {
+        Ok(match request {
+            Request::SendMessage(r) => {
+                Response::SendMessage(decode(unary!(self, send_message, *r, options))?)
+            }
+            Request::GetTask(r) => Response::Task(decode(unary!(self, get_task, r, options))?),
+            Request::ListTasks(r) => {
+                Response::ListTasks(decode(unary!(self, list_tasks, r, options))?)
+            }
+            Request::CancelTask(r) => {
+                Response::Task(decode(unary!(self, cancel_task, r, options))?)
+            }
+            Request::CreatePushConfig(r) => Response::PushConfig(decode(unary!(
+                self,
+                create_task_push_notification_config,
+                r,
+                options
+            ))?),
+            Request::GetPushConfig(r) => Response::PushConfig(decode(unary!(
+                self,
+                get_task_push_notification_config,
+                r,
+                options
+            ))?),
+            Request::ListPushConfigs(r) => Response::PushConfigs(decode(unary!(
+                self,
+                list_task_push_notification_configs,
+                r,
+                options
+            ))?),
+            Request::DeletePushConfig(r) => {
+                unary!(self, delete_task_push_notification_config, r, options);
+                Response::Empty
+            }
+            Request::GetExtendedAgentCard(r) => Response::AgentCard(Box::new(decode(unary!(
+                self,
+                get_extended_agent_card,
+                r,
+                options
+            ))?)),
+            streaming @ (Request::SendStreamingMessage(_) | Request::SubscribeToTask(_)) => {
+                return Err(wrong_way(&streaming));
+            }
+        })
+    }
+
+    async fn stream(
+        &self,
+        request: Request,
+        options: &CallOptions,
+    ) -> Result<EventStream, ClientError> {
+        match request {
+            Request::SendStreamingMessage(r) => {
+                streaming!(self, send_streaming_message, *r, options)
+            }
+            Request::SubscribeToTask(r) => streaming!(self, subscribe_to_task, r, options),
+            unary => Err(wrong_way(&unary)),
+        }
+    }
+
     fn default_timeout(&self) -> Option<Duration> {
         Some(self.calls.settings.timeout)
-    }
-
-    async fn send_message(
-        &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<SendMessageResponse, ClientError> {
-        unary!(self, send_message, request, options)
-    }
-
-    async fn send_streaming_message(
-        &self,
-        request: SendMessageRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        streaming!(self, send_streaming_message, request, options)
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        unary!(self, get_task, request, options)
-    }
-
-    async fn list_tasks(
-        &self,
-        request: ListTasksRequest,
-        options: &CallOptions,
-    ) -> Result<ListTasksResponse, ClientError> {
-        unary!(self, list_tasks, request, options)
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskRequest,
-        options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        unary!(self, cancel_task, request, options)
-    }
-
-    async fn subscribe_to_task(
-        &self,
-        request: SubscribeToTaskRequest,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        streaming!(self, subscribe_to_task, request, options)
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: TaskPushNotificationConfig,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        unary!(self, create_task_push_notification_config, request, options)
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        request: GetTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        unary!(self, get_task_push_notification_config, request, options)
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        request: ListTaskPushNotificationConfigsRequest,
-        options: &CallOptions,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        unary!(self, list_task_push_notification_configs, request, options)
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        request: DeleteTaskPushNotificationConfigRequest,
-        options: &CallOptions,
-    ) -> Result<(), ClientError> {
-        let request = self.calls.request(request.to_proto(), options, true)?;
-        self.client
-            .clone()
-            .delete_task_push_notification_config(request)
-            .await
-            .map_err(client_error)?;
-        Ok(())
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        request: GetExtendedAgentCardRequest,
-        options: &CallOptions,
-    ) -> Result<AgentCard, ClientError> {
-        unary!(self, get_extended_agent_card, request, options)
     }
 }

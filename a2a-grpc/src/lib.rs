@@ -1,5 +1,5 @@
 //! The A2A gRPC binding: Rust code generated from `proto/a2a.proto` (package
-//! `lf.a2a.v1`), conversion between `a2a-core` types and protobuf, a tonic
+//! `lf.a2a.v1`), conversion between `a2a-core` types and protobuf, a gRPC
 //! service over any `a2a-server` handler and a gRPC transport for `a2a-client`;
 //! with the feature `v03`, in `v03`, the same for A2A 0.3's
 //! `a2a.v1.A2AService` (generated from `proto/a2a_v03.proto`), served beside
@@ -7,7 +7,7 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `server` | yes | [`GrpcService`], and [`router`] serving every binding on one port |
+//! | `server` | yes | [`GrpcService`] (its tower service [`GrpcServer`]), and [`router`] serving every binding on one port |
 //! | `client` | yes | [`GrpcTransport`] (TLS for `https://` URLs, rustls), and [`register`] (or [`register_with`] and its [`GrpcSettings`]) for `a2a_client::ClientBuilder` |
 //! | `v03` | no | `v03`: A2A 0.3's gRPC service, served by [`router`] and spoken by the client to 0.3 interfaces (and `v03` of `a2a-core`, `a2a-server`, `a2a-client`) |
 //!
@@ -33,7 +33,9 @@ pub use self::client::{
 };
 pub use self::error::{from_status, to_status};
 #[cfg(feature = "server")]
-pub use self::server::{GrpcEventStream, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc};
+pub use self::server::{
+    GrpcAnswer, GrpcServer, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc,
+};
 
 #[rustfmt::skip]
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]

@@ -1,26 +1,32 @@
-//! The tonic `A2AService` over an [`A2aService`], and a router that serves
-//! gRPC next to JSON-RPC and HTTP+JSON on one port.
+//! `lf.a2a.v1.A2AService` over an [`A2aService`] (one tower service that
+//! reads the operation from the rpc's path, not tonic's generated
+//! per-rpc trait), and a router that serves gRPC next to JSON-RPC and
+//! HTTP+JSON on one port.
 //!
 //! One port, because hyper serves HTTP/1.1 and HTTP/2 (h2c, or h2 by ALPN
 //! over TLS) on the same socket and gRPC's paths (`/lf.a2a.v1.A2AService/...`)
 //! never collide with the A2A HTTP paths: one listener to run and secure, and
 //! the card lists one host.
 
+use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use a2a_core::A2aError;
+use a2a_core::operation::UnaryResponse;
+use a2a_core::{A2aError, Method};
 use a2a_server::{A2aService, CallContext, Request, Response, ServiceParams};
 use futures::{Stream, StreamExt};
+use prost::Message as _;
 use tonic::Status;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codegen::{BoxFuture, StdError, http};
 use tonic::metadata::{MetadataMap, MetadataValue};
+use tonic::server::{Grpc, NamedService, ServerStreamingService, UnaryService};
 
 use crate::convert::{FromProto, ToProto};
 use crate::error::to_status;
 use crate::pb;
-use crate::pb::a2a_service_server::{A2aService as GrpcA2aService, A2aServiceServer};
-
-/// The stream type of the streaming rpcs.
-pub type GrpcEventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
 
 /// Serves `A2AService` over gRPC for an [`A2aService`] (and so for any `RequestHandler`).
 #[derive(Debug, Clone)]
@@ -34,9 +40,14 @@ impl GrpcService {
         GrpcService { service }
     }
 
-    /// The tonic server, ready for `tonic::transport::Server::add_service`.
-    pub fn into_server(self) -> A2aServiceServer<Self> {
-        A2aServiceServer::new(self)
+    /// The server, ready for `tonic::transport::Server::add_service` or an
+    /// axum router's `route_service`.
+    pub fn into_server(self) -> GrpcServer {
+        GrpcServer {
+            service: Arc::new(self),
+            max_decoding_message_size: None,
+            max_encoding_message_size: None,
+        }
     }
 
     async fn call(
@@ -54,8 +65,120 @@ impl GrpcService {
     }
 }
 
-fn decode<T: FromProto>(proto: T::Proto) -> Result<T, Status> {
-    T::from_proto(proto).map_err(|err| to_status(&A2aError::from(err)))
+/// The tower service of `/lf.a2a.v1.A2AService/<Rpc>`: the rpc's name is the
+/// [`Method`], its message is read as that operation's [`Request`], and the
+/// answer written back; what each operation's messages are is said once, in
+/// the codec it reads and writes them with.
+#[derive(Debug, Clone)]
+pub struct GrpcServer {
+    service: Arc<GrpcService>,
+    max_decoding_message_size: Option<usize>,
+    max_encoding_message_size: Option<usize>,
+}
+
+impl GrpcServer {
+    /// The largest request message accepted (tonic's default, 4 MiB, when unset).
+    #[must_use]
+    pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+        self.max_decoding_message_size = Some(limit);
+        self
+    }
+
+    /// The largest response message sent (no limit when unset).
+    #[must_use]
+    pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+        self.max_encoding_message_size = Some(limit);
+        self
+    }
+}
+
+impl NamedService for GrpcServer {
+    const NAME: &'static str = crate::SERVICE_NAME;
+}
+
+impl<B> tower::Service<http::Request<B>> for GrpcServer
+where
+    B: tonic::codegen::Body + Send + 'static,
+    B::Error: Into<StdError> + Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Infallible>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let method = request
+            .uri()
+            .path()
+            .strip_prefix('/')
+            .and_then(|path| path.strip_prefix(crate::SERVICE_NAME))
+            .and_then(|rest| rest.strip_prefix('/'))
+            .and_then(Method::from_name);
+        let Some(method) = method else {
+            let status = Status::unimplemented(format!("no rpc at {}", request.uri().path()));
+            return Box::pin(async move { Ok(status.into_http()) });
+        };
+        let this = self.clone();
+        Box::pin(async move {
+            let mut grpc = Grpc::new(OperationCodec(method)).apply_max_message_size_config(
+                this.max_decoding_message_size,
+                this.max_encoding_message_size,
+            );
+            Ok(if method.is_streaming() {
+                grpc.server_streaming(this, request).await
+            } else {
+                grpc.unary(this, request).await
+            })
+        })
+    }
+}
+
+impl UnaryService<Request> for GrpcServer {
+    type Response = GrpcAnswer;
+    type Future = BoxFuture<tonic::Response<GrpcAnswer>, Status>;
+
+    fn call(&mut self, request: tonic::Request<Request>) -> Self::Future {
+        let service = self.service.clone();
+        Box::pin(async move {
+            let (metadata, _, request) = request.into_parts();
+            let method = request.method();
+            let (ctx, response) = service.call(metadata, request).await?;
+            match response.into_unary() {
+                Ok(answer) if answer.is_answer_to(method) => {
+                    Ok(reply(&ctx, GrpcAnswer::of(answer)))
+                }
+                Ok(answer) => Err(unexpected(method, answer.kind())),
+                Err(_) => Err(unexpected(method, "Stream")),
+            }
+        })
+    }
+}
+
+impl ServerStreamingService<Request> for GrpcServer {
+    type Response = GrpcAnswer;
+    type ResponseStream = Pin<Box<dyn Stream<Item = Result<GrpcAnswer, Status>> + Send>>;
+    type Future = BoxFuture<tonic::Response<Self::ResponseStream>, Status>;
+
+    fn call(&mut self, request: tonic::Request<Request>) -> Self::Future {
+        let service = self.service.clone();
+        Box::pin(async move {
+            let (metadata, _, request) = request.into_parts();
+            let method = request.method();
+            match service.call(metadata, request).await? {
+                (ctx, Response::Stream(events)) => {
+                    let events = events.map(|item| match item {
+                        Ok(event) => Ok(GrpcAnswer::Event(event.to_proto())),
+                        Err(err) => Err(to_status(&err)),
+                    });
+                    Ok(reply(&ctx, Box::pin(events) as Self::ResponseStream))
+                }
+                (_, other) => Err(unexpected(method, other.kind())),
+            }
+        })
+    }
 }
 
 fn reply<T>(ctx: &CallContext, message: T) -> tonic::Response<T> {
@@ -68,181 +191,120 @@ fn reply<T>(ctx: &CallContext, message: T) -> tonic::Response<T> {
     response
 }
 
-fn unexpected(response: &Response) -> Status {
+/// An answer that is not of the kind the operation has (an interceptor's
+/// early answer, say): no message of the rpc's type can carry it.
+fn unexpected(method: Method, kind: &str) -> Status {
     to_status(&A2aError::internal(format!(
-        "unexpected handler answer {response:?}"
+        "unexpected handler answer to {method}: {kind}"
     )))
 }
 
-fn stream(
-    ctx: &CallContext,
-    response: Response,
-) -> Result<tonic::Response<GrpcEventStream>, Status> {
-    match response {
-        Response::Stream(events) => {
-            let events = events.map(|item| match item {
-                Ok(event) => Ok(event.to_proto()),
-                Err(err) => Err(to_status(&err)),
-            });
-            Ok(reply(ctx, Box::pin(events) as GrpcEventStream))
-        }
-        other => Err(unexpected(&other)),
+/// Reads each operation's request message as its prost type, and writes
+/// any answer: the one place the gRPC binding names the operations.
+#[derive(Debug, Clone, Copy)]
+struct OperationCodec(Method);
+
+impl Codec for OperationCodec {
+    type Encode = GrpcAnswer;
+    type Decode = Request;
+    type Encoder = Self;
+    type Decoder = Self;
+
+    fn encoder(&mut self) -> Self {
+        *self
+    }
+
+    fn decoder(&mut self) -> Self {
+        *self
     }
 }
 
-#[tonic::async_trait]
-impl GrpcA2aService for GrpcService {
-    async fn send_message(
-        &self,
-        request: tonic::Request<pb::SendMessageRequest>,
-    ) -> Result<tonic::Response<pb::SendMessageResponse>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        let call = Request::SendMessage(Box::new(decode(message)?));
-        match self.call(metadata, call).await? {
-            (ctx, Response::SendMessage(r)) => Ok(reply(&ctx, r.to_proto())),
-            (_, other) => Err(unexpected(&other)),
+impl Decoder for OperationCodec {
+    type Item = Request;
+    type Error = Status;
+
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Request>, Status> {
+        Ok(Some(match self.0 {
+            Method::SendMessage => Request::SendMessage(Box::new(read(buf)?)),
+            Method::SendStreamingMessage => Request::SendStreamingMessage(Box::new(read(buf)?)),
+            Method::GetTask => Request::GetTask(read(buf)?),
+            Method::ListTasks => Request::ListTasks(read(buf)?),
+            Method::CancelTask => Request::CancelTask(read(buf)?),
+            Method::SubscribeToTask => Request::SubscribeToTask(read(buf)?),
+            Method::CreateTaskPushNotificationConfig => Request::CreatePushConfig(read(buf)?),
+            Method::GetTaskPushNotificationConfig => Request::GetPushConfig(read(buf)?),
+            Method::ListTaskPushNotificationConfigs => Request::ListPushConfigs(read(buf)?),
+            Method::DeleteTaskPushNotificationConfig => Request::DeletePushConfig(read(buf)?),
+            Method::GetExtendedAgentCard => Request::GetExtendedAgentCard(read(buf)?),
+        }))
+    }
+}
+
+/// One request message: its protobuf, then the core type (a value the core
+/// type cannot hold is the caller's error).
+fn read<T>(buf: &mut DecodeBuf<'_>) -> Result<T, Status>
+where
+    T: FromProto,
+    T::Proto: prost::Message + Default,
+{
+    // As tonic's own codec: an unreadable message is INTERNAL.
+    let proto = T::Proto::decode(buf).map_err(|err| Status::internal(err.to_string()))?;
+    T::from_proto(proto).map_err(|err| to_status(&A2aError::from(err)))
+}
+
+/// An answer's protobuf message, to write.
+#[derive(Debug)]
+pub enum GrpcAnswer {
+    /// `SendMessage`.
+    SendMessage(pb::SendMessageResponse),
+    /// `GetTask` / `CancelTask`.
+    Task(pb::Task),
+    /// `ListTasks`.
+    ListTasks(pb::ListTasksResponse),
+    /// Create / Get push config.
+    PushConfig(pb::TaskPushNotificationConfig),
+    /// List push configs.
+    PushConfigs(pb::ListTaskPushNotificationConfigsResponse),
+    /// Delete push config (`google.protobuf.Empty`).
+    Empty,
+    /// `GetExtendedAgentCard`.
+    AgentCard(pb::AgentCard),
+    /// One event of a stream.
+    Event(pb::StreamResponse),
+}
+
+impl GrpcAnswer {
+    fn of(response: UnaryResponse) -> GrpcAnswer {
+        match response {
+            UnaryResponse::SendMessage(r) => GrpcAnswer::SendMessage(r.to_proto()),
+            UnaryResponse::Task(t) => GrpcAnswer::Task(t.to_proto()),
+            UnaryResponse::ListTasks(r) => GrpcAnswer::ListTasks(r.to_proto()),
+            UnaryResponse::PushConfig(c) => GrpcAnswer::PushConfig(c.to_proto()),
+            UnaryResponse::PushConfigs(c) => GrpcAnswer::PushConfigs(c.to_proto()),
+            UnaryResponse::Empty => GrpcAnswer::Empty,
+            UnaryResponse::AgentCard(card) => GrpcAnswer::AgentCard((*card).to_proto()),
+            UnaryResponse::Stream(never) => match never {},
         }
     }
+}
 
-    type SendStreamingMessageStream = GrpcEventStream;
+impl Encoder for OperationCodec {
+    type Item = GrpcAnswer;
+    type Error = Status;
 
-    async fn send_streaming_message(
-        &self,
-        request: tonic::Request<pb::SendMessageRequest>,
-    ) -> Result<tonic::Response<GrpcEventStream>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        let (ctx, response) = self
-            .call(
-                metadata,
-                Request::SendStreamingMessage(Box::new(decode(message)?)),
-            )
-            .await?;
-        stream(&ctx, response)
-    }
-
-    async fn get_task(
-        &self,
-        request: tonic::Request<pb::GetTaskRequest>,
-    ) -> Result<tonic::Response<pb::Task>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::GetTask(decode(message)?))
-            .await?
-        {
-            (ctx, Response::Task(t)) => Ok(reply(&ctx, t.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
-    }
-
-    async fn list_tasks(
-        &self,
-        request: tonic::Request<pb::ListTasksRequest>,
-    ) -> Result<tonic::Response<pb::ListTasksResponse>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::ListTasks(decode(message)?))
-            .await?
-        {
-            (ctx, Response::ListTasks(r)) => Ok(reply(&ctx, r.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
-    }
-
-    async fn cancel_task(
-        &self,
-        request: tonic::Request<pb::CancelTaskRequest>,
-    ) -> Result<tonic::Response<pb::Task>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::CancelTask(decode(message)?))
-            .await?
-        {
-            (ctx, Response::Task(t)) => Ok(reply(&ctx, t.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
-    }
-
-    type SubscribeToTaskStream = GrpcEventStream;
-
-    async fn subscribe_to_task(
-        &self,
-        request: tonic::Request<pb::SubscribeToTaskRequest>,
-    ) -> Result<tonic::Response<GrpcEventStream>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        let (ctx, response) = self
-            .call(metadata, Request::SubscribeToTask(decode(message)?))
-            .await?;
-        stream(&ctx, response)
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: tonic::Request<pb::TaskPushNotificationConfig>,
-    ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::CreatePushConfig(decode(message)?))
-            .await?
-        {
-            (ctx, Response::PushConfig(c)) => Ok(reply(&ctx, c.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        request: tonic::Request<pb::GetTaskPushNotificationConfigRequest>,
-    ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::GetPushConfig(decode(message)?))
-            .await?
-        {
-            (ctx, Response::PushConfig(c)) => Ok(reply(&ctx, c.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        request: tonic::Request<pb::ListTaskPushNotificationConfigsRequest>,
-    ) -> Result<tonic::Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::ListPushConfigs(decode(message)?))
-            .await?
-        {
-            (ctx, Response::PushConfigs(c)) => Ok(reply(&ctx, c.to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        request: tonic::Request<pb::GetExtendedAgentCardRequest>,
-    ) -> Result<tonic::Response<pb::AgentCard>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::GetExtendedAgentCard(decode(message)?))
-            .await?
-        {
-            (ctx, Response::AgentCard(card)) => Ok(reply(&ctx, (*card).to_proto())),
-            (_, other) => Err(unexpected(&other)),
-        }
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        request: tonic::Request<pb::DeleteTaskPushNotificationConfigRequest>,
-    ) -> Result<tonic::Response<()>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        match self
-            .call(metadata, Request::DeletePushConfig(decode(message)?))
-            .await?
-        {
-            (ctx, Response::Empty) => Ok(reply(&ctx, ())),
-            (_, other) => Err(unexpected(&other)),
-        }
+    fn encode(&mut self, answer: GrpcAnswer, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        let written = match &answer {
+            GrpcAnswer::SendMessage(m) => m.encode(buf),
+            GrpcAnswer::Task(m) => m.encode(buf),
+            GrpcAnswer::ListTasks(m) => m.encode(buf),
+            GrpcAnswer::PushConfig(m) => m.encode(buf),
+            GrpcAnswer::PushConfigs(m) => m.encode(buf),
+            GrpcAnswer::Empty => ().encode(buf),
+            GrpcAnswer::AgentCard(m) => m.encode(buf),
+            GrpcAnswer::Event(m) => m.encode(buf),
+        };
+        // The buffer grows as needed: prost fails only on a full one.
+        written.map_err(|err| Status::internal(err.to_string()))
     }
 }
 

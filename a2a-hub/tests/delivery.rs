@@ -12,13 +12,8 @@ use std::time::Duration;
 
 use a2a_client::{CallOptions, Client, ClientError, ClientErrorKind, EventStream, Transport};
 use a2a_conversation::Clock;
-use a2a_core::{
-    AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, SendMessageResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
-};
+use a2a_core::operation::{Request, Response, UnaryResponse};
+use a2a_core::{AgentCard, AgentInterface, Message, SendMessageResponse};
 use a2a_hub::{AgentLink, ChannelConfig, Collaborate, HubConfig, HubErrorKind, HubMessage, Sender};
 use tokio::time::Instant;
 
@@ -89,11 +84,14 @@ fn unsupported() -> ClientError {
 
 #[async_trait::async_trait]
 impl Transport for Fake {
-    async fn send_message(
+    async fn call(
         &self,
-        _request: SendMessageRequest,
+        request: Request,
         _options: &CallOptions,
-    ) -> Result<SendMessageResponse, ClientError> {
+    ) -> Result<UnaryResponse, ClientError> {
+        if !matches!(request, Request::SendMessage(_)) {
+            return Err(unsupported());
+        }
         self.attempts.lock().expect("attempts").push(Instant::now());
         let answer = self
             .script
@@ -111,87 +109,17 @@ impl Transport for Fake {
                 .with_http_status(429)
                 .with_retry_after(Some(wait))),
             Answer::Hang => futures::future::pending().await,
-            Answer::Ok => Ok(SendMessageResponse::Message(Message::agent_text("got it"))),
+            Answer::Ok => Ok(Response::SendMessage(SendMessageResponse::Message(
+                Message::agent_text("got it"),
+            ))),
         }
     }
 
-    async fn send_streaming_message(
+    async fn stream(
         &self,
-        _request: SendMessageRequest,
+        _request: Request,
         _options: &CallOptions,
     ) -> Result<EventStream, ClientError> {
-        Err(unsupported())
-    }
-
-    async fn get_task(
-        &self,
-        _request: GetTaskRequest,
-        _options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        Err(unsupported())
-    }
-
-    async fn list_tasks(
-        &self,
-        _request: ListTasksRequest,
-        _options: &CallOptions,
-    ) -> Result<ListTasksResponse, ClientError> {
-        Err(unsupported())
-    }
-
-    async fn cancel_task(
-        &self,
-        _request: CancelTaskRequest,
-        _options: &CallOptions,
-    ) -> Result<Task, ClientError> {
-        Err(unsupported())
-    }
-
-    async fn subscribe_to_task(
-        &self,
-        _request: SubscribeToTaskRequest,
-        _options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        Err(unsupported())
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        _request: TaskPushNotificationConfig,
-        _options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        Err(unsupported())
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        _request: GetTaskPushNotificationConfigRequest,
-        _options: &CallOptions,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        Err(unsupported())
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        _request: ListTaskPushNotificationConfigsRequest,
-        _options: &CallOptions,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        Err(unsupported())
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        _request: DeleteTaskPushNotificationConfigRequest,
-        _options: &CallOptions,
-    ) -> Result<(), ClientError> {
-        Err(unsupported())
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        _request: GetExtendedAgentCardRequest,
-        _options: &CallOptions,
-    ) -> Result<AgentCard, ClientError> {
         Err(unsupported())
     }
 }

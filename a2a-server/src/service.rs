@@ -3,13 +3,7 @@
 
 use std::sync::Arc;
 
-use a2a_core::{
-    A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, ErrorKind,
-    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, Method, SendMessageRequest, SendMessageResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, VERSION_HEADER, is_supported_version,
-};
+use a2a_core::{A2aError, AgentCard, ErrorKind, VERSION_HEADER, is_supported_version};
 use async_trait::async_trait;
 
 use crate::auth::Authenticate;
@@ -40,84 +34,11 @@ fn required_ids(request: &Request) -> Result<(), A2aError> {
     }
 }
 
-/// A decoded call: one variant per operation.
-#[derive(Debug, Clone)]
-pub enum Request {
-    /// `SendMessage`. Boxed, as the next: the request is several times the
-    /// size of any other, and a call moves through many futures on its way.
-    SendMessage(Box<SendMessageRequest>),
-    /// `SendStreamingMessage`.
-    SendStreamingMessage(Box<SendMessageRequest>),
-    /// `GetTask`.
-    GetTask(GetTaskRequest),
-    /// `ListTasks`.
-    ListTasks(ListTasksRequest),
-    /// `CancelTask`.
-    CancelTask(CancelTaskRequest),
-    /// `SubscribeToTask`.
-    SubscribeToTask(SubscribeToTaskRequest),
-    /// `CreateTaskPushNotificationConfig`.
-    CreatePushConfig(TaskPushNotificationConfig),
-    /// `GetTaskPushNotificationConfig`.
-    GetPushConfig(GetTaskPushNotificationConfigRequest),
-    /// `ListTaskPushNotificationConfigs`.
-    ListPushConfigs(ListTaskPushNotificationConfigsRequest),
-    /// `DeleteTaskPushNotificationConfig`.
-    DeletePushConfig(DeleteTaskPushNotificationConfigRequest),
-    /// `GetExtendedAgentCard`.
-    GetExtendedAgentCard(GetExtendedAgentCardRequest),
-}
+/// A decoded call: one variant per operation (see [`a2a_core::operation`]).
+pub use a2a_core::operation::Request;
 
-impl Request {
-    /// The operation.
-    pub fn method(&self) -> Method {
-        match self {
-            Request::SendMessage(_) => Method::SendMessage,
-            Request::SendStreamingMessage(_) => Method::SendStreamingMessage,
-            Request::GetTask(_) => Method::GetTask,
-            Request::ListTasks(_) => Method::ListTasks,
-            Request::CancelTask(_) => Method::CancelTask,
-            Request::SubscribeToTask(_) => Method::SubscribeToTask,
-            Request::CreatePushConfig(_) => Method::CreateTaskPushNotificationConfig,
-            Request::GetPushConfig(_) => Method::GetTaskPushNotificationConfig,
-            Request::ListPushConfigs(_) => Method::ListTaskPushNotificationConfigs,
-            Request::DeletePushConfig(_) => Method::DeleteTaskPushNotificationConfig,
-            Request::GetExtendedAgentCard(_) => Method::GetExtendedAgentCard,
-        }
-    }
-
-    /// The `tenant` field of the request body.
-    pub fn tenant(&self) -> &str {
-        match self {
-            Request::SendMessage(r) | Request::SendStreamingMessage(r) => &r.tenant,
-            Request::GetTask(r) => &r.tenant,
-            Request::ListTasks(r) => &r.tenant,
-            Request::CancelTask(r) => &r.tenant,
-            Request::SubscribeToTask(r) => &r.tenant,
-            Request::CreatePushConfig(r) => &r.tenant,
-            Request::GetPushConfig(r) => &r.tenant,
-            Request::ListPushConfigs(r) => &r.tenant,
-            Request::DeletePushConfig(r) => &r.tenant,
-            Request::GetExtendedAgentCard(r) => &r.tenant,
-        }
-    }
-
-    /// The `tenant` field of the request body, to rewrite.
-    pub fn tenant_mut(&mut self) -> &mut String {
-        match self {
-            Request::SendMessage(r) | Request::SendStreamingMessage(r) => &mut r.tenant,
-            Request::GetTask(r) => &mut r.tenant,
-            Request::ListTasks(r) => &mut r.tenant,
-            Request::CancelTask(r) => &mut r.tenant,
-            Request::SubscribeToTask(r) => &mut r.tenant,
-            Request::CreatePushConfig(r) => &mut r.tenant,
-            Request::GetPushConfig(r) => &mut r.tenant,
-            Request::ListPushConfigs(r) => &mut r.tenant,
-            Request::DeletePushConfig(r) => &mut r.tenant,
-            Request::GetExtendedAgentCard(r) => &mut r.tenant,
-        }
-    }
-}
+/// The answer to a call, a stream being the server's [`EventStream`].
+pub type Response = a2a_core::operation::Response<EventStream>;
 
 /// Chooses the service that answers a call from the tenant it names: how one
 /// endpoint serves several agents (the A2A `tenant` is an opaque routing value
@@ -141,62 +62,6 @@ enum Backend {
     Handler(Arc<dyn RequestHandler>),
     /// Other services, chosen by tenant.
     Routed(Arc<dyn TenantRouter>),
-}
-
-/// The answer to a call.
-pub enum Response {
-    /// `SendMessage`'s task or message.
-    SendMessage(SendMessageResponse),
-    /// A streaming operation's events.
-    Stream(EventStream),
-    /// `GetTask` / `CancelTask`.
-    Task(Task),
-    /// `ListTasks`.
-    ListTasks(ListTasksResponse),
-    /// Create / Get push config.
-    PushConfig(TaskPushNotificationConfig),
-    /// List push configs.
-    PushConfigs(ListTaskPushNotificationConfigsResponse),
-    /// Delete push config.
-    Empty,
-    /// `GetExtendedAgentCard`.
-    AgentCard(Box<AgentCard>),
-}
-
-/// A unary answer's body: the operation's response message as ProtoJSON (`{}`
-/// for an empty one), the same on every JSON binding. A stream has no single
-/// body; bindings send its events one by one.
-impl serde::Serialize for Response {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error as _, SerializeMap as _};
-        match self {
-            Response::SendMessage(r) => r.serialize(serializer),
-            Response::Task(t) => t.serialize(serializer),
-            Response::ListTasks(r) => r.serialize(serializer),
-            Response::PushConfig(c) => c.serialize(serializer),
-            Response::PushConfigs(c) => c.serialize(serializer),
-            Response::AgentCard(card) => card.serialize(serializer),
-            Response::Empty => serializer.serialize_map(Some(0))?.end(),
-            Response::Stream(_) => Err(S::Error::custom(
-                "a stream is sent as its events, not as one body",
-            )),
-        }
-    }
-}
-
-impl std::fmt::Debug for Response {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Response::SendMessage(r) => f.debug_tuple("SendMessage").field(r).finish(),
-            Response::Stream(_) => f.write_str("Stream(..)"),
-            Response::Task(t) => f.debug_tuple("Task").field(t).finish(),
-            Response::ListTasks(r) => f.debug_tuple("ListTasks").field(r).finish(),
-            Response::PushConfig(c) => f.debug_tuple("PushConfig").field(c).finish(),
-            Response::PushConfigs(c) => f.debug_tuple("PushConfigs").field(c).finish(),
-            Response::Empty => f.write_str("Empty"),
-            Response::AgentCard(c) => f.debug_tuple("AgentCard").field(c).finish(),
-        }
-    }
 }
 
 /// Hooks around every call, on every binding.
@@ -545,58 +410,6 @@ impl A2aService {
             }
             Request::GetExtendedAgentCard(r) => {
                 Response::AgentCard(Box::new(h.get_extended_agent_card(ctx, r).await?))
-            }
-        })
-    }
-}
-
-/// Reads a request object as the request type of `method`: the one table of
-/// the eleven operations' request types, for every JSON binding.
-#[derive(Clone, Copy)]
-pub(crate) struct RequestOf(pub(crate) Method);
-
-impl<'de> serde::de::DeserializeSeed<'de> for RequestOf {
-    type Value = Request;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Request, D::Error> {
-        // Params must be an object; a struct would also accept an array.
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for RequestOf {
-    type Value = Request;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a params object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Request, A::Error> {
-        use serde::Deserialize;
-        let d = serde::de::value::MapAccessDeserializer::new(map);
-        Ok(match self.0 {
-            Method::SendMessage => Request::SendMessage(Box::new(Deserialize::deserialize(d)?)),
-            Method::SendStreamingMessage => {
-                Request::SendStreamingMessage(Box::new(Deserialize::deserialize(d)?))
-            }
-            Method::GetTask => Request::GetTask(Deserialize::deserialize(d)?),
-            Method::ListTasks => Request::ListTasks(Deserialize::deserialize(d)?),
-            Method::CancelTask => Request::CancelTask(Deserialize::deserialize(d)?),
-            Method::SubscribeToTask => Request::SubscribeToTask(Deserialize::deserialize(d)?),
-            Method::CreateTaskPushNotificationConfig => {
-                Request::CreatePushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::GetTaskPushNotificationConfig => {
-                Request::GetPushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::ListTaskPushNotificationConfigs => {
-                Request::ListPushConfigs(Deserialize::deserialize(d)?)
-            }
-            Method::DeleteTaskPushNotificationConfig => {
-                Request::DeletePushConfig(Deserialize::deserialize(d)?)
-            }
-            Method::GetExtendedAgentCard => {
-                Request::GetExtendedAgentCard(Deserialize::deserialize(d)?)
             }
         })
     }

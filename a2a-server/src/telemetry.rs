@@ -72,23 +72,6 @@ pub(crate) fn push_store<S: crate::store::PushConfigStore>(
     std::sync::Arc::new(store)
 }
 
-/// The task and context ids a request names, where it names them.
-fn request_ids(request: &Request) -> (&str, &str) {
-    match request {
-        Request::SendMessage(r) | Request::SendStreamingMessage(r) => {
-            (&r.message.task_id, &r.message.context_id)
-        }
-        Request::GetTask(r) => (&r.id, ""),
-        Request::CancelTask(r) => (&r.id, ""),
-        Request::SubscribeToTask(r) => (&r.id, ""),
-        Request::CreatePushConfig(r) => (&r.task_id, ""),
-        Request::GetPushConfig(r) => (&r.task_id, ""),
-        Request::ListPushConfigs(r) => (&r.task_id, ""),
-        Request::DeletePushConfig(r) => (&r.task_id, ""),
-        Request::ListTasks(_) | Request::GetExtendedAgentCard(_) => ("", ""),
-    }
-}
-
 /// A value worth recording: an empty one says nothing worth searching by,
 /// and `None` records nothing.
 fn non_empty(value: &str) -> Option<&str> {
@@ -100,7 +83,7 @@ fn non_empty(value: &str) -> Option<&str> {
 pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
     // Everything known now is given at creation: each later `record` is a
     // call through every layer.
-    let (task_id, context_id) = request_ids(request);
+    let (task_id, context_id) = request.ids();
     let span = tracing::info_span!(
         target: SERVER_TARGET,
         "a2a.server",
@@ -126,7 +109,7 @@ pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
 /// Whether a request names its task and its context (what the call span got
 /// at creation), for [`record_outcome`] to record only what is new.
 pub(crate) fn named_ids(request: &Request) -> (bool, bool) {
-    let (task_id, context_id) = request_ids(request);
+    let (task_id, context_id) = request.ids();
     (!task_id.is_empty(), !context_id.is_empty())
 }
 

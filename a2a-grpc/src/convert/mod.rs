@@ -80,7 +80,8 @@ macro_rules! identity {
         }
     )*};
 }
-identity!(String, bool, i32);
+// `()` is `google.protobuf.Empty`, as tonic types it (`DeleteTaskPushNotificationConfig`).
+identity!(String, bool, i32, ());
 
 impl<T: ToProto> ToProto for Vec<T> {
     type Proto = Vec<T::Proto>;

@@ -17,7 +17,9 @@ use super::common::{
 #[cfg(feature = "v03")]
 use super::jsonrpc_v03;
 use super::{HttpState, common};
-use crate::service::{self, RequestOf};
+use a2a_core::operation::RequestOf;
+
+use crate::service;
 
 const JSON: &str = "application/json";
 

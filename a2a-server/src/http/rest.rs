@@ -20,7 +20,9 @@ use super::common::{
     answer_json, call_context, is_json_content_type, json_response, read_body, sse_event,
     sse_frame, sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
 };
-use crate::service::{self, RequestOf};
+use a2a_core::operation::RequestOf;
+
+use crate::service;
 
 /// A request no operation answers: the HTTP status to use, and why.
 type Unrouted = (u16, A2aError);

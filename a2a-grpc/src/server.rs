@@ -314,9 +314,11 @@ pub const MAX_RESPONSE_MESSAGE: usize = 32 * 1024 * 1024;
 
 /// One router serving `service` over JSON-RPC, HTTP+JSON, gRPC and the agent card.
 ///
-/// Serve it with `axum::serve`: it answers HTTP/1.1 and h2c on the same port;
-/// or with [`a2a_server::http::serve_with`], for connection limits and TLS
-/// (`ServeConfig::with_tls`; the card's gRPC URL is then `https://host:port`).
+/// Serve it with [`a2a_server::http::serve`] (header read timeout, connection
+/// limits, graceful shutdown on Ctrl-C or SIGTERM): it answers HTTP/1.1 and
+/// h2c on the same port; or with [`a2a_server::http::serve_with`] to set the
+/// limits or TLS (`ServeConfig::with_tls`; the card's gRPC URL is then
+/// `https://host:port`).
 /// gRPC requests are held to the same size as HTTP bodies
 /// ([`HttpConfig::body_limit`](a2a_server::http::HttpConfig::body_limit));
 /// responses to [`MAX_RESPONSE_MESSAGE`].

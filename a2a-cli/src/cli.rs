@@ -119,10 +119,16 @@ pub enum HubCommand {
         #[arg(long)]
         channel: Option<String>,
     },
-    /// Resume a thread a loop guard paused (a person only).
+    /// Resume a thread a loop guard paused (a person only: with the
+    /// server's authentication, your token; without, the operator token,
+    /// read from the data directory unless `--token` gives it).
     Resume {
         /// The thread.
         thread: String,
+        /// The server's data directory, whose `hub/operator-token` proves
+        /// the operator when no `--token` is given.
+        #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a")]
+        data_dir: PathBuf,
     },
     /// Ask an agent to work on something: opens (or continues) a thread
     /// with it and delivers the text; answers at once.

@@ -32,7 +32,13 @@ pub(crate) async fn run(args: HubArgs) -> anyhow::Result<()> {
         } => messages(&api, channel, thread, limit, json).await,
         HubCommand::Post(post_args) => post(&api, post_args, json).await,
         HubCommand::Watch { channel } => watch(&api, channel.as_deref(), json).await,
-        HubCommand::Resume { thread } => resume(&api, &thread, json).await,
+        HubCommand::Resume { thread, data_dir } => {
+            let api = match &args.server.token {
+                Some(_) => api,
+                None => with_operator_token(&args.server, &data_dir)?.unwrap_or(api),
+            };
+            resume(&api, &thread, json).await
+        }
         HubCommand::Collaborate(collaborate_args) => {
             collaborate(&api, collaborate_args, json).await
         }
@@ -57,6 +63,31 @@ fn client(server: &HubServer) -> anyhow::Result<HubApiClient> {
         builder = builder.root_certificates(roots);
     }
     Ok(builder.build()?)
+}
+
+/// The hub's API with the operator token of the server whose data directory
+/// is `data_dir`, when it holds one (`None`: it does not, and the call goes
+/// as it is, for an authenticating server to judge).
+fn with_operator_token(
+    server: &HubServer,
+    data_dir: &std::path::Path,
+) -> anyhow::Result<Option<HubApiClient>> {
+    let file = data_dir.join("hub").join(a2a_hub::OPERATOR_TOKEN_FILE);
+    let token = match std::fs::read_to_string(&file) {
+        Ok(token) => token.trim().to_owned(),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => {
+            return Err(anyhow::anyhow!(
+                "cannot read the operator token in {}: {err}",
+                file.display()
+            ));
+        }
+    };
+    let with_token = HubServer {
+        token: Some(token),
+        ..server.clone()
+    };
+    client(&with_token).map(Some)
 }
 
 /// Prints what the API answered, as JSON (through a `serde_json::Value`:

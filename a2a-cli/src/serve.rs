@@ -273,6 +273,18 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     hub.name()
                 );
                 sayln!("{}", hub.mapping_table().trim_end());
+                if hub.operator_token_is_new() {
+                    // Shown once, when made: it lifts the loop guards'
+                    // pauses where nobody is authenticated.
+                    let kept = hub
+                        .operator_token_file()
+                        .map(|file| format!(" (kept in {})", file.display()))
+                        .unwrap_or_default();
+                    sayln!(
+                        "Operator token{kept}, to resume paused threads without authentication: {}",
+                        hub.operator_token()
+                    );
+                }
             }
             sayln!(
                 "Root card: {base_url}{} (agent {}); list: {base_url}{}",

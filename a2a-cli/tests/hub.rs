@@ -534,13 +534,23 @@ fn a_thread_paused_by_its_loop_guard_is_resumed_from_the_command_line() {
         "{posted}"
     );
 
-    let resumed = ok(url, &["resume", &thread]);
+    // Nobody authenticates here: a resume must hold the operator token,
+    // which the banner showed once and the command reads from the data
+    // directory by itself.
+    let data = dir.path().join("data");
+    let token_file = data.join("hub").join(a2a_hub::OPERATOR_TOKEN_FILE);
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    assert!(server.banner.contains(token.trim()), "{}", server.banner);
+    let elsewhere = dir.path().join("elsewhere");
+    let refused = fails(url, &["resume", &thread, "--data-dir", arg(&elsewhere)]);
+    assert!(refused.contains("operator token"), "{refused}");
+    let resumed = ok(url, &["resume", &thread, "--data-dir", arg(&data)]);
     assert!(
         resumed.contains("resumed; participants: beta, alpha"),
         "{resumed}"
     );
     assert_eq!(json(url, &["threads"])["threads"][0]["paused"], false);
-    let missing = fails(url, &["resume", "no-such-thread"]);
+    let missing = fails(url, &["resume", "no-such-thread", "--data-dir", arg(&data)]);
     assert!(missing.contains("no-such-thread"), "{missing}");
 }
 

@@ -7,7 +7,8 @@
 //!   "thread"?, "channel"?}}` starts (or continues) a collaboration and is
 //!   answered at once with `{"collaboration": {...}}`;
 //! - `{"post": {"channel"?, "thread"?, "text"}}` posts a message;
-//! - `{"resume": {"thread"}}` resumes a paused thread;
+//! - `{"resume": {"thread"}}` resumes a paused thread (an authenticated
+//!   person only);
 //! - plain text is posted: in the thread whose id is the message's
 //!   `contextId`, else in the default channel.
 //!
@@ -194,7 +195,10 @@ impl HubAgent {
                     .await?)
             }
             HubRequest::Post(post) => self.post(from, post, is_mirror(&ctx), events).await,
-            HubRequest::Resume { thread } => self.resume(from, &thread, events).await,
+            HubRequest::Resume { thread } => {
+                let proven = ctx.call.user.authenticated;
+                self.resume(from, proven, &thread, events).await
+            }
         }
     }
 
@@ -254,12 +258,29 @@ impl HubAgent {
             .await?)
     }
 
-    async fn resume(&self, from: Sender, thread: &str, events: &EventQueue) -> Result<(), Refusal> {
+    /// Resumes `thread` for a person the gateway authenticated (`proven`):
+    /// over A2A an unauthenticated caller is anyone who reaches the port,
+    /// and a name in the metadata proves nothing.
+    async fn resume(
+        &self,
+        from: Sender,
+        proven: bool,
+        thread: &str,
+        events: &EventQueue,
+    ) -> Result<(), Refusal> {
         if let Sender::Agent(agent) = &from {
             // A guard an agent could lift would not guard against agents.
             return Err(HubError::invalid(format!(
                 "only a person resumes a paused thread, not agent {agent}"
             ))
+            .into());
+        }
+        if !proven {
+            return Err(HubError::invalid(
+                "only an authenticated person resumes a paused thread over A2A; without \
+                 authentication, use the hub's page, its API or `a2a hub resume`, which present \
+                 the operator token",
+            )
             .into());
         }
         let view = self.hub.resume_thread(thread, from.name()).await?;

@@ -251,6 +251,55 @@ impl Api {
         })?;
         Ok(self.hub.sender_of(&user.name, claimed))
     }
+
+    /// A person who proved who they are, for the decisions the guards leave
+    /// to a person: authenticated by the gateway, or, where it authenticates
+    /// nobody, holding the operator token. Never an agent, and never a
+    /// name a caller merely claims.
+    async fn person_who_proved_it(
+        &self,
+        headers: &HeaderMap,
+        uri: &Uri,
+    ) -> Result<String, ApiError> {
+        let ctx = call_context(Method::SendMessage, headers.clone(), uri.query());
+        let user = self.gateway.identify(&ctx).await.map_err(|err| ApiError {
+            status: StatusCode::UNAUTHORIZED,
+            message: err.message().to_owned(),
+            retry_after: None,
+            challenge: true,
+        })?;
+        if let Sender::Agent(agent) = self.hub.sender_of(&user.name, None) {
+            // A guard an agent could lift would not guard against agents.
+            return Err(HubError::new(
+                HubErrorKind::Invalid,
+                format!("only a person resumes a paused thread, not agent {agent}"),
+            )
+            .into());
+        }
+        if user.authenticated && !user.name.is_empty() {
+            return Ok(user.name);
+        }
+        let presented = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if presented.is_some_and(|token| self.hub.is_operator_token(token.trim())) {
+            return Ok(crate::DEFAULT_PERSON.to_owned());
+        }
+        let kept = match self.hub.operator_token_file() {
+            Some(file) => format!(" (kept in {})", file.display()),
+            None => String::new(),
+        };
+        Err(ApiError {
+            status: StatusCode::UNAUTHORIZED,
+            message: format!(
+                "resuming a paused thread takes a person who proves it: the operator token{kept} \
+                 as a bearer token, as `a2a hub resume` and the page send it"
+            ),
+            retry_after: None,
+            challenge: true,
+        })
+    }
 }
 
 async fn channels(
@@ -357,16 +406,8 @@ async fn resume(
     uri: Uri,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let by = api.caller(&headers, &uri, None).await?;
-    if let Sender::Agent(agent) = &by {
-        // A guard an agent could lift would not guard against agents.
-        return Err(HubError::new(
-            HubErrorKind::Invalid,
-            format!("only a person resumes a paused thread, not agent {agent}"),
-        )
-        .into());
-    }
-    let thread = api.hub.resume_thread(&id, by.name()).await?;
+    let by = api.person_who_proved_it(&headers, &uri).await?;
+    let thread = api.hub.resume_thread(&id, &by).await?;
     Ok(json_body(&ResumedThread { thread }).into_response())
 }
 

@@ -21,7 +21,13 @@ use support::{World, general_and_ops, team, world, world_built};
 async fn served() -> (World, HubApiClient) {
     let world = world(general_and_ops(), team()).await;
     let url = world.serve().await;
-    (world, HubApiClient::new(&url).unwrap())
+    // The operator's client: without authentication, its token is what
+    // lets it resume a paused thread.
+    let api = HubApiClient::builder(&url)
+        .bearer_token(world.hub.operator_token())
+        .build()
+        .unwrap();
+    (world, api)
 }
 
 /// `text` from `from` in `channel`.

@@ -136,6 +136,7 @@ async fn an_unknown_channel_or_thread_is_a_404() {
     refused(post(&client, &url, to_thread).await, StatusCode::NOT_FOUND).await;
     let resume = client
         .post(format!("{url}/hub/api/threads/no-such-thread/resume"))
+        .bearer_auth(world.hub.operator_token())
         .json(&json!({}))
         .send()
         .await
@@ -505,6 +506,7 @@ async fn a_cross_site_page_cannot_resume_post_or_collaborate() {
     let foreign = client
         .post(&resume)
         .header("origin", "http://evil.example")
+        .bearer_auth(world.hub.operator_token())
         .json(&json!({}))
         .send()
         .await
@@ -522,10 +524,12 @@ async fn a_cross_site_page_cannot_resume_post_or_collaborate() {
     assert_eq!(world.channel_messages("general").await.len(), before);
     // The hub's own page (its origin), and a script's custom header, may.
     let own = url.trim_end_matches('/').to_owned();
+    let token = world.hub.operator_token().to_owned();
     let (status, body) = answer(
         client
             .post(&resume)
             .header("origin", own)
+            .bearer_auth(&token)
             .json(&json!({}))
             .send()
             .await
@@ -538,6 +542,7 @@ async fn a_cross_site_page_cannot_resume_post_or_collaborate() {
         client
             .post(&resume)
             .header(a2a_hub::http::HUB_REQUEST_HEADER, "1")
+            .bearer_auth(&token)
             .send()
             .await
             .unwrap(),
@@ -657,4 +662,70 @@ async fn the_thread_list_pages_and_is_bounded() {
 
 fn urlencode(text: &str) -> String {
     serde_urlencoded::to_string([("c", text)]).unwrap()[2..].to_owned()
+}
+
+/// Without authentication anyone who reaches the port is "a person": to
+/// lift a pause they must hold the operator token, which the hub keeps in
+/// its directory. An agent never may, its secret or not, and over A2A only
+/// an authenticated person may.
+#[tokio::test]
+async fn resuming_without_authentication_takes_the_operator_token() {
+    let (world, url) = served().await;
+    let done = world
+        .hub
+        .collaborate(
+            a2a_hub::Sender::Agent("alpha".into()),
+            a2a_hub::Collaborate::new("beta", "review the code"),
+        )
+        .await
+        .unwrap();
+    world.hub.wait_idle().await;
+    assert!(world.hub.thread(&done.thread).unwrap().paused);
+    let client = Client::new();
+    let resume = format!("{url}/hub/api/threads/{}/resume", done.thread);
+    for token in [
+        None,
+        Some("not-the-token"),
+        Some(&world.hub.operator_token()[..63]),
+    ] {
+        let mut request = client.post(&resume).json(&json!({}));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        assert!(response.headers().contains_key("www-authenticate"));
+        let message = refused(response, StatusCode::UNAUTHORIZED).await;
+        assert!(message.contains("operator token"), "{message}");
+    }
+    // Over A2A, an anonymous person is refused too.
+    let endpoint = format!("{url}/agents/hub");
+    let hub = a2a_client::Client::from_transport(
+        a2a_client::JsonRpcTransport::new(endpoint.clone()),
+        a2a_core::AgentInterface::new(endpoint, a2a_core::binding::JSONRPC),
+    );
+    let asked = a2a_core::Message::user(vec![a2a_core::Part::data(
+        json!({ "resume": { "thread": done.thread } }),
+    )]);
+    let sent = hub
+        .send_message(a2a_core::SendMessageRequest::new(asked), None)
+        .await
+        .unwrap();
+    let a2a_core::SendMessageResponse::Task(task) = sent else {
+        panic!("a refusal is a failed task");
+    };
+    assert_eq!(task.status.state, a2a_core::TaskState::Failed);
+    assert!(world.hub.thread(&done.thread).unwrap().paused);
+    // The operator's token does it.
+    let (status, body) = answer(
+        client
+            .post(&resume)
+            .bearer_auth(world.hub.operator_token())
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(!world.hub.thread(&done.thread).unwrap().paused);
 }

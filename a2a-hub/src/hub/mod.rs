@@ -17,6 +17,7 @@ mod guards;
 mod links;
 mod log;
 mod observers;
+mod operator;
 mod posting;
 mod views;
 
@@ -39,6 +40,7 @@ use crate::model::{HubEvent, ObserverRecord, ThreadView};
 use crate::store::{GuardKind, Loaded, PendingDelivery, Store};
 
 pub use self::links::AgentLink;
+pub use self::operator::OPERATOR_TOKEN_FILE;
 pub use self::posting::Post;
 pub use self::views::ThreadPage;
 
@@ -161,6 +163,7 @@ struct Inner {
     in_flight: std::sync::atomic::AtomicUsize,
     idle: tokio::sync::Notify,
     pending: Mutex<Vec<PendingDelivery>>,
+    operator: operator::OperatorToken,
 }
 
 /// The collaboration hub. Cheap to clone.
@@ -214,6 +217,7 @@ impl HubBuilder {
     pub fn open(self) -> Result<Hub, HubError> {
         self.check_channels()?;
         let store = Store::open(self.dir.as_deref())?;
+        let operator = operator::OperatorToken::load_or_create(self.dir.as_deref())?;
         let loaded = self.load(&store)?;
         let (state, pending) =
             State::from_record(loaded, &self.config.guards, self.config.clock.now());
@@ -232,6 +236,7 @@ impl HubBuilder {
                 in_flight: std::sync::atomic::AtomicUsize::new(0),
                 idle: tokio::sync::Notify::new(),
                 pending: Mutex::new(pending),
+                operator,
             }),
         })
     }
@@ -301,6 +306,30 @@ impl Hub {
 
     /// The time now, to the microsecond: what the record keeps, so a time
     /// read back after a restart equals the one served before it.
+    /// The operator token: what proves a person where the gateway
+    /// authenticates nobody (resuming a paused thread asks for it). Kept in
+    /// [`OPERATOR_TOKEN_FILE`] in the hub's directory, readable by its owner
+    /// only; a hub in memory makes one for its lifetime.
+    pub fn operator_token(&self) -> &str {
+        &self.inner.operator.token
+    }
+
+    /// Where the operator token is kept (`None` for a hub in memory).
+    pub fn operator_token_file(&self) -> Option<&Path> {
+        self.inner.operator.file.as_deref()
+    }
+
+    /// Whether this start made the operator token (so it is shown once).
+    pub fn operator_token_is_new(&self) -> bool {
+        self.inner.operator.created
+    }
+
+    /// Whether `presented` is the operator token (compared in constant
+    /// time).
+    pub fn is_operator_token(&self, presented: &str) -> bool {
+        self.inner.operator.matches(presented)
+    }
+
     fn now(&self) -> DateTime<Utc> {
         use chrono::SubsecRound as _;
         self.inner.config.clock.now().trunc_subsecs(6)

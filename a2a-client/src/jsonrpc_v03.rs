@@ -21,8 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::http::{HttpSettings, default_client, from_v03, headers_v03, sse_events, until_final};
-use crate::{CallOptions, ClientError, EventStream, Transport, wrong_way};
-use a2a_core::operation::{Request, Response, UnaryResponse};
+use crate::{ByOperation, CallOptions, ClientError, EventStream};
 
 /// Talks A2A 0.3 JSON-RPC to one endpoint URL (picked by the client for an
 /// interface whose `protocolVersion` is `0.3`).
@@ -141,7 +140,8 @@ async fn decode_unary(response: reqwest::Response, limit: usize) -> Result<Value
 }
 
 /// The operations one by one, as 0.3 carries them.
-impl JsonRpcV03Transport {
+#[async_trait]
+impl ByOperation for JsonRpcV03Transport {
     async fn send_message(
         &self,
         request: SendMessageRequest,
@@ -279,54 +279,6 @@ impl JsonRpcV03Transport {
             .call(Method::GetAuthenticatedExtendedCard, &json!({}), options)
             .await?;
         Ok(card.into_v1())
-    }
-}
-
-/// Each call in its 0.3 shape, by the operation (the conversions are above).
-#[async_trait]
-impl Transport for JsonRpcV03Transport {
-    async fn call(
-        &self,
-        request: Request,
-        options: &CallOptions,
-    ) -> Result<UnaryResponse, ClientError> {
-        Ok(match request {
-            Request::SendMessage(r) => Response::SendMessage(self.send_message(*r, options).await?),
-            Request::GetTask(r) => Response::Task(self.get_task(r, options).await?),
-            Request::ListTasks(r) => Response::ListTasks(self.list_tasks(r, options).await?),
-            Request::CancelTask(r) => Response::Task(self.cancel_task(r, options).await?),
-            Request::CreatePushConfig(r) => {
-                Response::PushConfig(self.create_push_config(r, options).await?)
-            }
-            Request::GetPushConfig(r) => {
-                Response::PushConfig(self.get_push_config(r, options).await?)
-            }
-            Request::ListPushConfigs(r) => {
-                Response::PushConfigs(self.list_push_configs(r, options).await?)
-            }
-            Request::DeletePushConfig(r) => {
-                self.delete_push_config(r, options).await?;
-                Response::Empty
-            }
-            Request::GetExtendedAgentCard(r) => {
-                Response::AgentCard(Box::new(self.get_extended_agent_card(r, options).await?))
-            }
-            streaming @ (Request::SendStreamingMessage(_) | Request::SubscribeToTask(_)) => {
-                return Err(wrong_way(&streaming));
-            }
-        })
-    }
-
-    async fn stream(
-        &self,
-        request: Request,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        match request {
-            Request::SendStreamingMessage(r) => self.send_streaming_message(*r, options).await,
-            Request::SubscribeToTask(r) => self.subscribe_to_task(r, options).await,
-            unary => Err(wrong_way(&unary)),
-        }
     }
 
     fn default_timeout(&self) -> Option<std::time::Duration> {

@@ -21,6 +21,7 @@
 //! | `v03` | no | A2A 0.3: `JsonRpcV03Transport` and `RestV03Transport`, which the built-in factories pick for interfaces whose `protocolVersion` is `0.3`; 0.3 cards read, and the 0.3-era `/.well-known/agent.json` tried when the card is not at the 1.0 path. Without it those interfaces are passed over. |
 //! | `otel` | no | W3C trace context sent with every call ([`telemetry`]) |
 
+mod by_operation;
 mod client;
 mod error;
 pub mod follow;
@@ -38,6 +39,7 @@ pub mod telemetry;
 mod tls;
 mod transport;
 
+pub use self::by_operation::ByOperation;
 pub use self::client::{Client, ClientBuilder, TransportContext, TransportFactory};
 pub use self::error::{ClientError, ClientErrorKind};
 pub use self::follow::{FollowError, FollowOptions, FollowUpdate, StreamCut, TaskFollower};

@@ -2,10 +2,9 @@
 //! 0.3 rpcs of `a2a.v1.A2AService`, the answers converted back to 1.0.
 
 use a2a_client::{
-    CallOptions, ClientError, ClientErrorKind, EventStream, HttpSettings, RootCertificates,
-    Transport, wrong_way,
+    ByOperation, CallOptions, ClientError, ClientErrorKind, EventStream, HttpSettings,
+    RootCertificates,
 };
-use a2a_core::operation::{Request, Response, UnaryResponse};
 use a2a_core::v03::{self, proto};
 use a2a_core::{
     A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
@@ -108,7 +107,8 @@ impl GrpcV03Transport {
 }
 
 /// The operations one by one, as 0.3 carries them.
-impl GrpcV03Transport {
+#[async_trait]
+impl ByOperation for GrpcV03Transport {
     async fn send_message(
         &self,
         request: SendMessageRequest,
@@ -305,54 +305,6 @@ impl GrpcV03Transport {
             .await
             .map_err(status_error)?;
         Ok(convert::card_in(answer.into_inner()).into_v1())
-    }
-}
-
-/// Each call in its 0.3 shape, by the operation (the conversions are above).
-#[async_trait]
-impl Transport for GrpcV03Transport {
-    async fn call(
-        &self,
-        request: Request,
-        options: &CallOptions,
-    ) -> Result<UnaryResponse, ClientError> {
-        Ok(match request {
-            Request::SendMessage(r) => Response::SendMessage(self.send_message(*r, options).await?),
-            Request::GetTask(r) => Response::Task(self.get_task(r, options).await?),
-            Request::ListTasks(r) => Response::ListTasks(self.list_tasks(r, options).await?),
-            Request::CancelTask(r) => Response::Task(self.cancel_task(r, options).await?),
-            Request::CreatePushConfig(r) => {
-                Response::PushConfig(self.create_push_config(r, options).await?)
-            }
-            Request::GetPushConfig(r) => {
-                Response::PushConfig(self.get_push_config(r, options).await?)
-            }
-            Request::ListPushConfigs(r) => {
-                Response::PushConfigs(self.list_push_configs(r, options).await?)
-            }
-            Request::DeletePushConfig(r) => {
-                self.delete_push_config(r, options).await?;
-                Response::Empty
-            }
-            Request::GetExtendedAgentCard(r) => {
-                Response::AgentCard(Box::new(self.get_extended_agent_card(r, options).await?))
-            }
-            streaming @ (Request::SendStreamingMessage(_) | Request::SubscribeToTask(_)) => {
-                return Err(wrong_way(&streaming));
-            }
-        })
-    }
-
-    async fn stream(
-        &self,
-        request: Request,
-        options: &CallOptions,
-    ) -> Result<EventStream, ClientError> {
-        match request {
-            Request::SendStreamingMessage(r) => self.send_streaming_message(*r, options).await,
-            Request::SubscribeToTask(r) => self.subscribe_to_task(r, options).await,
-            unary => Err(wrong_way(&unary)),
-        }
     }
 
     fn default_timeout(&self) -> Option<std::time::Duration> {

@@ -460,16 +460,7 @@ async fn the_page_is_html_at_hub_beside_the_hub_agents_a2a_paths() {
 #[tokio::test]
 async fn a_cross_site_page_cannot_resume_post_or_collaborate() {
     let (world, url) = served().await;
-    let done = world
-        .hub
-        .collaborate(
-            a2a_hub::Sender::Agent("alpha".into()),
-            a2a_hub::Collaborate::new("beta", "review the code"),
-        )
-        .await
-        .unwrap();
-    world.hub.wait_idle().await;
-    assert!(world.hub.thread(&done.thread).unwrap().paused);
+    let done = paused_thread(&world).await;
     let before = world.channel_messages("general").await.len();
     let client = Client::new();
     let resume = format!("{url}/hub/api/threads/{}/resume", done.thread);
@@ -671,16 +662,7 @@ fn urlencode(text: &str) -> String {
 #[tokio::test]
 async fn resuming_without_authentication_takes_the_operator_token() {
     let (world, url) = served().await;
-    let done = world
-        .hub
-        .collaborate(
-            a2a_hub::Sender::Agent("alpha".into()),
-            a2a_hub::Collaborate::new("beta", "review the code"),
-        )
-        .await
-        .unwrap();
-    world.hub.wait_idle().await;
-    assert!(world.hub.thread(&done.thread).unwrap().paused);
+    let done = paused_thread(&world).await;
     let client = Client::new();
     let resume = format!("{url}/hub/api/threads/{}/resume", done.thread);
     for token in [
@@ -728,4 +710,20 @@ async fn resuming_without_authentication_takes_the_operator_token() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(!world.hub.thread(&done.thread).unwrap().paused);
+}
+
+/// Alpha and beta answering each other until the loop guard pauses their
+/// thread: its collaboration.
+async fn paused_thread(world: &World) -> a2a_hub::Collaboration {
+    let done = world
+        .hub
+        .collaborate(
+            a2a_hub::Sender::Agent("alpha".into()),
+            a2a_hub::Collaborate::new("beta", "review the code"),
+        )
+        .await
+        .unwrap();
+    world.hub.wait_idle().await;
+    assert!(world.hub.thread(&done.thread).unwrap().paused);
+    done
 }

@@ -14,6 +14,15 @@
 //! # let _ = answer; Ok(()) }
 //! ```
 //!
+//! # Transports
+//!
+//! A [`Transport`] carries the operations over one binding as values of
+//! [`a2a_core::operation`]: `call` for the unary ones, `stream` for the
+//! streaming ones; the typed operations (`send_message`, `get_task`, …) are
+//! [`Client`]'s alone. A binding that must convert each operation its own
+//! way implements [`ByOperation`] instead, one method per operation, and is
+//! a transport through its one dispatch.
+//!
 //! # Features
 //!
 //! | feature | default | what it adds |

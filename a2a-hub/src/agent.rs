@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::HubError;
 use crate::hub::{HUB_METADATA, Hub, Post};
-use crate::model::{Collaborate, Collaboration, HubMessage, ObserverRecord, Role, Sender};
+use crate::model::{Caller, Collaborate, Collaboration, HubMessage, ObserverRecord, Role, Sender};
 
 /// The metadata key a person's A2A message names its author with, when
 /// the gateway authenticates nobody.
@@ -186,7 +186,13 @@ impl HubAgent {
         let from = self.sender(&ctx);
         match self.request_of(&ctx)? {
             HubRequest::Collaborate(collaborate) => {
-                let done = self.hub.collaborate(from, collaborate).await?;
+                // Over A2A the caller's address is not known here: callers
+                // without authentication share one budget.
+                let caller = match &from {
+                    Sender::Person(_) if !ctx.call.user.authenticated => Caller::Anonymous(None),
+                    proven => Caller::vouched_for(proven),
+                };
+                let done = self.hub.collaborate_as(from, &caller, collaborate).await?;
                 Ok(events
                     .reply(vec![
                         Part::text(done.confirmation.clone()),

@@ -20,6 +20,8 @@
 //! thread_burst = 6                     # messages a thread may take per window; one more pauses it
 //! thread_burst_window_secs = 60
 //! cool_down_secs = 300                 # a paused thread resumes on its own after this (0: never)
+//! anonymous_threads = 5                # threads one address may open without authentication per window
+//! anonymous_window_secs = 60
 //! ```
 
 use std::collections::BTreeMap;
@@ -94,6 +96,11 @@ pub struct GuardConfig {
     /// How long a paused thread stays paused unless a person resumes it
     /// (default 5 minutes; `None`: until a person resumes it).
     pub cool_down: Option<Duration>,
+    /// Threads a caller without authentication may open from one address
+    /// within `anonymous_window` (default 5); the next is refused.
+    pub anonymous_threads: u32,
+    /// See `anonymous_threads` (default 60 s).
+    pub anonymous_window: Duration,
 }
 
 impl Default for GuardConfig {
@@ -104,6 +111,8 @@ impl Default for GuardConfig {
             thread_burst: 6,
             burst_window: Duration::from_secs(60),
             cool_down: Some(Duration::from_secs(5 * 60)),
+            anonymous_threads: 5,
+            anonymous_window: Duration::from_secs(60),
         }
     }
 }
@@ -262,6 +271,8 @@ struct RawGuards {
     thread_burst: Option<u32>,
     thread_burst_window_secs: Option<u64>,
     cool_down_secs: Option<u64>,
+    anonymous_threads: Option<u32>,
+    anonymous_window_secs: Option<u64>,
 }
 
 impl RawGuards {
@@ -277,6 +288,10 @@ impl RawGuards {
         }
         if let Some(secs) = self.cool_down_secs {
             guards.cool_down = (secs > 0).then(|| Duration::from_secs(secs));
+        }
+        guards.anonymous_threads = self.anonymous_threads.unwrap_or(guards.anonymous_threads);
+        if let Some(secs) = self.anonymous_window_secs {
+            guards.anonymous_window = Duration::from_secs(secs);
         }
     }
 }

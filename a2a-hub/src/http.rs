@@ -52,7 +52,7 @@ use crate::api::{
 };
 use crate::error::{HubError, HubErrorKind};
 use crate::hub::{Hub, Post};
-use crate::model::{Collaborate, HubEvent, Sender};
+use crate::model::{Caller, Collaborate, HubEvent, Sender};
 
 /// Where the hub's page and API are served.
 pub const HUB_PATH: &str = "/hub";
@@ -242,6 +242,18 @@ impl Api {
         uri: &Uri,
         claimed: Option<&str>,
     ) -> Result<Sender, ApiError> {
+        Ok(self.proven_caller(headers, uri, claimed, None).await?.0)
+    }
+
+    /// [`Api::caller`], and who the guards count the call for: the proven
+    /// identity, or without one the address it came from (`peer`).
+    async fn proven_caller(
+        &self,
+        headers: &HeaderMap,
+        uri: &Uri,
+        claimed: Option<&str>,
+        peer: Option<std::net::IpAddr>,
+    ) -> Result<(Sender, Caller), ApiError> {
         let ctx = call_context(Method::SendMessage, headers.clone(), uri.query());
         let user = self.gateway.identify(&ctx).await.map_err(|err| ApiError {
             status: StatusCode::UNAUTHORIZED,
@@ -249,7 +261,15 @@ impl Api {
             retry_after: None,
             challenge: true,
         })?;
-        Ok(self.hub.sender_of(&user.name, claimed))
+        let sender = self.hub.sender_of(&user.name, claimed);
+        let caller = match &sender {
+            Sender::Agent(name) => Caller::Agent(name.clone()),
+            Sender::Person(name) if user.authenticated && !user.name.is_empty() => {
+                Caller::Person(name.clone())
+            }
+            _ => Caller::Anonymous(peer),
+        };
+        Ok((sender, caller))
     }
 
     /// A person who proved who they are, for the decisions the guards leave
@@ -381,14 +401,21 @@ async fn collaborate(
     State(api): State<Api>,
     headers: HeaderMap,
     uri: Uri,
+    extensions: axum::http::Extensions,
     body: Result<Json<CollaborateRequest>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
-    let from = api.caller(&headers, &uri, body.from.as_deref()).await?;
+    let peer = extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0.ip());
+    let (from, caller) = api
+        .proven_caller(&headers, &uri, body.from.as_deref(), peer)
+        .await?;
     let collaboration = api
         .hub
-        .collaborate(
+        .collaborate_as(
             from,
+            &caller,
             Collaborate {
                 target: body.target,
                 text: body.text,

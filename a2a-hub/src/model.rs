@@ -18,6 +18,43 @@ pub enum Sender {
     Hub,
 }
 
+/// Who a call came from, as the loop guards count it: an identity the
+/// gateway proved, or for a caller without authentication the address it
+/// called from, never a name the caller merely chose (anyone can choose a
+/// new name per call).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Caller {
+    /// An agent (its secret, or code in process).
+    Agent(String),
+    /// A person the gateway authenticated, or whom code in process vouches
+    /// for.
+    Person(String),
+    /// A caller without authentication, by its address when known (all
+    /// such callers whose address is unknown share one budget).
+    Anonymous(Option<std::net::IpAddr>),
+}
+
+impl Caller {
+    /// The caller code in process stands for when it posts as `from`.
+    pub fn vouched_for(from: &Sender) -> Caller {
+        match from {
+            Sender::Agent(name) => Caller::Agent(name.clone()),
+            Sender::Person(name) => Caller::Person(name.clone()),
+            Sender::Hub => Caller::Agent("hub".to_owned()),
+        }
+    }
+
+    /// What the guards key the caller on.
+    pub(crate) fn guard_key(&self) -> String {
+        match self {
+            Caller::Agent(name) => format!("agent:{name}"),
+            Caller::Person(name) => format!("person:{name}"),
+            Caller::Anonymous(Some(address)) => format!("address:{address}"),
+            Caller::Anonymous(None) => "anonymous".to_owned(),
+        }
+    }
+}
+
 impl Sender {
     /// The name shown for it (`hub` for the hub).
     pub fn name(&self) -> &str {

@@ -68,8 +68,9 @@ CREATE TABLE IF NOT EXISTS deliveries (
     PRIMARY KEY (message_id, agent)
 );
 -- The loop guards' recent events, so a restart keeps their windows: guard
--- 'pair' (key: the pair as a JSON array) or 'burst' (a thread id, or
--- '#channel'); rows older than their window go as new ones come.
+-- 'pair' (key: the caller and target as a JSON array), 'burst' (a thread
+-- id, or '#channel') or 'anonymous-thread' (an address); rows older than
+-- their window go as new ones come.
 CREATE TABLE IF NOT EXISTS guard_events (
     guard TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -150,6 +151,8 @@ pub(crate) enum GuardKind {
     Pair,
     /// Messages of a thread, or agents' mentions in a channel.
     Burst,
+    /// Threads opened without authentication, per address.
+    AnonymousThread,
 }
 
 impl GuardKind {
@@ -157,6 +160,7 @@ impl GuardKind {
         match self {
             GuardKind::Pair => "pair",
             GuardKind::Burst => "burst",
+            GuardKind::AnonymousThread => "anonymous-thread",
         }
     }
 }
@@ -653,6 +657,7 @@ fn load_guard_events(conn: &Connection) -> Result<Vec<LoadedGuardEvent>, HubErro
         let guard = match guard.as_str() {
             "pair" => GuardKind::Pair,
             "burst" => GuardKind::Burst,
+            "anonymous-thread" => GuardKind::AnonymousThread,
             other => {
                 tracing::warn!(guard = %other, "skipping a guard event of an unknown guard");
                 continue;

@@ -727,3 +727,60 @@ async fn paused_thread(world: &World) -> a2a_hub::Collaboration {
     assert!(world.hub.thread(&done.thread).unwrap().paused);
     done
 }
+
+/// `POST /hub/api/collaborate` as person `from`, asking `target`.
+async fn collaborate_as(client: &Client, url: &str, from: &str, target: &str) -> Response {
+    client
+        .post(format!("{url}/hub/api/collaborate"))
+        .json(&json!({"target": target, "text": "a question", "from": from}))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Without authentication a new name per call changes nothing: the pair
+/// guard counts the address the calls come from.
+#[tokio::test]
+async fn the_pair_guard_counts_the_callers_address_not_the_name_it_chooses() {
+    let (world, url) = served().await;
+    let client = Client::new();
+    for i in 1..=3 {
+        let response = collaborate_as(&client, &url, &format!("mallory{i}"), "beta").await;
+        let (status, body) = answer(response).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let response = collaborate_as(&client, &url, "mallory4", "beta").await;
+    assert!(response.headers().contains_key("retry-after"));
+    let message = refused(response, StatusCode::TOO_MANY_REQUESTS).await;
+    assert!(message.contains("asked beta 3 times"), "{message}");
+    world.hub.wait_idle().await;
+}
+
+/// Callers without authentication open a bounded number of threads (each
+/// sets an agent off) from one address, whatever names and targets.
+#[tokio::test]
+async fn anonymous_callers_open_a_bounded_number_of_threads() {
+    let mut config = general_and_ops();
+    config.operator_channel = Some("ops".into());
+    let world = world(config, team()).await;
+    let url = world.serve().await;
+    let client = Client::new();
+    let targets = ["alpha", "beta", "gamma", "delta", "alpha"];
+    for (i, target) in targets.into_iter().enumerate() {
+        let response = collaborate_as(&client, &url, &format!("visitor{i}"), target).await;
+        let (status, body) = answer(response).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let response = collaborate_as(&client, &url, "visitor9", "beta").await;
+    let message = refused(response, StatusCode::TOO_MANY_REQUESTS).await;
+    assert!(message.contains("open at most 5 threads"), "{message}");
+    world.hub.wait_idle().await;
+    assert_eq!(world.hub.threads(None).len(), 5);
+    // The operator hears of it.
+    let ops = world.channel_messages("ops").await;
+    assert!(
+        ops.iter()
+            .any(|m| m.text.contains("open at most 5 threads")),
+        "{ops:#?}"
+    );
+}

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use super::posting::Delivering;
 use super::{Hub, Post, ThreadState, unknown_thread};
 use crate::error::{HubError, HubErrorKind};
-use crate::model::{Collaborate, Collaboration, HubEvent, Sender, ThreadView};
+use crate::model::{Caller, Collaborate, Collaboration, HubEvent, Sender, ThreadView};
 use crate::routing;
 use crate::store::Write;
 
@@ -29,9 +29,25 @@ impl Hub {
     /// [`crate::HubConfig::collaborate_wait`] when delivery goes on in the
     /// background; never waits for the target's work. The answer, however
     /// late, lands in the thread, where `from` (a participant) hears of it.
+    ///
+    /// The guards count the call for the caller code in process stands for
+    /// (see [`Caller::vouched_for`]); a server that knows more says who
+    /// called with [`Hub::collaborate_as`].
     pub async fn collaborate(
         &self,
         from: Sender,
+        request: Collaborate,
+    ) -> Result<Collaboration, HubError> {
+        let caller = Caller::vouched_for(&from);
+        self.collaborate_as(from, &caller, request).await
+    }
+
+    /// [`Hub::collaborate`], its guards counting `caller` (who the call
+    /// proved to come from) rather than `from` (the name it goes under).
+    pub async fn collaborate_as(
+        &self,
+        from: Sender,
+        caller: &Caller,
         request: Collaborate,
     ) -> Result<Collaboration, HubError> {
         let (target, text) = self.check_collaboration(&from, &request)?;
@@ -40,8 +56,14 @@ impl Hub {
         let destination = self.destination(&request, &opener, &target, now)?;
         // The pair guard counts every collaborate call, continued or not.
         let thread = destination.thread.as_deref();
-        self.admit_pair(&opener, &target, thread, &destination.channel)
+        self.admit_pair(&opener, caller, &target, thread, &destination.channel)
             .await?;
+        if destination.thread.is_none() {
+            if let Caller::Anonymous(_) = caller {
+                self.admit_anonymous_thread(caller, &destination.channel)
+                    .await?;
+            }
+        }
         let thread = match destination.thread {
             Some(thread) => self.continue_thread(&opener, &target, &thread, now).await?,
             None => {

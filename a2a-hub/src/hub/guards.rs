@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Hub, Post, ThreadState, unknown_thread};
 use crate::error::HubError;
-use crate::model::{HubEvent, Sender, ThreadView};
+use crate::model::{Caller, HubEvent, Sender, ThreadView};
 use crate::store::{GuardKind, Write, stamp};
 
 /// What a thread's `paused_until` holds when only a person resumes it.
@@ -224,16 +224,18 @@ impl Hub {
         }
     }
 
-    /// The pair guard: counts a collaborate call of `opener` with `target`,
-    /// or refuses it (on record) when the pair made too many.
+    /// The pair guard: counts a collaborate call of `caller` (who asks as
+    /// `opener`) with `target`, or refuses it (on record) when the pair
+    /// made too many.
     pub(super) async fn admit_pair(
         &self,
         opener: &str,
+        caller: &Caller,
         target: &str,
         thread: Option<&str>,
         channel: &str,
     ) -> Result<(), HubError> {
-        let pair = (opener.to_owned(), target.to_owned());
+        let pair = (caller.guard_key(), target.to_owned());
         let guards = &self.inner.config.guards;
         let now = self.now();
         let admitted = {
@@ -247,7 +249,7 @@ impl Hub {
             Ok(forget_before) => {
                 let counted = Write::GuardEvent {
                     guard: GuardKind::Pair,
-                    key: pair_key(opener, target),
+                    key: pair_key(&pair.0, target),
                     at: now,
                     forget_before,
                 };
@@ -266,6 +268,51 @@ impl Hub {
         self.log_decision("collaborate_refused", &message, thread, channel)
             .await;
         self.notify_operator(&message, thread, channel).await;
+        Err(HubError::refused(message, wait))
+    }
+
+    /// The guard on threads opened without authentication: counts one
+    /// opened by `caller` (anonymous), or refuses it (on record) when its
+    /// address opened too many in the window, so that calls under ever new
+    /// names cannot set off an agent each.
+    pub(super) async fn admit_anonymous_thread(
+        &self,
+        caller: &Caller,
+        channel: &str,
+    ) -> Result<(), HubError> {
+        let key = caller.guard_key();
+        let guards = &self.inner.config.guards;
+        let now = self.now();
+        let admitted = {
+            let mut state = self.state();
+            state
+                .anonymous_threads
+                .admit(&key, guards.anonymous_threads, now)
+                .map(|()| state.anonymous_threads.forget_before(now))
+        };
+        let wait = match admitted {
+            Ok(forget_before) => {
+                let counted = Write::GuardEvent {
+                    guard: GuardKind::AnonymousThread,
+                    key,
+                    at: now,
+                    forget_before,
+                };
+                return self.inner.store.write(vec![counted]).await;
+            }
+            Err(wait) => wait,
+        };
+        let message = format!(
+            "refused by the loop guard: callers without authentication open at most {} threads \
+             in {} s from one address; try again in {} s",
+            guards.anonymous_threads,
+            guards.anonymous_window.as_secs(),
+            wait.as_secs().max(1)
+        );
+        tracing::warn!(caller = %key, "collaboration hub: a thread refused to an anonymous caller");
+        self.log_decision("thread_refused", &message, None, channel)
+            .await;
+        self.notify_operator(&message, None, channel).await;
         Err(HubError::refused(message, wait))
     }
 

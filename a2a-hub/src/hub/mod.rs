@@ -81,6 +81,8 @@ struct State {
     observed: HashMap<String, VecDeque<ObserverRecord>>,
     pairs: Window<(String, String)>,
     bursts: Window<String>,
+    /// Threads opened without authentication, by address.
+    anonymous_threads: Window<String>,
     /// (agent, context) → the agent's task that waits for input there.
     waiting: HashMap<(String, String), Waiting>,
     participant_seq: u64,
@@ -124,6 +126,7 @@ impl State {
             .collect();
         let mut pairs = Window::new(guards.pair_window);
         let mut bursts = Window::new(guards.burst_window);
+        let mut anonymous_threads = Window::new(guards.anonymous_window);
         for event in guard_events {
             match event.guard {
                 GuardKind::Pair => match guards::pair_of_key(&event.key) {
@@ -133,6 +136,7 @@ impl State {
                     }
                 },
                 GuardKind::Burst => bursts.restore(event.key, event.at, now),
+                GuardKind::AnonymousThread => anonymous_threads.restore(event.key, event.at, now),
             }
         }
         let state = State {
@@ -141,6 +145,7 @@ impl State {
             observed,
             pairs,
             bursts,
+            anonymous_threads,
             waiting: HashMap::new(),
             participant_seq,
             swept: None,

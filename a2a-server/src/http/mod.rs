@@ -378,7 +378,7 @@ pub async fn serve_with(
                 Err(_) => break,
             },
         };
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = &mut stop => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -396,10 +396,15 @@ pub async fn serve_with(
         // Told of each request the connection brings (its headers are in).
         let first_request = Arc::new(tokio::sync::Notify::new());
         let arrived = first_request.clone();
+        // Every request carries the address it came from, as axum's
+        // `ConnectInfo` (what a guard keys an anonymous caller on).
+        let peer = axum::extract::ConnectInfo(peer);
         let hyper_service =
             hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
                 arrived.notify_one();
-                app.clone().oneshot(request.map(axum::body::Body::new))
+                let mut request = request.map(axum::body::Body::new);
+                request.extensions_mut().insert(peer);
+                app.clone().oneshot(request)
             });
         let Some(tls) = config.tls.clone() else {
             let connection = builder

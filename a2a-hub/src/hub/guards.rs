@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{Hub, Post, ThreadState, unknown_thread};
+use super::{Hub, Post, State, ThreadState, unknown_thread};
 use crate::error::HubError;
 use crate::model::{Caller, HubEvent, Sender, ThreadView};
 use crate::store::{GuardKind, Write, stamp};
@@ -237,25 +237,13 @@ impl Hub {
     ) -> Result<(), HubError> {
         let pair = (caller.guard_key(), target.to_owned());
         let guards = &self.inner.config.guards;
-        let now = self.now();
-        let admitted = {
-            let mut state = self.state();
-            state
-                .pairs
-                .admit(&pair, guards.pair_limit, now)
-                .map(|()| state.pairs.forget_before(now))
-        };
-        let wait = match admitted {
-            Ok(forget_before) => {
-                let counted = Write::GuardEvent {
-                    guard: GuardKind::Pair,
-                    key: pair_key(&pair.0, target),
-                    at: now,
-                    forget_before,
-                };
-                return self.inner.store.write(vec![counted]).await;
-            }
-            Err(wait) => wait,
+        let stored = pair_key(&pair.0, target);
+        let counted: fn(&mut State) -> &mut Window<_> = |state| &mut state.pairs;
+        let Err(wait) = self
+            .admit_recorded(GuardKind::Pair, counted, &pair, stored, guards.pair_limit)
+            .await?
+        else {
+            return Ok(());
         };
         let message = format!(
             "refused by the loop guard: {opener} asked {target} {} times in the last {} s; \
@@ -282,25 +270,19 @@ impl Hub {
     ) -> Result<(), HubError> {
         let key = caller.guard_key();
         let guards = &self.inner.config.guards;
-        let now = self.now();
-        let admitted = {
-            let mut state = self.state();
-            state
-                .anonymous_threads
-                .admit(&key, guards.anonymous_threads, now)
-                .map(|()| state.anonymous_threads.forget_before(now))
-        };
-        let wait = match admitted {
-            Ok(forget_before) => {
-                let counted = Write::GuardEvent {
-                    guard: GuardKind::AnonymousThread,
-                    key,
-                    at: now,
-                    forget_before,
-                };
-                return self.inner.store.write(vec![counted]).await;
-            }
-            Err(wait) => wait,
+        let counted: fn(&mut State) -> &mut Window<_> = |state| &mut state.anonymous_threads;
+        let limit = guards.anonymous_threads;
+        let Err(wait) = self
+            .admit_recorded(
+                GuardKind::AnonymousThread,
+                counted,
+                &key,
+                key.clone(),
+                limit,
+            )
+            .await?
+        else {
+            return Ok(());
         };
         let message = format!(
             "refused by the loop guard: callers without authentication open at most {} threads \
@@ -314,6 +296,40 @@ impl Hub {
             .await;
         self.notify_operator(&message, None, channel).await;
         Err(HubError::refused(message, wait))
+    }
+
+    /// Counts an event of `key` in the window `window` picks, and records it
+    /// (as `stored`) with the hub's record, if fewer than `limit` fell in
+    /// the window; else counts nothing and says how long until the oldest
+    /// leaves it.
+    async fn admit_recorded<K: Hash + Eq + Clone>(
+        &self,
+        guard: GuardKind,
+        window: fn(&mut State) -> &mut Window<K>,
+        key: &K,
+        stored: String,
+        limit: u32,
+    ) -> Result<Result<(), Duration>, HubError> {
+        let now = self.now();
+        let admitted = {
+            let mut state = self.state();
+            let window = window(&mut state);
+            window
+                .admit(key, limit, now)
+                .map(|()| window.forget_before(now))
+        };
+        match admitted {
+            Ok(forget_before) => {
+                let counted = Write::GuardEvent {
+                    guard,
+                    key: stored,
+                    at: now,
+                    forget_before,
+                };
+                self.inner.store.write(vec![counted]).await.map(Ok)
+            }
+            Err(wait) => Ok(Err(wait)),
+        }
     }
 
     /// Tells of a guard that tripped on a post in `channel`.

@@ -114,7 +114,12 @@ async fn same_origin_json(
         .into_response();
     }
     if let Some(origin) = headers.get(axum::http::header::ORIGIN) {
-        let host = headers.get(axum::http::header::HOST);
+        // HTTP/1.1 names the host in `Host`, HTTP/2 in the `:authority`
+        // that hyper puts in the URI.
+        let host = headers
+            .get(axum::http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or_else(|| request.uri().authority().map(|a| a.as_str()));
         if !same_origin(origin, host) {
             return ApiError {
                 status: StatusCode::FORBIDDEN,
@@ -130,8 +135,8 @@ async fn same_origin_json(
 
 /// Whether `origin` (`scheme://host[:port]`) names the host the request was
 /// sent to.
-fn same_origin(origin: &axum::http::HeaderValue, host: Option<&axum::http::HeaderValue>) -> bool {
-    let (Ok(origin), Some(Ok(host))) = (origin.to_str(), host.map(|h| h.to_str())) else {
+fn same_origin(origin: &axum::http::HeaderValue, host: Option<&str>) -> bool {
+    let (Ok(origin), Some(host)) = (origin.to_str(), host) else {
         return false;
     };
     let authority = origin

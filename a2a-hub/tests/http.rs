@@ -784,3 +784,31 @@ async fn anonymous_callers_open_a_bounded_number_of_threads() {
         "{ops:#?}"
     );
 }
+
+/// Over HTTP/2 the host is the request's `:authority` (there is no `Host`
+/// header): the hub's own origin is still its own.
+#[tokio::test]
+async fn the_hubs_own_origin_is_recognised_over_http2() {
+    let (world, url) = served().await;
+    let done = paused_thread(&world).await;
+    let h2 = Client::builder().http2_prior_knowledge().build().unwrap();
+    let response = h2
+        .post(format!("{url}/hub/api/threads/{}/resume", done.thread))
+        .header("origin", url.trim_end_matches('/'))
+        .bearer_auth(world.hub.operator_token())
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    let (status, body) = answer(response).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let foreign = h2
+        .post(format!("{url}/hub/api/messages"))
+        .header("origin", "http://evil.example")
+        .json(&json!({"text": "hi", "channel": "general"}))
+        .send()
+        .await
+        .unwrap();
+    refused(foreign, StatusCode::FORBIDDEN).await;
+}

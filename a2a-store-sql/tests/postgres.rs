@@ -133,6 +133,46 @@ async fn job_writes_ride_along_with_task_writes() {
 }
 
 #[tokio::test]
+async fn canceled_job_shows_canceled_with_its_reason() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::canceled_job_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn canceled_job_written_with_its_task_shows_canceled_with_its_reason() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::canceled_job_writes_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn prune_keeps_tasks_within_task_retention() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::task_retention_keeps_tasks_within_it(&store, &store, &store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn prune_removes_tasks_past_task_retention() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::task_retention_removes_tasks_past_it(&store, &store, &store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn task_retention_of_zero_keeps_tasks_for_ever() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::task_retention_of_zero_keeps_tasks_for_ever(&store, &store, &store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn credentials_are_encrypted_at_rest_and_a_wrong_key_is_refused() {
     let key = PushKey::from_bytes(&[5; 32]);
     in_fresh_schema(Some(key.clone()), |store, options| async move {

@@ -51,6 +51,36 @@ async fn job_writes_ride_along_with_task_writes() {
 }
 
 #[tokio::test]
+async fn canceled_job_shows_canceled_with_its_reason() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::canceled_job_suite(&store).await;
+}
+
+#[tokio::test]
+async fn canceled_job_written_with_its_task_shows_canceled_with_its_reason() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::canceled_job_writes_suite(&store).await;
+}
+
+#[tokio::test]
+async fn prune_keeps_tasks_within_task_retention() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::task_retention_keeps_tasks_within_it(&store, &store, &store).await;
+}
+
+#[tokio::test]
+async fn prune_removes_tasks_past_task_retention() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::task_retention_removes_tasks_past_it(&store, &store, &store).await;
+}
+
+#[tokio::test]
+async fn task_retention_of_zero_keeps_tasks_for_ever() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::task_retention_of_zero_keeps_tasks_for_ever(&store, &store, &store).await;
+}
+
+#[tokio::test]
 async fn push_config_store_conforms_with_encrypted_credentials() {
     let dir = tempfile::tempdir().unwrap();
     let options = SqliteOptions::new(dir.path()).push_key(PushKey::from_bytes(&[3; 32]));

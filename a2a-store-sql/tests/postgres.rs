@@ -224,6 +224,26 @@ async fn the_counts_migration_counts_the_tasks_already_stored() {
 }
 
 #[tokio::test]
+async fn the_task_retention_migration_marks_the_jobs_of_canceled_tasks_canceled() {
+    in_fresh_schema(None, |store, options| async move {
+        support::seed_jobs_of_an_older_release(&store).await;
+        // Back to the schema before the migration (3), jobs and all.
+        sqlx::raw_sql(
+            "DROP INDEX tasks_terminal_by_status; \
+             UPDATE jobs SET state = 'COMPLETED', reason = NULL; \
+             DELETE FROM _sqlx_migrations WHERE version = 4",
+        )
+        .execute(store.pool())
+        .await
+        .unwrap();
+        let reopened = PostgresStore::connect_with(options, None).await.unwrap();
+        support::assert_older_jobs_tell_cancels_apart(&reopened).await;
+        reopened.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn tasks_moving_both_ways_at_once_keep_their_counts_without_deadlock() {
     use a2a_core::{ListTasksRequest, StreamResponse, Task, TaskState};
     use a2a_server::store::{Cause, TaskStore};

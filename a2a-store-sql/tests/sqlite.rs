@@ -257,3 +257,23 @@ async fn the_counts_migration_counts_the_tasks_already_stored() {
     let reopened = SqliteStore::open(dir.path()).await.unwrap();
     support::assert_seeded_totals(&reopened).await;
 }
+
+#[tokio::test]
+async fn the_task_retention_migration_marks_the_jobs_of_canceled_tasks_canceled() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    support::seed_jobs_of_an_older_release(&store).await;
+    // Back to the schema before the migration (5), jobs and all.
+    sqlx::raw_sql(
+        "DROP INDEX tasks_terminal_by_status; \
+         UPDATE jobs SET state = 'COMPLETED', reason = NULL; \
+         DELETE FROM _sqlx_migrations WHERE version = 6",
+    )
+    .execute(store.pool())
+    .await
+    .unwrap();
+    store.close().await;
+    drop(store);
+    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    support::assert_older_jobs_tell_cancels_apart(&reopened).await;
+}

@@ -220,13 +220,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             if let Some(store) = store {
                 builder = store.install(builder);
             }
+            let mut jobs = job_config(&args);
             if let (Some(bus), Some(node)) = (bus, &args.node_id) {
-                let mut jobs = JobConfig::default();
                 node.clone_into(&mut jobs.node);
                 let mut cluster = ClusterConfig::default();
                 cluster.lease_timeout = lease;
-                builder = builder.job_config(jobs).cluster(bus, cluster);
+                builder = builder.cluster(bus, cluster);
             }
+            builder = builder.job_config(jobs);
             if let Some(log) = log {
                 builder = builder.conversation_log(log);
             }
@@ -252,6 +253,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     auth: auth.map(Auth::into_authenticate),
                     hub_dir: hub_dir.as_deref(),
                     card_signer: card_signer.clone(),
+                    jobs: job_config(&args),
                 },
             )
             .await?;
@@ -339,6 +341,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// The signer of `--card-key`, checked before anything is opened or bound.
+/// The job settings of every handler `a2a serve` builds: the task retention
+/// of `--task-retention-days` (0 keeps tasks for ever), the rest default.
+fn job_config(args: &ServeArgs) -> JobConfig {
+    let mut jobs = JobConfig::default();
+    jobs.task_retention = (args.task_retention_days > 0)
+        .then(|| Duration::from_secs(args.task_retention_days.saturating_mul(24 * 60 * 60)));
+    jobs
+}
+
 fn card_signer(args: &ServeArgs) -> anyhow::Result<Option<std::sync::Arc<CardSigner>>> {
     let (Some(path), Some(kid)) = (&args.card_key, &args.card_key_id) else {
         return Ok(None);

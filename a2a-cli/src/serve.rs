@@ -416,3 +416,34 @@ async fn open_state(
         .with_context(|| format!("cannot open the state ({location})"))?;
     Ok((description, store))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn serve_args(args: &[&str]) -> ServeArgs {
+        let argv = ["a2a", "serve"].iter().chain(args);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Serve(args) => *args,
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn task_retention_is_30_days_unless_told_and_0_keeps_tasks() {
+        let day = Duration::from_secs(24 * 60 * 60);
+        assert_eq!(job_config(&serve_args(&[])).task_retention, Some(30 * day));
+        let told = serve_args(&["--task-retention-days", "90"]);
+        assert_eq!(job_config(&told).task_retention, Some(90 * day));
+        let kept = serve_args(&["--task-retention-days", "0"]);
+        assert_eq!(job_config(&kept).task_retention, None);
+        assert_eq!(
+            job_config(&kept).retention,
+            7 * day,
+            "job records keep their own retention"
+        );
+    }
+}

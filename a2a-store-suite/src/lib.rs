@@ -14,7 +14,8 @@
 //!
 //! The task and push-config suites work in their own fresh tenant, so they
 //! can share a database with other tests. The job suite needs a store that
-//! holds no other jobs (recovery and listings see every job).
+//! holds no other jobs (recovery and listings see every job), and so do the
+//! cases of canceled jobs and of retention (which see every task and job).
 //!
 //! A failure panics with a message naming the broken rule.
 

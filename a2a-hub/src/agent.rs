@@ -146,7 +146,14 @@ const HUB_ERROR: &str = "hubError";
 #[async_trait]
 impl AgentExecutor for HubAgent {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        match self.handle(ctx, &events).await {
+        // The request's own log line (its server logged it): what it posts
+        // is that line, not a second copy.
+        let line = ctx
+            .extensions
+            .get::<a2a_conversation::ChainTip>()
+            .and_then(a2a_conversation::ChainTip::get);
+        let handled = crate::hub::with_request_line(line, self.handle(ctx, &events)).await;
+        match handled {
             Err(Refusal::Hub(err)) => {
                 let data = serde_json::json!({ HUB_ERROR: {
                     "kind": err.kind().as_str(),

@@ -9,7 +9,7 @@ use a2a_hub::api::{
     ChannelList, CollaborateRequest, CollaborationAnswer, FeedEvent, HubApiClient, HubFeed,
     MessageList, MessagesQuery, PostMessage, PostedMessage, ResumedThread, ThreadList,
 };
-use a2a_hub::{HubMessage, ThreadView};
+use a2a_hub::{DeliveryState, DeliveryStatus, HubMessage, ThreadView};
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 use serde_json::json;
@@ -239,7 +239,8 @@ fn message_line(message: &HubMessage, titles: &HashMap<String, String>) -> Strin
     format!("{place} {}: {}", message.from.name(), message.text)
 }
 
-/// Who handles `message`, in words.
+/// Whom `message` goes to, in words: `delivering to beta (primary)`, or
+/// why nobody.
 fn handled_by(message: &HubMessage) -> String {
     if message.handlers.is_empty() {
         return match message.unrouted.as_deref() {
@@ -268,7 +269,16 @@ fn handled_by(message: &HubMessage) -> String {
             format!("{agent} ({role})")
         })
         .collect();
-    format!("handled by {}", roles.join(", "))
+    format!("delivering to {}", roles.join(", "))
+}
+
+/// Where each delivery of `message` stands, one line each.
+fn delivery_lines(message: &HubMessage) -> Vec<String> {
+    message
+        .deliveries
+        .iter()
+        .map(|d| format!("  → {}", d.describe()))
+        .collect()
 }
 
 async fn messages(
@@ -311,29 +321,394 @@ async fn messages(
             message.t.format("%Y-%m-%d %H:%M:%S"),
             message_line(message, &titles)
         )?;
+        for line in delivery_lines(message) {
+            outln!("{line}")?;
+        }
     }
     Ok(())
 }
 
 async fn post(api: &HubApiClient, args: HubPostArgs, json: bool) -> anyhow::Result<()> {
+    use std::io::IsTerminal as _;
+    let wait = match (args.wait, args.no_wait) {
+        (true, _) => true,
+        (_, true) => false,
+        _ => !json && std::io::stdout().is_terminal(),
+    };
     let request = PostMessage {
         text: args.text,
         channel: args.channel,
         thread: args.thread,
         from: args.from,
     };
+    // Opened first, so no outcome comes before it.
+    let feed = match wait {
+        true => Some(api.feed(None).await?),
+        false => None,
+    };
     let message = api.post(&request).await?;
-    if json {
+    if json && !wait {
         return print_answer(&PostedMessage { message });
     }
-    let mut titles = HashMap::new();
-    if let Some(id) = &message.thread {
-        if let Some(thread) = api.thread(id).await? {
-            titles.insert(thread.id, thread.title);
+    if json {
+        outln!("{}", json!({ "message": message }))?;
+    } else {
+        let mut titles = HashMap::new();
+        if let Some(id) = &message.thread {
+            if let Some(thread) = api.thread(id).await? {
+                titles.insert(thread.id, thread.title);
+            }
+        }
+        outln!("{}", message_line(&message, &titles))?;
+        outln!("  message {}: {}", message.id, handled_by(&message))?;
+    }
+    match feed {
+        Some(feed) if !message.handlers.is_empty() => {
+            tokio::select! {
+                waited = wait_for_outcomes(api, feed, &message, json) => waited,
+                _ = tokio::signal::ctrl_c() => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Prints how each delivery of `message` moves on, and the answers, as the
+/// feed brings them; returns once every delivery is settled (the hub posts
+/// an agent's answer before it shows its delivery settled). A failed
+/// delivery is an error, with its reason.
+async fn wait_for_outcomes(
+    api: &HubApiClient,
+    mut feed: HubFeed,
+    message: &HubMessage,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut waiting = Outcomes {
+        json,
+        states: HashMap::new(),
+        printed: std::collections::HashSet::new(),
+    };
+    while !waiting.settled(message) {
+        match feed.next().await? {
+            FeedEvent::Delivery(update) if update.id == message.id => {
+                waiting.statuses(update.deliveries)?;
+            }
+            FeedEvent::Message(reply) if reply.reply_to.as_deref() == Some(&message.id) => {
+                waiting.answer(&reply)?;
+            }
+            FeedEvent::Lagged(_) => {
+                // Events were missed: what the record says now.
+                let query = MessagesQuery {
+                    channel: Some(message.channel.clone()),
+                    thread: message.thread.clone(),
+                    limit: Some(a2a_hub::MAX_PAGE),
+                };
+                for known in api.messages(&query).await? {
+                    if known.id == message.id {
+                        waiting.statuses(known.deliveries)?;
+                    } else if known.reply_to.as_deref() == Some(&message.id) {
+                        waiting.answer(&known)?;
+                    }
+                }
+            }
+            _ => {}
         }
     }
-    outln!("{}", message_line(&message, &titles))?;
-    outln!("  message {}: {}", message.id, handled_by(&message))?;
+    let failed: Vec<String> = waiting
+        .states
+        .values()
+        .filter(|s| matches!(s.state, DeliveryState::Failed | DeliveryState::Abandoned))
+        .map(DeliveryStatus::describe)
+        .collect();
+    if !failed.is_empty() {
+        bail!("not delivered: {}", failed.join("; "));
+    }
+    Ok(())
+}
+
+/// What `a2a hub post --wait` has seen of a message's deliveries.
+struct Outcomes {
+    json: bool,
+    states: HashMap<String, DeliveryStatus>,
+    /// The answers printed, by message id.
+    printed: std::collections::HashSet<String>,
+}
+
+impl Outcomes {
+    fn settled(&self, message: &HubMessage) -> bool {
+        message
+            .handlers
+            .iter()
+            .all(|agent| self.states.get(agent).is_some_and(|s| s.state.is_settled()))
+    }
+
+    /// Prints the statuses that changed.
+    fn statuses(&mut self, statuses: Vec<DeliveryStatus>) -> anyhow::Result<()> {
+        for status in statuses {
+            let known = self.states.get(&status.agent);
+            if known.is_some_and(|k| k.state == status.state && k.attempt == status.attempt) {
+                continue;
+            }
+            if self.json {
+                outln!("{}", json!({ "delivery": status }))?;
+            } else {
+                outln!("  → {}", status.describe())?;
+            }
+            self.states.insert(status.agent.clone(), status);
+        }
+        Ok(())
+    }
+
+    /// Prints an answer once.
+    fn answer(&mut self, reply: &HubMessage) -> anyhow::Result<()> {
+        if !self.printed.insert(reply.id.clone()) {
+            return Ok(());
+        }
+        if self.json {
+            outln!("{}", json!({ "message": reply }))
+        } else {
+            outln!("{}: {}", reply.from.name(), reply.text)
+        }
+    }
+}
+
+/// `#channel [thread title] from: text`, one message as people read it.
+fn message_line(message: &HubMessage, titles: &HashMap<String, String>) -> String {
+    let place = match &message.thread {
+        Some(thread) => format!(
+            "#{} [{}]",
+            message.channel,
+            titles.get(thread).map_or(thread.as_str(), String::as_str)
+        ),
+        None => format!("#{}", message.channel),
+    };
+    format!("{place} {}: {}", message.from.name(), message.text)
+}
+
+/// Whom `message` goes to, in words: `delivering to beta (primary)`, or
+/// why nobody.
+fn handled_by(message: &HubMessage) -> String {
+    if message.handlers.is_empty() {
+        return match message.unrouted.as_deref() {
+            Some("paused") => {
+                "no agent called: the thread is paused by a loop guard (a person resumes it, \
+                 or it resumes after its cool-down)"
+                    .to_owned()
+            }
+            Some("sink") => "no agent called: the channel only records (a sink)".to_owned(),
+            Some(reason) => format!("no agent called ({reason})"),
+            None => "no agent handles it: it mentions nobody (@name) and there is nobody to \
+                     take it by default"
+                .to_owned(),
+        };
+    }
+    let roles: Vec<String> = message
+        .handlers
+        .iter()
+        .map(|agent| {
+            let role = match message.mentions.iter().position(|m| m == agent) {
+                Some(0) => "primary",
+                Some(_) => "secondary",
+                None if message.thread.is_some() => "participant",
+                None => "default agent",
+            };
+            format!("{agent} ({role})")
+        })
+        .collect();
+    format!("delivering to {}", roles.join(", "))
+}
+
+/// Where each delivery of `message` stands, one line each.
+fn delivery_lines(message: &HubMessage) -> Vec<String> {
+    message
+        .deliveries
+        .iter()
+        .map(|d| format!("  → {}", d.describe()))
+        .collect()
+}
+
+async fn messages(
+    api: &HubApiClient,
+    channel: Option<String>,
+    thread: Option<String>,
+    limit: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    let channel = match (&channel, &thread) {
+        (None, None) => {
+            let channels = api.channels().await?;
+            let default = channels.into_iter().find(|c| c.is_default).context(
+                "the hub has no default channel: name one with --channel (see a2a hub channels)",
+            )?;
+            Some(default.name)
+        }
+        _ => channel,
+    };
+    let query = MessagesQuery {
+        channel,
+        thread: thread.clone(),
+        limit: Some(limit),
+    };
+    let messages = api.messages(&query).await?;
+    if json {
+        return print_answer(&MessageList { messages });
+    }
+    let titles = match &thread {
+        Some(id) => api
+            .thread(id)
+            .await?
+            .map(|t| HashMap::from([(t.id, t.title)]))
+            .unwrap_or_default(),
+        None => HashMap::new(),
+    };
+    for message in &messages {
+        outln!(
+            "{} {}",
+            message.t.format("%Y-%m-%d %H:%M:%S"),
+            message_line(message, &titles)
+        )?;
+        for line in delivery_lines(message) {
+            outln!("{line}")?;
+        }
+    }
+    Ok(())
+}
+
+async fn post(api: &HubApiClient, args: HubPostArgs, json: bool) -> anyhow::Result<()> {
+    use std::io::IsTerminal as _;
+    let wait = match (args.wait, args.no_wait) {
+        (true, _) => true,
+        (_, true) => false,
+        _ => !json && std::io::stdout().is_terminal(),
+    };
+    let request = PostMessage {
+        text: args.text,
+        channel: args.channel,
+        thread: args.thread,
+        from: args.from,
+    };
+    // Opened first, so no outcome comes before it.
+    let feed = match wait {
+        true => Some(api.feed(None).await?),
+        false => None,
+    };
+    let message = api.post(&request).await?;
+    if json && !wait {
+        return print_answer(&PostedMessage { message });
+    }
+    if json {
+        outln!("{}", json!({ "message": message }))?;
+    } else {
+        let mut titles = HashMap::new();
+        if let Some(id) = &message.thread {
+            if let Some(thread) = api.thread(id).await? {
+                titles.insert(thread.id, thread.title);
+            }
+        }
+        outln!("{}", message_line(&message, &titles))?;
+        outln!("  message {}: {}", message.id, handled_by(&message))?;
+    }
+    match feed {
+        Some(feed) if !message.handlers.is_empty() => {
+            tokio::select! {
+                waited = wait_for_outcomes(api, feed, &message, json) => waited,
+                _ = tokio::signal::ctrl_c() => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Prints how each delivery of `message` ends, and the answers, as the
+/// feed brings them; returns once every delivery is settled and its answer
+/// (if any) printed. A failed delivery is an error, with its reason.
+async fn wait_for_outcomes(
+    api: &HubApiClient,
+    mut feed: HubFeed,
+    message: &HubMessage,
+    json: bool,
+) -> anyhow::Result<()> {
+    use a2a_hub::{DeliveryState, DeliveryStatus};
+    let mut states: HashMap<String, DeliveryStatus> = HashMap::new();
+    let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // An agent that answers posts its answer right after its delivery
+    // settles: waited for, unless it had nothing to say (then the feed's
+    // keep-alive ends the wait after a short while with no answer).
+    let mut settled_at: Option<tokio::time::Instant> = None;
+    loop {
+        let all_settled = message
+            .handlers
+            .iter()
+            .all(|agent| states.get(agent).is_some_and(|s| s.state.is_settled()));
+        let answers_in = message.handlers.iter().all(|agent| {
+            answered.contains(agent)
+                || states.get(agent).is_some_and(|s| {
+                    matches!(s.state, DeliveryState::Failed | DeliveryState::Abandoned)
+                })
+        });
+        if all_settled && answers_in {
+            break;
+        }
+        if all_settled && settled_at.is_none() {
+            settled_at = Some(tokio::time::Instant::now());
+        }
+        let next = match settled_at {
+            Some(at) => {
+                let left = std::time::Duration::from_secs(2).saturating_sub(at.elapsed());
+                match tokio::time::timeout(left, feed.next()).await {
+                    Ok(event) => event?,
+                    Err(_) => break,
+                }
+            }
+            None => feed.next().await?,
+        };
+        match next {
+            FeedEvent::Delivery(update) if update.id == message.id => {
+                for status in update.deliveries {
+                    let known = states.get(&status.agent);
+                    if known.is_some_and(|k| k.state == status.state && k.attempt == status.attempt)
+                    {
+                        continue;
+                    }
+                    if json {
+                        outln!("{}", json!({ "delivery": status }))?;
+                    } else {
+                        outln!("  → {}", status.describe())?;
+                    }
+                    states.insert(status.agent.clone(), status);
+                }
+            }
+            FeedEvent::Message(reply) if reply.reply_to.as_deref() == Some(&message.id) => {
+                if json {
+                    outln!("{}", json!({ "message": reply }))?;
+                } else {
+                    outln!("{}: {}", reply.from.name(), reply.text)?;
+                }
+                if let Some(agent) = reply.from.agent() {
+                    answered.insert(agent.to_owned());
+                }
+                // The hub's notice of an agent that could not answer.
+                for agent in &message.handlers {
+                    if reply.text.starts_with(&format!("{agent} could not answer")) {
+                        answered.insert(agent.clone());
+                    }
+                }
+            }
+            FeedEvent::Lagged(_) => {
+                // Missed events: what the record says now.
+                let _ = api;
+            }
+            _ => {}
+        }
+    }
+    let failed: Vec<String> = states
+        .values()
+        .filter(|s| matches!(s.state, DeliveryState::Failed | DeliveryState::Abandoned))
+        .map(DeliveryStatus::describe)
+        .collect();
+    if !failed.is_empty() {
+        bail!("not delivered: {}", failed.join("; "));
+    }
     Ok(())
 }
 
@@ -466,6 +841,18 @@ async fn follow(
                     outln!("{line}")?;
                 }
                 threads.insert(thread.id.clone(), thread);
+            }
+            FeedEvent::Delivery(message) if json => outln!("{}", json!({ "delivery": message }))?,
+            FeedEvent::Delivery(message) => {
+                let title = message
+                    .thread
+                    .as_ref()
+                    .and_then(|id| threads.get(id))
+                    .map(|t| format!("#{} [{}]", message.channel, t.title))
+                    .unwrap_or_else(|| format!("#{}", message.channel));
+                for status in &message.deliveries {
+                    outln!("{title} message {}: {}", message.id, status.describe())?;
+                }
             }
             FeedEvent::Lagged(missed) if json => outln!("{}", json!({ "lagged": missed }))?,
             FeedEvent::Lagged(missed) => eprintln!(

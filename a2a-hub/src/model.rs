@@ -309,6 +309,9 @@ pub enum HubEvent {
     Message(Arc<HubMessage>),
     /// A thread opened or changed (participants, paused, resumed).
     Thread(Arc<ThreadView>),
+    /// A delivery of a message moved on: the message, with where each of
+    /// its deliveries stands.
+    Delivery(Arc<HubMessage>),
 }
 
 /// What `collaborate` is asked.

@@ -102,15 +102,8 @@ impl Hub {
             }
         };
         let _ = done.send(Ok(()));
-        if let SendMessageResponse::Task(task) = &response {
-            tracked.task_id = Some(task.id.clone());
-            if !settles(&task.status, stale.as_deref()) {
-                self.track(&message, &mut tracked, DeliveryState::Working, None)
-                    .await;
-            }
-        }
         let answer = self
-            .answer(&client, &message, &agent, response, stale.as_deref())
+            .answer(&client, &message, &mut tracked, response, stale.as_deref())
             .await;
         match answer {
             Some(answer) => {
@@ -154,7 +147,7 @@ impl Hub {
         }
         tracked.line_recorded = true;
         if let Ok(Some(updated)) = self.inner.store.message(message.id.clone()).await {
-            let _ = self.inner.events.send(HubEvent::Message(Arc::new(updated)));
+            let _ = self.inner.events.send(HubEvent::Delivery(Arc::new(updated)));
         }
     }
 
@@ -228,7 +221,7 @@ impl Hub {
         &self,
         client: &Client,
         message: &HubMessage,
-        agent: &str,
+        tracked: &mut Tracked,
         response: SendMessageResponse,
         stale: Option<&str>,
     ) -> Option<SendMessageResponse> {
@@ -238,12 +231,16 @@ impl Hub {
         };
         let pending = Write::Delivery {
             message_id: message.id.clone(),
-            agent: agent.to_owned(),
+            agent: tracked.agent.clone(),
             task_id: task_id.clone(),
         };
         if let Err(err) = self.inner.store.write(vec![pending]).await {
             tracing::warn!(error = %err, "collaboration hub: a delivery could not be recorded; it is followed but not resumed after a restart");
         }
+        // Shown at work once a restart would follow it again.
+        tracked.task_id = Some(task_id.clone());
+        self.track(message, tracked, DeliveryState::Working, None)
+            .await;
         let task = follow(client, &task_id, stale, &self.inner.stop).await?;
         Some(SendMessageResponse::Task(task))
     }
@@ -327,9 +324,11 @@ impl Hub {
                 self.state().waiting.insert(key, waiting);
             }
         }
-        self.track(message, tracked, state, reason).await;
-        // An agent that has nothing to say posts nothing.
+        // An agent that has nothing to say posts nothing. The answer is
+        // posted before the delivery shows as settled, so who waits for
+        // the outcome has the answer when it sees it.
         let (Some(text), from) = answer_post(&agent, &answer) else {
+            self.track(message, tracked, state, reason).await;
             return;
         };
         let t = self.now();
@@ -369,6 +368,7 @@ impl Hub {
         {
             tracing::warn!(%agent, error = %err, "collaboration hub: an agent's answer could not be posted");
         }
+        self.track(message, tracked, state, reason).await;
     }
 
     /// Tells the operator that the agent did not get `message`: a notice in

@@ -123,3 +123,77 @@ async fn a_hub_exchange_is_one_chain_back_to_the_persons_post_with_each_message_
     let states: Vec<String> = posted.deliveries.iter().map(|d| d.describe()).collect();
     assert_eq!(states, ["gamma: completed"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collaboration_an_agent_asks_for_over_a2a_continues_the_chain_of_its_request() {
+    use std::sync::Arc;
+    use support::{Script, Turn};
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = ConversationLog::open(dir.path(), LogConfig::default()).unwrap();
+    // alpha passes what it is asked to beta, through the hub's A2A face.
+    let alpha: Script = Arc::new(|turn: Turn| {
+        Box::pin(async move {
+            if turn.call.hub.as_ref().is_some_and(|h| h.from_kind != "person") {
+                return None;
+            }
+            let ask = Collaborate::new("beta", "review the auth module");
+            let done = turn.hub.collaborate(Some(&turn.ctx), ask).await.unwrap();
+            Some(format!("passed to beta in {}", done.thread))
+        })
+    });
+    let mut agents = team();
+    agents[0].1 = alpha;
+    let world = world_all_logged(config(), agents, log.clone()).await;
+    world.say("general", "@alpha get beta to review the auth module").await;
+    let thread = world.hub.threads(None).pop().unwrap();
+    let messages = world.thread_messages(&thread.id).await;
+    let answer = messages
+        .iter()
+        .find(|m| m.from == Sender::Agent("beta".into()))
+        .unwrap();
+    log.flush().await.unwrap();
+
+    let reader = LogReader::new(dir.path());
+    let chain: Vec<_> = reader
+        .chain(answer.log_id.as_deref().unwrap())
+        .unwrap()
+        .iter()
+        .map(line)
+        .collect();
+    for entry in &chain {
+        eprintln!("{entry:?}");
+    }
+    let hub = || Some("hub".to_owned());
+    use EntryType::{Request, Response};
+    // The person's post, its delivery to alpha, alpha's call to the hub
+    // (logged once, by the hub's server, as the thread's first message),
+    // the delivery to beta and beta's answer.
+    assert_eq!(chain.len(), 5, "{chain:#?}");
+    assert_eq!(
+        chain[0],
+        (Request, "ann".into(), hub(), "@alpha get beta to review the auth module".into())
+    );
+    assert_eq!(chain[1].0, Request);
+    assert_eq!((chain[1].1.as_str(), chain[1].2.as_deref()), ("hub", Some("alpha")));
+    assert_eq!((chain[2].0, chain[2].1.as_str()), (Request, "alpha"));
+    assert_eq!(chain[2].2, hub());
+    assert_eq!(
+        chain[3],
+        (Request, "hub".into(), Some("beta".into()), "@beta review the auth module".into())
+    );
+    assert_eq!(
+        chain[4],
+        (Response, "beta".into(), hub(), "beta: beta review the auth module".into())
+    );
+    // The thread's first message is alpha's request line: not logged twice.
+    let lines = reader.tail(1000).unwrap();
+    let asked = messages[0].log_id.as_deref().unwrap();
+    let request = reader.chain(asked).unwrap().pop().unwrap();
+    assert_eq!((request.kind, request.from_agent.as_str()), (Request, "alpha"));
+    assert!(
+        !lines.iter().any(|l| l.content.as_str() == Some("@beta review the auth module")
+            && l.from_agent == "alpha"),
+        "the thread's message was logged again: {lines:#?}"
+    );
+}

@@ -349,7 +349,6 @@ pub async fn world_all_logged(
     agents: Vec<(&str, Script)>,
     log: a2a_conversation::ConversationLog,
 ) -> World {
-    use a2a_conversation::HandlerBuilderExt as _;
     let servers = log.clone();
     build_world_custom(
         config,
@@ -359,7 +358,9 @@ pub async fn world_all_logged(
         "http://127.0.0.1:1",
         Some(log),
         move |gateway| {
-            gateway.handler_setup(move |_name, handler| handler.conversation_log(servers.clone()))
+            gateway.handler_setup(move |name, handler| {
+                handler.observer(a2a_conversation::Recorder::new(servers.clone(), name))
+            })
         },
     )
     .await

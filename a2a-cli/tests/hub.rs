@@ -593,12 +593,24 @@ fn hub_post_says_whom_it_delivers_to_and_with_wait_the_outcome_and_the_answer_or
     // Waiting: each step of the delivery, then the answer.
     let posted = ok(url, &["post", "@beta are you there?", "--wait"]);
     let lines: Vec<&str> = posted.lines().collect();
-    assert_eq!(lines[0], "#general operator: @beta are you there?", "{posted}");
-    assert!(lines[1].ends_with(": delivering to beta (primary)"), "{posted}");
+    assert_eq!(
+        lines[0], "#general operator: @beta are you there?",
+        "{posted}"
+    );
+    assert!(
+        lines[1].ends_with(": delivering to beta (primary)"),
+        "{posted}"
+    );
     assert!(lines.contains(&"  → beta: completed"), "{posted}");
     let answer = lines.iter().position(|l| l.starts_with("beta: ")).unwrap();
-    let completed = lines.iter().position(|l| *l == "  → beta: completed").unwrap();
-    assert!(answer < completed, "the answer comes before the end: {posted}");
+    let completed = lines
+        .iter()
+        .position(|l| *l == "  → beta: completed")
+        .unwrap();
+    assert!(
+        answer < completed,
+        "the answer comes before the end: {posted}"
+    );
 
     // A delivery that fails says why, and the command fails.
     let out = support::a2a(&hub(url, &["post", "@gamma hello", "--wait"]));

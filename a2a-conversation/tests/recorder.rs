@@ -215,7 +215,12 @@ async fn a_caller_that_logs_to_the_same_log_is_not_logged_twice() {
         .iter()
         .map(|l| {
             let content = l.content.as_str().unwrap_or("(parts)");
-            (l.kind, l.from_agent.as_str(), l.to_agent.as_deref(), content)
+            (
+                l.kind,
+                l.from_agent.as_str(),
+                l.to_agent.as_deref(),
+                content,
+            )
         })
         .collect();
     use EntryType::{Request, Response, State};
@@ -230,7 +235,10 @@ async fn a_caller_that_logs_to_the_same_log_is_not_logged_twice() {
     );
     assert_eq!(lines[0].parent_id.as_deref(), Some("msg_hubs_delivery"));
     assert_eq!(lines[1].parent_id.as_deref(), Some(&*lines[0].id));
-    assert_eq!(agent.tips.lock().unwrap()[0].as_deref(), Some("msg_hubs_delivery"));
+    assert_eq!(
+        agent.tips.lock().unwrap()[0].as_deref(),
+        Some("msg_hubs_delivery")
+    );
     assert_eq!(lines[2].parent_id.as_deref(), Some("msg_in_another_log"));
     assert_eq!(lines[3].parent_id.as_deref(), Some(&*lines[2].id));
 }

@@ -437,11 +437,14 @@ impl HubClient {
         text: &str,
     ) -> Result<HubMessage, ClientError> {
         let data = self
-            .call(HubRequest::Post(PostRequest {
-                channel: channel.map(str::to_owned),
-                thread: thread.map(str::to_owned),
-                text: text.to_owned(),
-            }), None)
+            .call(
+                HubRequest::Post(PostRequest {
+                    channel: channel.map(str::to_owned),
+                    thread: thread.map(str::to_owned),
+                    text: text.to_owned(),
+                }),
+                None,
+            )
             .await?;
         decode(data, "posted")
     }

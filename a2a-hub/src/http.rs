@@ -46,9 +46,9 @@ use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
 use crate::api::{
-    ChannelList, ChannelQuery, CollaborateRequest, CollaborationAnswer, ErrorBody, ErrorDetail,
-    DELIVERY_EVENT, LAGGED_EVENT, MESSAGE_EVENT, MessageList, MessagesQuery, PostMessage, PostedMessage,
-    ResumedThread, THREAD_EVENT, ThreadList, ThreadsQuery,
+    ChannelList, ChannelQuery, CollaborateRequest, CollaborationAnswer, DELIVERY_EVENT, ErrorBody,
+    ErrorDetail, LAGGED_EVENT, MESSAGE_EVENT, MessageList, MessagesQuery, PostMessage,
+    PostedMessage, ResumedThread, THREAD_EVENT, ThreadList, ThreadsQuery,
 };
 use crate::error::{HubError, HubErrorKind};
 use crate::hub::{Hub, Post};

@@ -52,7 +52,6 @@ pub use self::hub::{
 };
 pub use self::model::{
     Caller, ChannelView, Collaborate, Collaboration, DeliveryState, DeliveryStatus, EXCERPT_CHARS,
-    HubEvent, HubMessage,
-    ObserverRecord, Role, Sender, ThreadView,
+    HubEvent, HubMessage, ObserverRecord, Role, Sender, ThreadView,
 };
 pub use self::store::HUB_DB;

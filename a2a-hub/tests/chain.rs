@@ -37,7 +37,10 @@ async fn a_hub_exchange_is_one_chain_back_to_the_persons_post_with_each_message_
     let ann = Sender::Person("ann".into());
     let opened = world
         .hub
-        .collaborate(ann.clone(), Collaborate::new("beta", "review the auth module"))
+        .collaborate(
+            ann.clone(),
+            Collaborate::new("beta", "review the auth module"),
+        )
         .await
         .unwrap();
     world.hub.wait_idle().await;
@@ -67,12 +70,42 @@ async fn a_hub_exchange_is_one_chain_back_to_the_persons_post_with_each_message_
     assert_eq!(
         chain,
         [
-            (Request, "ann".into(), hub(), "@beta review the auth module".into()),
-            (Request, "hub".into(), Some("beta".into()), "@beta review the auth module".into()),
-            (Response, "beta".into(), hub(), "beta: beta review the auth module".into()),
-            (Request, "ann".into(), hub(), "@gamma please check the tests too".into()),
-            (Request, "hub".into(), Some("gamma".into()), "@gamma please check the tests too".into()),
-            (Response, "gamma".into(), hub(), "gamma: gamma please check the tests too".into()),
+            (
+                Request,
+                "ann".into(),
+                hub(),
+                "@beta review the auth module".into()
+            ),
+            (
+                Request,
+                "hub".into(),
+                Some("beta".into()),
+                "@beta review the auth module".into()
+            ),
+            (
+                Response,
+                "beta".into(),
+                hub(),
+                "beta: beta review the auth module".into()
+            ),
+            (
+                Request,
+                "ann".into(),
+                hub(),
+                "@gamma please check the tests too".into()
+            ),
+            (
+                Request,
+                "hub".into(),
+                Some("gamma".into()),
+                "@gamma please check the tests too".into()
+            ),
+            (
+                Response,
+                "gamma".into(),
+                hub(),
+                "gamma: gamma please check the tests too".into()
+            ),
         ]
     );
     // Each message of the thread is its line in the log.
@@ -113,7 +146,10 @@ async fn a_hub_exchange_is_one_chain_back_to_the_persons_post_with_each_message_
     assert_eq!(deliveries, follow_up.handlers.len(), "{lines:#?}");
     // The messages carry their deliveries' outcomes.
     let states: Vec<String> = follow_up.deliveries.iter().map(|d| d.describe()).collect();
-    assert!(states.is_empty(), "a message just posted has none yet: {states:?}");
+    assert!(
+        states.is_empty(),
+        "a message just posted has none yet: {states:?}"
+    );
     let posted = world
         .thread_messages(&opened.thread)
         .await
@@ -134,7 +170,12 @@ async fn a_collaboration_an_agent_asks_for_over_a2a_continues_the_chain_of_its_r
     // alpha passes what it is asked to beta, through the hub's A2A face.
     let alpha: Script = Arc::new(|turn: Turn| {
         Box::pin(async move {
-            if turn.call.hub.as_ref().is_some_and(|h| h.from_kind != "person") {
+            if turn
+                .call
+                .hub
+                .as_ref()
+                .is_some_and(|h| h.from_kind != "person")
+            {
                 return None;
             }
             let ask = Collaborate::new("beta", "review the auth module");
@@ -145,7 +186,9 @@ async fn a_collaboration_an_agent_asks_for_over_a2a_continues_the_chain_of_its_r
     let mut agents = team();
     agents[0].1 = alpha;
     let world = world_all_logged(config(), agents, log.clone()).await;
-    world.say("general", "@alpha get beta to review the auth module").await;
+    world
+        .say("general", "@alpha get beta to review the auth module")
+        .await;
     let thread = world.hub.threads(None).pop().unwrap();
     let messages = world.thread_messages(&thread.id).await;
     let answer = messages
@@ -172,28 +215,51 @@ async fn a_collaboration_an_agent_asks_for_over_a2a_continues_the_chain_of_its_r
     assert_eq!(chain.len(), 5, "{chain:#?}");
     assert_eq!(
         chain[0],
-        (Request, "ann".into(), hub(), "@alpha get beta to review the auth module".into())
+        (
+            Request,
+            "ann".into(),
+            hub(),
+            "@alpha get beta to review the auth module".into()
+        )
     );
     assert_eq!(chain[1].0, Request);
-    assert_eq!((chain[1].1.as_str(), chain[1].2.as_deref()), ("hub", Some("alpha")));
+    assert_eq!(
+        (chain[1].1.as_str(), chain[1].2.as_deref()),
+        ("hub", Some("alpha"))
+    );
     assert_eq!((chain[2].0, chain[2].1.as_str()), (Request, "alpha"));
     assert_eq!(chain[2].2, hub());
     assert_eq!(
         chain[3],
-        (Request, "hub".into(), Some("beta".into()), "@beta review the auth module".into())
+        (
+            Request,
+            "hub".into(),
+            Some("beta".into()),
+            "@beta review the auth module".into()
+        )
     );
     assert_eq!(
         chain[4],
-        (Response, "beta".into(), hub(), "beta: beta review the auth module".into())
+        (
+            Response,
+            "beta".into(),
+            hub(),
+            "beta: beta review the auth module".into()
+        )
     );
     // The thread's first message is alpha's request line: not logged twice.
     let lines = reader.tail(1000).unwrap();
     let asked = messages[0].log_id.as_deref().unwrap();
     let request = reader.chain(asked).unwrap().pop().unwrap();
-    assert_eq!((request.kind, request.from_agent.as_str()), (Request, "alpha"));
+    assert_eq!(
+        (request.kind, request.from_agent.as_str()),
+        (Request, "alpha")
+    );
     assert!(
-        !lines.iter().any(|l| l.content.as_str() == Some("@beta review the auth module")
-            && l.from_agent == "alpha"),
+        !lines.iter().any(
+            |l| l.content.as_str() == Some("@beta review the auth module")
+                && l.from_agent == "alpha"
+        ),
         "the thread's message was logged again: {lines:#?}"
     );
 }

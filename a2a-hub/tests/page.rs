@@ -281,7 +281,10 @@ async fn the_page_marks_a_delivery_the_hub_resumed_after_a_restart_with_its_atte
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while state_of(&second).await != resumed {
         let now = state_of(&second).await;
-        assert!(tokio::time::Instant::now() < deadline, "not resumed: {now:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not resumed: {now:?}"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let url = second.serve().await;

@@ -147,7 +147,10 @@ impl Hub {
         }
         tracked.line_recorded = true;
         if let Ok(Some(updated)) = self.inner.store.message(message.id.clone()).await {
-            let _ = self.inner.events.send(HubEvent::Delivery(Arc::new(updated)));
+            let _ = self
+                .inner
+                .events
+                .send(HubEvent::Delivery(Arc::new(updated)));
         }
     }
 
@@ -362,10 +365,7 @@ impl Hub {
             text,
             mirror: false,
         };
-        if let Err(err) = self
-            .post_logged(post, Some(message.id.clone()), line)
-            .await
-        {
+        if let Err(err) = self.post_logged(post, Some(message.id.clone()), line).await {
             tracing::warn!(%agent, error = %err, "collaboration hub: an agent's answer could not be posted");
         }
         self.track(message, tracked, state, reason).await;
@@ -432,8 +432,13 @@ impl Hub {
         let link = self.links().links.get(&pending.agent).cloned();
         let Some(link) = link else {
             let reason = format!("no link to agent {} any more", pending.agent);
-            self.track(&message, &mut tracked, DeliveryState::Abandoned, Some(reason))
-                .await;
+            self.track(
+                &message,
+                &mut tracked,
+                DeliveryState::Abandoned,
+                Some(reason),
+            )
+            .await;
             return;
         };
         let Ok(client) = link.get().await else {

@@ -612,6 +612,45 @@ fn hub_post_says_whom_it_delivers_to_and_with_wait_the_outcome_and_the_answer_or
         "the answer comes before the end: {posted}"
     );
 
+    // The exchange is one chain in the conversation log: the post, its
+    // delivery to beta, beta's answer (the message posted), each once.
+    let listed = json(url, &["messages", "--channel", "general"]);
+    let answered = listed["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["from"]["name"] == "beta")
+        .unwrap()
+        .clone();
+    let last = answered["logId"].as_str().unwrap();
+    let data = dir.path().join("data");
+    let deadline = Instant::now() + PATIENCE;
+    let chain = loop {
+        let out = support::a2a(&["log", "chain", last, "--data-dir", arg(&data)]);
+        let chain = String::from_utf8_lossy(&out.stdout).into_owned();
+        if chain.lines().count() >= 3 || Instant::now() > deadline {
+            break chain;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let steps: Vec<String> = chain
+        .lines()
+        .map(|l| l.split_whitespace().skip(3).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "request operator → hub: @beta are you there?".to_owned(),
+            "request hub → beta: @beta are you there?".to_owned(),
+            format!(
+                "response beta → hub: {}",
+                answered["text"].as_str().unwrap()
+            ),
+        ],
+        "{chain}"
+    );
+
     // A delivery that fails says why, and the command fails.
     let out = support::a2a(&hub(url, &["post", "@gamma hello", "--wait"]));
     assert!(!out.status.success());

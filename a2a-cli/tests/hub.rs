@@ -313,7 +313,13 @@ fn watch_prints_messages_and_thread_changes_as_lines() {
     ];
     let deadline = Instant::now() + PATIENCE;
     let mut got: Vec<String> = Vec::new();
-    while !want.iter().all(|w| got.iter().any(|l| l.starts_with(w))) {
+    // Where the delivery to beta stands, as it moves on.
+    let delivered = format!("#general [{title}] message ");
+    let settled = |got: &[String]| {
+        got.iter()
+            .any(|l| l.starts_with(&delivered) && l.ends_with(": beta: completed"))
+    };
+    while !want.iter().all(|w| got.iter().any(|l| l.starts_with(w))) || !settled(&got) {
         match watch.line_by(deadline) {
             Some(line) => got.push(line),
             None => panic!("watch printed {got:#?}, wanted {want:#?}"),

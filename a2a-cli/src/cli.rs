@@ -150,6 +150,13 @@ pub struct HubPostArgs {
     /// `operator`; an agent's name is refused).
     #[arg(long = "as", value_name = "NAME")]
     pub from: Option<String>,
+    /// Wait for each delivery's outcome and print it, with the answers
+    /// (the default when stdout is a terminal, without --json).
+    #[arg(long, overrides_with = "no_wait")]
+    pub wait: bool,
+    /// Print what was posted and whom it goes to, without waiting.
+    #[arg(long, overrides_with = "wait")]
+    pub no_wait: bool,
 }
 
 /// Arguments of `a2a hub collaborate`.

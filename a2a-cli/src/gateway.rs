@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use a2a_conversation::{ConversationLog, HandlerBuilderExt as _};
+use a2a_conversation::ConversationLog;
 use a2a_core::AgentCard;
 use a2a_gateway::config::{AgentConfig, AgentSource, GatewayConfig};
 use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
@@ -180,7 +180,9 @@ pub(crate) async fn build(
             handler = store.install(handler).job_config(jobs.clone());
         }
         if let Some(log) = &log {
-            handler = handler.conversation_log(log.clone());
+            // Lines name the agent as the gateway does (and as the hub and
+            // callers' metadata do), not by its card's title.
+            handler = handler.observer(a2a_conversation::Recorder::new(log.clone(), name));
         }
         handler
     });

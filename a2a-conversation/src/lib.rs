@@ -8,6 +8,9 @@
 //!   to `stream/archive/` and are later gzipped. [`LogReader`] reads a day, a
 //!   range of days, the last lines, and the chain of a message (its
 //!   `parent_id`s back to the root), across archived and gzipped days.
+//!   [`LogSearch`] finds lines by their words across all days, through a
+//!   full-text index (SQLite FTS5) kept beside the log and caught up from
+//!   its files.
 //! - [`ConversationIndex`] maps a route (a work session and a pair of agents,
 //!   `ws-1::alpha|beta`) to the A2A conversation (`contextId`) the pair keeps,
 //!   so that agent A writing to agent B again continues where they left off.
@@ -62,6 +65,7 @@ mod entry;
 mod index;
 mod log;
 mod reader;
+mod search;
 mod server;
 
 pub use self::client::{ClientExt, Conversations};
@@ -71,6 +75,9 @@ pub use self::entry::{
 pub use self::index::{ConversationIndex, INDEX_FILE, IndexError, Route, RouteKey};
 pub use self::log::{Clock, ConversationLog, Flush, LogConfig, LogError, WhenFull};
 pub use self::reader::{DayRead, LogReader};
+pub use self::search::{
+    Found, LogSearch, SEARCH_INDEX_FILE, SearchError, SearchQuery, SearchResult, Update,
+};
 pub use self::server::{HandlerBuilderExt, Recorder};
 
 /// The folder of the daily files, under a data directory.

@@ -431,6 +431,11 @@ impl LogSearch {
         let whole = memchr::memrchr(b'\n', bytes).map_or(0, |at| at + 1);
         let mut rest = &bytes[..whole];
         if rest.is_empty() && !restart {
+            // Nothing new, but the day may have moved (a gzip file written
+            // again): noted, so the next update does not read it again.
+            if known.place.is_some() {
+                self.set_place(target.number, target.place, target.gz_size)?;
+            }
             return Ok(());
         }
         let mut state = known;

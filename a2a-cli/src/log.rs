@@ -61,7 +61,9 @@ fn time(text: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|_| {
-            format!("{text:?} is neither a day (YYYY-MM-DD) nor a time (RFC 3339, 2026-11-27T09:30:00Z)")
+            format!(
+                "{text:?} is neither a day (YYYY-MM-DD) nor a time (RFC 3339, 2026-11-27T09:30:00Z)"
+            )
         })
 }
 

@@ -83,7 +83,10 @@ async fn log_search_finds_lines_on_every_day_and_prints_them_as_log_today_does()
         .iter()
         .zip([(20, "gzipped"), (21, "archived"), (23, "live")])
     {
-        assert!(line.starts_with(&format!("2026-11-{day} 10:00:00.000 ")), "{line}");
+        assert!(
+            line.starts_with(&format!("2026-11-{day} 10:00:00.000 ")),
+            "{line}"
+        );
         assert!(
             line.ends_with(&format!("response beta → alpha: a zebra on the {name} day")),
             "{line}"
@@ -154,7 +157,14 @@ async fn log_search_filters_by_agent_type_and_days() {
 async fn log_search_takes_search_syntax_literally_and_rejects_bad_options_plainly() {
     let dir = tempfile::tempdir().unwrap();
     three_days(dir.path()).await;
-    for text in ["\"", "NEAR(zebra", "zebra*", "col:zebra", "(here)", "AND OR NOT"] {
+    for text in [
+        "\"",
+        "NEAR(zebra",
+        "zebra*",
+        "col:zebra",
+        "(here)",
+        "AND OR NOT",
+    ] {
         search(dir.path(), &[text]);
     }
     let (lines, _) = search(dir.path(), &["--", "-zebra"]);
@@ -163,11 +173,27 @@ async fn log_search_takes_search_syntax_literally_and_rejects_bad_options_plainl
     assert_eq!(lines.len(), 3, "{lines:?}");
 
     let data_dir = dir.path().to_str().unwrap();
-    let bad = a2a(&["log", "search", "zebra", "--type", "chatter", "--data-dir", data_dir]);
+    let bad = a2a(&[
+        "log",
+        "search",
+        "zebra",
+        "--type",
+        "chatter",
+        "--data-dir",
+        data_dir,
+    ]);
     assert!(!bad.status.success());
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains("not a line type"), "{stderr}");
-    let bad = a2a(&["log", "search", "zebra", "--since", "yesterday", "--data-dir", data_dir]);
+    let bad = a2a(&[
+        "log",
+        "search",
+        "zebra",
+        "--since",
+        "yesterday",
+        "--data-dir",
+        data_dir,
+    ]);
     assert!(!bad.status.success());
     assert!(
         String::from_utf8_lossy(&bad.stderr).contains("neither a day"),
@@ -175,7 +201,13 @@ async fn log_search_takes_search_syntax_literally_and_rejects_bad_options_plainl
     );
 
     let missing = dir.path().join("missing");
-    let bad = a2a(&["log", "search", "zebra", "--data-dir", missing.to_str().unwrap()]);
+    let bad = a2a(&[
+        "log",
+        "search",
+        "zebra",
+        "--data-dir",
+        missing.to_str().unwrap(),
+    ]);
     assert!(!bad.status.success());
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains("no data directory"), "{stderr}");

@@ -295,8 +295,13 @@ impl LogSearch {
             rows.collect::<Result<_, _>>()?
         };
         for day in known {
-            if on_disk.binary_search_by_key(&day, |d| day_number(d.0)).is_err() {
-                let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            if on_disk
+                .binary_search_by_key(&day, |d| day_number(d.0))
+                .is_err()
+            {
+                let tx = self
+                    .conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 drop_day(&tx, day)?;
                 tx.commit()?;
                 update.days_dropped += 1;
@@ -472,9 +477,9 @@ impl LogSearch {
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    let parsed = std::str::from_utf8(line)
-                        .ok()
-                        .and_then(|json| Some((json, serde_json::from_str::<LogEntry>(json).ok()?)));
+                    let parsed = std::str::from_utf8(line).ok().and_then(|json| {
+                        Some((json, serde_json::from_str::<LogEntry>(json).ok()?))
+                    });
                     let Some((json, entry)) = parsed else {
                         update.skipped += 1;
                         continue;
@@ -554,9 +559,9 @@ impl LogSearch {
         });
         let since = query.since.map_or(i64::MIN, |t| t.timestamp_micros());
         let before = query.before.map_or(i64::MAX, |t| t.timestamp_micros());
-        let limit = query
-            .limit
-            .map_or(-1, |n| i64::try_from(n.saturating_add(1)).unwrap_or(i64::MAX));
+        let limit = query.limit.map_or(-1, |n| {
+            i64::try_from(n.saturating_add(1)).unwrap_or(i64::MAX)
+        });
         let mut stmt = self.conn.prepare_cached(
             "SELECT line.json FROM line_text JOIN line ON line.id = line_text.rowid
              WHERE line_text MATCH ?1 AND line_text.rowid BETWEEN ?2 AND ?3
@@ -675,10 +680,9 @@ fn index_error(path: &Path, err: &dyn std::fmt::Display) -> SearchError {
 /// (repaired by rebuilding it), rather than busy, full or unwritable.
 fn is_damage(err: &rusqlite::Error) -> bool {
     match err {
-        rusqlite::Error::SqliteFailure(e, _) => matches!(
-            e.code,
-            ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase
-        ),
+        rusqlite::Error::SqliteFailure(e, _) => {
+            matches!(e.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+        }
         // An index of another version, or a file with other tables in it.
         rusqlite::Error::QueryReturnedNoRows | rusqlite::Error::InvalidColumnType(..) => true,
         _ => false,

@@ -43,11 +43,7 @@ async fn archive(dir: &Path, as_of: DateTime<Utc>) {
 fn texts(dir: &Path, query: &SearchQuery) -> Vec<String> {
     let mut search = LogSearch::open(dir).unwrap();
     let found = search.search(query).unwrap();
-    found
-        .lines
-        .iter()
-        .map(|f| f.entry.content_text())
-        .collect()
+    found.lines.iter().map(|f| f.entry.content_text()).collect()
 }
 
 /// Lines on the 20th, 21st and 23rd, each day with one zebra.
@@ -173,10 +169,20 @@ async fn filters_narrow_by_agent_time_and_type() {
     );
     // Type.
     assert_eq!(
-        texts_of(&mut search, SearchQuery::new("route").kind(EntryType::Request)).len(),
+        texts_of(
+            &mut search,
+            SearchQuery::new("route").kind(EntryType::Request)
+        )
+        .len(),
         3
     );
-    assert!(texts_of(&mut search, SearchQuery::new("route").kind(EntryType::Response)).is_empty());
+    assert!(
+        texts_of(
+            &mut search,
+            SearchQuery::new("route").kind(EntryType::Response)
+        )
+        .is_empty()
+    );
     // Time: since is inclusive, before exclusive, to the microsecond.
     assert_eq!(
         texts_of(&mut search, SearchQuery::new("zebra").since(at(21, 0))),
@@ -203,16 +209,23 @@ async fn filters_narrow_by_agent_time_and_type() {
         .is_empty()
     );
     // The limit keeps the latest matches, in order, and says there are more.
-    let limited = search
-        .search(&SearchQuery::new("zebra").limit(2))
-        .unwrap();
+    let limited = search.search(&SearchQuery::new("zebra").limit(2)).unwrap();
     assert!(limited.more);
-    let texts: Vec<String> = limited.lines.iter().map(|f| f.entry.content_text()).collect();
+    let texts: Vec<String> = limited
+        .lines
+        .iter()
+        .map(|f| f.entry.content_text())
+        .collect();
     assert_eq!(
         texts,
         ["a zebra on the archived day", "a zebra on the live day"]
     );
-    assert!(!search.search(&SearchQuery::new("zebra").limit(3)).unwrap().more);
+    assert!(
+        !search
+            .search(&SearchQuery::new("zebra").limit(3))
+            .unwrap()
+            .more
+    );
 }
 
 #[tokio::test]
@@ -225,7 +238,13 @@ async fn new_lines_are_caught_up_including_a_line_finished_after_a_search() {
     write(
         dir.path(),
         vec![
-            line(at(23, 13), EntryType::Error, "beta", "alpha", "the okapi fled"),
+            line(
+                at(23, 13),
+                EntryType::Error,
+                "beta",
+                "alpha",
+                "the okapi fled",
+            ),
             line(at(24, 1), EntryType::State, "beta", "alpha", "okapi found"),
         ],
     )
@@ -267,10 +286,7 @@ async fn new_lines_are_caught_up_including_a_line_finished_after_a_search() {
 
 fn append_bytes(path: &Path, bytes: &[u8]) {
     use std::io::Write as _;
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     file.write_all(bytes).unwrap();
 }
 
@@ -318,6 +334,9 @@ async fn a_deleted_index_is_rebuilt_from_the_files() {
     assert_eq!(texts_of(&mut search, SearchQuery::new("zebra")).len(), 3);
 }
 
+/// What a test does to the index's file.
+type Damage = Box<dyn Fn(&[u8]) -> Vec<u8>>;
+
 #[tokio::test]
 async fn a_corrupt_or_torn_index_is_rebuilt_not_an_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -330,7 +349,10 @@ async fn a_corrupt_or_torn_index_is_rebuilt_not_an_error() {
             EntryType::Request,
             "alpha",
             "beta",
-            &format!("filler {n} with the zebra word and padding {}", "p".repeat(100)),
+            &format!(
+                "filler {n} with the zebra word and padding {}",
+                "p".repeat(100)
+            ),
         ));
     }
     write(dir.path(), entries).await;
@@ -340,8 +362,11 @@ async fn a_corrupt_or_torn_index_is_rebuilt_not_an_error() {
 
     let good = std::fs::read(&index).unwrap();
     assert!(good.len() > 64 * 1024, "{}", good.len());
-    let damages: [(&str, Box<dyn Fn(&[u8]) -> Vec<u8>>); 4] = [
-        ("garbage", Box::new(|_| b"not a database at all".repeat(100))),
+    let damages: [(&str, Damage); 4] = [
+        (
+            "garbage",
+            Box::new(|_| b"not a database at all".repeat(100)),
+        ),
         ("empty", Box::new(|_| Vec::new())),
         ("torn in half", Box::new(|b| b[..b.len() / 2].to_vec())),
         (
@@ -359,9 +384,11 @@ async fn a_corrupt_or_torn_index_is_rebuilt_not_an_error() {
     for (what, damage) in damages {
         std::fs::write(&index, damage(&good)).unwrap();
         let mut search = LogSearch::open(dir.path()).unwrap();
-        let found = search.search(&SearchQuery::new("zebra")).unwrap_or_else(|e| {
-            panic!("{what}: {e}");
-        });
+        let found = search
+            .search(&SearchQuery::new("zebra"))
+            .unwrap_or_else(|e| {
+                panic!("{what}: {e}");
+            });
         let texts: Vec<String> = found.lines.iter().map(|f| f.entry.content_text()).collect();
         assert_eq!(texts, expected, "{what}");
         let update = search.update().unwrap();
@@ -416,7 +443,10 @@ async fn search_syntax_in_the_persons_text_is_taken_literally() {
         1,
         "a column filter is not one"
     );
-    assert_eq!(texts_of(&mut search, SearchQuery::new("NEAR here")).len(), 1);
+    assert_eq!(
+        texts_of(&mut search, SearchQuery::new("NEAR here")).len(),
+        1
+    );
     // Quotes make a phrase; a word ending in * is a prefix.
     assert_eq!(
         texts_of(&mut search, SearchQuery::new("\"quick zebra\"")).len(),
@@ -436,7 +466,13 @@ async fn the_words_of_a_message_with_parts_are_found_not_its_keys() {
     ]);
     write(
         dir.path(),
-        vec![LogEntry::new(at(23, 1), EntryType::Response, "beta", None, content)],
+        vec![LogEntry::new(
+            at(23, 1),
+            EntryType::Response,
+            "beta",
+            None,
+            content,
+        )],
     )
     .await;
     let mut search = LogSearch::open(dir.path()).unwrap();

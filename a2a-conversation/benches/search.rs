@@ -8,10 +8,11 @@
 //!   up with 10,000 new lines, are timed once each and printed (too slow to
 //!   repeat as criterion samples).
 //!
-//! Measured (2 shared cores, load ~7): build 43 s for 1,000,000 lines
-//! (23,000 lines/s, a 420 MiB index), catch-up of 10,000 lines 364 ms; rare
-//! word 1.7 ms, common word 2.1 ms, two words 5.6 ms, with agent and type
-//! filters 9.5 ms, within one day 22.6 ms, no match 0.75 ms.
+//! Measured (2 cores shared with other builds, load ~5): build 25 s for
+//! 1,000,000 lines (39,500 lines/s, a 420 MiB index), catch-up of 10,000
+//! lines 224 ms; rare word 0.85 ms, common word (latest 100) 1.2 ms, two
+//! words 3.3 ms, with agent and type filters 3.4 ms, within one day 9.7 ms,
+//! no match 0.57 ms.
 //!
 //! Run with `cargo bench -p a2a-conversation --bench search`
 //! (`A2A_BENCH_SEARCH_LINES` sets another number of lines).

@@ -68,6 +68,11 @@ mod reader;
 mod search;
 mod server;
 
+// Searching the log, through its full-text index.
+pub use self::search::{
+    Found, LogSearch, SEARCH_INDEX_FILE, SearchError, SearchQuery, SearchResult, Update,
+};
+
 pub use self::client::{ClientExt, Conversations};
 pub use self::entry::{
     ChainTip, EntryType, Line, LineContent, LogEntry, new_entry_id, parts_content,
@@ -75,9 +80,6 @@ pub use self::entry::{
 pub use self::index::{ConversationIndex, INDEX_FILE, IndexError, Route, RouteKey};
 pub use self::log::{Clock, ConversationLog, Flush, LogConfig, LogError, WhenFull};
 pub use self::reader::{DayRead, LogReader};
-pub use self::search::{
-    Found, LogSearch, SEARCH_INDEX_FILE, SearchError, SearchQuery, SearchResult, Update,
-};
 pub use self::server::{HandlerBuilderExt, Recorder};
 
 /// The folder of the daily files, under a data directory.

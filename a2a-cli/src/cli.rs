@@ -216,6 +216,9 @@ pub enum LogCommand {
         #[arg(short = 'n', long, default_value_t = 20)]
         lines: usize,
     },
+    /// Lines with these words, across every day (live, archived, gzipped),
+    /// through an index kept in the data directory.
+    Search(crate::log::SearchArgs),
 }
 
 /// Arguments of `a2a serve`.

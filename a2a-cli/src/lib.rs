@@ -19,6 +19,7 @@ pub use self::cli::{
     HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs, JobsCommand, JobsListArgs, JobsPruneArgs,
     ListArgs, LogArgs, LogCommand, PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
 };
+pub use self::log::SearchArgs;
 
 /// Runs a parsed command line. A command whose standard output was closed
 /// under it (`a2a log today | head -1`) has done all anyone wanted: `Ok`.

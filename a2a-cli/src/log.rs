@@ -1,7 +1,8 @@
 //! `a2a log`: the conversation log of a data directory, for people or scripts.
 
-use a2a_conversation::{LogEntry, LogReader};
+use a2a_conversation::{EntryType, LogEntry, LogReader, LogSearch, SearchQuery};
 use anyhow::Context as _;
+use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::cli::{LogArgs, LogCommand};
 use crate::output::outln;
@@ -9,7 +10,73 @@ use crate::output::outln;
 /// How many of the lines an ambiguous id matches the error names.
 const NAMED_CANDIDATES: usize = 5;
 
+/// Arguments of `a2a log search`.
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// The words to find: all of them, in any order and any case. Words in
+    /// double quotes are a phrase; a word ending in `*` is a prefix. Nothing
+    /// else is search syntax (a leading `-` word needs `--` before it).
+    #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+    pub text: Vec<String>,
+    /// Only lines from or to this agent.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Only lines from this day on (`YYYY-MM-DD`, UTC), or from this time
+    /// (RFC 3339).
+    #[arg(long, value_parser = since, value_name = "DATE")]
+    pub since: Option<DateTime<Utc>>,
+    /// Only lines up to this day, included (`YYYY-MM-DD`, UTC), or up to
+    /// this time (RFC 3339).
+    #[arg(long, value_parser = until, value_name = "DATE")]
+    pub until: Option<DateTime<Utc>>,
+    /// Only lines of this type: request, response, error, decision or state.
+    #[arg(long = "type", value_parser = entry_type, value_name = "TYPE")]
+    pub kind: Option<EntryType>,
+    /// At most this many lines, the latest matches (`0`: all).
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+}
+
+/// `--since`: a day's start, or a time.
+fn since(text: &str) -> Result<DateTime<Utc>, String> {
+    match text.parse::<NaiveDate>() {
+        Ok(day) => Ok(day.and_time(chrono::NaiveTime::MIN).and_utc()),
+        Err(_) => time(text),
+    }
+}
+
+/// `--until`, as the first instant after it: the next day's start, or the
+/// microsecond after a time (lines are stamped to the microsecond).
+fn until(text: &str) -> Result<DateTime<Utc>, String> {
+    match text.parse::<NaiveDate>() {
+        Ok(day) => day
+            .succ_opt()
+            .map(|next| next.and_time(chrono::NaiveTime::MIN).and_utc())
+            .ok_or_else(|| format!("{text} is the last day there is")),
+        Err(_) => Ok(time(text)? + chrono::Duration::microseconds(1)),
+    }
+}
+
+fn time(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| {
+            format!(
+                "{text:?} is neither a day (YYYY-MM-DD) nor a time (RFC 3339, 2026-11-27T09:30:00Z)"
+            )
+        })
+}
+
+fn entry_type(text: &str) -> Result<EntryType, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_ascii_lowercase())).map_err(|_| {
+        format!("{text:?} is not a line type: request, response, error, decision or state")
+    })
+}
+
 pub(crate) fn run(args: &LogArgs) -> anyhow::Result<()> {
+    if let LogCommand::Search(search) = &args.what {
+        return run_search(search, args);
+    }
     let reader = LogReader::new(&args.data_dir);
     let context = || {
         format!(
@@ -37,12 +104,51 @@ pub(crate) fn run(args: &LogArgs) -> anyhow::Result<()> {
             (chain, 0)
         }
         LogCommand::Tail { lines } => (reader.tail(*lines).with_context(context)?, 0),
+        LogCommand::Search(_) => (Vec::new(), 0),
     };
     for entry in &entries {
         outln!("{}", render(entry, args.json)?)?;
     }
     if skipped > 0 {
         eprintln!("warning: {skipped} unreadable line(s) skipped (torn by a crash?)");
+    }
+    Ok(())
+}
+
+/// `a2a log search`: catches the index up with the log, then prints the
+/// matches as `a2a log today` does (or as stored, with `--json`).
+fn run_search(search: &SearchArgs, args: &LogArgs) -> anyhow::Result<()> {
+    let dir = args.data_dir.display();
+    anyhow::ensure!(
+        args.data_dir.is_dir(),
+        "no data directory {dir} (give --data-dir, or set A2A_DATA_DIR)"
+    );
+    if let (Some(since), Some(until)) = (search.since, search.until) {
+        anyhow::ensure!(since < until, "--since is after --until: no line can match");
+    }
+    let mut query = SearchQuery::new(search.text.join(" "));
+    query.agent.clone_from(&search.agent);
+    query.since = search.since;
+    query.before = search.until;
+    query.kind = search.kind;
+    query.limit = (search.limit > 0).then_some(search.limit);
+    let mut index = LogSearch::open(&args.data_dir)
+        .with_context(|| format!("opening the search index of the conversation log in {dir}"))?;
+    let found = index
+        .search(&query)
+        .with_context(|| format!("searching the conversation log in {dir}"))?;
+    for line in &found.lines {
+        if args.json {
+            outln!("{}", line.json)?;
+        } else {
+            outln!("{}", render(&line.entry, false)?)?;
+        }
+    }
+    if found.more {
+        eprintln!(
+            "(only the latest {} matches; --limit N shows more, --limit 0 all)",
+            found.lines.len()
+        );
     }
     Ok(())
 }

@@ -8,6 +8,9 @@
 //!   to `stream/archive/` and are later gzipped. [`LogReader`] reads a day, a
 //!   range of days, the last lines, and the chain of a message (its
 //!   `parent_id`s back to the root), across archived and gzipped days.
+//!   [`LogSearch`] finds lines by their words across all days, through a
+//!   full-text index (SQLite FTS5) kept beside the log and caught up from
+//!   its files.
 //! - [`ConversationIndex`] maps a route (a work session and a pair of agents,
 //!   `ws-1::alpha|beta`) to the A2A conversation (`contextId`) the pair keeps,
 //!   so that agent A writing to agent B again continues where they left off.
@@ -62,7 +65,13 @@ mod entry;
 mod index;
 mod log;
 mod reader;
+mod search;
 mod server;
+
+// Searching the log, through its full-text index.
+pub use self::search::{
+    Found, LogSearch, SEARCH_INDEX_FILE, SearchError, SearchQuery, SearchResult, Update,
+};
 
 pub use self::client::{ClientExt, Conversations};
 pub use self::entry::{

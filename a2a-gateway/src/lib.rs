@@ -14,6 +14,7 @@
 //! | `otel` | off | W3C trace context to process agents (the `traceparent` and `tracestate` fields of `execute`) and the `otel` features of `a2a-server` and `a2a-client` |
 
 pub mod config;
+pub mod conversations;
 mod gateway;
 mod peers;
 pub mod process;
@@ -23,4 +24,5 @@ pub use self::gateway::{
     AGENTS_PATH, AgentDefinition, AgentKind, Gateway, GatewayBuilder, GatewayError, HostedAgent,
     StopAgent, agent_interfaces, is_valid_agent_name,
 };
+pub use self::conversations::Conversations;
 pub use self::peers::{Peers, UnknownAgent, agent_identity};

@@ -10,6 +10,28 @@ use anyhow::Context as _;
 use crate::cli::{ConversationsArgs, ConversationsCommand};
 use crate::output::outln;
 
+/// Opens the conversation index a server keeps for `location`: in memory,
+/// the file of the data directory `dir` (rebuilt from its log when torn),
+/// or the table of the PostgreSQL store's schema.
+pub(crate) async fn open_index(
+    location: &a2a_store_sql::StoreLocation,
+    dir: &std::path::Path,
+) -> anyhow::Result<ConversationIndex> {
+    use a2a_store_sql::StoreLocation;
+    Ok(match location {
+        StoreLocation::Memory => ConversationIndex::in_memory(),
+        StoreLocation::Sqlite(_) => ConversationIndex::open(dir),
+        StoreLocation::Postgres(url) => {
+            let store = a2a_store_sql::PostgresStore::connect(url, None)
+                .await
+                .context("cannot open the conversation index's store (postgres)")?;
+            ConversationIndex::open_store(Arc::new(store))
+                .await
+                .context("cannot read the conversation index (postgres)")?
+        }
+    })
+}
+
 pub(crate) fn run(args: &ConversationsArgs) -> anyhow::Result<()> {
     let dir = &args.data_dir;
     anyhow::ensure!(

@@ -29,6 +29,9 @@ pub(crate) struct Setup<'a> {
     pub(crate) hub_dir: Option<&'a std::path::Path>,
     /// Signs every agent's card, when `--card-key` says so.
     pub(crate) card_signer: Option<Arc<a2a_signing::CardSigner>>,
+    /// The conversation index: every agent-to-agent call continues the
+    /// pair's conversation, and the hub's collaborate routes are its entries.
+    pub(crate) conversations: a2a_gateway::Conversations,
 }
 
 /// The card a file gives an agent (the gateway writes its interfaces).
@@ -108,7 +111,7 @@ fn open_hub(config: &GatewayConfig, setup: &Setup<'_>) -> anyhow::Result<Option<
             )
             .into());
     }
-    let mut builder = Hub::builder(hub_config);
+    let mut builder = Hub::builder(hub_config).conversations(setup.conversations.clone());
     if let Some(dir) = setup.hub_dir {
         builder = builder.data_dir(dir);
     }
@@ -145,6 +148,10 @@ pub(crate) async fn build(
     setup: Setup<'_>,
 ) -> anyhow::Result<(Gateway, Option<Hub>)> {
     check(config)?;
+    let mut setup = setup;
+    if let Some(name) = &config.name {
+        setup.conversations = setup.conversations.workspace(name.clone());
+    }
     let hub = open_hub(config, &setup)?;
     let mut builder = Gateway::builder().config_file(config.path.display().to_string());
     if let Some(default) = &config.default {
@@ -181,6 +188,12 @@ pub(crate) async fn build(
         }
         handler
     });
+    let mut conversations = setup.conversations;
+    if let Some(hub) = &hub {
+        // The hub's deliveries carry their thread's context: not a pair's turns.
+        conversations = conversations.relay(hub.name());
+    }
+    builder = builder.conversations(conversations);
     if let Some(auth) = setup.auth {
         builder = builder.authentication_shared(auth);
     }

@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 cargo bench -p a2a-gateway --bench conversations --no-run >/dev/null 2>&1
 bin=$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/conversations-* | grep -v '\.d$' | head -1)
 count() { # mode calls
-  A2A_BENCH_CALLS="$1:$2" valgrind --tool=callgrind --callgrind-out-file=/tmp/conv-cg.out "$bin" >/dev/null 2>&1
-  callgrind_annotate /tmp/conv-cg.out 2>/dev/null | grep -m1 "PROGRAM TOTALS" | tr -d ',' | awk '{print $1}'
+  A2A_BENCH_CALLS="$1:$2" valgrind --tool=callgrind --callgrind-out-file=/tmp/conv-cg.out "$bin" 2>&1 >/dev/null \
+    | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 n1=${N1:-500}; n2=${N2:-2500}
 for mode in hand continued; do

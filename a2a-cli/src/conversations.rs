@@ -116,9 +116,12 @@ fn show(index: &ConversationIndex, asked: &str, args: &ConversationsArgs) -> any
         None => asked.to_owned(),
     };
     let reader = LogReader::new(&args.data_dir);
-    let days = reader
-        .days()
-        .with_context(|| format!("reading the conversation log in {}", args.data_dir.display()))?;
+    let days = reader.days().with_context(|| {
+        format!(
+            "reading the conversation log in {}",
+            args.data_dir.display()
+        )
+    })?;
     let lines: Vec<LogEntry> = match (days.first(), days.last()) {
         (Some(first), Some(last)) => reader
             .range(*first, *last)

@@ -16,9 +16,10 @@ mod telemetry;
 
 pub use self::agent::BuiltinAgent;
 pub use self::cli::{
-    CardArgs, Cli, Command, ConversationsArgs, ConversationsCommand, DEFAULT_HUB_URL, GetArgs, HubArgs, HubCollaborateArgs, HubCommand,
-    HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs, JobsCommand, JobsListArgs, JobsPruneArgs,
-    ListArgs, LogArgs, LogCommand, PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
+    CardArgs, Cli, Command, ConversationsArgs, ConversationsCommand, DEFAULT_HUB_URL, GetArgs,
+    HubArgs, HubCollaborateArgs, HubCommand, HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs,
+    JobsCommand, JobsListArgs, JobsPruneArgs, ListArgs, LogArgs, LogCommand, PushCommand, SendArgs,
+    ServeArgs, StateArgs, Target, TaskArgs,
 };
 
 /// Runs a parsed command line. A command whose standard output was closed

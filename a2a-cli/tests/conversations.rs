@@ -41,7 +41,11 @@ fn cli_conversations_list_and_show_the_pair_a_process_agent_continues_across_res
 
     // After a restart, the pair goes on in the same conversation.
     let gateway = serve(&args);
-    let out = ok(&["send", &format!("{}/agents/caller", gateway.url), "call echo hello"]);
+    let out = ok(&[
+        "send",
+        &format!("{}/agents/caller", gateway.url),
+        "call echo hello",
+    ]);
     assert!(out.contains("COMPLETED"), "{out}");
     gateway.stop(Duration::from_secs(20));
 
@@ -55,7 +59,13 @@ fn cli_conversations_list_and_show_the_pair_a_process_agent_continues_across_res
     let context = all[0]["contextId"].as_str().unwrap().to_owned();
 
     // Every call of the pair is in that one conversation.
-    let shown = ok(&["conversations", "show", "echo|caller", "--data-dir", arg(&data)]);
+    let shown = ok(&[
+        "conversations",
+        "show",
+        "echo|caller",
+        "--data-dir",
+        arg(&data),
+    ]);
     assert!(shown.contains(&context), "{shown}");
     let requests = shown
         .lines()
@@ -65,6 +75,12 @@ fn cli_conversations_list_and_show_the_pair_a_process_agent_continues_across_res
     let by_context = ok(&["conversations", "show", &context, "--data-dir", arg(&data)]);
     assert_eq!(by_context, shown);
 
-    let unknown = fails(&["conversations", "show", "nobody|else", "--data-dir", arg(&data)]);
+    let unknown = fails(&[
+        "conversations",
+        "show",
+        "nobody|else",
+        "--data-dir",
+        arg(&data),
+    ]);
     assert!(unknown.contains("no conversation"), "{unknown}");
 }

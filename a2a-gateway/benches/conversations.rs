@@ -34,8 +34,16 @@ impl AgentExecutor for Beta {
 fn gateway() -> (Gateway, Conversations) {
     let conversations = Conversations::new(ConversationIndex::in_memory());
     let gateway = Gateway::builder()
-        .agent(AgentDefinition::new("alpha", AgentCard::new("Alpha", "Calls."), Beta))
-        .agent(AgentDefinition::new("beta", AgentCard::new("Beta", "Answers."), Beta))
+        .agent(AgentDefinition::new(
+            "alpha",
+            AgentCard::new("Alpha", "Calls."),
+            Beta,
+        ))
+        .agent(AgentDefinition::new(
+            "beta",
+            AgentCard::new("Beta", "Answers."),
+            Beta,
+        ))
         .conversations(conversations.clone())
         .build("http://127.0.0.1:1")
         .expect("gateway");
@@ -48,7 +56,10 @@ async fn call(beta: &a2a_client::Client, context: Option<&str>) {
     if let Some(context) = context {
         context.clone_into(&mut message.context_id);
     }
-    match beta.send_message(SendMessageRequest::new(message), None).await {
+    match beta
+        .send_message(SendMessageRequest::new(message), None)
+        .await
+    {
         Ok(SendMessageResponse::Task(task)) if task.status.state.is_terminal() => {}
         other => panic!("unexpected answer: {other:?}"),
     }
@@ -64,7 +75,10 @@ fn runtime() -> tokio::runtime::Runtime {
 /// Alpha's client of beta, and the pair's context after a first call.
 fn setup(runtime: &tokio::runtime::Runtime) -> (Gateway, a2a_client::Client, String) {
     let (gateway, conversations) = gateway();
-    let beta = gateway.peers("alpha").unwrap().client("beta").unwrap();
+    let beta = gateway
+        .peers("alpha")
+        .and_then(|peers| peers.client("beta"))
+        .expect("alpha's client of beta");
     runtime.block_on(call(&beta, None));
     let context = conversations
         .index()

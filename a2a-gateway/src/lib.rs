@@ -20,9 +20,9 @@ mod peers;
 pub mod process;
 pub mod remote;
 
+pub use self::conversations::Conversations;
 pub use self::gateway::{
     AGENTS_PATH, AgentDefinition, AgentKind, Gateway, GatewayBuilder, GatewayError, HostedAgent,
     StopAgent, agent_interfaces, is_valid_agent_name,
 };
-pub use self::conversations::Conversations;
 pub use self::peers::{Peers, UnknownAgent, agent_identity};

@@ -28,8 +28,18 @@ async fn world() -> World {
     let calls = Calls::default();
     let gateway = Gateway::builder()
         .agent(hub.agent_definition())
-        .agent(scripted("alpha", answers(|t| format!("alpha: {t}")), &calls, hub.name()))
-        .agent(scripted("beta", answers(|t| format!("beta: {t}")), &calls, hub.name()))
+        .agent(scripted(
+            "alpha",
+            answers(|t| format!("alpha: {t}")),
+            &calls,
+            hub.name(),
+        ))
+        .agent(scripted(
+            "beta",
+            answers(|t| format!("beta: {t}")),
+            &calls,
+            hub.name(),
+        ))
         .conversations(conversations.clone().relay(hub.name()))
         .build("http://127.0.0.1:1")
         .unwrap();
@@ -75,7 +85,10 @@ async fn hub_collaborate_continues_the_conversation_the_pair_had_through_peers()
         )
         .await
         .unwrap();
-    assert_eq!(collaboration.thread, context, "the thread is the pair's conversation");
+    assert_eq!(
+        collaboration.thread, context,
+        "the thread is the pair's conversation"
+    );
     world.hub.wait_idle().await;
     let delivered = world.calls.of("beta");
     assert_eq!(delivered.last().unwrap().context_id, context);
@@ -101,7 +114,10 @@ async fn peers_continue_the_pairs_hub_thread() {
     world.hub.wait_idle().await;
     let route = world.conversations.index().get(&pair()).unwrap();
     assert_eq!(route.context_id, collaboration.thread);
-    assert_eq!(peers_call(&world, "about that plan").await, collaboration.thread);
+    assert_eq!(
+        peers_call(&world, "about that plan").await,
+        collaboration.thread
+    );
     // A second collaborate, the other way round, continues the same thread.
     let again = world
         .hub

@@ -29,7 +29,9 @@ async fn fresh_schema() -> Option<(PgConnection, String, PgConnectOptions)> {
             panic!("PostgreSQL is unreachable in CI: {err}")
         }
         Err(err) => {
-            eprintln!("NOTICE: skipping a PostgreSQL test: unreachable ({err}); set A2A_TEST_POSTGRES_URL");
+            eprintln!(
+                "NOTICE: skipping a PostgreSQL test: unreachable ({err}); set A2A_TEST_POSTGRES_URL"
+            );
             return None;
         }
     };
@@ -58,28 +60,45 @@ async fn the_pg_table_keeps_the_index_across_a_restart() {
     };
     let outcome = tokio::spawn(async move {
         let key = RouteKey::new("default", "beta", "alpha");
-        let now = chrono::DateTime::from_timestamp_micros(chrono::Utc::now().timestamp_micros())
-            .unwrap();
+        let now =
+            chrono::DateTime::from_timestamp_micros(chrono::Utc::now().timestamp_micros()).unwrap();
         {
-            let store = PostgresStore::connect_with(options.clone(), None).await.unwrap();
-            let index = ConversationIndex::open_store(Arc::new(store.clone())).await.unwrap();
+            let store = PostgresStore::connect_with(options.clone(), None)
+                .await
+                .unwrap();
+            let index = ConversationIndex::open_store(Arc::new(store.clone()))
+                .await
+                .unwrap();
             assert!(index.is_empty());
             index.record(key.clone(), route("ctx-1", "TASK_STATE_COMPLETED", now));
             index.flush().await.unwrap();
             store.close().await;
         }
         let store = PostgresStore::connect_with(options, None).await.unwrap();
-        let index = ConversationIndex::open_store(Arc::new(store.clone())).await.unwrap();
+        let index = ConversationIndex::open_store(Arc::new(store.clone()))
+            .await
+            .unwrap();
         let kept = index.get(&key).unwrap();
         assert_eq!(*kept, route("ctx-1", "TASK_STATE_COMPLETED", now));
         // An older write (another server's late save) does not win.
-        let older = route("ctx-0", "TASK_STATE_WORKING", now - chrono::Duration::minutes(1));
-        store.upsert(&[(key.clone(), Arc::new(older))]).await.unwrap();
+        let older = route(
+            "ctx-0",
+            "TASK_STATE_WORKING",
+            now - chrono::Duration::minutes(1),
+        );
+        store
+            .upsert(&[(key.clone(), Arc::new(older))])
+            .await
+            .unwrap();
         let loaded = store.load().await.unwrap();
         assert_eq!(loaded.len(), 1);
         assert_eq!(loaded[0].1.context_id, "ctx-1");
         // A newer one does.
-        let newer = route("ctx-2", "TASK_STATE_INPUT_REQUIRED", now + chrono::Duration::minutes(1));
+        let newer = route(
+            "ctx-2",
+            "TASK_STATE_INPUT_REQUIRED",
+            now + chrono::Duration::minutes(1),
+        );
         index.record(key.clone(), newer.clone());
         index.flush().await.unwrap();
         assert_eq!(store.load().await.unwrap()[0].1, newer);

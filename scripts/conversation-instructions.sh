@@ -17,3 +17,6 @@ for mode in hand continued; do
   a=$(count "$mode" "$n1"); b=$(count "$mode" "$n2")
   echo "$mode: $(( (b - a) / (n2 - n1) )) instr/call"
 done
+a=$(A2A_BENCH_LOOKUPS=100000 valgrind --tool=callgrind --callgrind-out-file=/tmp/conv-cg.out "$bin" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+b=$(A2A_BENCH_LOOKUPS=600000 valgrind --tool=callgrind --callgrind-out-file=/tmp/conv-cg.out "$bin" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+echo "lookup by names, 100k pairs: $(( (b - a) / 500000 )) instr/lookup"

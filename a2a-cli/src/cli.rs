@@ -39,6 +39,9 @@ pub enum Command {
     Jobs(JobsCommand),
     /// Read the conversation log in a data directory.
     Log(LogArgs),
+    /// The conversations the gateway's agents keep, pair by pair (the
+    /// conversation index of a data directory).
+    Conversations(ConversationsArgs),
     /// Talk to the collaboration hub of a running gateway: channels,
     /// threads, posting, collaborating, following it live.
     Hub(HubArgs),
@@ -219,6 +222,33 @@ pub enum LogCommand {
     /// Lines with these words, across every day (live, archived, gzipped),
     /// through an index kept in the data directory.
     Search(crate::log::SearchArgs),
+}
+
+/// Arguments of `a2a conversations`.
+#[derive(Debug, clap::Args)]
+pub struct ConversationsArgs {
+    /// What to show.
+    #[command(subcommand)]
+    pub what: ConversationsCommand,
+    /// The data directory of the server (its `conversations.json` and log).
+    #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a", global = true)]
+    pub data_dir: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// `a2a conversations`: which view.
+#[derive(Debug, clap::Subcommand)]
+pub enum ConversationsCommand {
+    /// Every pair, its contextId and last activity, most recent first.
+    List,
+    /// One conversation and its messages, oldest first, from the log.
+    Show {
+        /// The pair (`alpha|beta`, `alpha,beta`, or the whole key
+        /// `WORKSPACE::alpha|beta`) or the conversation's contextId.
+        conversation: String,
+    },
 }
 
 /// Arguments of `a2a serve`.

@@ -31,6 +31,9 @@ pub(crate) struct Setup<'a> {
     pub(crate) card_signer: Option<Arc<a2a_signing::CardSigner>>,
     /// Every agent's job settings (retention among them).
     pub(crate) jobs: a2a_server::JobConfig,
+    /// The conversation index: every agent-to-agent call continues the
+    /// pair's conversation, and the hub's collaborate routes are its entries.
+    pub(crate) conversations: a2a_gateway::Conversations,
 }
 
 /// The card a file gives an agent (the gateway writes its interfaces).
@@ -110,7 +113,7 @@ fn open_hub(config: &GatewayConfig, setup: &Setup<'_>) -> anyhow::Result<Option<
             )
             .into());
     }
-    let mut builder = Hub::builder(hub_config);
+    let mut builder = Hub::builder(hub_config).conversations(setup.conversations.clone());
     if let Some(dir) = setup.hub_dir {
         builder = builder.data_dir(dir);
     }
@@ -147,6 +150,10 @@ pub(crate) async fn build(
     setup: Setup<'_>,
 ) -> anyhow::Result<(Gateway, Option<Hub>)> {
     check(config)?;
+    let mut setup = setup;
+    if let Some(name) = &config.name {
+        setup.conversations = setup.conversations.workspace(name.clone());
+    }
     let hub = open_hub(config, &setup)?;
     let mut builder = Gateway::builder().config_file(config.path.display().to_string());
     if let Some(default) = &config.default {
@@ -186,6 +193,12 @@ pub(crate) async fn build(
         }
         handler
     });
+    let mut conversations = setup.conversations;
+    if let Some(hub) = &hub {
+        // The hub's deliveries carry their thread's context: not a pair's turns.
+        conversations = conversations.relay(hub.name());
+    }
+    builder = builder.conversations(conversations);
     if let Some(auth) = setup.auth {
         builder = builder.authentication_shared(auth);
     }

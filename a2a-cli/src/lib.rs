@@ -5,6 +5,7 @@ mod agent;
 mod cli;
 mod commands;
 mod connect;
+mod conversations;
 mod gateway;
 mod hub;
 mod jobs;
@@ -15,9 +16,10 @@ mod telemetry;
 
 pub use self::agent::BuiltinAgent;
 pub use self::cli::{
-    CardArgs, Cli, Command, DEFAULT_HUB_URL, GetArgs, HubArgs, HubCollaborateArgs, HubCommand,
-    HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs, JobsCommand, JobsListArgs, JobsPruneArgs,
-    ListArgs, LogArgs, LogCommand, PushCommand, SendArgs, ServeArgs, StateArgs, Target, TaskArgs,
+    CardArgs, Cli, Command, ConversationsArgs, ConversationsCommand, DEFAULT_HUB_URL, GetArgs,
+    HubArgs, HubCollaborateArgs, HubCommand, HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs,
+    JobsCommand, JobsListArgs, JobsPruneArgs, ListArgs, LogArgs, LogCommand, PushCommand, SendArgs,
+    ServeArgs, StateArgs, Target, TaskArgs,
 };
 pub use self::log::SearchArgs;
 
@@ -42,6 +44,7 @@ async fn execute(cli: Cli) -> anyhow::Result<()> {
         Command::Push(command) => commands::push(command).await,
         Command::Jobs(command) => jobs::run(command).await,
         Command::Log(args) => log::run(&args),
+        Command::Conversations(args) => conversations::run(&args),
         Command::Hub(args) => hub::run(args).await,
     }
 }

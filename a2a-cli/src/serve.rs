@@ -196,6 +196,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let authenticated = auth.is_some();
+    let index = crate::conversations::open_index(&location, &args.state.data_dir).await?;
+    let mut conversations = a2a_gateway::Conversations::new(index.clone());
+    if let Some(log) = &log {
+        conversations = conversations.log(log.clone());
+    }
     let hub_dir = match &location {
         StoreLocation::Memory => None,
         _ => Some(args.state.data_dir.join("hub")),
@@ -231,7 +236,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             if let Some(log) = log {
                 builder = builder.conversation_log(log);
             }
-            let service = A2aService::new(builder.build());
+            let handler = builder.build();
+            let name = a2a_server::RequestHandler::card(&handler).name.clone();
+            let service =
+                A2aService::from_shared(conversations.wrap(&name, std::sync::Arc::new(handler)));
             let service = match auth {
                 Some(auth) => auth.enforce_on(service),
                 None => service,
@@ -254,6 +262,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     hub_dir: hub_dir.as_deref(),
                     card_signer: card_signer.clone(),
                     jobs: job_config(&args),
+                    conversations,
                 },
             )
             .await?;
@@ -334,6 +343,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     a2a_server::http::serve_with(listener, app, service, stop, config).await?;
     if let Some(hub) = hub {
         hub.shutdown(grace).await;
+    }
+    if let Err(err) = index.flush().await {
+        tracing::warn!(error = %err, "saving the conversation index failed");
     }
     // Flushing waits on the exporter's threads: not on the runtime's.
     let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;

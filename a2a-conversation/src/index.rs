@@ -1,6 +1,13 @@
 //! The conversation index: which A2A conversation each pair of agents keeps.
+//!
+//! One entry per pair of agents in a workspace (`WORKSPACE::a|b`, the names
+//! sorted): the conversation's `contextId`, its latest task, the last event
+//! and when. Lookups are from memory. Where it is kept is the index's
+//! backing: nothing ([`ConversationIndex::in_memory`]), a JSON file in a data
+//! directory ([`ConversationIndex::open`]), or a table of a store
+//! ([`ConversationIndex::open_store`], a [`RouteStore`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +26,12 @@ pub const INDEX_FILE: &str = "conversations.json";
 const SAVE_DELAY: Duration = Duration::from_secs(1);
 /// The version of the index document this code writes and reads.
 const FORMAT_VERSION: u32 = 1;
+/// How long a settled conversation stays the pair's: a later call within it
+/// continues the conversation, a call after it starts a new one (the hub's
+/// reuse window too).
+pub const DEFAULT_REUSE_WINDOW: Duration = Duration::from_secs(6 * 60 * 60);
+/// The workspace of a gateway that names none.
+pub const DEFAULT_WORKSPACE: &str = "default";
 
 /// A route: a work session and the pair of agents in it, in either order
 /// (`ws-1::alpha|beta`).
@@ -36,6 +49,26 @@ impl RouteKey {
     /// The key as written (`session::a|b`).
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// A key as written (`session::a|b`, the names sorted), read back: `None`
+    /// for anything else.
+    pub fn parse(written: &str) -> Option<RouteKey> {
+        let (session, pair) = written.split_once("::")?;
+        let (a, b) = pair.split_once('|')?;
+        (a <= b && !a.is_empty() && !b.is_empty() && !session.is_empty())
+            .then(|| RouteKey(written.to_owned()))
+    }
+
+    /// The work session (the workspace): what comes before `::`.
+    pub fn session(&self) -> &str {
+        self.0.split_once("::").map_or("", |(session, _)| session)
+    }
+
+    /// The two agents, sorted.
+    pub fn agents(&self) -> (&str, &str) {
+        let pair = self.0.split_once("::").map_or(self.0.as_str(), |(_, p)| p);
+        pair.split_once('|').unwrap_or((pair, ""))
     }
 }
 
@@ -69,6 +102,24 @@ impl Route {
             "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED"
         )
     }
+
+    /// Whether the conversation is still going on: its last task is
+    /// submitted, working or waiting for the other side. Anything else (a
+    /// terminal task, a direct reply, a hub delivery) has settled.
+    pub fn is_open(&self) -> bool {
+        self.task_waits()
+            || matches!(
+                self.last_event.as_str(),
+                "TASK_STATE_SUBMITTED" | "TASK_STATE_WORKING"
+            )
+    }
+
+    /// Whether a new call at `now` continues this conversation: an open one
+    /// always does, a settled one within `window` of its last event.
+    pub fn continues_at(&self, now: DateTime<Utc>, window: Duration) -> bool {
+        let window = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
+        self.is_open() || now.signed_duration_since(self.updated_at) < window
+    }
 }
 
 /// Metadata keys a log line carries when it updates a route, so the index can
@@ -92,6 +143,21 @@ pub enum IndexError {
         /// The error.
         source: std::io::Error,
     },
+    /// The store behind the index failed.
+    #[error("the conversation index's store: {0}")]
+    Store(String),
+}
+
+/// A store that keeps the index for it (a table of a database), written in
+/// batches of changed routes.
+#[async_trait::async_trait]
+pub trait RouteStore: std::fmt::Debug + Send + Sync + 'static {
+    /// Every route kept.
+    async fn load(&self) -> Result<Vec<(RouteKey, Route)>, IndexError>;
+
+    /// Writes `routes`, each replacing what the store has for its key unless
+    /// the store's is newer.
+    async fn upsert(&self, routes: &[(RouteKey, Arc<Route>)]) -> Result<(), IndexError>;
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -120,6 +186,9 @@ struct Inner {
     /// Shared values: a lookup hands out a reference count, not a copy.
     routes: RwLock<HashMap<RouteKey, Arc<Route>>>,
     path: Option<PathBuf>,
+    store: Option<Arc<dyn RouteStore>>,
+    /// Keys recorded since the store was last written.
+    dirty: Mutex<HashSet<RouteKey>>,
     /// Held while saving, so two saves do not race on the temporary file.
     saving: Mutex<()>,
     /// A save is scheduled ([`ConversationIndex::save_soon`]).
@@ -167,12 +236,30 @@ impl ConversationIndex {
             inner: Arc::new(Inner {
                 routes: RwLock::new(routes),
                 path: Some(path),
-                saving: Mutex::new(()),
-                save_pending: AtomicBool::new(false),
+                ..Inner::default()
             }),
         };
         index.replay(&LogReader::new(data_dir), since);
         index
+    }
+
+    /// Opens the index `store` keeps: every route is read into memory, and
+    /// [`flush`](Self::flush) (or [`save_soon`](Self::save_soon)) writes the
+    /// changed ones back.
+    pub async fn open_store(store: Arc<dyn RouteStore>) -> Result<ConversationIndex, IndexError> {
+        let routes = store
+            .load()
+            .await?
+            .into_iter()
+            .map(|(key, route)| (key, Arc::new(route)))
+            .collect();
+        Ok(ConversationIndex {
+            inner: Arc::new(Inner {
+                routes: RwLock::new(routes),
+                store: Some(store),
+                ..Inner::default()
+            }),
+        })
     }
 
     /// Applies the route changes in the log after `since` (all of them
@@ -233,13 +320,44 @@ impl ConversationIndex {
             .cloned()
     }
 
-    /// Records where a route's conversation stands (in memory; see [`save`](Self::save)).
+    /// Records where a route's conversation stands (in memory; see
+    /// [`save`](Self::save) and [`flush`](Self::flush)).
     pub fn record(&self, key: RouteKey, route: Route) {
+        if self.inner.store.is_some() {
+            self.inner
+                .dirty
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key.clone());
+        }
         self.inner
             .routes
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(key, Arc::new(route));
+    }
+
+    /// Forgets a route: the pair's next call starts a new conversation.
+    pub fn remove(&self, key: &RouteKey) -> Option<Arc<Route>> {
+        self.inner
+            .routes
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(key)
+    }
+
+    /// Every route and where it stands, most recent first.
+    pub fn entries(&self) -> Vec<(RouteKey, Arc<Route>)> {
+        let mut all: Vec<_> = self
+            .inner
+            .routes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect();
+        all.sort_by(|a, b| b.1.updated_at.cmp(&a.1.updated_at).then(a.0.cmp(&b.0)));
+        all
     }
 
     /// How many routes it holds.
@@ -260,7 +378,28 @@ impl ConversationIndex {
     /// outside one), gathering the changes of that second into one save.
     /// Changes logged with [`LogEntry::route`] survive a crash before it anyway.
     pub fn save_soon(&self) {
-        if self.inner.path.is_none() || self.inner.save_pending.swap(true, Ordering::AcqRel) {
+        let inner = &self.inner;
+        if (inner.path.is_none() && inner.store.is_none())
+            || inner.save_pending.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        let runtime = tokio::runtime::Handle::try_current();
+        if inner.store.is_some() {
+            // A store is written from the runtime; outside one the changes
+            // wait for the next flush.
+            let Ok(runtime) = runtime else {
+                inner.save_pending.store(false, Ordering::Release);
+                return;
+            };
+            let index = self.clone();
+            runtime.spawn(async move {
+                tokio::time::sleep(SAVE_DELAY).await;
+                index.inner.save_pending.store(false, Ordering::Release);
+                if let Err(err) = index.flush().await {
+                    tracing::warn!(error = %err, "saving the conversation index failed");
+                }
+            });
             return;
         }
         let index = self.clone();
@@ -270,7 +409,7 @@ impl ConversationIndex {
                 tracing::warn!(error = %err, "saving the conversation index failed");
             }
         };
-        match tokio::runtime::Handle::try_current() {
+        match runtime {
             Ok(runtime) => {
                 runtime.spawn(async move {
                     tokio::time::sleep(SAVE_DELAY).await;
@@ -281,8 +420,48 @@ impl ConversationIndex {
         }
     }
 
+    /// Writes what changed to where the index is kept, now: the file (whole,
+    /// atomically; see [`save`](Self::save)) or the store (the routes
+    /// recorded since the last write). What a server calls as it stops.
+    pub async fn flush(&self) -> Result<(), IndexError> {
+        if let Some(store) = &self.inner.store {
+            let keys: Vec<RouteKey> = self
+                .inner
+                .dirty
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain()
+                .collect();
+            let changed: Vec<(RouteKey, Arc<Route>)> = keys
+                .into_iter()
+                .filter_map(|key| self.get(&key).map(|route| (key, route)))
+                .collect();
+            if changed.is_empty() {
+                return Ok(());
+            }
+            if let Err(err) = store.upsert(&changed).await {
+                // Kept for the next try.
+                let mut dirty = self.inner.dirty.lock().unwrap_or_else(|e| e.into_inner());
+                dirty.extend(changed.into_iter().map(|(key, _)| key));
+                return Err(err);
+            }
+            return Ok(());
+        }
+        if self.inner.path.is_none() {
+            return Ok(());
+        }
+        let index = self.clone();
+        tokio::task::spawn_blocking(move || index.save())
+            .await
+            .map_err(|err| IndexError::Io {
+                context: "saving the conversation index".into(),
+                source: std::io::Error::other(err.to_string()),
+            })?
+    }
+
     /// Writes the index to its file atomically (a temporary file, synced,
-    /// renamed over the old one). An in-memory index has nothing to do.
+    /// renamed over the old one). An in-memory index has nothing to do, nor
+    /// has one a store keeps (see [`flush`](Self::flush)).
     pub fn save(&self) -> Result<(), IndexError> {
         let Some(path) = &self.inner.path else {
             return Ok(());

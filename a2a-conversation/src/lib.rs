@@ -77,7 +77,10 @@ pub use self::client::{ClientExt, Conversations};
 pub use self::entry::{
     ChainTip, EntryType, Line, LineContent, LogEntry, new_entry_id, parts_content,
 };
-pub use self::index::{ConversationIndex, INDEX_FILE, IndexError, Route, RouteKey};
+pub use self::index::{
+    ConversationIndex, DEFAULT_REUSE_WINDOW, DEFAULT_WORKSPACE, INDEX_FILE, IndexError, Route,
+    RouteKey, RouteStore,
+};
 pub use self::log::{Clock, ConversationLog, Flush, LogConfig, LogError, WhenFull};
 pub use self::reader::{DayRead, LogReader};
 pub use self::server::{HandlerBuilderExt, Recorder, mark_logged};

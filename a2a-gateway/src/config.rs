@@ -4,6 +4,7 @@
 //! ```toml
 //! [gateway]
 //! default = "planner"            # the agent the root card points to (default: the first)
+//! name = "team-a"                # the workspace its agents' conversations are keyed in (default: "default")
 //!
 //! [agents.planner]
 //! kind = "rust"                  # a Rust agent the program registered
@@ -107,6 +108,9 @@ pub struct GatewayConfig {
     pub path: PathBuf,
     /// The agent the root card points to (`None`: the first).
     pub default: Option<String>,
+    /// The gateway's name: the workspace of its agents' conversations
+    /// (`None`: `default`).
+    pub name: Option<String>,
     /// The agents, in file order.
     pub agents: Vec<AgentConfig>,
 }
@@ -212,6 +216,7 @@ struct RawFile {
 #[serde(deny_unknown_fields)]
 struct RawGateway {
     default: Option<Spanned<String>>,
+    name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -334,6 +339,7 @@ impl GatewayConfig {
         // File order: the first agent is the default one.
         agents.sort_by_key(|(start, _)| *start);
         let agents: Vec<AgentConfig> = agents.into_iter().map(|(_, a)| a).collect();
+        let name = raw.gateway.as_ref().and_then(|g| g.name.clone());
         let default = match raw.gateway.and_then(|g| g.default) {
             Some(default) if !agents.iter().any(|a| &a.name == default.get_ref()) => {
                 let known: Vec<_> = agents.iter().map(|a| a.name.as_str()).collect();
@@ -352,6 +358,7 @@ impl GatewayConfig {
         Ok(GatewayConfig {
             path: file.to_owned(),
             default,
+            name,
             agents,
         })
     }

@@ -19,6 +19,7 @@ use axum::Router;
 use axum::response::IntoResponse as _;
 use tower::ServiceExt as _;
 
+use crate::conversations::Conversations;
 use crate::peers::{
     AgentCallers, Directory, GatewayAuth, Listed, Peers, UnknownAgent, agent_identity,
     calling_agent,
@@ -192,6 +193,7 @@ pub struct GatewayBuilder {
     auth: Option<Arc<dyn Authenticate>>,
     secrets: HashMap<String, String>,
     signer: Option<Arc<CardSigner>>,
+    conversations: Option<Conversations>,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -251,6 +253,15 @@ impl GatewayBuilder {
     #[must_use]
     pub fn authentication_shared(mut self, auth: Arc<dyn Authenticate>) -> Self {
         self.auth = Some(auth);
+        self
+    }
+
+    /// Runs the conversation index: a call from one agent to another that
+    /// names no `contextId` continues the pair's conversation (see
+    /// [`crate::conversations`]). The gateway's shutdown saves the index.
+    #[must_use]
+    pub fn conversations(mut self, conversations: Conversations) -> Self {
+        self.conversations = Some(conversations);
         self
     }
 
@@ -323,7 +334,12 @@ impl GatewayBuilder {
             if let Some(setup) = &mut self.setup {
                 builder = setup(&agent.name, builder);
             }
-            let service = A2aService::new(builder.build());
+            let service = match &self.conversations {
+                Some(conversations) => A2aService::from_shared(
+                    conversations.wrap(&agent.name, Arc::new(builder.build())),
+                ),
+                None => A2aService::new(builder.build()),
+            };
             let service = match &self.auth {
                 Some(configured) => service.with_authentication(GatewayAuth {
                     directory: Arc::downgrade(&directory),
@@ -373,6 +389,7 @@ impl GatewayBuilder {
                 directory: directory.clone(),
                 default: default_service,
                 stops: std::sync::Mutex::new(stops),
+                conversations: self.conversations.clone(),
             },
         );
         Ok(Gateway {
@@ -381,6 +398,7 @@ impl GatewayBuilder {
             default,
             directory,
             auth: self.auth,
+            conversations: self.conversations,
         })
     }
 }
@@ -424,6 +442,7 @@ struct ByTenant {
     default: A2aService,
     /// Taken by the first shutdown.
     stops: std::sync::Mutex<Vec<StopAgent>>,
+    conversations: Option<Conversations>,
 }
 
 #[async_trait]
@@ -447,6 +466,12 @@ impl TenantRouter for ByTenant {
         }
         let stops = std::mem::take(&mut *self.stops.lock().unwrap_or_else(|e| e.into_inner()));
         futures::future::join_all(stops.into_iter().map(|stop| stop(grace))).await;
+        // Last: the agents' last answers have moved their pairs on.
+        if let Some(conversations) = &self.conversations {
+            if let Err(err) = conversations.index().flush().await {
+                tracing::warn!(error = %err, "saving the conversation index failed");
+            }
+        }
     }
 }
 
@@ -484,6 +509,7 @@ pub struct Gateway {
     default: String,
     directory: Arc<OnceLock<Directory>>,
     auth: Option<Arc<dyn Authenticate>>,
+    conversations: Option<Conversations>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -533,6 +559,11 @@ impl Gateway {
                 .await
                 .unwrap_or_else(User::anonymous)),
         }
+    }
+
+    /// The conversation index the gateway runs, if any.
+    pub fn conversations(&self) -> Option<&Conversations> {
+        self.conversations.as_ref()
     }
 
     /// Whether callers must authenticate.

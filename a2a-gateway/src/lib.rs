@@ -14,11 +14,13 @@
 //! | `otel` | off | W3C trace context to process agents (the `traceparent` and `tracestate` fields of `execute`) and the `otel` features of `a2a-server` and `a2a-client` |
 
 pub mod config;
+pub mod conversations;
 mod gateway;
 mod peers;
 pub mod process;
 pub mod remote;
 
+pub use self::conversations::Conversations;
 pub use self::gateway::{
     AGENTS_PATH, AgentDefinition, AgentKind, Gateway, GatewayBuilder, GatewayError, HostedAgent,
     StopAgent, agent_interfaces, is_valid_agent_name,

@@ -114,13 +114,6 @@ pub(crate) enum Write {
         agent: String,
         seq: u64,
     },
-    Route {
-        opener: String,
-        target: String,
-        channel: String,
-        thread: String,
-        at: DateTime<Utc>,
-    },
     Observed {
         agent: String,
         record: ObserverRecord,
@@ -438,18 +431,6 @@ impl Write {
                 "INSERT OR IGNORE INTO participants (thread_id, agent, seq) VALUES (?1, ?2, ?3)",
                 params![thread, agent, i64::try_from(*seq).unwrap_or(i64::MAX)],
             ),
-            Write::Route {
-                opener,
-                target,
-                channel,
-                thread,
-                at,
-            } => conn.execute(
-                "INSERT INTO routes (opener, target, channel, thread_id, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (opener, target, channel) DO UPDATE SET thread_id = excluded.thread_id,
-                     updated_at = excluded.updated_at",
-                params![opener, target, channel, thread, stamp(*at)],
-            ),
             Write::Observed {
                 agent,
                 record,
@@ -613,7 +594,8 @@ fn load_threads(
     Ok(threads)
 }
 
-/// The routes used after `since`.
+/// The routes used after `since`: what hubs before the conversation index
+/// kept, read once into the index on open (nothing writes them any more).
 fn load_routes(conn: &Connection, since: DateTime<Utc>) -> Result<Vec<LoadedRoute>, HubError> {
     let e = |err: rusqlite::Error| store_error(&err);
     let mut routes = Vec::new();

@@ -30,6 +30,8 @@ mod crypt;
 mod location;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+mod routes;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;

@@ -1,9 +1,21 @@
 //! The collaborate call: a thread between two agents, opened or continued
 //! (the pair's thread of the reuse window), and a message delivered to the
 //! target in it.
+//!
+//! The pair's thread is the pair's entry in the gateway's conversation index
+//! (`WORKSPACE::a|b`; see `a2a_gateway::conversations`): a hub thread is an
+//! A2A conversation (its id is the `contextId` the agents see), so the hub
+//! keeps no routes of its own, which would be a second answer to "which
+//! conversation are these two in". Collaborate looks the pair up there, and
+//! records the thread it opens or continues there, right after the thread
+//! is written to the hub's record, whoever of the two opened it. An entry
+//! that names a conversation the pair had outside the hub (through `Peers`,
+//! say) opens the thread as that very conversation.
 
 use std::sync::Arc;
 
+use a2a_conversation::Route;
+use a2a_gateway::Conversations;
 use chrono::{DateTime, Utc};
 
 use super::posting::Delivering;
@@ -11,7 +23,10 @@ use super::{Hub, Post, ThreadState, unknown_thread};
 use crate::error::{HubError, HubErrorKind};
 use crate::model::{Caller, Collaborate, Collaboration, HubEvent, Sender, ThreadView};
 use crate::routing;
-use crate::store::Write;
+use crate::store::{LoadedRoute, Write};
+
+/// What the index's entry says after a collaborate.
+const COLLABORATE_EVENT: &str = "collaborate";
 
 /// Where a collaboration goes: a thread to continue, if any, and its
 /// channel.
@@ -20,6 +35,41 @@ struct Destination {
     channel: String,
     /// Whether an earlier thread of the pair is continued.
     continued: bool,
+    /// The pair's conversation outside the hub that a new thread takes up.
+    context: Option<String>,
+}
+
+/// Reads the routes of a hub from before the conversation index into the
+/// index, where it has nothing newer for the pair.
+pub(super) fn import_routes(conversations: &Conversations, routes: &[LoadedRoute]) {
+    let index = conversations.index();
+    let mut imported = false;
+    for (opener, target, _channel, thread, at) in routes {
+        let key = conversations.key(opener, target);
+        if index.get(&key).is_some_and(|r| r.updated_at >= *at) {
+            continue;
+        }
+        index.record(key, collaborate_route(thread, *at));
+        imported = true;
+    }
+    if imported {
+        index.save_soon();
+    }
+}
+
+fn collaborate_route(thread: &str, at: DateTime<Utc>) -> Route {
+    Route {
+        context_id: thread.to_owned(),
+        task_id: None,
+        last_event: COLLABORATE_EVENT.to_owned(),
+        updated_at: at,
+    }
+}
+
+/// Whether `context` may name a hub thread (its id shows in URLs): an id
+/// the way servers make them.
+fn usable_as_thread(context: &str) -> bool {
+    uuid::Uuid::parse_str(context).is_ok()
 }
 
 impl Hub {
@@ -67,7 +117,10 @@ impl Hub {
         let thread = match destination.thread {
             Some(thread) => self.continue_thread(&opener, &target, &thread, now).await?,
             None => {
-                self.open_thread(&from, &target, &destination.channel, &text, now)
+                let id = destination
+                    .context
+                    .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+                self.open_thread(&from, &target, &destination.channel, &text, id, now)
                     .await?
             }
         };
@@ -129,6 +182,7 @@ impl Hub {
                 thread: Some(view.id),
                 channel: view.channel,
                 continued: true,
+                context: None,
             });
         }
         let channel = match &request.channel {
@@ -138,17 +192,47 @@ impl Hub {
         self.check_threads_allowed(&channel)?;
         let reuse = chrono::Duration::from_std(self.inner.config.reuse_window)
             .unwrap_or(chrono::Duration::MAX);
+        let conversations = &self.inner.conversations;
+        let entry = conversations
+            .index()
+            .get(&conversations.key(opener, target))
+            .filter(|route| now - route.updated_at < reuse);
         let state = self.state();
-        let route = state
-            .routes
-            .get(&(opener.to_owned(), target.to_owned(), channel.clone()))
-            .filter(|(thread, at)| now - *at < reuse && state.threads.contains_key(thread))
-            .map(|(thread, _)| thread.clone());
+        let (thread, context) = match entry {
+            // The pair's thread, where it is asked to talk.
+            Some(route) => match state.threads.get(&route.context_id) {
+                Some(thread) if thread.view.channel == channel => {
+                    (Some(route.context_id.clone()), None)
+                }
+                // A thread elsewhere: a new one here becomes the pair's.
+                Some(_) => (None, None),
+                // The pair's conversation outside the hub.
+                None if usable_as_thread(&route.context_id) => {
+                    (None, Some(route.context_id.clone()))
+                }
+                None => (None, None),
+            },
+            None => (None, None),
+        };
         Ok(Destination {
-            continued: route.is_some(),
-            thread: route,
+            continued: thread.is_some(),
+            thread,
             channel,
+            context,
         })
+    }
+
+    /// Makes `thread` the pair's conversation in the index, and saves the
+    /// index (the thread is in the hub's record already).
+    async fn record_route(&self, opener: &str, target: &str, thread: &str, now: DateTime<Utc>) {
+        let conversations = &self.inner.conversations;
+        let key = conversations.key(opener, target);
+        conversations
+            .record(key, collaborate_route(thread, now), opener, target)
+            .await;
+        if let Err(err) = conversations.index().flush().await {
+            tracing::warn!(error = %err, "saving the conversation index failed");
+        }
     }
 
     fn check_threads_allowed(&self, channel: &str) -> Result<(), HubError> {
@@ -177,25 +261,12 @@ impl Hub {
         now: DateTime<Utc>,
     ) -> Result<ThreadView, HubError> {
         let view = self.thread(thread).ok_or_else(|| unknown_thread(thread))?;
-        self.inner
-            .store
-            .write(vec![route_write(
-                opener,
-                target,
-                &view.channel,
-                thread,
-                now,
-            )])
-            .await?;
-        self.state().routes.insert(
-            (opener.to_owned(), target.to_owned(), view.channel.clone()),
-            (thread.to_owned(), now),
-        );
+        self.record_route(opener, target, thread, now).await;
         Ok(view)
     }
 
-    /// Opens a thread of `from` with `target` in `channel`, named after the
-    /// topic of `text`, as the pair's route there; the hub says so at
+    /// Opens thread `id` of `from` with `target` in `channel`, named after
+    /// the topic of `text`, as the pair's conversation; the hub says so at
     /// channel level.
     async fn open_thread(
         &self,
@@ -203,10 +274,10 @@ impl Hub {
         target: &str,
         channel: &str,
         text: &str,
+        id: String,
         now: DateTime<Utc>,
     ) -> Result<ThreadView, HubError> {
         let opener = from.name();
-        let id = uuid::Uuid::now_v7().to_string();
         let participants: Vec<String> = from
             .agent()
             .into_iter()
@@ -238,9 +309,9 @@ impl Hub {
                 });
             }
         }
-        writes.push(route_write(opener, target, channel, &id, now));
         self.inner.store.write(writes).await?;
-        self.opened(&view, opener, target, now);
+        self.opened(&view);
+        self.record_route(opener, target, &id, now).await;
         // The hub's own line at channel level: people see the thread open;
         // being the hub's, it calls no agent.
         let notice = format!("{opener} opened the thread {:?} with {target}", view.title);
@@ -250,9 +321,8 @@ impl Hub {
         Ok(view)
     }
 
-    /// Keeps the thread `view` just recorded, as the route of `opener` to
-    /// `target`, and tells subscribers.
-    fn opened(&self, view: &ThreadView, opener: &str, target: &str, now: DateTime<Utc>) {
+    /// Keeps the thread `view` just recorded, and tells subscribers.
+    fn opened(&self, view: &ThreadView) {
         {
             let mut state = self.state();
             let thread = ThreadState {
@@ -260,10 +330,6 @@ impl Hub {
                 paused_until: None,
             };
             state.threads.insert(view.id.clone(), thread);
-            state.routes.insert(
-                (opener.to_owned(), target.to_owned(), view.channel.clone()),
-                (view.id.clone(), now),
-            );
         }
         let _ = self
             .inner
@@ -316,22 +382,6 @@ fn confirmation(target: &str, thread: &ThreadView, delivered: bool) -> String {
             "posted in {:?}; delivery to {target} is still being tried, and its outcome will be posted there",
             thread.title
         ),
-    }
-}
-
-fn route_write(
-    opener: &str,
-    target: &str,
-    channel: &str,
-    thread: &str,
-    at: DateTime<Utc>,
-) -> Write {
-    Write::Route {
-        opener: opener.to_owned(),
-        target: target.to_owned(),
-        channel: channel.to_owned(),
-        thread: thread.to_owned(),
-        at,
     }
 }
 

@@ -77,8 +77,6 @@ struct Waiting {
 #[derive(Debug)]
 struct State {
     threads: HashMap<String, ThreadState>,
-    /// (opener, target, channel) → (thread, last used).
-    routes: HashMap<(String, String, String), (String, DateTime<Utc>)>,
     observed: HashMap<String, VecDeque<ObserverRecord>>,
     pairs: Window<(String, String)>,
     bursts: Window<String>,
@@ -104,7 +102,7 @@ impl State {
     ) -> (State, Vec<PendingDelivery>) {
         let Loaded {
             threads,
-            routes,
+            routes: _,
             observed,
             deliveries,
             participant_seq,
@@ -119,10 +117,6 @@ impl State {
                 };
                 (state.view.id.clone(), state)
             })
-            .collect();
-        let routes = routes
-            .into_iter()
-            .map(|(opener, target, channel, thread, at)| ((opener, target, channel), (thread, at)))
             .collect();
         let observed = observed
             .into_iter()
@@ -145,7 +139,6 @@ impl State {
         }
         let state = State {
             threads,
-            routes,
             observed,
             pairs,
             bursts,
@@ -174,6 +167,9 @@ struct Inner {
     idle: tokio::sync::Notify,
     pending: Mutex<Vec<PendingDelivery>>,
     operator: operator::OperatorToken,
+    /// Where each pair's conversation is: the hub's routes (see
+    /// `collaboration`).
+    conversations: a2a_gateway::Conversations,
 }
 
 /// The collaboration hub. Cheap to clone.
@@ -198,6 +194,7 @@ pub struct HubBuilder {
     dir: Option<PathBuf>,
     log: Option<ConversationLog>,
     name: String,
+    conversations: Option<a2a_gateway::Conversations>,
 }
 
 impl HubBuilder {
@@ -222,13 +219,29 @@ impl HubBuilder {
         self
     }
 
+    /// Keeps the pairs' conversations (the collaborate routes) in the
+    /// gateway's conversation index (default: an index of the hub's own in
+    /// its data directory, or in memory).
+    #[must_use]
+    pub fn conversations(mut self, conversations: a2a_gateway::Conversations) -> Self {
+        self.conversations = Some(conversations);
+        self
+    }
+
     /// Opens the record and loads threads, participants, routes and
     /// observer records from it.
-    pub fn open(self) -> Result<Hub, HubError> {
+    pub fn open(mut self) -> Result<Hub, HubError> {
         self.check_channels()?;
         let store = Store::open(self.dir.as_deref())?;
         let operator = operator::OperatorToken::load_or_create(self.dir.as_deref())?;
         let loaded = self.load(&store)?;
+        let conversations = self.conversations.take().unwrap_or_else(|| {
+            a2a_gateway::Conversations::new(match &self.dir {
+                Some(dir) => a2a_conversation::ConversationIndex::open(dir),
+                None => a2a_conversation::ConversationIndex::in_memory(),
+            })
+        });
+        collaboration::import_routes(&conversations, &loaded.routes);
         let (state, pending) =
             State::from_record(loaded, &self.config.guards, self.config.clock.now());
         let (events, _) = broadcast::channel(1024);
@@ -247,6 +260,7 @@ impl HubBuilder {
                 idle: tokio::sync::Notify::new(),
                 pending: Mutex::new(pending),
                 operator,
+                conversations,
             }),
         })
     }
@@ -291,6 +305,7 @@ impl Hub {
             dir: None,
             log: None,
             name: DEFAULT_HUB_NAME.to_owned(),
+            conversations: None,
         }
     }
 

@@ -132,7 +132,10 @@ impl ClientError {
             ClientErrorKind::Connection | ClientErrorKind::Timeout => true,
             ClientErrorKind::Http => self.0.status.is_some_and(|s| s == 429 || s >= 500),
             ClientErrorKind::Protocol => {
-                self.protocol_kind() == Some(a2a_core::ErrorKind::Busy)
+                matches!(
+                    self.protocol_kind(),
+                    Some(a2a_core::ErrorKind::Busy | a2a_core::ErrorKind::Unavailable)
+                )
                     || self
                         .0
                         .status

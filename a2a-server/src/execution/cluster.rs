@@ -243,6 +243,7 @@ pub(crate) async fn maintain(
         tokio::select! {
             () = shared.stopping.cancelled() => break,
             _ = tick.tick() => {
+                super::jobs::bring_back(&executions, false).await;
                 let now = tokio::time::Instant::now();
                 let silent = now.saturating_duration_since(renewed);
                 match jobs.heartbeat(&config.node, shared.clock.now()).await {

@@ -306,6 +306,8 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
     recovered.cancel();
     let mut heartbeat = tokio::time::interval(config.heartbeat_interval);
     let mut retention = tokio::time::interval(config.retention_interval);
+    let mut sweep = tokio::time::interval(STRANDED_SWEEP);
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     retention.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -321,7 +323,57 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
                     tracing::warn!(error = %err, "retention failed");
                 }
             }
+            _ = sweep.tick() => bring_back(&executions, true).await,
         }
+    }
+}
+
+/// How often the jobs of executions stopped by a failing store are tried
+/// again (a sweep with none to do costs one lock).
+pub(crate) const STRANDED_SWEEP: Duration = Duration::from_secs(1);
+
+/// Brings back the jobs of executions that a failing store stopped (see
+/// [`super::Shared::stranded`]): each is released to PENDING (if it is not
+/// already) and, with `resume_here` (a single server; a cluster's lease
+/// pass resumes PENDING jobs itself), resumed. Those the store still
+/// refuses wait for the next sweep.
+pub(crate) async fn bring_back(executions: &Arc<Executions>, resume_here: bool) {
+    let shared = &executions.shared;
+    let Some(jobs) = shared.jobs.clone() else {
+        return;
+    };
+    for task_id in shared.take_stranded() {
+        if executions.is_draining() {
+            // The next start's recovery pass finds it RUNNING or PENDING.
+            return;
+        }
+        if let Err(err) = jobs.release(&task_id, shared.clock.now()).await {
+            tracing::debug!(%task_id, error = %err, "a stranded job cannot be released yet");
+            shared.strand(&task_id);
+            continue;
+        }
+        if !resume_here {
+            continue;
+        }
+        let job = match jobs.get(&task_id).await {
+            Ok(Some(job)) if job.state == JobState::Pending => job,
+            // Finished, or taken by another resume meanwhile.
+            Ok(_) => continue,
+            Err(_) => {
+                shared.strand(&task_id);
+                continue;
+            }
+        };
+        tracing::info!(%task_id, "the store is back; resuming a job it had stopped");
+        let executions = executions.clone();
+        tokio::spawn(async move {
+            if let Err(err) = resume(&executions, job).await {
+                tracing::warn!(%task_id, error = %err, "could not resume a stopped job; trying again");
+                if err.kind() == a2a_core::ErrorKind::Unavailable {
+                    executions.shared.strand(&task_id);
+                }
+            }
+        });
     }
 }
 
@@ -387,6 +439,7 @@ pub(super) async fn abandon(executions: &Executions, job: &Job) -> Result<(), A2
                 &mut current,
                 &Cause::event(&event),
                 shared.config.max_history,
+                shared.config.store_retry,
                 |t| Ok(!t.status.state.is_terminal()),
             )
             .await?;

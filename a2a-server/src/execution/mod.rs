@@ -120,6 +120,12 @@ pub struct ExecutionConfig {
     /// How long an agent may take to return after being told to stop, and how
     /// long its cancel hook may run.
     pub cancel_grace: Duration,
+    /// How long an execution's store writes are retried (with backoff) while
+    /// the store fails (a lost connection, a busy or full database) before
+    /// the execution stops (default 30 s). A durable execution stopped so is
+    /// left PENDING and resumed once the store takes writes again; its
+    /// caller gets `Unavailable` with the store's reason.
+    pub store_retry: Duration,
 }
 
 impl Default for ExecutionConfig {
@@ -135,6 +141,7 @@ impl Default for ExecutionConfig {
             subscriber_buffer: 64,
             agent_buffer: 64,
             cancel_grace: cancel::DEFAULT_CANCEL_GRACE,
+            store_retry: Duration::from_secs(30),
         }
     }
 }
@@ -248,6 +255,30 @@ pub(crate) struct Shared {
     pub(crate) observer: Option<Arc<dyn crate::observer::Observer>>,
     /// The cluster this node belongs to (none: a single server).
     pub(crate) cluster: Option<cluster::ClusterLink>,
+    /// Jobs left RUNNING by executions that stopped because the store
+    /// failed, and whose release failed too: the maintenance loop releases
+    /// them (and resumes them) once the store takes writes again, so none
+    /// stays RUNNING under this node's live heartbeat with nothing running it.
+    pub(crate) stranded: Mutex<foldhash::HashSet<String>>,
+}
+
+impl Shared {
+    /// Marks `task_id`'s job for the maintenance loop to release.
+    pub(crate) fn strand(&self, task_id: &str) {
+        self.stranded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(task_id.to_owned());
+    }
+
+    /// Takes the jobs marked for release.
+    pub(crate) fn take_stranded(&self) -> Vec<String> {
+        self.stranded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain()
+            .collect()
+    }
 }
 
 struct Live {

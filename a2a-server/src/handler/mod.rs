@@ -316,6 +316,7 @@ impl HandlerBuilder {
             cluster: self
                 .cluster
                 .map(|(bus, config)| ClusterLink::new(bus, config)),
+            stranded: std::sync::Mutex::default(),
         });
         let recovered = CancellationToken::new();
         match tokio::runtime::Handle::try_current() {

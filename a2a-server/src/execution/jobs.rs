@@ -353,12 +353,17 @@ pub(crate) async fn bring_back(executions: &Arc<Executions>, resume_here: bool) 
             continue;
         }
         if !resume_here {
+            // Released: the lease pass resumes it, here or on another node.
+            shared.settle_stranded(&task_id);
             continue;
         }
         let job = match jobs.get(&task_id).await {
             Ok(Some(job)) if job.state == JobState::Pending => job,
             // Finished, or taken by another resume meanwhile.
-            Ok(_) => continue,
+            Ok(_) => {
+                shared.settle_stranded(&task_id);
+                continue;
+            }
             Err(_) => {
                 shared.strand(&task_id);
                 continue;
@@ -367,10 +372,17 @@ pub(crate) async fn bring_back(executions: &Arc<Executions>, resume_here: bool) 
         tracing::info!(%task_id, "the store is back; resuming a job it had stopped");
         let executions = executions.clone();
         tokio::spawn(async move {
-            if let Err(err) = resume(&executions, job).await {
-                tracing::warn!(%task_id, error = %err, "could not resume a stopped job; trying again");
-                if err.kind() == a2a_core::ErrorKind::Unavailable {
+            match resume(&executions, job).await {
+                // Stopped by the store again: it stranded itself once more.
+                Ok(Some(failure)) if failure.kind() == a2a_core::ErrorKind::Unavailable => {}
+                Ok(_) => executions.shared.settle_stranded(&task_id),
+                Err(err) if err.kind() == a2a_core::ErrorKind::Unavailable => {
+                    tracing::warn!(%task_id, error = %err, "could not resume a stopped job; trying again later");
                     executions.shared.strand(&task_id);
+                }
+                Err(err) => {
+                    tracing::error!(%task_id, error = %err, "could not resume a stopped job");
+                    executions.shared.settle_stranded(&task_id);
                 }
             }
         });
@@ -487,16 +499,20 @@ fn agent_text(task: &Task, text: &str) -> Message {
         .with_context_id(task.context_id.clone())
 }
 
-/// Starts a pending job's execution again on this node and waits for it to end.
-pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> {
+/// Starts a pending job's execution again on this node and waits for it to
+/// end; returns why it stopped short, if it did (the store failed again).
+pub(super) async fn resume(
+    executions: &Arc<Executions>,
+    job: Job,
+) -> Result<Option<A2aError>, A2aError> {
     let shared = &executions.shared;
     let Some(jobs) = &shared.jobs else {
-        return Ok(());
+        return Ok(None);
     };
     let node = &shared.job_config.node;
     if !jobs.claim(&job.task_id, node, shared.clock.now()).await? {
         // Canceled or taken meanwhile.
-        return Ok(());
+        return Ok(None);
     }
     let stored = match shared.store.get(&job.owner, &job.task_id).await {
         Ok(stored) => Some(stored),
@@ -508,7 +524,9 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
     };
     // The turn ended before the crash, only the job's end was not recorded.
     if let Some(stored) = stored.as_ref().filter(|s| s.task.status.state.ends_turn()) {
-        return finish_as_task_ended(shared, jobs.as_ref(), &stored.task).await;
+        return finish_as_task_ended(shared, jobs.as_ref(), &stored.task)
+            .await
+            .map(|()| None);
     }
     let request: JobRequest = match serde_json::from_str(&job.request) {
         Ok(request) => request,
@@ -522,7 +540,7 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
                 shared.clock.now(),
             )
             .await?;
-            return Ok(());
+            return Ok(None);
         }
     };
     let mut ctx = request.into_context(&job.task_id, stored.as_ref().map(|s| &s.task));
@@ -551,7 +569,9 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
             // Ended meanwhile (canceled before it could run): nothing to do.
             Err(err) if err.kind() == a2a_core::ErrorKind::TaskNotCancelable => {
                 let stored = shared.store.get(&job.owner, &job.task_id).await?;
-                return finish_as_task_ended(shared, jobs.as_ref(), &stored.task).await;
+                return finish_as_task_ended(shared, jobs.as_ref(), &stored.task)
+            .await
+            .map(|()| None);
             }
             Err(err) => {
                 jobs.release(&job.task_id, shared.clock.now()).await?;
@@ -559,8 +579,9 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
             }
         }
     };
-    started.progress.signals().ended().await;
-    Ok(())
+    let signals = started.progress.signals();
+    signals.ended().await;
+    Ok(signals.failure().cloned())
 }
 
 /// Finishes a job whose task ended its turn without the job being told.

@@ -259,25 +259,63 @@ pub(crate) struct Shared {
     /// failed, and whose release failed too: the maintenance loop releases
     /// them (and resumes them) once the store takes writes again, so none
     /// stays RUNNING under this node's live heartbeat with nothing running it.
-    pub(crate) stranded: Mutex<foldhash::HashSet<String>>,
+    pub(crate) stranded: Mutex<HashMap<String, Stranded>>,
+}
+
+/// A job a failing store stopped, waiting to be brought back.
+#[derive(Debug)]
+pub(crate) struct Stranded {
+    /// How many times it was stopped (or could not be released) in a row.
+    attempts: u32,
+    /// When to try next: the wait doubles with each attempt (1 s to 30 s),
+    /// so a task the store keeps refusing is not rerun in a tight loop.
+    due: tokio::time::Instant,
+    /// Being brought back now (by a resume that has not ended yet).
+    taken: bool,
 }
 
 impl Shared {
-    /// Marks `task_id`'s job for the maintenance loop to release.
-    pub(crate) fn strand(&self, task_id: &str) {
+    fn lock_stranded(&self) -> MutexGuard<'_, HashMap<String, Stranded>> {
         self.stranded
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(task_id.to_owned());
     }
 
-    /// Takes the jobs marked for release.
+    /// Marks `task_id`'s job for the maintenance loop to release and resume,
+    /// a little later each time it comes back.
+    pub(crate) fn strand(&self, task_id: &str) {
+        let mut stranded = self.lock_stranded();
+        let entry = stranded.entry(task_id.to_owned()).or_insert(Stranded {
+            attempts: 0,
+            due: tokio::time::Instant::now(),
+            taken: false,
+        });
+        let wait = Duration::from_secs(1u64 << entry.attempts.min(5)).min(Duration::from_secs(30));
+        entry.attempts = entry.attempts.saturating_add(1);
+        entry.due = tokio::time::Instant::now() + wait;
+        entry.taken = false;
+    }
+
+    /// The stranded jobs due for another try, marked as being tried.
     pub(crate) fn take_stranded(&self) -> Vec<String> {
-        self.stranded
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .drain()
+        let now = tokio::time::Instant::now();
+        let mut stranded = self.lock_stranded();
+        if stranded.is_empty() {
+            return Vec::new();
+        }
+        stranded
+            .iter_mut()
+            .filter(|(_, s)| !s.taken && s.due <= now)
+            .map(|(task_id, s)| {
+                s.taken = true;
+                task_id.clone()
+            })
             .collect()
+    }
+
+    /// Forgets a stranded job: it was brought back (or is gone).
+    pub(crate) fn settle_stranded(&self, task_id: &str) {
+        self.lock_stranded().remove(task_id);
     }
 }
 

@@ -676,6 +676,21 @@ mod tests {
     }
 
     #[test]
+    fn unavailable_is_the_system_category_with_a_retry_hint() {
+        let err = A2aError::unavailable("task storage is unavailable: disk full", std::time::Duration::from_millis(1500));
+        assert_eq!(err.kind().http_status(), 503);
+        assert_eq!(err.kind().grpc_code(), GrpcCode::Unavailable);
+        assert_eq!(err.kind().jsonrpc_code(), -32603);
+        assert_eq!(err.retry_after(), Some(std::time::Duration::from_secs(2)));
+        // Told from Internal on JSON-RPC by its reason, with the hint kept.
+        let read_back = A2aError::from_jsonrpc(&err.to_jsonrpc());
+        assert_eq!(read_back.kind(), ErrorKind::Unavailable);
+        assert_eq!(read_back.retry_after(), err.retry_after());
+        assert_eq!(ErrorKind::from_jsonrpc_code(-32603), Some(ErrorKind::Internal));
+        assert_eq!(ErrorKind::from_http_status(503), Some(ErrorKind::Unavailable));
+    }
+
+    #[test]
     fn v1_0_1_table() {
         assert_eq!(ErrorKind::TaskNotCancelable.http_status(), 400);
         assert_eq!(

@@ -436,10 +436,10 @@ mod postgres {
             .await
             .unwrap();
         let agent = Gated::default();
-        let config = ClusterConfig {
-            lease_timeout: Duration::from_secs(30),
-            ..ClusterConfig::default()
-        };
+        // Longer than the outage: no node takes the other's work over, so
+        // each task runs exactly once.
+        let mut config = ClusterConfig::default();
+        config.lease_timeout = Duration::from_secs(30);
         let node_a = {
             let (store, config) = (store.clone(), config.clone());
             let bus = PostgresCluster::new(&store).await.unwrap();

@@ -347,28 +347,45 @@ pub(crate) async fn bring_back(executions: &Arc<Executions>, resume_here: bool) 
             // The next start's recovery pass finds it RUNNING or PENDING.
             return;
         }
-        if let Err(err) = jobs.release(&task_id, shared.clock.now()).await {
-            tracing::debug!(%task_id, error = %err, "a stranded job cannot be released yet");
-            shared.strand(&task_id);
-            continue;
-        }
+        let job = match jobs.get(&task_id).await {
+            Ok(Some(job)) => job,
+            Ok(None) => {
+                shared.settle_stranded(&task_id);
+                continue;
+            }
+            Err(err) => {
+                tracing::debug!(%task_id, error = %err, "a stranded job cannot be read yet");
+                shared.strand(&task_id);
+                continue;
+            }
+        };
+        let mine = job.node == shared.job_config.node;
+        let job = match job.state {
+            // Still this node's, and nothing runs it here: released, so no
+            // heartbeat of this node keeps it looking alive.
+            JobState::Running if mine && !executions.lock_live().contains_key(&task_id) => {
+                if let Err(err) = jobs.release(&task_id, shared.clock.now()).await {
+                    tracing::debug!(%task_id, error = %err, "a stranded job cannot be released yet");
+                    shared.strand(&task_id);
+                    continue;
+                }
+                Job {
+                    state: JobState::Pending,
+                    ..job
+                }
+            }
+            JobState::Pending => job,
+            // Finished, running here again, or another node's now.
+            _ => {
+                shared.settle_stranded(&task_id);
+                continue;
+            }
+        };
         if !resume_here {
             // Released: the lease pass resumes it, here or on another node.
             shared.settle_stranded(&task_id);
             continue;
         }
-        let job = match jobs.get(&task_id).await {
-            Ok(Some(job)) if job.state == JobState::Pending => job,
-            // Finished, or taken by another resume meanwhile.
-            Ok(_) => {
-                shared.settle_stranded(&task_id);
-                continue;
-            }
-            Err(_) => {
-                shared.strand(&task_id);
-                continue;
-            }
-        };
         tracing::info!(%task_id, "the store is back; resuming a job it had stopped");
         let executions = executions.clone();
         tokio::spawn(async move {

@@ -70,8 +70,11 @@ fn card(addr: SocketAddr) -> AgentCard {
         .with_streaming(true)
 }
 
+/// A client that does not retry by itself: each refusal is seen as the
+/// server gave it, and timed.
 fn client(addr: SocketAddr, binding: &str) -> Client {
     ClientBuilder::new()
+        .retry(a2a_client::RetryPolicy::none())
         .prefer([binding])
         .build(card(addr))
         .unwrap()
@@ -476,20 +479,21 @@ mod postgres {
                         let started = Instant::now();
                         let sent = send(&client, "ms 200").await;
                         let took = started.elapsed();
-                        let mut load = load.lock().unwrap();
-                        match sent {
-                            Ok(task) => load.given.push(task.id),
-                            Err(err) => {
-                                assert_eq!(
-                                    err.protocol_kind(),
-                                    Some(ErrorKind::Unavailable),
-                                    "{err}"
-                                );
-                                load.refused += 1;
-                                load.slowest_refusal = load.slowest_refusal.max(took);
+                        {
+                            let mut load = load.lock().unwrap();
+                            match sent {
+                                Ok(task) => load.given.push(task.id),
+                                Err(err) => {
+                                    assert_eq!(
+                                        err.protocol_kind(),
+                                        Some(ErrorKind::Unavailable),
+                                        "{err}"
+                                    );
+                                    load.refused += 1;
+                                    load.slowest_refusal = load.slowest_refusal.max(took);
+                                }
                             }
                         }
-                        drop(load);
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
                 })

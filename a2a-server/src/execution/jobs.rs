@@ -434,8 +434,14 @@ async fn recover(executions: &Arc<Executions>) -> Result<(usize, usize), A2aErro
                 return;
             };
             let task_id = job.task_id.clone();
-            if let Err(err) = resume(&executions, job).await {
-                tracing::error!(%task_id, error = %err, "could not resume a job");
+            match resume(&executions, job).await {
+                // The store failed: brought back once it answers again.
+                Err(err) if err.kind() == a2a_core::ErrorKind::Unavailable => {
+                    tracing::warn!(%task_id, error = %err, "could not resume a job yet");
+                    executions.shared.strand(&task_id);
+                }
+                Err(err) => tracing::error!(%task_id, error = %err, "could not resume a job"),
+                Ok(_) => {}
             }
         });
     }

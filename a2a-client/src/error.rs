@@ -135,11 +135,10 @@ impl ClientError {
                 matches!(
                     self.protocol_kind(),
                     Some(a2a_core::ErrorKind::Busy | a2a_core::ErrorKind::Unavailable)
-                )
-                    || self
-                        .0
-                        .status
-                        .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504)
+                ) || self
+                    .0
+                    .status
+                    .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504)
             }
             ClientErrorKind::Decode
             | ClientErrorKind::Unsupported

@@ -483,7 +483,10 @@ impl A2aError {
     /// [`A2aError::busy`] (the HTTP bindings send `Retry-After`).
     pub fn unavailable(message: impl Into<String>, retry_after: std::time::Duration) -> Self {
         let busy = A2aError::busy(message, retry_after);
-        A2aError { kind: ErrorKind::Unavailable, ..busy }
+        A2aError {
+            kind: ErrorKind::Unavailable,
+            ..busy
+        }
     }
 
     /// How long the server asked the caller to wait before trying again
@@ -677,7 +680,10 @@ mod tests {
 
     #[test]
     fn unavailable_is_the_system_category_with_a_retry_hint() {
-        let err = A2aError::unavailable("task storage is unavailable: disk full", std::time::Duration::from_millis(1500));
+        let err = A2aError::unavailable(
+            "task storage is unavailable: disk full",
+            std::time::Duration::from_millis(1500),
+        );
         assert_eq!(err.kind().http_status(), 503);
         assert_eq!(err.kind().grpc_code(), GrpcCode::Unavailable);
         assert_eq!(err.kind().jsonrpc_code(), -32603);
@@ -686,8 +692,14 @@ mod tests {
         let read_back = A2aError::from_jsonrpc(&err.to_jsonrpc());
         assert_eq!(read_back.kind(), ErrorKind::Unavailable);
         assert_eq!(read_back.retry_after(), err.retry_after());
-        assert_eq!(ErrorKind::from_jsonrpc_code(-32603), Some(ErrorKind::Internal));
-        assert_eq!(ErrorKind::from_http_status(503), Some(ErrorKind::Unavailable));
+        assert_eq!(
+            ErrorKind::from_jsonrpc_code(-32603),
+            Some(ErrorKind::Internal)
+        );
+        assert_eq!(
+            ErrorKind::from_http_status(503),
+            Some(ErrorKind::Unavailable)
+        );
     }
 
     #[test]

@@ -194,7 +194,12 @@ impl JobStore for FaultyJobs {
         self.jobs.take_over(pass).await
     }
 
-    async fn claim(&self, task_id: &str, node: &str, at: DateTime<Utc>) -> Result<bool, StoreError> {
+    async fn claim(
+        &self,
+        task_id: &str,
+        node: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
         self.faults.job_write()?;
         self.jobs.claim(task_id, node, at).await
     }
@@ -347,7 +352,12 @@ async fn a_busy_store_is_retried_not_a_failure() {
     let SendMessageResponse::Task(task) = answer.unwrap() else {
         panic!("a task");
     };
-    assert_eq!(task.status.state, TaskState::Completed, "{}", status_text(&task));
+    assert_eq!(
+        task.status.state,
+        TaskState::Completed,
+        "{}",
+        status_text(&task)
+    );
     assert_eq!(rig.faults.busy_updates.load(Ordering::SeqCst), 0);
     assert_eq!(rig.agent.runs.load(Ordering::SeqCst), 1);
     let job = rig.jobs.get(&task.id).await.unwrap().unwrap();
@@ -384,7 +394,12 @@ async fn a_task_whose_final_write_fails_is_resumed_once_the_store_is_back() {
 
     rig.faults.down(false);
     let done = until_terminal(&handler, &ctx(), &id).await;
-    assert_eq!(done.status.state, TaskState::Completed, "{}", status_text(&done));
+    assert_eq!(
+        done.status.state,
+        TaskState::Completed,
+        "{}",
+        status_text(&done)
+    );
     assert_eq!(rig.agent.runs.load(Ordering::SeqCst), 2, "resumed once");
     let job = rig.jobs.get(&id).await.unwrap().unwrap();
     assert_eq!(job.state, JobState::Completed);
@@ -414,7 +429,12 @@ async fn a_stopped_execution_leaves_its_job_pending_not_running() {
 
     rig.faults.tasks_down.store(false, Ordering::SeqCst);
     let done = until_terminal(&handler, &ctx(), &id).await;
-    assert_eq!(done.status.state, TaskState::Completed, "{}", status_text(&done));
+    assert_eq!(
+        done.status.state,
+        TaskState::Completed,
+        "{}",
+        status_text(&done)
+    );
     let job = rig.jobs.get(&id).await.unwrap().unwrap();
     assert_eq!(job.state, JobState::Completed);
 }

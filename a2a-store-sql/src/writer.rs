@@ -214,7 +214,9 @@ fn whole_database(err: &rusqlite::Error) -> bool {
     use rusqlite::ErrorCode as C;
     matches!(
         err.sqlite_error_code(),
-        Some(C::DatabaseBusy | C::DatabaseLocked | C::DiskFull | C::SystemIoFailure | C::CannotOpen)
+        Some(
+            C::DatabaseBusy | C::DatabaseLocked | C::DiskFull | C::SystemIoFailure | C::CannotOpen
+        )
     )
 }
 
@@ -382,8 +384,8 @@ mod tests {
         let locker = Connection::open(&path).unwrap();
         locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
         let started = std::time::Instant::now();
-        let writes: Vec<_> = futures::future::join_all((1..=8).map(|a| writer.write(insert(a))))
-            .await;
+        let writes: Vec<_> =
+            futures::future::join_all((1..=8).map(|a| writer.write(insert(a)))).await;
         let took = started.elapsed();
         for write in &writes {
             match write {

@@ -114,7 +114,10 @@ async fn until_terminal(client: &Client, id: &str, limit: Duration) -> Task {
             Ok(_) => {}
             Err(err) => assert_eq!(err.protocol_kind(), Some(ErrorKind::Unavailable), "{err}"),
         }
-        assert!(Instant::now() < deadline, "task {id} did not end in {limit:?}");
+        assert!(
+            Instant::now() < deadline,
+            "task {id} did not end in {limit:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -174,11 +177,20 @@ async fn a_sqlite_lock_held_past_the_busy_timeout_delays_a_task_and_it_completes
     // Ten busy timeouts: the final write fails on the lock several times.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let meanwhile = get(&client, &task.id).await.unwrap();
-    assert_eq!(meanwhile.status.state, TaskState::Working, "held by the lock");
+    assert_eq!(
+        meanwhile.status.state,
+        TaskState::Working,
+        "held by the lock"
+    );
     sqlx::query("COMMIT").execute(&mut locker).await.unwrap();
 
     let done = until_terminal(&client, &task.id, Duration::from_secs(20)).await;
-    assert_eq!(done.status.state, TaskState::Completed, "{}", status_text(&done));
+    assert_eq!(
+        done.status.state,
+        TaskState::Completed,
+        "{}",
+        status_text(&done)
+    );
     assert_eq!(status_text(&done), "done");
     assert_eq!(agent.runs(&task.id), 1, "not rerun");
 }
@@ -274,7 +286,12 @@ async fn a_full_disk_loses_nothing_and_says_so() {
     std::fs::remove_file(filler).unwrap();
     for id in &given {
         let done = until_terminal(&client, id, Duration::from_secs(30)).await;
-        assert_eq!(done.status.state, TaskState::Completed, "{id}: {}", status_text(&done));
+        assert_eq!(
+            done.status.state,
+            TaskState::Completed,
+            "{id}: {}",
+            status_text(&done)
+        );
         let job = store.get(id).await.unwrap().unwrap();
         assert_eq!(job.state, a2a_server::store::JobState::Completed, "{id}");
     }
@@ -462,11 +479,12 @@ mod postgres {
         let store_b = PostgresStore::connect_cluster(&pg.url(), None)
             .await
             .unwrap();
-        let node_b = a2a_server::DefaultRequestHandler::builder(Gated::default(), card(node_a.addr))
-            .task_store(store_b.clone())
-            .job_store(store_b.clone())
-            .cluster(PostgresCluster::new(&store_b).await.unwrap(), config)
-            .build();
+        let node_b =
+            a2a_server::DefaultRequestHandler::builder(Gated::default(), card(node_a.addr))
+                .task_store(store_b.clone())
+                .job_store(store_b.clone())
+                .cluster(PostgresCluster::new(&store_b).await.unwrap(), config)
+                .build();
         let client = Arc::new(client(node_a.addr, binding::JSONRPC));
 
         let load = Arc::new(Mutex::new(Load::default()));
@@ -529,7 +547,12 @@ mod postgres {
         );
         for id in &load.given {
             let done = until_terminal(&client, id, Duration::from_secs(60)).await;
-            assert_eq!(done.status.state, TaskState::Completed, "{id}: {}", status_text(&done));
+            assert_eq!(
+                done.status.state,
+                TaskState::Completed,
+                "{id}: {}",
+                status_text(&done)
+            );
             assert_eq!(agent.runs(id), 1, "{id} ran once");
         }
 

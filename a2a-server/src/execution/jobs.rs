@@ -593,8 +593,8 @@ pub(super) async fn resume(
             Err(err) if err.kind() == a2a_core::ErrorKind::TaskNotCancelable => {
                 let stored = shared.store.get(&job.owner, &job.task_id).await?;
                 return finish_as_task_ended(shared, jobs.as_ref(), &stored.task)
-            .await
-            .map(|()| None);
+                    .await
+                    .map(|()| None);
             }
             Err(err) => {
                 jobs.release(&job.task_id, shared.clock.now()).await?;

@@ -570,10 +570,10 @@ mod postgres {
         agent.gate.notify_one();
         let heard = tokio::time::timeout(Duration::from_secs(20), async {
             while let Some(event) = events.next().await {
-                if let a2a_core::StreamResponse::StatusUpdate(update) = event.unwrap() {
-                    if update.status.state == TaskState::Completed {
-                        return true;
-                    }
+                if let a2a_core::StreamResponse::StatusUpdate(update) = event.unwrap()
+                    && update.status.state == TaskState::Completed
+                {
+                    return true;
                 }
             }
             false

@@ -299,8 +299,10 @@ async fn a_full_disk_loses_nothing_and_says_so() {
     let after = send(&client, "ms 0").await.unwrap();
     until_terminal(&client, &after.id, Duration::from_secs(10)).await;
     eprintln!(
-        "full disk: {} tasks given, {refused} sends refused with Unavailable, none lost",
-        given.len()
+        "full disk: {} tasks given, {refused} sends refused with Unavailable, none lost; \
+         the task held across the fill ran {} time(s)",
+        given.len(),
+        agent.runs(&held.id)
     );
 }
 

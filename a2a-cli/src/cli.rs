@@ -150,6 +150,13 @@ pub struct HubPostArgs {
     /// `operator`; an agent's name is refused).
     #[arg(long = "as", value_name = "NAME")]
     pub from: Option<String>,
+    /// Wait for each delivery's outcome and print it, with the answers
+    /// (the default when stdout is a terminal, without --json).
+    #[arg(long, overrides_with = "no_wait")]
+    pub wait: bool,
+    /// Print what was posted and whom it goes to, without waiting.
+    #[arg(long, overrides_with = "wait")]
+    pub no_wait: bool,
 }
 
 /// Arguments of `a2a hub collaborate`.
@@ -224,6 +231,11 @@ pub struct ServeArgs {
     /// at the next start).
     #[arg(long, default_value_t = 10)]
     pub shutdown_grace: u64,
+    /// Days an ended task (completed, failed, canceled, rejected) is kept
+    /// after its last change, so clients can still read it; 0 keeps tasks
+    /// for ever. Job records go after 7 days whatever this says.
+    #[arg(long, value_name = "DAYS", default_value_t = 30)]
+    pub task_retention_days: u64,
     /// Where the state is kept.
     #[command(flatten)]
     pub state: StateArgs,
@@ -344,8 +356,9 @@ pub enum JobsCommand {
     /// Cancel a job's task through the running server (A2A CancelTask); on
     /// a gateway, through the agent that runs it.
     Cancel(JobsCancelArgs),
-    /// Delete finished jobs and their tasks older than an age (stop the
-    /// server first when its state is in SQLite; it also prunes on its own).
+    /// Delete the records of jobs finished longer ago than an age, and
+    /// ended tasks older than the task retention (stop the server first when
+    /// its state is in SQLite; it also prunes on its own).
     Prune(JobsPruneArgs),
 }
 
@@ -359,7 +372,8 @@ pub struct JobsListArgs {
     /// every agent's).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// Only jobs in this state: pending, running, completed, failed, abandoned.
+    /// Only jobs in this state: pending, running, completed, failed,
+    /// abandoned, canceled.
     #[arg(long)]
     pub state_filter: Option<String>,
     /// At most this many.
@@ -397,9 +411,14 @@ pub struct JobsPruneArgs {
     /// every agent's).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// Delete jobs finished longer ago than this many days.
+    /// Delete the records of jobs finished longer ago than this many days
+    /// (their tasks stay until the task retention).
     #[arg(long, default_value_t = 7)]
     pub older_than_days: u64,
+    /// Delete ended tasks (completed, failed, canceled, rejected) whose
+    /// last change is older than this many days; 0 keeps them.
+    #[arg(long, value_name = "DAYS", default_value_t = 30)]
+    pub task_retention_days: u64,
     /// Print JSON (for scripts) instead of text.
     #[arg(long)]
     pub json: bool,

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use a2a_conversation::{ConversationLog, HandlerBuilderExt as _};
+use a2a_conversation::ConversationLog;
 use a2a_core::AgentCard;
 use a2a_gateway::config::{AgentConfig, AgentSource, GatewayConfig};
 use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
@@ -29,6 +29,8 @@ pub(crate) struct Setup<'a> {
     pub(crate) hub_dir: Option<&'a std::path::Path>,
     /// Signs every agent's card, when `--card-key` says so.
     pub(crate) card_signer: Option<Arc<a2a_signing::CardSigner>>,
+    /// Every agent's job settings (retention among them).
+    pub(crate) jobs: a2a_server::JobConfig,
 }
 
 /// The card a file gives an agent (the gateway writes its interfaces).
@@ -172,12 +174,15 @@ pub(crate) async fn build(
         builder = builder.agent(hub.agent_definition());
     }
     let log = setup.log;
+    let jobs = setup.jobs;
     builder = builder.handler_setup(move |name, mut handler| {
         if let Some(store) = stores.remove(name) {
-            handler = store.install(handler);
+            handler = store.install(handler).job_config(jobs.clone());
         }
         if let Some(log) = &log {
-            handler = handler.conversation_log(log.clone());
+            // Lines name the agent as the gateway does (and as the hub and
+            // callers' metadata do), not by its card's title.
+            handler = handler.observer(a2a_conversation::Recorder::new(log.clone(), name));
         }
         handler
     });

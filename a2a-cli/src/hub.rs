@@ -9,7 +9,7 @@ use a2a_hub::api::{
     ChannelList, CollaborateRequest, CollaborationAnswer, FeedEvent, HubApiClient, HubFeed,
     MessageList, MessagesQuery, PostMessage, PostedMessage, ResumedThread, ThreadList,
 };
-use a2a_hub::{HubMessage, ThreadView};
+use a2a_hub::{DeliveryState, DeliveryStatus, HubMessage, ThreadView};
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 use serde_json::json;
@@ -239,7 +239,8 @@ fn message_line(message: &HubMessage, titles: &HashMap<String, String>) -> Strin
     format!("{place} {}: {}", message.from.name(), message.text)
 }
 
-/// Who handles `message`, in words.
+/// Whom `message` goes to, in words: `delivering to beta (primary)`, or
+/// why nobody.
 fn handled_by(message: &HubMessage) -> String {
     if message.handlers.is_empty() {
         return match message.unrouted.as_deref() {
@@ -268,7 +269,16 @@ fn handled_by(message: &HubMessage) -> String {
             format!("{agent} ({role})")
         })
         .collect();
-    format!("handled by {}", roles.join(", "))
+    format!("delivering to {}", roles.join(", "))
+}
+
+/// Where each delivery of `message` stands, one line each.
+fn delivery_lines(message: &HubMessage) -> Vec<String> {
+    message
+        .deliveries
+        .iter()
+        .map(|d| format!("  → {}", d.describe()))
+        .collect()
 }
 
 async fn messages(
@@ -311,30 +321,155 @@ async fn messages(
             message.t.format("%Y-%m-%d %H:%M:%S"),
             message_line(message, &titles)
         )?;
+        for line in delivery_lines(message) {
+            outln!("{line}")?;
+        }
     }
     Ok(())
 }
 
 async fn post(api: &HubApiClient, args: HubPostArgs, json: bool) -> anyhow::Result<()> {
+    use std::io::IsTerminal as _;
+    let wait = match (args.wait, args.no_wait) {
+        (true, _) => true,
+        (_, true) => false,
+        _ => !json && std::io::stdout().is_terminal(),
+    };
     let request = PostMessage {
         text: args.text,
         channel: args.channel,
         thread: args.thread,
         from: args.from,
     };
+    // Opened first, so no outcome comes before it.
+    let feed = match wait {
+        true => Some(api.feed(None).await?),
+        false => None,
+    };
     let message = api.post(&request).await?;
-    if json {
+    if json && !wait {
         return print_answer(&PostedMessage { message });
     }
-    let mut titles = HashMap::new();
-    if let Some(id) = &message.thread {
-        if let Some(thread) = api.thread(id).await? {
-            titles.insert(thread.id, thread.title);
+    if json {
+        outln!("{}", json!({ "message": message }))?;
+    } else {
+        let mut titles = HashMap::new();
+        if let Some(id) = &message.thread {
+            if let Some(thread) = api.thread(id).await? {
+                titles.insert(thread.id, thread.title);
+            }
+        }
+        outln!("{}", message_line(&message, &titles))?;
+        outln!("  message {}: {}", message.id, handled_by(&message))?;
+    }
+    match feed {
+        Some(feed) if !message.handlers.is_empty() => {
+            tokio::select! {
+                waited = wait_for_outcomes(api, feed, &message, json) => waited,
+                _ = tokio::signal::ctrl_c() => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Prints how each delivery of `message` moves on, and the answers, as the
+/// feed brings them; returns once every delivery is settled (the hub posts
+/// an agent's answer before it shows its delivery settled). A failed
+/// delivery is an error, with its reason.
+async fn wait_for_outcomes(
+    api: &HubApiClient,
+    mut feed: HubFeed,
+    message: &HubMessage,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut waiting = Outcomes {
+        json,
+        states: HashMap::new(),
+        printed: std::collections::HashSet::new(),
+    };
+    while !waiting.settled(message) {
+        match feed.next().await? {
+            FeedEvent::Delivery(update) if update.id == message.id => {
+                waiting.statuses(update.deliveries)?;
+            }
+            FeedEvent::Message(reply) if reply.reply_to.as_deref() == Some(&message.id) => {
+                waiting.answer(&reply)?;
+            }
+            FeedEvent::Lagged(_) => {
+                // Events were missed: what the record says now.
+                let query = MessagesQuery {
+                    channel: Some(message.channel.clone()),
+                    thread: message.thread.clone(),
+                    limit: Some(a2a_hub::MAX_PAGE),
+                };
+                for known in api.messages(&query).await? {
+                    if known.id == message.id {
+                        waiting.statuses(known.deliveries)?;
+                    } else if known.reply_to.as_deref() == Some(&message.id) {
+                        waiting.answer(&known)?;
+                    }
+                }
+            }
+            _ => {}
         }
     }
-    outln!("{}", message_line(&message, &titles))?;
-    outln!("  message {}: {}", message.id, handled_by(&message))?;
+    let failed: Vec<String> = waiting
+        .states
+        .values()
+        .filter(|s| matches!(s.state, DeliveryState::Failed | DeliveryState::Abandoned))
+        .map(DeliveryStatus::describe)
+        .collect();
+    if !failed.is_empty() {
+        bail!("not delivered: {}", failed.join("; "));
+    }
     Ok(())
+}
+
+/// What `a2a hub post --wait` has seen of a message's deliveries.
+struct Outcomes {
+    json: bool,
+    states: HashMap<String, DeliveryStatus>,
+    /// The answers printed, by message id.
+    printed: std::collections::HashSet<String>,
+}
+
+impl Outcomes {
+    fn settled(&self, message: &HubMessage) -> bool {
+        message
+            .handlers
+            .iter()
+            .all(|agent| self.states.get(agent).is_some_and(|s| s.state.is_settled()))
+    }
+
+    /// Prints the statuses that changed.
+    fn statuses(&mut self, statuses: Vec<DeliveryStatus>) -> anyhow::Result<()> {
+        for status in statuses {
+            let known = self.states.get(&status.agent);
+            if known.is_some_and(|k| k.state == status.state && k.attempt == status.attempt) {
+                continue;
+            }
+            if self.json {
+                outln!("{}", json!({ "delivery": status }))?;
+            } else {
+                outln!("  → {}", status.describe())?;
+            }
+            self.states.insert(status.agent.clone(), status);
+        }
+        Ok(())
+    }
+
+    /// Prints an answer once.
+    fn answer(&mut self, reply: &HubMessage) -> anyhow::Result<()> {
+        if !self.printed.insert(reply.id.clone()) {
+            return Ok(());
+        }
+        if self.json {
+            outln!("{}", json!({ "message": reply }))
+        } else {
+            outln!("{}: {}", reply.from.name(), reply.text)
+        }
+    }
 }
 
 async fn collaborate(
@@ -466,6 +601,18 @@ async fn follow(
                     outln!("{line}")?;
                 }
                 threads.insert(thread.id.clone(), thread);
+            }
+            FeedEvent::Delivery(message) if json => outln!("{}", json!({ "delivery": message }))?,
+            FeedEvent::Delivery(message) => {
+                let title = message
+                    .thread
+                    .as_ref()
+                    .and_then(|id| threads.get(id))
+                    .map(|t| format!("#{} [{}]", message.channel, t.title))
+                    .unwrap_or_else(|| format!("#{}", message.channel));
+                for status in &message.deliveries {
+                    outln!("{title} message {}: {}", message.id, status.describe())?;
+                }
             }
             FeedEvent::Lagged(missed) if json => outln!("{}", json!({ "lagged": missed }))?,
             FeedEvent::Lagged(missed) => eprintln!(

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use a2a_server::store::{Job, JobFilter, JobState};
+use a2a_server::store::{Job, JobFilter, JobState, Pruned};
 use a2a_store_sql::{DATABASE_FILE, DurableStore, StoreLocation};
 use anyhow::{Context as _, bail};
 use serde_json::json;
@@ -151,7 +151,7 @@ fn agents_place(location: &StoreLocation) -> String {
 fn parse_state(name: &str) -> anyhow::Result<JobState> {
     name.parse().map_err(|_| {
         anyhow::anyhow!(
-            "unknown job state {name:?}: use pending, running, completed, failed or abandoned"
+            "unknown job state {name:?}: use pending, running, completed, failed, abandoned or canceled"
         )
     })
 }
@@ -289,7 +289,9 @@ async fn show(args: JobShowArgs) -> anyhow::Result<()> {
             }
             crate::output::task(&stored.task)
         }
-        None => outln!("  (no task stored: the agent had written nothing yet)"),
+        None => outln!(
+            "  (no task stored: the agent had written nothing yet, or the task retention removed it)"
+        ),
     }
 }
 
@@ -332,45 +334,84 @@ async fn cancel(args: JobsCancelArgs) -> anyhow::Result<()> {
 
 async fn prune(args: JobsPruneArgs) -> anyhow::Result<()> {
     let sources = open(&args.state, args.agent.as_deref(), true).await?;
-    let age = chrono::Duration::days(i64::try_from(args.older_than_days).unwrap_or(i64::MAX));
-    let cutoff = chrono::Utc::now() - age;
-    let mut removed = 0;
-    let mut by_agent = serde_json::Map::new();
+    let now = chrono::Utc::now();
+    let jobs_before = days_before(now, args.older_than_days);
+    // 0 keeps tasks, as `a2a serve --task-retention-days 0` does.
+    let tasks_before =
+        (args.task_retention_days > 0).then(|| days_before(now, args.task_retention_days));
+    let mut total = Pruned::default();
+    let mut by_agent = Vec::new();
     for source in &sources {
         let store = &source.store;
-        let pruned = a2a_server::store::prune_finished(
+        let pruned = a2a_server::store::prune(
             store.jobs(),
             store.tasks(),
             Some(store.push_configs()),
-            cutoff,
+            jobs_before,
+            tasks_before,
         )
-        .await?;
-        removed += pruned;
+        .await
+        .with_context(|| match &source.agent {
+            Some(agent) => format!("pruning the store of agent {agent}"),
+            None => "pruning the store".to_owned(),
+        })?;
+        total = Pruned::new(total.jobs + pruned.jobs, total.tasks + pruned.tasks);
         if let Some(agent) = &source.agent {
-            by_agent.insert(agent.clone(), json!(pruned));
+            by_agent.push((agent.clone(), pruned));
         }
     }
     if args.json {
-        let mut value = json!({ "removed": removed });
+        let counts = |p: &Pruned| json!({ "jobs": p.jobs, "tasks": p.tasks });
+        let mut value = counts(&total);
         if !by_agent.is_empty() {
-            value["agents"] = by_agent.into();
+            let agents: serde_json::Map<String, serde_json::Value> = by_agent
+                .iter()
+                .map(|(agent, pruned)| (agent.clone(), counts(pruned)))
+                .collect();
+            value["agents"] = agents.into();
         }
         return crate::output::json(&value);
     }
-    let agents = match by_agent.is_empty() {
-        true => String::new(),
-        false => {
-            let each: Vec<String> = by_agent
-                .iter()
-                .map(|(agent, n)| format!("{agent} {n}"))
-                .collect();
-            format!(" ({})", each.join(", "))
-        }
-    };
-    outln!(
-        "removed {removed} finished jobs (and their tasks) older than {} days{agents}",
+    outln!("{}", prune_report(&total, &args))?;
+    for (agent, pruned) in &by_agent {
+        outln!(
+            "  {agent}: {} job records, {} tasks",
+            pruned.jobs,
+            pruned.tasks
+        )?;
+    }
+    Ok(())
+}
+
+/// `days` days before `now` (the dawn of time for more days than there are).
+fn days_before(now: chrono::DateTime<chrono::Utc>, days: u64) -> chrono::DateTime<chrono::Utc> {
+    i64::try_from(days)
+        .ok()
+        .and_then(chrono::Duration::try_days)
+        .and_then(|age| now.checked_sub_signed(age))
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC)
+}
+
+/// What `a2a jobs prune` did, in words: job records and tasks apart.
+fn prune_report(pruned: &Pruned, args: &JobsPruneArgs) -> String {
+    let jobs = format!(
+        "removed {} finished job record{} older than {} days",
+        pruned.jobs,
+        plural(pruned.jobs),
         args.older_than_days
-    )
+    );
+    match args.task_retention_days {
+        0 => format!("{jobs}; kept every task (task retention 0: for ever)"),
+        days => format!(
+            "{jobs}; removed {} ended task{} older than {days} days",
+            pruned.tasks,
+            plural(pruned.tasks)
+        ),
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 #[cfg(test)]

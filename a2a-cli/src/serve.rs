@@ -220,13 +220,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             if let Some(store) = store {
                 builder = store.install(builder);
             }
+            let mut jobs = job_config(&args);
             if let (Some(bus), Some(node)) = (bus, &args.node_id) {
-                let mut jobs = JobConfig::default();
                 node.clone_into(&mut jobs.node);
                 let mut cluster = ClusterConfig::default();
                 cluster.lease_timeout = lease;
-                builder = builder.job_config(jobs).cluster(bus, cluster);
+                builder = builder.cluster(bus, cluster);
             }
+            builder = builder.job_config(jobs);
             if let Some(log) = log {
                 builder = builder.conversation_log(log);
             }
@@ -252,6 +253,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     auth: auth.map(Auth::into_authenticate),
                     hub_dir: hub_dir.as_deref(),
                     card_signer: card_signer.clone(),
+                    jobs: job_config(&args),
                 },
             )
             .await?;
@@ -339,6 +341,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// The signer of `--card-key`, checked before anything is opened or bound.
+/// The job settings of every handler `a2a serve` builds: the task retention
+/// of `--task-retention-days` (0 keeps tasks for ever), the rest default.
+fn job_config(args: &ServeArgs) -> JobConfig {
+    let mut jobs = JobConfig::default();
+    jobs.task_retention = (args.task_retention_days > 0)
+        .then(|| Duration::from_secs(args.task_retention_days.saturating_mul(24 * 60 * 60)));
+    jobs
+}
+
 fn card_signer(args: &ServeArgs) -> anyhow::Result<Option<std::sync::Arc<CardSigner>>> {
     let (Some(path), Some(kid)) = (&args.card_key, &args.card_key_id) else {
         return Ok(None);
@@ -404,4 +415,35 @@ async fn open_state(
         .await
         .with_context(|| format!("cannot open the state ({location})"))?;
     Ok((description, store))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn serve_args(args: &[&str]) -> ServeArgs {
+        let argv = ["a2a", "serve"].iter().chain(args);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Serve(args) => *args,
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn task_retention_is_30_days_unless_told_and_0_keeps_tasks() {
+        let day = Duration::from_secs(24 * 60 * 60);
+        assert_eq!(job_config(&serve_args(&[])).task_retention, Some(30 * day));
+        let told = serve_args(&["--task-retention-days", "90"]);
+        assert_eq!(job_config(&told).task_retention, Some(90 * day));
+        let kept = serve_args(&["--task-retention-days", "0"]);
+        assert_eq!(job_config(&kept).task_retention, None);
+        assert_eq!(
+            job_config(&kept).retention,
+            7 * day,
+            "job records keep their own retention"
+        );
+    }
 }

@@ -7,6 +7,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use support::{
     PATIENCE, a2a, arg, follow, gateway_file, get, http, json, ok, serve, serve_in_memory,
     serve_refused, tls_files,
@@ -155,9 +157,41 @@ fn jobs_are_listed_shown_canceled_and_pruned() {
     ]);
     assert!(!bad.status.success());
 
-    // Cancel goes through the server.
+    // Cancel goes through the server; the job then says so, with the reason.
     let canceled = ok(&["jobs", "cancel", &url, &id]);
     assert!(canceled.contains("CANCELED"), "{canceled}");
+    let jobs = json(&["jobs", "list", "--data-dir", data_dir]);
+    let job = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["taskId"] == id.as_str())
+        .unwrap();
+    assert_eq!(
+        (&job["state"], &job["reason"]),
+        (&json!("CANCELED"), &json!("the task was canceled")),
+        "{job}"
+    );
+    let listed = ok(&["jobs", "list", "--data-dir", data_dir]);
+    let line = listed.lines().find(|l| l.contains(&id)).unwrap();
+    assert!(
+        line.contains("CANCELED") && line.contains("the task was canceled"),
+        "{listed}"
+    );
+    let shown = ok(&["jobs", "show", "--data-dir", data_dir, &id]);
+    assert!(
+        shown.contains("CANCELED") && shown.contains("the task was canceled"),
+        "{shown}"
+    );
+    let only = json(&[
+        "jobs",
+        "list",
+        "--data-dir",
+        data_dir,
+        "--state-filter",
+        "canceled",
+    ]);
+    assert_eq!(only.as_array().unwrap().len(), 1, "{only}");
 
     // Pruning writes: refused while the server holds the data directory.
     let busy = a2a(&[
@@ -171,7 +205,7 @@ fn jobs_are_listed_shown_canceled_and_pruned() {
     assert!(!busy.status.success());
     assert!(String::from_utf8_lossy(&busy.stderr).contains("in use"));
     drop(server);
-    let pruned = json(&[
+    let pruned = ok(&[
         "jobs",
         "prune",
         "--data-dir",
@@ -179,9 +213,91 @@ fn jobs_are_listed_shown_canceled_and_pruned() {
         "--older-than-days",
         "0",
     ]);
-    assert_eq!(pruned["removed"], 2);
+    assert_eq!(
+        pruned.trim(),
+        "removed 2 finished job records older than 0 days; \
+         removed 0 ended tasks older than 30 days"
+    );
     let left = json(&["jobs", "list", "--data-dir", data_dir]);
     assert_eq!(left.as_array().unwrap().len(), 0);
+    // The tasks outlive their job records: a client still reads them.
+    let server = serve(&["--data-dir", data_dir]);
+    let got = json(&["get", &server.url, &id]);
+    assert_eq!(got["status"]["state"], "TASK_STATE_CANCELED");
+}
+
+/// `a2a jobs prune` on a store whose work ended 40, 10 and 2 days ago: job
+/// records go after 7 days, tasks after the task retention (30 days), and
+/// the report says which went.
+#[test]
+fn prune_reports_the_job_records_and_the_tasks_it_removes() {
+    use a2a_server::store::{Cause, JobState, JobWrite, NewJob, TaskStore};
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
+    let owner = a2a_server::Caller::default();
+    let now = chrono::Utc::now();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = a2a_store_sql::SqliteStore::open(dir.path()).await.unwrap();
+        for (id, days) in [("ended-40", 40), ("ended-10", 10), ("ended-2", 2)] {
+            let at = now - chrono::Duration::days(days);
+            let mut task = a2a_core::Task::new(id, "c", a2a_core::TaskState::Completed);
+            task.status.timestamp = Some(at);
+            let event = a2a_core::StreamResponse::Task(task.clone());
+            let job = NewJob {
+                task_id: id,
+                owner: &owner,
+                node: "node-t",
+                request: "{}",
+                at,
+            };
+            let cause = Cause::event(&event).with_job(JobWrite::RecordFinished {
+                job: &job,
+                state: JobState::Completed,
+                reason: None,
+            });
+            store.create(&owner, &task, &cause).await.unwrap();
+        }
+        store.close().await;
+    });
+    let pruned = json(&["jobs", "prune", "--data-dir", data_dir]);
+    assert_eq!(pruned, json!({ "jobs": 2, "tasks": 1 }));
+    let left = json(&["jobs", "list", "--data-dir", data_dir]);
+    let left: Vec<&str> = left
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["ended-2"]);
+    let report = ok(&[
+        "jobs",
+        "prune",
+        "--data-dir",
+        data_dir,
+        "--older-than-days",
+        "0",
+        "--task-retention-days",
+        "0",
+    ]);
+    assert_eq!(
+        report.trim(),
+        "removed 1 finished job record older than 0 days; \
+         kept every task (task retention 0: for ever)"
+    );
+    let again = ok(&[
+        "jobs",
+        "prune",
+        "--data-dir",
+        data_dir,
+        "--task-retention-days",
+        "5",
+    ]);
+    assert_eq!(
+        again.trim(),
+        "removed 0 finished job records older than 7 days; \
+         removed 1 ended task older than 5 days"
+    );
 }
 
 #[test]

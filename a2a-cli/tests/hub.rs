@@ -165,7 +165,7 @@ fn a_post_mentioning_beta_is_handled_and_answered_by_beta() {
         posted.starts_with("#general operator: @beta hi\n"),
         "{posted}"
     );
-    assert!(posted.contains("handled by beta (primary)"), "{posted}");
+    assert!(posted.contains("delivering to beta (primary)"), "{posted}");
 
     let stored = json(url, &["post", "@beta once more", "--as", "ann"]);
     let message = &stored["message"];
@@ -188,7 +188,7 @@ fn a_post_mentioning_beta_is_handled_and_answered_by_beta() {
     // No mention: the channel's default agent handles it.
     let posted = ok(url, &["post", "how is it going?"]);
     assert!(
-        posted.contains("handled by alpha (default agent)"),
+        posted.contains("delivering to alpha (default agent)"),
         "{posted}"
     );
 }
@@ -313,7 +313,13 @@ fn watch_prints_messages_and_thread_changes_as_lines() {
     ];
     let deadline = Instant::now() + PATIENCE;
     let mut got: Vec<String> = Vec::new();
-    while !want.iter().all(|w| got.iter().any(|l| l.starts_with(w))) {
+    // Where the delivery to beta stands, as it moves on.
+    let delivered = format!("#general [{title}] message ");
+    let settled = |got: &[String]| {
+        got.iter()
+            .any(|l| l.starts_with(&delivered) && l.ends_with(": beta: completed"))
+    };
+    while !want.iter().all(|w| got.iter().any(|l| l.starts_with(w))) || !settled(&got) {
         match watch.line_by(deadline) {
             Some(line) => got.push(line),
             None => panic!("watch printed {got:#?}, wanted {want:#?}"),
@@ -571,4 +577,110 @@ fn hub_commands_trust_the_ca_of_a_tls_server_they_are_given() {
     assert_eq!(listed["channels"][0]["name"], "general");
     let refused = fails(url, &["channels"]);
     assert!(refused.contains("certificate"), "{refused}");
+}
+
+#[test]
+fn hub_post_says_whom_it_delivers_to_and_with_wait_the_outcome_and_the_answer_or_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    // gamma is a remote agent nobody serves: its deliveries fail.
+    let file = gateway_file(
+        dir.path(),
+        &format!("{GATEWAY}\n[agents.gamma]\nkind = \"remote\"\nurl = \"http://127.0.0.1:9\"\n"),
+    );
+    let server = serve(&file, &dir.path().join("data"), &[]);
+    let url = server.url.as_str();
+
+    // Without waiting: what was posted and whom it goes to, nothing of
+    // what has not happened yet.
+    let posted = ok(url, &["post", "@beta hi", "--no-wait"]);
+    assert!(posted.contains("delivering to beta (primary)"), "{posted}");
+    assert!(!posted.contains("→"), "{posted}");
+
+    // Waiting: each step of the delivery, then the answer.
+    let posted = ok(url, &["post", "@beta are you there?", "--wait"]);
+    let lines: Vec<&str> = posted.lines().collect();
+    assert_eq!(
+        lines[0], "#general operator: @beta are you there?",
+        "{posted}"
+    );
+    assert!(
+        lines[1].ends_with(": delivering to beta (primary)"),
+        "{posted}"
+    );
+    assert!(lines.contains(&"  → beta: completed"), "{posted}");
+    let answer = lines.iter().position(|l| l.starts_with("beta: ")).unwrap();
+    let completed = lines
+        .iter()
+        .position(|l| *l == "  → beta: completed")
+        .unwrap();
+    assert!(
+        answer < completed,
+        "the answer comes before the end: {posted}"
+    );
+
+    // The exchange is one chain in the conversation log: the post, its
+    // delivery to beta, beta's answer (the message posted), each once.
+    let listed = json(url, &["messages", "--channel", "general"]);
+    let answered = listed["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["from"]["name"] == "beta")
+        .unwrap()
+        .clone();
+    let last = answered["logId"].as_str().unwrap();
+    let data = dir.path().join("data");
+    let deadline = Instant::now() + PATIENCE;
+    let chain = loop {
+        let out = support::a2a(&["log", "chain", last, "--data-dir", arg(&data)]);
+        let chain = String::from_utf8_lossy(&out.stdout).into_owned();
+        if chain.lines().count() >= 3 || Instant::now() > deadline {
+            break chain;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let steps: Vec<String> = chain
+        .lines()
+        .map(|l| l.split_whitespace().skip(3).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "request operator → hub: @beta are you there?".to_owned(),
+            "request hub → beta: @beta are you there?".to_owned(),
+            format!(
+                "response beta → hub: {}",
+                answered["text"].as_str().unwrap()
+            ),
+        ],
+        "{chain}"
+    );
+
+    // A delivery that fails says why, and the command fails.
+    let out = support::a2a(&hub(url, &["post", "@gamma hello", "--wait"]));
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("delivering to gamma (primary)"), "{stdout}");
+    assert!(stdout.contains("  → gamma: failed: is offline"), "{stdout}");
+    assert!(
+        stderr.contains("not delivered: gamma: failed: is offline"),
+        "{stderr}"
+    );
+
+    // The record shows where each delivery stands.
+    let shown = ok(url, &["messages", "--channel", "general"]);
+    assert!(shown.contains("  → beta: completed"), "{shown}");
+    assert!(shown.contains("  → gamma: failed: is offline"), "{shown}");
+    let listed = json(url, &["messages", "--channel", "general"]);
+    let failed = listed["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["text"] == "@gamma hello")
+        .unwrap();
+    assert_eq!(failed["deliveries"][0]["agent"], "gamma");
+    assert_eq!(failed["deliveries"][0]["state"], "failed");
+    assert_eq!(failed["deliveries"][0]["attempt"], 1);
 }

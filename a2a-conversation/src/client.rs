@@ -157,8 +157,11 @@ async fn send_in_conversation(
     .parent(tip.and_then(ChainTip::get))
     .meta("messageId", message.message_id.as_str());
     let request_id = conversations.append(request).await;
-    if let Some(id) = &request_id {
-        metadata.insert(metadata_keys::LOG_PARENT.to_owned(), id.clone().into());
+    if let (Some(id), Some(log)) = (&request_id, &conversations.log) {
+        // A server on the same log then logs neither the request nor its
+        // answer again (this side logs both); another takes the line as
+        // its request's parent.
+        crate::mark_logged(&mut message, log, id);
         if let Some(tip) = tip {
             tip.set(id.clone());
         }

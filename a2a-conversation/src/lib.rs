@@ -71,7 +71,7 @@ pub use self::entry::{
 pub use self::index::{ConversationIndex, INDEX_FILE, IndexError, Route, RouteKey};
 pub use self::log::{Clock, ConversationLog, Flush, LogConfig, LogError, WhenFull};
 pub use self::reader::{DayRead, LogReader};
-pub use self::server::{HandlerBuilderExt, Recorder};
+pub use self::server::{HandlerBuilderExt, Recorder, mark_logged};
 
 /// The folder of the daily files, under a data directory.
 pub const STREAM_DIR: &str = "stream";
@@ -86,4 +86,8 @@ pub mod metadata_keys {
     pub const FROM_AGENT: &str = "a2aFromAgent";
     /// The id of the caller's log line that this message continues.
     pub const LOG_PARENT: &str = "a2aLogParent";
+    /// Which log the sender wrote the message to, as line
+    /// [`LOG_PARENT`]: a server writing to the same log does not write it
+    /// again (see [`mark_logged`](crate::mark_logged)).
+    pub const LOG_OWNER: &str = "a2aLogOwner";
 }

@@ -10,6 +10,13 @@
 //! (`ctx.extensions.get::<ChainTip>()`), so the calls it makes to other
 //! agents ([`ClientExt::send_in_conversation`](crate::ClientExt::send_in_conversation))
 //! join the chain between the request and the answer.
+//!
+//! A caller that writes to the same log (the collaboration hub delivering a
+//! message, an agent calling a peer of its gateway) logs the request and its
+//! outcome itself and marks the message so ([`mark_logged`]): the server
+//! then takes the caller's line as the request's, and writes only what comes
+//! between (status messages that do not end the turn, artifacts), so each
+//! message is in the log once.
 
 use std::sync::Arc;
 
@@ -41,6 +48,37 @@ pub struct Recorder {
 struct Shared {
     log: ConversationLog,
     agent: String,
+    /// [`log_token`] of `log`.
+    token: String,
+}
+
+/// What names a log in a message's metadata ([`metadata_keys::LOG_OWNER`]):
+/// a hash of its directory salted per process, so the same log in this
+/// process is recognised and nothing of the path leaves it.
+fn log_token(log: &ConversationLog) -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    static SALT: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let dir = log
+        .dir()
+        .canonicalize()
+        .unwrap_or_else(|_| log.dir().to_owned());
+    let mut hasher = SALT.get_or_init(Default::default).build_hasher();
+    hasher.write(dir.as_os_str().as_encoded_bytes());
+    format!("{:016x}", hasher.finish())
+}
+
+/// Marks `message` as logged by its sender in `log`, as line `line` (the
+/// request's own line): a [`Recorder`] writing to the same log takes that
+/// line as the request's and writes neither the request nor the message
+/// that ends the agent's turn (the sender writes the outcome too), only
+/// what comes between. A server with another log (or none) sees the line
+/// as the parent of its own request line, as [`metadata_keys::LOG_PARENT`]
+/// says.
+pub fn mark_logged(message: &mut Message, log: &ConversationLog, line: &str) {
+    let metadata = message.metadata.get_or_insert_with(Default::default);
+    metadata.insert(metadata_keys::LOG_PARENT.to_owned(), line.into());
+    metadata.insert(metadata_keys::LOG_OWNER.to_owned(), log_token(log).into());
 }
 
 /// Logs the messages a handler's agent takes and gives.
@@ -72,6 +110,7 @@ impl Recorder {
     pub fn new(log: ConversationLog, agent: impl Into<String>) -> Recorder {
         Recorder {
             shared: Arc::new(Shared {
+                token: log_token(&log),
                 log,
                 agent: agent.into(),
             }),
@@ -108,14 +147,29 @@ impl Recorder {
         }
     }
 
-    /// Logs an incoming message and returns the exchange it opens.
+    /// Logs an incoming message and returns the exchange it opens; a
+    /// message its sender logged in this log ([`mark_logged`]) is not
+    /// logged again.
     async fn request(&self, call: &CallContext, message: &Message) -> Exchange {
         let peer = peer_name(call, message);
-        let parent = message
-            .metadata
-            .as_ref()
+        let metadata = message.metadata.as_ref();
+        let parent = metadata
             .and_then(|m| m.get(metadata_keys::LOG_PARENT))
             .and_then(|v| v.as_str());
+        let owner = metadata
+            .and_then(|m| m.get(metadata_keys::LOG_OWNER))
+            .and_then(|v| v.as_str());
+        if let (Some(line), Some(owner)) = (parent, owner) {
+            if owner == self.shared.token {
+                return Exchange {
+                    recorder: self.clone(),
+                    peer,
+                    tip: ChainTip::at(Some(line.to_owned())),
+                    artifacts: Vec::new(),
+                    caller_logs: true,
+                };
+            }
+        }
         let ids = Ids::sorted([
             ("contextId", &message.context_id),
             ("messageId", &message.message_id),
@@ -135,6 +189,7 @@ impl Recorder {
             peer,
             tip: ChainTip::at(id),
             artifacts: Vec::new(),
+            caller_logs: false,
         }
     }
 
@@ -179,6 +234,7 @@ impl Observer for Recorder {
             peer: peer_name(&ctx.call, &ctx.message),
             tip,
             artifacts: Vec::new(),
+            caller_logs: false,
         }))
     }
 }
@@ -212,6 +268,9 @@ struct Exchange {
     /// Artifacts the agent wrote this turn: each is logged once, whole, when
     /// the turn ends (not chunk by chunk).
     artifacts: Vec<String>,
+    /// Whether the caller logs the request and the message that ends the
+    /// turn itself ([`mark_logged`]).
+    caller_logs: bool,
 }
 
 #[async_trait]
@@ -223,7 +282,9 @@ impl ExecutionObserver for Exchange {
     async fn event(&mut self, event: &StreamResponse, task: Option<&Task>) {
         let status = match event {
             StreamResponse::Message(message) => {
-                self.said(EntryType::Response, message, None).await;
+                if !self.caller_logs {
+                    self.said(EntryType::Response, message, None).await;
+                }
                 return;
             }
             StreamResponse::ArtifactUpdate(update) => {
@@ -251,6 +312,9 @@ impl ExecutionObserver for Exchange {
             }
         }
         if let Some(message) = &status.message {
+            if self.caller_logs && status.state.ends_turn() {
+                return;
+            }
             self.said(kind_of(status.state), message, Some(status.state))
                 .await;
         }
@@ -365,7 +429,8 @@ fn kind_of(state: TaskState) -> EntryType {
 }
 
 /// The sender: the agent named in the message's metadata, else the
-/// authenticated user, else `user`.
+/// authenticated user (an agent of a gateway, `agent:NAME`, by its name),
+/// else `user`.
 fn peer_name(call: &CallContext, message: &Message) -> String {
     if let Some(name) = message
         .metadata
@@ -376,6 +441,9 @@ fn peer_name(call: &CallContext, message: &Message) -> String {
         return name.to_owned();
     }
     let user = &call.user.name;
+    if let Some(agent) = user.strip_prefix("agent:").filter(|a| !a.is_empty()) {
+        return agent.to_owned();
+    }
     if user.is_empty() {
         "user".to_owned()
     } else {

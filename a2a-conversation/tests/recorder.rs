@@ -176,3 +176,69 @@ async fn a_server_logs_each_exchange_as_one_chain() {
     assert_eq!(keys(reply), ["contextId", "messageId"]);
     assert_eq!(reply.parent_id.as_deref(), Some(&*request.id));
 }
+
+#[tokio::test]
+async fn a_caller_that_logs_to_the_same_log_is_not_logged_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = ConversationLog::open(dir.path(), LogConfig::default()).unwrap();
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = ConversationLog::open(other_dir.path(), LogConfig::default()).unwrap();
+    let agent = Talker::default();
+    let handler = DefaultRequestHandler::builder(agent.clone(), AgentCard::new("talker", "talks"))
+        .conversation_log(log.clone())
+        .build();
+    // An agent of the gateway (its secret says `agent:hub`).
+    let mut hub = CallContext::new(Method::SendMessage, ServiceParams::new());
+    hub.user = User::authenticated("agent:hub");
+
+    // The hub logged its delivery in this log: the server takes that line
+    // as the request's, and writes only what comes between (the word on
+    // the way, the artifact), not the answer the hub logs itself.
+    let mut work = Message::user_text("work");
+    a2a_conversation::mark_logged(&mut work, &log, "msg_hubs_delivery");
+    handler
+        .send_message(&hub, SendMessageRequest::new(work))
+        .await
+        .unwrap();
+    // Marked for another log: this server's log has no line of it, so the
+    // request is logged, chained after the caller's line.
+    let mut reply = Message::user_text("reply");
+    a2a_conversation::mark_logged(&mut reply, &other, "msg_in_another_log");
+    handler
+        .send_message(&hub, SendMessageRequest::new(reply))
+        .await
+        .unwrap();
+    log.flush().await.unwrap();
+
+    let lines = LogReader::new(dir.path()).tail(100).unwrap();
+    let summary: Vec<(EntryType, &str, Option<&str>, &str)> = lines
+        .iter()
+        .map(|l| {
+            let content = l.content.as_str().unwrap_or("(parts)");
+            (
+                l.kind,
+                l.from_agent.as_str(),
+                l.to_agent.as_deref(),
+                content,
+            )
+        })
+        .collect();
+    use EntryType::{Request, Response, State};
+    assert_eq!(
+        summary,
+        [
+            (State, "talker", Some("hub"), "on it"),
+            (Response, "talker", Some("hub"), "part 1part 2"),
+            (Request, "hub", Some("talker"), "reply"),
+            (Response, "talker", Some("hub"), "hi back"),
+        ]
+    );
+    assert_eq!(lines[0].parent_id.as_deref(), Some("msg_hubs_delivery"));
+    assert_eq!(lines[1].parent_id.as_deref(), Some(&*lines[0].id));
+    assert_eq!(
+        agent.tips.lock().unwrap()[0].as_deref(),
+        Some("msg_hubs_delivery")
+    );
+    assert_eq!(lines[2].parent_id.as_deref(), Some("msg_in_another_log"));
+    assert_eq!(lines[3].parent_id.as_deref(), Some(&*lines[2].id));
+}

@@ -91,7 +91,7 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(20);
 /// Settings of a gRPC transport's HTTP/2 connection. Start from
 /// `GrpcSettings::default()` and change what you need; give them with
 /// [`GrpcTransport::connect_lazy_with`] or [`register_with`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct GrpcSettings {
     /// Interval of the HTTP/2 keep-alive pings the client sends while the
@@ -103,6 +103,24 @@ pub struct GrpcSettings {
     /// How long a ping's answer may take before the connection is given up
     /// (default [`KEEP_ALIVE`], 20 s).
     pub keep_alive_timeout: Duration,
+    /// Resolves the host names of the connections (default: the system's
+    /// resolver). Give one that refuses addresses outside a policy (as
+    /// `a2a_server::push::GuardedResolver` does) and every connection is
+    /// made to an address it returned: the check happens when the
+    /// connection is made, so a name cannot change between a check and the
+    /// connection. A host given as an IP address is not resolved: check it
+    /// before making the client.
+    pub dns_resolver: Option<Arc<dyn reqwest::dns::Resolve>>,
+}
+
+impl std::fmt::Debug for GrpcSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpcSettings")
+            .field("keep_alive_interval", &self.keep_alive_interval)
+            .field("keep_alive_timeout", &self.keep_alive_timeout)
+            .field("dns_resolver", &self.dns_resolver.as_ref().map(|_| ".."))
+            .finish()
+    }
 }
 
 impl Default for GrpcSettings {
@@ -110,6 +128,7 @@ impl Default for GrpcSettings {
         GrpcSettings {
             keep_alive_interval: KEEP_ALIVE,
             keep_alive_timeout: KEEP_ALIVE,
+            dns_resolver: None,
         }
     }
 }
@@ -121,6 +140,51 @@ impl GrpcSettings {
         self.keep_alive_interval = interval;
         self.keep_alive_timeout = timeout;
         self
+    }
+
+    /// Sets the resolver of the connections' host names (see
+    /// [`dns_resolver`](Self::dns_resolver)).
+    #[must_use]
+    pub fn dns_resolver(mut self, resolver: Arc<dyn reqwest::dns::Resolve>) -> Self {
+        self.dns_resolver = Some(resolver);
+        self
+    }
+}
+
+/// A `reqwest` resolver as the resolver of a gRPC connection's connector.
+#[derive(Clone)]
+struct ConnectResolver(Arc<dyn reqwest::dns::Resolve>);
+
+type ResolveFuture = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<
+                    std::vec::IntoIter<std::net::SocketAddr>,
+                    Box<dyn std::error::Error + Send + Sync>,
+                >,
+            > + Send,
+    >,
+>;
+
+impl tower::Service<hyper_util::client::legacy::connect::dns::Name> for ConnectResolver {
+    type Response = std::vec::IntoIter<std::net::SocketAddr>;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+    type Future = ResolveFuture;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: hyper_util::client::legacy::connect::dns::Name) -> Self::Future {
+        let resolver = self.0.clone();
+        Box::pin(async move {
+            let name: reqwest::dns::Name = name.as_str().parse()?;
+            let addresses: Vec<_> = resolver.resolve(name).await?.collect();
+            Ok(addresses.into_iter())
+        })
     }
 }
 
@@ -175,7 +239,19 @@ pub(crate) fn channel(
         .http2_keep_alive_interval(grpc.keep_alive_interval)
         .keep_alive_timeout(grpc.keep_alive_timeout)
         .keep_alive_while_idle(true);
-    Ok(endpoint.connect_lazy())
+    Ok(match &grpc.dns_resolver {
+        None => endpoint.connect_lazy(),
+        Some(resolver) => {
+            let mut http = hyper_util::client::legacy::connect::HttpConnector::new_with_resolver(
+                ConnectResolver(resolver.clone()),
+            );
+            // What tonic's own connector does: the URI's scheme picks TLS,
+            // which wraps this connection.
+            http.enforce_http(false);
+            http.set_nodelay(true);
+            endpoint.connect_with_connector_lazy(http)
+        }
+    })
 }
 
 impl Default for Calls {

@@ -146,7 +146,14 @@ const HUB_ERROR: &str = "hubError";
 #[async_trait]
 impl AgentExecutor for HubAgent {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        match self.handle(ctx, &events).await {
+        // The request's own log line (its server logged it): what it posts
+        // is that line, not a second copy.
+        let line = ctx
+            .extensions
+            .get::<a2a_conversation::ChainTip>()
+            .and_then(a2a_conversation::ChainTip::get);
+        let handled = crate::hub::with_request_line(line, self.handle(ctx, &events)).await;
+        match handled {
             Err(Refusal::Hub(err)) => {
                 let data = serde_json::json!({ HUB_ERROR: {
                     "kind": err.kind().as_str(),
@@ -254,7 +261,7 @@ impl HubAgent {
         };
         let handlers = match message.handlers.is_empty() {
             true => "no agent called".to_owned(),
-            false => format!("handled by {}", message.handlers.join(", ")),
+            false => format!("delivering to {}", message.handlers.join(", ")),
         };
         Ok(events
             .reply(vec![
@@ -401,7 +408,8 @@ impl HubClient {
     /// Asks `request.target` to work with this caller. When the request
     /// names no thread or channel and `ctx` is an execution the hub started
     /// in a channel, the thread opens in that channel; from outside any
-    /// channel, in the hub's default channel.
+    /// channel, in the hub's default channel. The call continues `ctx`'s
+    /// exchange in the conversation log.
     pub async fn collaborate(
         &self,
         ctx: Option<&RequestContext>,
@@ -413,7 +421,10 @@ impl HubClient {
                 .map(|hub| hub.channel)
                 .filter(|c| !c.is_empty());
         }
-        let data = self.call(HubRequest::Collaborate(request)).await?;
+        let tip = ctx
+            .and_then(|ctx| ctx.extensions.get::<a2a_conversation::ChainTip>())
+            .and_then(a2a_conversation::ChainTip::get);
+        let data = self.call(HubRequest::Collaborate(request), tip).await?;
         decode(data, "collaboration")
     }
 
@@ -426,19 +437,34 @@ impl HubClient {
         text: &str,
     ) -> Result<HubMessage, ClientError> {
         let data = self
-            .call(HubRequest::Post(PostRequest {
-                channel: channel.map(str::to_owned),
-                thread: thread.map(str::to_owned),
-                text: text.to_owned(),
-            }))
+            .call(
+                HubRequest::Post(PostRequest {
+                    channel: channel.map(str::to_owned),
+                    thread: thread.map(str::to_owned),
+                    text: text.to_owned(),
+                }),
+                None,
+            )
             .await?;
         decode(data, "posted")
     }
 
-    async fn call(&self, request: HubRequest) -> Result<serde_json::Value, ClientError> {
+    /// Sends `request`; its log line continues line `parent`.
+    async fn call(
+        &self,
+        request: HubRequest,
+        parent: Option<String>,
+    ) -> Result<serde_json::Value, ClientError> {
         let value = serde_json::to_value(request)
             .map_err(|err| ClientError::new(ClientErrorKind::Decode, err.to_string()))?;
-        let message = Message::user(vec![Part::data(value)]);
+        let mut message = Message::user(vec![Part::data(value)]);
+        if let Some(parent) = parent {
+            let metadata = message.metadata.get_or_insert_with(Default::default);
+            metadata.insert(
+                a2a_conversation::metadata_keys::LOG_PARENT.to_owned(),
+                parent.into(),
+            );
+        }
         let client = self
             .client()
             .map_err(|err| ClientError::new(ClientErrorKind::Config, err.to_string()))?;

@@ -46,9 +46,9 @@ use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
 use crate::api::{
-    ChannelList, ChannelQuery, CollaborateRequest, CollaborationAnswer, ErrorBody, ErrorDetail,
-    LAGGED_EVENT, MESSAGE_EVENT, MessageList, MessagesQuery, PostMessage, PostedMessage,
-    ResumedThread, THREAD_EVENT, ThreadList, ThreadsQuery,
+    ChannelList, ChannelQuery, CollaborateRequest, CollaborationAnswer, DELIVERY_EVENT, ErrorBody,
+    ErrorDetail, LAGGED_EVENT, MESSAGE_EVENT, MessageList, MessagesQuery, PostMessage,
+    PostedMessage, ResumedThread, THREAD_EVENT, ThreadList, ThreadsQuery,
 };
 use crate::error::{HubError, HubErrorKind};
 use crate::hub::{Hub, Post};
@@ -467,6 +467,10 @@ async fn events(
                 .as_ref()
                 .is_none_or(|c| *c == thread.channel)
                 .then(|| Event::default().event(THREAD_EVENT).json_data(&*thread)),
+            Ok(HubEvent::Delivery(message)) => channel
+                .as_ref()
+                .is_none_or(|c| *c == message.channel)
+                .then(|| Event::default().event(DELIVERY_EVENT).json_data(&*message)),
             // A reader that fell behind missed events: it reloads.
             Err(BroadcastStreamRecvError::Lagged(missed)) => Some(Ok(Event::default()
                 .event(LAGGED_EVENT)

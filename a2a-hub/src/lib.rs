@@ -51,7 +51,7 @@ pub use self::hub::{
     OPERATOR_TOKEN_FILE, Post, ThreadPage,
 };
 pub use self::model::{
-    Caller, ChannelView, Collaborate, Collaboration, EXCERPT_CHARS, HubEvent, HubMessage,
-    ObserverRecord, Role, Sender, ThreadView,
+    Caller, ChannelView, Collaborate, Collaboration, DeliveryState, DeliveryStatus, EXCERPT_CHARS,
+    HubEvent, HubMessage, ObserverRecord, Role, Sender, ThreadView,
 };
 pub use self::store::HUB_DB;

@@ -132,6 +132,99 @@ pub struct HubMessage {
     pub reply_to: Option<String>,
     /// Why no agent was called, when none was: `paused`, `mirror`, `sink`...
     pub unrouted: Option<String>,
+    /// Its line in the conversation log, when the hub keeps one:
+    /// `a2a log chain ID` prints the exchange it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_id: Option<String>,
+    /// Where each delivery of it to a handler stands, in handler order (as
+    /// read from the record; a message just posted has none yet).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deliveries: Vec<DeliveryStatus>,
+}
+
+/// Where one delivery stands: the state of the agent's task for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeliveryState {
+    /// Being sent (and retried).
+    Delivering,
+    /// The agent took it and works on it.
+    Working,
+    /// The agent asked for input: the next message to it there continues
+    /// its task.
+    InputRequired,
+    /// Followed again after the hub restarted (see the attempt).
+    Resumed,
+    /// The agent answered.
+    Completed,
+    /// The delivery or the agent's task failed (or was rejected).
+    Failed,
+    /// The agent's task was canceled.
+    Canceled,
+    /// The hub gave up on it: its task can no longer be read, or its
+    /// message is gone.
+    Abandoned,
+}
+
+impl DeliveryState {
+    /// The name the API and the page use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Delivering => "delivering",
+            DeliveryState::Working => "working",
+            DeliveryState::InputRequired => "input-required",
+            DeliveryState::Resumed => "resumed",
+            DeliveryState::Completed => "completed",
+            DeliveryState::Failed => "failed",
+            DeliveryState::Canceled => "canceled",
+            DeliveryState::Abandoned => "abandoned",
+        }
+    }
+
+    /// Whether nothing more will happen to the delivery (input-required
+    /// waits for the next message, so it counts as settled too).
+    pub fn is_settled(self) -> bool {
+        !matches!(
+            self,
+            DeliveryState::Delivering | DeliveryState::Working | DeliveryState::Resumed
+        )
+    }
+}
+
+/// One delivery of a message to a handler, as it stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryStatus {
+    /// The handler.
+    pub agent: String,
+    /// Where it stands.
+    pub state: DeliveryState,
+    /// The agent's task, once it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// Which time the hub follows it: 1, then one more after each restart
+    /// that found it under way.
+    pub attempt: u32,
+    /// Why it failed, was canceled or abandoned (or what the agent asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When it came to stand there.
+    pub at: DateTime<Utc>,
+}
+
+impl DeliveryStatus {
+    /// `beta: working`, `beta: resumed (attempt 2)`, `beta: failed: 403 …`.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{}: {}", self.agent, self.state.as_str());
+        if self.state == DeliveryState::Resumed || self.attempt > 1 {
+            text.push_str(&format!(" (attempt {})", self.attempt));
+        }
+        if let Some(reason) = &self.reason {
+            text.push_str(": ");
+            text.push_str(reason);
+        }
+        text
+    }
 }
 
 /// A thread as listed.
@@ -216,6 +309,9 @@ pub enum HubEvent {
     Message(Arc<HubMessage>),
     /// A thread opened or changed (participants, paused, resumed).
     Thread(Arc<ThreadView>),
+    /// A delivery of a message moved on: the message, with where each of
+    /// its deliveries stands.
+    Delivery(Arc<HubMessage>),
 }
 
 /// What `collaborate` is asked.

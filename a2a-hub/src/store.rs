@@ -16,7 +16,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use crate::error::HubError;
-use crate::model::{HubMessage, ObserverRecord, ThreadView};
+use crate::model::{DeliveryStatus, HubMessage, ObserverRecord, ThreadView};
 
 /// The file in the hub's directory.
 pub const HUB_DB: &str = "hub.db";
@@ -65,6 +65,16 @@ CREATE TABLE IF NOT EXISTS deliveries (
     message_id TEXT NOT NULL,
     agent TEXT NOT NULL,
     task_id TEXT NOT NULL,
+    PRIMARY KEY (message_id, agent)
+);
+-- Where each delivery of a message stands (a DeliveryStatus as JSON), in
+-- the order the deliveries began; and the conversation log's line of the
+-- delivery, which its answer continues (also after a restart).
+CREATE TABLE IF NOT EXISTS delivery_states (
+    message_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    body TEXT NOT NULL,
+    log_line TEXT,
     PRIMARY KEY (message_id, agent)
 );
 -- The loop guards' recent events, so a restart keeps their windows: guard
@@ -129,6 +139,13 @@ pub(crate) enum Write {
         message_id: String,
         agent: String,
     },
+    /// Where a delivery of `message_id` stands now; `log_line`, when
+    /// given, is the log line of the delivery.
+    DeliveryState {
+        message_id: String,
+        status: DeliveryStatus,
+        log_line: Option<String>,
+    },
     /// A loop guard counted an event of `key`; the guard's events at
     /// `forget_before` or earlier have left its window and go.
     GuardEvent {
@@ -186,6 +203,11 @@ pub(crate) struct PendingDelivery {
     pub(crate) message_id: String,
     pub(crate) agent: String,
     pub(crate) task_id: String,
+    /// How many times it was followed so far (0 when no state is on
+    /// record: a record written before states were kept).
+    pub(crate) attempt: u32,
+    /// The conversation log's line of the delivery.
+    pub(crate) log_line: Option<String>,
 }
 
 /// A route as loaded: opener, target, channel, thread, last used.
@@ -341,6 +363,7 @@ impl Store {
                 }
             }
             messages.reverse();
+            attach_deliveries(conn, &mut messages)?;
             Ok(messages)
         })
         .await
@@ -355,10 +378,33 @@ impl Store {
                 })
                 .optional()
                 .map_err(|e| store_error(&e))?;
-            Ok(body.and_then(|b| serde_json::from_str(&b).ok()))
+            let mut messages: Vec<HubMessage> = body
+                .and_then(|b| serde_json::from_str(&b).ok())
+                .into_iter()
+                .collect();
+            attach_deliveries(conn, &mut messages)?;
+            Ok(messages.pop())
         })
         .await
     }
+}
+
+/// Gives each of `messages` where its deliveries stand, from the record.
+fn attach_deliveries(conn: &Connection, messages: &mut [HubMessage]) -> Result<(), HubError> {
+    let e = |err: rusqlite::Error| store_error(&err);
+    let mut statement = conn
+        .prepare_cached("SELECT body FROM delivery_states WHERE message_id = ?1 ORDER BY rowid")
+        .map_err(e)?;
+    for message in messages.iter_mut().filter(|m| !m.handlers.is_empty()) {
+        let rows = statement
+            .query_map([&message.id], |row| row.get::<_, String>(0))
+            .map_err(e)?;
+        message.deliveries = rows
+            .filter_map(|row| row.ok())
+            .filter_map(|body| serde_json::from_str(&body).ok())
+            .collect();
+    }
+    Ok(())
 }
 
 impl Write {
@@ -424,6 +470,19 @@ impl Write {
                 "DELETE FROM deliveries WHERE message_id = ?1 AND agent = ?2",
                 params![message_id, agent],
             ),
+            Write::DeliveryState {
+                message_id,
+                status,
+                log_line,
+            } => {
+                let body = serde_json::to_string(status).map_err(|err| HubError::store(&err))?;
+                conn.execute(
+                    "INSERT INTO delivery_states (message_id, agent, body, log_line) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (message_id, agent) DO UPDATE SET body = excluded.body,
+                         log_line = COALESCE(excluded.log_line, delivery_states.log_line)",
+                    params![message_id, status.agent, body, log_line],
+                )
+            }
             Write::GuardEvent {
                 guard,
                 key,
@@ -622,14 +681,23 @@ fn load_observed(
 fn load_deliveries(conn: &Connection) -> Result<Vec<PendingDelivery>, HubError> {
     let e = |err: rusqlite::Error| store_error(&err);
     let mut statement = conn
-        .prepare("SELECT message_id, agent, task_id FROM deliveries")
+        .prepare(
+            "SELECT d.message_id, d.agent, d.task_id, s.body, s.log_line FROM deliveries d
+             LEFT JOIN delivery_states s ON s.message_id = d.message_id AND s.agent = d.agent",
+        )
         .map_err(e)?;
     let rows = statement
         .query_map([], |row| {
+            let status: Option<String> = row.get(3)?;
+            let attempt = status
+                .and_then(|body| serde_json::from_str::<DeliveryStatus>(&body).ok())
+                .map_or(0, |status| status.attempt);
             Ok(PendingDelivery {
                 message_id: row.get(0)?,
                 agent: row.get(1)?,
                 task_id: row.get(2)?,
+                attempt,
+                log_line: row.get(4)?,
             })
         })
         .map_err(e)?;

@@ -223,3 +223,76 @@ async fn the_page_asks_for_the_token_once_resumes_a_paused_thread_and_posts_as_t
     assert_eq!(general[0].from, Sender::Person("ann".into()));
     assert_eq!(general[0].handlers, ["alpha"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_marks_a_delivery_the_hub_resumed_after_a_restart_with_its_attempt() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use a2a_hub::{AgentLink, DeliveryState, Hub};
+    use support::{Script, World, world_with};
+
+    let dir = tempfile::tempdir().unwrap();
+    // beta takes the work and keeps at it until the test ends.
+    let working: Script = Arc::new(|_turn| Box::pin(std::future::pending()));
+    let agents = vec![("alpha", team().remove(0).1), ("beta", working)];
+    let first = world_with(config(), agents, Some(dir.path()), HashMap::new()).await;
+    let opened = first
+        .hub
+        .collaborate(
+            Sender::Person("operator".into()),
+            Collaborate::new("beta", "review the release notes").in_channel("general"),
+        )
+        .await
+        .unwrap();
+    let asked = first.thread_messages(&opened.thread).await[0].id.clone();
+    let state_of = |world: &World| {
+        let hub = world.hub.clone();
+        let (thread, asked) = (opened.thread.clone(), asked.clone());
+        async move {
+            let messages = hub.messages(None, Some(&thread), 10).await.unwrap();
+            let message = messages.into_iter().find(|m| m.id == asked).unwrap();
+            message.deliveries.first().map(|d| (d.state, d.attempt))
+        }
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while state_of(&first).await != Some((DeliveryState::Working, 1)) {
+        assert!(tokio::time::Instant::now() < deadline, "beta never took it");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The hub stops (beta works on); a new hub on the same record follows
+    // beta's task again.
+    first.hub.shutdown(Duration::from_secs(5)).await;
+    let hub = Hub::builder(config()).data_dir(dir.path()).open().unwrap();
+    let gateway = a2a_gateway::Gateway::builder()
+        .agent(hub.agent_definition())
+        .build("http://127.0.0.1:1")
+        .unwrap();
+    // Through the first gateway, as the hub (the task is the hub's).
+    let beta = first.gateway.peers("hub").unwrap().client("beta").unwrap();
+    let links = HashMap::from([("beta".to_owned(), AgentLink::client("gateway 1", beta))]);
+    hub.connect(&gateway, links).unwrap();
+    let second = World {
+        hub,
+        gateway,
+        calls: first.calls.clone(),
+    };
+    let resumed = Some((DeliveryState::Resumed, 2));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while state_of(&second).await != resumed {
+        let now = state_of(&second).await;
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not resumed: {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let url = second.serve().await;
+    let Some(seen) = run_page(url, &["--resumed"]).await else {
+        return;
+    };
+    assert_eq!(seen["thread"], opened.thread.as_str());
+    assert_eq!(seen["resumedMark"]["text"], "beta: resumed (attempt 2)");
+    assert_eq!(seen["resumedMark"]["attempt"], "2");
+    assert_eq!(seen["resumedMark"]["from"], "operator");
+}

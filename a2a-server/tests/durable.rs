@@ -14,8 +14,8 @@ use a2a_core::{
     Task, TaskArtifactUpdateEvent, TaskState,
 };
 use a2a_server::store::{
-    Cause, Checkpoint, InMemoryJobStore, InMemoryTaskStore, JobState, JobStore, JobWrite,
-    StoreError, StoredTask, TaskStore, Version,
+    CANCELED_REASON, Cause, Checkpoint, InMemoryJobStore, InMemoryTaskStore, JobState, JobStore,
+    JobWrite, Pruned, StoreError, StoredTask, TaskStore, Version,
 };
 use a2a_server::{
     AgentExecutor, CallContext, Caller, DefaultRequestHandler, EventQueue, JobConfig,
@@ -179,6 +179,14 @@ impl TaskStore for TasksWithJobs {
         self.tasks.delete(caller, task_id).await
     }
 
+    async fn terminal_before(
+        &self,
+        cutoff: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> Result<Vec<(Caller, String)>, StoreError> {
+        self.tasks.terminal_before(cutoff, limit).await
+    }
+
     fn writes_jobs(&self) -> bool {
         self.jobs.is_some()
     }
@@ -316,7 +324,11 @@ async fn cancel_reaches_work_left_pending(stores: Stores) {
     assert_eq!(canceled.status.state, TaskState::Canceled);
     restarted.recovered().await;
     let job = finished_job(&stores, &task.id).await;
-    assert_eq!(job.state, JobState::Completed);
+    assert_eq!(
+        (job.state, job.reason.as_deref()),
+        (JobState::Canceled, Some(CANCELED_REASON)),
+        "a canceled job shows CANCELED with its reason"
+    );
     assert_eq!(
         get(&restarted, &task.id).await.status.state,
         TaskState::Canceled
@@ -383,27 +395,61 @@ async fn heartbeats_renew_running_jobs_on_the_clock(stores: Stores) {
     assert_eq!(done.status.state, TaskState::Completed);
 }
 
-async fn finished_work_is_deleted_after_the_retention_period(stores: Stores) {
+const DAY: u64 = 24 * 3600;
+
+async fn get_task(handler: &DefaultRequestHandler, id: &str) -> Result<Task, A2aError> {
+    let request = GetTaskRequest {
+        id: id.into(),
+        ..Default::default()
+    };
+    handler.get_task(&ctx(), request).await
+}
+
+async fn a_finished_job_record_goes_after_7_days_and_its_task_after_30(stores: Stores) {
     let handler = stores.handler(Turns::default(), |c| {
-        c.retention = Duration::from_secs(7 * 24 * 3600);
+        c.retention = Duration::from_secs(7 * DAY);
+        c.task_retention = Some(Duration::from_secs(30 * DAY));
         c.retention_interval = Duration::from_secs(3600);
     });
     let task = start(&handler).await;
     until_terminal(&handler, &ctx(), &task.id).await;
-    assert_eq!(handler.prune().await.unwrap(), 0, "kept within retention");
+    assert_eq!(
+        handler.prune().await.unwrap(),
+        Pruned::new(0, 0),
+        "kept within retention"
+    );
 
-    tokio::time::sleep(Duration::from_secs(7 * 24 * 3600 + 3601)).await;
+    // Day 8, through the periodic sweep: the job record is gone, the task is not.
+    tokio::time::sleep(Duration::from_secs(7 * DAY + 3601)).await;
     assert!(stores.jobs.get(&task.id).await.unwrap().is_none());
-    let gone = handler
-        .get_task(
-            &ctx(),
-            GetTaskRequest {
-                id: task.id.clone(),
-                ..Default::default()
-            },
-        )
-        .await;
-    assert!(gone.is_err(), "the task went with its job");
+    let day_8 = get_task(&handler, &task.id).await;
+    assert_eq!(
+        day_8.expect("GetTask on day 8 finds the task").status.state,
+        TaskState::Completed
+    );
+
+    // Day 31: past the task retention, the task goes too.
+    tokio::time::sleep(Duration::from_secs(23 * DAY)).await;
+    assert_eq!(
+        handler.prune().await.unwrap(),
+        Pruned::new(0, 0),
+        "the sweep took it"
+    );
+    let gone = get_task(&handler, &task.id).await;
+    assert!(gone.is_err(), "the task went after the task retention");
+}
+
+async fn a_task_retention_of_none_keeps_tasks_for_ever(stores: Stores) {
+    let handler = stores.handler(Turns::default(), |c| {
+        c.task_retention = None;
+        c.retention_interval = Duration::from_secs(DAY);
+    });
+    let task = start(&handler).await;
+    until_terminal(&handler, &ctx(), &task.id).await;
+    tokio::time::sleep(Duration::from_secs(100 * DAY)).await;
+    assert!(stores.jobs.get(&task.id).await.unwrap().is_none());
+    assert_eq!(handler.prune().await.unwrap(), Pruned::new(0, 0));
+    assert!(get_task(&handler, &task.id).await.is_ok(), "kept for ever");
 }
 
 /// Waits for the job of `id` to finish.
@@ -440,9 +486,11 @@ async fn cancel_reaches_running_and_resumed_work(stores: Stores) {
         cancel(&handler, &running.id).await.status.state,
         TaskState::Canceled
     );
+    let job = finished_job(&stores, &running.id).await;
     assert_eq!(
-        finished_job(&stores, &running.id).await.state,
-        JobState::Completed
+        (job.state, job.reason.as_deref()),
+        (JobState::Canceled, Some(CANCELED_REASON)),
+        "a canceled job shows CANCELED with its reason"
     );
 
     let later = start(&handler).await;
@@ -456,7 +504,7 @@ async fn cancel_reaches_running_and_resumed_work(stores: Stores) {
         TaskState::Canceled
     );
     let job = finished_job(&stores, &later.id).await;
-    assert_eq!((job.state, job.attempts), (JobState::Completed, 2));
+    assert_eq!((job.state, job.attempts), (JobState::Canceled, 2));
     assert_eq!(*agent.resumed_at.lock().unwrap(), [None, None, Some(1)]);
 }
 
@@ -619,5 +667,5 @@ macro_rules! both_ways {
 both_ways!(
     multi: resumed_work_waits_for_room_under_a_limit,
     a_crashed_execution_resumes_after_its_last_checkpoint, shutdown_leaves_running_work_pending_and_the_next_start_finishes_it, cancel_reaches_work_left_pending, cancel_reaches_running_and_resumed_work;
-    paused: past_the_stale_limit_work_is_abandoned_with_its_reason, heartbeats_renew_running_jobs_on_the_clock, finished_work_is_deleted_after_the_retention_period
+    paused: past_the_stale_limit_work_is_abandoned_with_its_reason, heartbeats_renew_running_jobs_on_the_clock, a_finished_job_record_goes_after_7_days_and_its_task_after_30, a_task_retention_of_none_keeps_tasks_for_ever
 );

@@ -12,6 +12,28 @@ use crate::crypt::{self, PushKey};
 pub(crate) const JOB_COLUMNS: &str = "task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
      attempts, request, reason, created_us, updated_us";
 
+/// The finished job states ([`JobState::FINISHED`]) as an SQL list, for
+/// `concat!` into the statements that must tell finished jobs from running
+/// ones: one list for every statement of both backends, checked against
+/// `JobState::FINISHED` by a test, so a new state cannot be left out of one.
+macro_rules! finished_jobs {
+    () => {
+        "('COMPLETED', 'FAILED', 'ABANDONED', 'CANCELED')"
+    };
+}
+pub(crate) use finished_jobs;
+
+/// The terminal task states (`TaskState::is_terminal`, by their numbers as
+/// the `state` column stores them) as an SQL list, checked by a test. Task
+/// retention's query and its partial index (migration `task_retention`)
+/// both name it, word for word, so the index serves the query.
+macro_rules! terminal_tasks {
+    () => {
+        "(3, 4, 5, 7)"
+    };
+}
+pub(crate) use terminal_tasks;
+
 /// The meta row that recognises the push-credentials key.
 pub(crate) const KEY_CHECK_NAME: &str = "push_key_check";
 
@@ -265,4 +287,34 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
     job.reason = row.reason;
     job.updated_at = from_micros(row.updated_us)?;
     Ok(job)
+}
+
+#[cfg(test)]
+mod tests {
+    use a2a_core::TaskState;
+    use a2a_server::store::JobState;
+
+    #[test]
+    fn the_sql_list_of_finished_jobs_is_job_state_finished() {
+        let listed: Vec<String> = JobState::FINISHED
+            .iter()
+            .map(|state| format!("'{}'", state.as_str()))
+            .collect();
+        assert_eq!(finished_jobs!(), format!("({})", listed.join(", ")));
+        let finished: Vec<JobState> = JobState::ALL
+            .into_iter()
+            .filter(|state| state.is_finished())
+            .collect();
+        assert_eq!(finished, JobState::FINISHED);
+    }
+
+    #[test]
+    fn the_sql_list_of_terminal_tasks_is_every_terminal_state() {
+        let terminal: Vec<String> = (0..=i32::from(u8::MAX))
+            .filter_map(TaskState::from_number)
+            .filter(|state| state.is_terminal())
+            .map(|state| state.number().to_string())
+            .collect();
+        assert_eq!(terminal_tasks!(), format!("({})", terminal.join(", ")));
+    }
 }

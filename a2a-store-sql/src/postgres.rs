@@ -5,7 +5,7 @@ use sqlx::postgres::{PgArguments, PgConnectOptions, PgPoolOptions};
 use sqlx::query::Query;
 use sqlx::{PgPool, Postgres};
 
-use crate::common::{Bind, JobOp, TaskOp, TaskWrite, backend};
+use crate::common::{Bind, JobOp, TaskOp, TaskWrite, backend, finished_jobs};
 use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::{OpenError, PushKey};
 
@@ -159,10 +159,13 @@ const UPDATE: &str = "WITH updated AS (UPDATE tasks SET context_id = $1, state =
 // With a job change, the task write is guarded by the job's state (so a
 // refused change writes nothing), and the change applies only to a written task.
 /// A create that records the task's job (binds from $11).
-const CREATE_RECORDING: &str = "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, \
+const CREATE_RECORDING: &str = concat!(
+    "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, \
      context_id, state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
      SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM \
-     jobs WHERE task_id = $11 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED')) \
+     jobs WHERE task_id = $11 AND state NOT IN ",
+    finished_jobs!(),
+    ") \
      ON CONFLICT (task_id) DO NOTHING RETURNING seq), job AS (INSERT INTO jobs \
      (task_id, owner_tenant, owner_user, state, node, heartbeat_us, attempts, \
      request, reason, created_us, updated_us) SELECT $11, $12, $13, $14, $15, $16, 1, \
@@ -171,8 +174,11 @@ const CREATE_RECORDING: &str = "WITH created AS (INSERT INTO tasks (task_id, own
      excluded.state, node = excluded.node, heartbeat_us = excluded.heartbeat_us, \
      attempts = 1, request = excluded.request, reason = excluded.reason, created_us = \
      excluded.created_us, updated_us = excluded.updated_us WHERE jobs.state IN \
-     ('COMPLETED', 'FAILED', 'ABANDONED')) INSERT INTO task_events (task_seq, \
-     version, event) SELECT seq, 1, $10 FROM created";
+     ",
+    finished_jobs!(),
+    ") INSERT INTO task_events (task_seq, \
+     version, event) SELECT seq, 1, $10 FROM created"
+);
 
 /// A create that finishes the task's job (binds from $11).
 const CREATE_FINISHING: &str = "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, \
@@ -184,12 +190,14 @@ const CREATE_FINISHING: &str = "WITH created AS (INSERT INTO tasks (task_id, own
      event) SELECT seq, 1, $10 FROM created";
 
 /// An update that records the task's job (binds from $12).
-const UPDATE_RECORDING: &str = "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+const UPDATE_RECORDING: &str = concat!(
+    "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
      version = version + 1, task = $4, checkpoint_turn = COALESCE($5, \
      checkpoint_turn), checkpoint_state = COALESCE($6, checkpoint_state) WHERE \
      task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND NOT \
-     EXISTS (SELECT 1 FROM jobs WHERE task_id = $12 AND state NOT IN ('COMPLETED', \
-     'FAILED', 'ABANDONED')) RETURNING seq, version), job AS (INSERT INTO jobs \
+     EXISTS (SELECT 1 FROM jobs WHERE task_id = $12 AND state NOT IN ",
+    finished_jobs!(),
+    ") RETURNING seq, version), job AS (INSERT INTO jobs \
      (task_id, owner_tenant, owner_user, state, node, heartbeat_us, attempts, \
      request, reason, created_us, updated_us) SELECT $12, $13, $14, $15, $16, $17, 1, \
      $18, $19, $17, $17 FROM updated ON CONFLICT (task_id) DO UPDATE SET owner_tenant \
@@ -197,8 +205,11 @@ const UPDATE_RECORDING: &str = "WITH updated AS (UPDATE tasks SET context_id = $
      excluded.state, node = excluded.node, heartbeat_us = excluded.heartbeat_us, \
      attempts = 1, request = excluded.request, reason = excluded.reason, created_us = \
      excluded.created_us, updated_us = excluded.updated_us WHERE jobs.state IN \
-     ('COMPLETED', 'FAILED', 'ABANDONED')) INSERT INTO task_events (task_seq, \
-     version, event) SELECT seq, version, $11 FROM updated";
+     ",
+    finished_jobs!(),
+    ") INSERT INTO task_events (task_seq, \
+     version, event) SELECT seq, version, $11 FROM updated"
+);
 
 /// An update that finishes the task's job (binds from $12).
 const UPDATE_FINISHING: &str = "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \

@@ -23,7 +23,7 @@ use sqlx::{Sqlite, SqlitePool};
 
 use a2a_server::store::StoreError;
 
-use crate::common::{Bind, JobOp, TaskOp, TaskWrite};
+use crate::common::{Bind, JobOp, TaskOp, TaskWrite, finished_jobs};
 use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::webhooks::WebhookTasks;
 use crate::writer::{TaskWriter, Write, WriterOptions};
@@ -343,23 +343,31 @@ const UPDATE: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = 
      WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 \
      RETURNING seq, version";
 /// A create that happens only if the task has no unfinished job (?10: the job's task).
-const CREATE_IF_JOB_FREE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+const CREATE_IF_JOB_FREE: &str = concat!(
+    "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
      status_ms, version, task, checkpoint_turn, checkpoint_state) \
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM jobs \
-     WHERE task_id = ?10 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED')) \
-     ON CONFLICT (task_id) DO NOTHING RETURNING seq, version";
+     WHERE task_id = ?10 AND state NOT IN ",
+    finished_jobs!(),
+    ") \
+     ON CONFLICT (task_id) DO NOTHING RETURNING seq, version"
+);
 /// A create that happens only if the task has a job (?10: the job's task).
 const CREATE_IF_JOB: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
      status_ms, version, task, checkpoint_turn, checkpoint_state) \
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM jobs WHERE task_id = ?10) \
      ON CONFLICT (task_id) DO NOTHING RETURNING seq, version";
 /// An update that happens only if the task has no unfinished job (?11: the job's task).
-const UPDATE_IF_JOB_FREE: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
+const UPDATE_IF_JOB_FREE: &str = concat!(
+    "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
      version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
      checkpoint_state = COALESCE(?6, checkpoint_state) \
      WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 AND NOT EXISTS \
-     (SELECT 1 FROM jobs WHERE task_id = ?11 AND state NOT IN ('COMPLETED', 'FAILED', 'ABANDONED')) \
-     RETURNING seq, version";
+     (SELECT 1 FROM jobs WHERE task_id = ?11 AND state NOT IN ",
+    finished_jobs!(),
+    ") \
+     RETURNING seq, version"
+);
 /// An update that happens only if the task has a job (?11: the job's task).
 const UPDATE_IF_JOB: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
      version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
@@ -368,13 +376,16 @@ const UPDATE_IF_JOB: &str = "UPDATE tasks SET context_id = ?1, state = ?2, statu
      (SELECT 1 FROM jobs WHERE task_id = ?11) RETURNING seq, version";
 /// Records a job, or replaces a finished one (binds as [`JobOp::Record`] lists).
 /// The task statement's guard already made sure no unfinished job is there.
-const RECORD_JOB: &str = "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
+const RECORD_JOB: &str = concat!(
+    "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
      attempts, request, reason, created_us, updated_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?6, ?6) \
      ON CONFLICT (task_id) DO UPDATE SET owner_tenant = excluded.owner_tenant, \
      owner_user = excluded.owner_user, state = excluded.state, node = excluded.node, \
      heartbeat_us = excluded.heartbeat_us, attempts = 1, request = excluded.request, \
      reason = excluded.reason, created_us = excluded.created_us, updated_us = excluded.updated_us \
-     WHERE jobs.state IN ('COMPLETED', 'FAILED', 'ABANDONED')";
+     WHERE jobs.state IN ",
+    finished_jobs!()
+);
 /// Finishes a job (binds as [`JobOp::Finish`] lists).
 const FINISH_JOB: &str =
     "UPDATE jobs SET state = ?2, reason = ?3, updated_us = ?4 WHERE task_id = ?1";

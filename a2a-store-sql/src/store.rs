@@ -29,8 +29,8 @@ use sqlx::{
 
 use crate::common::{
     Bind, JOB_COLUMNS, JobChange, JobOp, JobRow, KEY_CHECK_NAME, TaskOp, TaskWrite, backend,
-    checkpoint_columns, checkpoint_from, config_json, event_json, job_from_row, micros,
-    parse_config, parse_event, parse_task, task_json, to_i64, to_u64,
+    checkpoint_columns, checkpoint_from, config_json, event_json, finished_jobs, job_from_row,
+    micros, parse_config, parse_event, parse_task, task_json, terminal_tasks, to_i64, to_u64,
 };
 use crate::crypt::{KEY_CHECK, is_sealed};
 use crate::{OpenError, PushKey};
@@ -432,6 +432,35 @@ where
         Ok(())
     }
 
+    /// `TaskStore::terminal_before`: a range of the partial index of
+    /// terminal tasks by status time (migration `task_retention`), whose
+    /// predicate this query repeats word for word so that SQLite uses it.
+    pub(crate) async fn terminal_tasks_before(
+        &self,
+        cutoff: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<(Caller, String)>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT owner_tenant, owner_user, task_id FROM tasks WHERE state IN ",
+            terminal_tasks!(),
+            " AND status_ms < $1 ORDER BY status_ms, seq LIMIT $2"
+        ))
+        .bind(cutoff.timestamp_millis())
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.reader)
+        .await
+        .map_err(backend)?;
+        rows.iter()
+            .map(|row| {
+                let caller = Caller {
+                    tenant: row.try_get(0).map_err(backend)?,
+                    user: row.try_get(1).map_err(backend)?,
+                };
+                Ok((caller, row.try_get(2).map_err(backend)?))
+            })
+            .collect()
+    }
+
     /// `TaskStore::events`.
     pub(crate) async fn task_events(
         &self,
@@ -582,14 +611,18 @@ where
         // the statement writes nothing.
         let written = self
             .execute_write(
-                "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
-                 attempts, request, reason, created_us, updated_us) \
-                 VALUES ($1, $2, $3, 'RUNNING', $4, $5, 1, $6, NULL, $5, $5) \
-                 ON CONFLICT (task_id) DO UPDATE SET owner_tenant = excluded.owner_tenant, \
-                 owner_user = excluded.owner_user, state = excluded.state, node = excluded.node, \
-                 heartbeat_us = excluded.heartbeat_us, attempts = 1, request = excluded.request, \
-                 reason = NULL, created_us = excluded.created_us, updated_us = excluded.updated_us \
-                 WHERE jobs.state IN ('COMPLETED', 'FAILED', 'ABANDONED')",
+                concat!(
+                    "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, \
+                     heartbeat_us, attempts, request, reason, created_us, updated_us) \
+                     VALUES ($1, $2, $3, 'RUNNING', $4, $5, 1, $6, NULL, $5, $5) \
+                     ON CONFLICT (task_id) DO UPDATE SET owner_tenant = excluded.owner_tenant, \
+                     owner_user = excluded.owner_user, state = excluded.state, \
+                     node = excluded.node, heartbeat_us = excluded.heartbeat_us, attempts = 1, \
+                     request = excluded.request, reason = NULL, \
+                     created_us = excluded.created_us, updated_us = excluded.updated_us \
+                     WHERE jobs.state IN ",
+                    finished_jobs!()
+                ),
                 vec![
                     Bind::Text(job.task_id.to_owned()),
                     Bind::Text(job.owner.tenant.clone()),
@@ -770,8 +803,9 @@ where
     ) -> Result<Vec<Job>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {JOB_COLUMNS} FROM jobs \
-             WHERE state IN ('COMPLETED', 'FAILED', 'ABANDONED') AND updated_us < $1 \
-             ORDER BY updated_us, task_id LIMIT $2"
+             WHERE state IN {finished} AND updated_us < $1 \
+             ORDER BY updated_us, task_id LIMIT $2",
+            finished = finished_jobs!(),
         ))
         .bind(micros(cutoff))
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
@@ -929,6 +963,14 @@ macro_rules! delegate_store_traits {
 
                 async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
                     self.store.delete_task(caller, task_id).await
+                }
+
+                async fn terminal_before(
+                    &self,
+                    cutoff: DateTime<Utc>,
+                    limit: usize,
+                ) -> Result<Vec<(Caller, String)>, StoreError> {
+                    self.store.terminal_tasks_before(cutoff, limit).await
                 }
 
                 fn writes_jobs(&self) -> bool {

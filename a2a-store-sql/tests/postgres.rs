@@ -133,6 +133,46 @@ async fn job_writes_ride_along_with_task_writes() {
 }
 
 #[tokio::test]
+async fn canceled_job_shows_canceled_with_its_reason() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::canceled_job_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn canceled_job_written_with_its_task_shows_canceled_with_its_reason() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::canceled_job_writes_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn prune_keeps_tasks_within_task_retention() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::task_retention_keeps_tasks_within_it(&store, &store, &store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn prune_removes_tasks_past_task_retention() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::task_retention_removes_tasks_past_it(&store, &store, &store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn task_retention_of_zero_keeps_tasks_for_ever() {
+    in_fresh_schema(None, |store, _| async move {
+        a2a_store_suite::task_retention_of_zero_keeps_tasks_for_ever(&store, &store, &store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn credentials_are_encrypted_at_rest_and_a_wrong_key_is_refused() {
     let key = PushKey::from_bytes(&[5; 32]);
     in_fresh_schema(Some(key.clone()), |store, options| async move {
@@ -178,6 +218,26 @@ async fn the_counts_migration_counts_the_tasks_already_stored() {
         support::seed(&store, 3..5).await;
         let reopened = PostgresStore::connect_with(options, None).await.unwrap();
         support::assert_seeded_totals(&reopened).await;
+        reopened.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_task_retention_migration_marks_the_jobs_of_canceled_tasks_canceled() {
+    in_fresh_schema(None, |store, options| async move {
+        support::seed_jobs_of_an_older_release(&store).await;
+        // Back to the schema before the migration (3), jobs and all.
+        sqlx::raw_sql(
+            "DROP INDEX tasks_terminal_by_status; \
+             UPDATE jobs SET state = 'COMPLETED', reason = NULL; \
+             DELETE FROM _sqlx_migrations WHERE version = 4",
+        )
+        .execute(store.pool())
+        .await
+        .unwrap();
+        let reopened = PostgresStore::connect_with(options, None).await.unwrap();
+        support::assert_older_jobs_tell_cancels_apart(&reopened).await;
         reopened.close().await;
     })
     .await;

@@ -51,6 +51,36 @@ async fn job_writes_ride_along_with_task_writes() {
 }
 
 #[tokio::test]
+async fn canceled_job_shows_canceled_with_its_reason() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::canceled_job_suite(&store).await;
+}
+
+#[tokio::test]
+async fn canceled_job_written_with_its_task_shows_canceled_with_its_reason() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::canceled_job_writes_suite(&store).await;
+}
+
+#[tokio::test]
+async fn prune_keeps_tasks_within_task_retention() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::task_retention_keeps_tasks_within_it(&store, &store, &store).await;
+}
+
+#[tokio::test]
+async fn prune_removes_tasks_past_task_retention() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::task_retention_removes_tasks_past_it(&store, &store, &store).await;
+}
+
+#[tokio::test]
+async fn task_retention_of_zero_keeps_tasks_for_ever() {
+    let (_dir, store) = fresh().await;
+    a2a_store_suite::task_retention_of_zero_keeps_tasks_for_ever(&store, &store, &store).await;
+}
+
+#[tokio::test]
 async fn push_config_store_conforms_with_encrypted_credentials() {
     let dir = tempfile::tempdir().unwrap();
     let options = SqliteOptions::new(dir.path()).push_key(PushKey::from_bytes(&[3; 32]));
@@ -226,4 +256,24 @@ async fn the_counts_migration_counts_the_tasks_already_stored() {
     drop(store);
     let reopened = SqliteStore::open(dir.path()).await.unwrap();
     support::assert_seeded_totals(&reopened).await;
+}
+
+#[tokio::test]
+async fn the_task_retention_migration_marks_the_jobs_of_canceled_tasks_canceled() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    support::seed_jobs_of_an_older_release(&store).await;
+    // Back to the schema before the migration (5), jobs and all.
+    sqlx::raw_sql(
+        "DROP INDEX tasks_terminal_by_status; \
+         UPDATE jobs SET state = 'COMPLETED', reason = NULL; \
+         DELETE FROM _sqlx_migrations WHERE version = 6",
+    )
+    .execute(store.pool())
+    .await
+    .unwrap();
+    store.close().await;
+    drop(store);
+    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    support::assert_older_jobs_tell_cancels_apart(&reopened).await;
 }

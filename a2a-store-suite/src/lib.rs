@@ -14,7 +14,8 @@
 //!
 //! The task and push-config suites work in their own fresh tenant, so they
 //! can share a database with other tests. The job suite needs a store that
-//! holds no other jobs (recovery and listings see every job).
+//! holds no other jobs (recovery and listings see every job), and so do the
+//! cases of canceled jobs and of retention (which see every task and job).
 //!
 //! A failure panics with a message naming the broken rule.
 
@@ -32,7 +33,13 @@ use a2a_server::store::{
     NewJob, PushConfigStore, StoreError, StoredEvent, TaskStore,
 };
 
+mod retention;
 mod totals;
+
+pub use self::retention::{
+    canceled_job_suite, canceled_job_writes_suite, task_retention_keeps_tasks_within_it,
+    task_retention_of_zero_keeps_tasks_for_ever, task_retention_removes_tasks_past_it,
+};
 
 /// A caller in a tenant of its own, so runs never see each other's data.
 fn caller_in(tenant: &str, user: &str) -> Caller {

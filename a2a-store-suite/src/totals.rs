@@ -11,7 +11,7 @@ use a2a_core::{ListTasksRequest, TaskState};
 use super::{at_ms, caller_in, fresh_tenant, status_event, task_at};
 use a2a_server::Caller;
 use a2a_server::store::{
-    Cause, JobState, JobStore, JobWrite, NewJob, StoreError, TaskStore, prune_finished,
+    Cause, JobState, JobStore, JobWrite, NewJob, StoreError, TaskStore, prune_jobs, prune_tasks,
 };
 
 /// A task as the model knows it.
@@ -236,9 +236,11 @@ pub(super) async fn total_size_follows_writes<S: TaskStore>(store: &S) {
     assert_totals(store, &owners, &model, "a deleted id created again").await;
 }
 
-/// totalSize follows retention, which deletes the tasks of jobs finished
-/// before a cutoff. Its jobs finished long before any other of the job
-/// suite's, so the cutoff takes only them.
+/// totalSize follows retention: job records going change nothing, terminal
+/// tasks going leave the counts. Its jobs finished long before any other of
+/// the job suite's, so the job cutoff takes only them; the task cutoff takes
+/// its two oldest completed tasks (and whatever older terminal tasks other
+/// cases left, which the model does not count).
 pub(super) async fn total_size_follows_retention<S: TaskStore + JobStore>(store: &S) {
     let tenant = fresh_tenant();
     let user = format!("retained-{}", a2a_core::new_id());
@@ -287,10 +289,10 @@ pub(super) async fn total_size_follows_retention<S: TaskStore + JobStore>(store:
         model.push(task);
     }
     assert_totals(store, &owners, &model, "tasks with finished jobs").await;
-    let pruned = prune_finished(store, store, None, at_ms(2_500))
-        .await
-        .unwrap();
+    let pruned = prune_jobs(store, at_ms(2_500)).await.unwrap();
     assert_eq!(pruned, 2, "the jobs finished before the cutoff go");
+    assert_totals(store, &owners, &model, "job records gone, tasks kept").await;
+    prune_tasks(store, None, at_ms(1_002)).await.unwrap();
     model.drain(..2);
     assert_totals(store, &owners, &model, "retention").await;
 }

@@ -101,11 +101,12 @@ impl Link {
         // would connect to addresses nobody checked), and follows a redirect
         // only within its origin: the gateway's credentials (an API key in a
         // header of the remote's choosing too) never leave it that way.
+        let resolver = Arc::new(GuardedResolver::new(policy.clone()));
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .tcp_nodelay(true)
             .no_proxy()
-            .dns_resolver(Arc::new(GuardedResolver::new(policy.clone())))
+            .dns_resolver(resolver.clone())
             .redirect(same_origin_redirects())
             .build()
             .map_err(|e| self.error(RemoteErrorKind::Config, format!("HTTP client: {e}")))?;
@@ -118,12 +119,15 @@ impl Link {
         if let Some(credentials) = &config.credentials {
             defaults.headers.push(credentials.header());
         }
-        let builder = a2a_grpc::register(ClientBuilder::with_http_client(http, settings))
-            .prefer(config.bindings.iter().cloned())
-            .default_options(defaults.clone())
-            // The executor bounds and follows every call itself.
-            .retry(RetryPolicy::none())
-            .track_blocking_sends(false);
+        // gRPC connections resolve through the same guard.
+        let grpc = a2a_grpc::GrpcSettings::default().dns_resolver(resolver);
+        let builder =
+            a2a_grpc::register_with(ClientBuilder::with_http_client(http, settings), grpc)
+                .prefer(config.bindings.iter().cloned())
+                .default_options(defaults.clone())
+                // The executor bounds and follows every call itself.
+                .retry(RetryPolicy::none())
+                .track_blocking_sends(false);
         let mut card = match &config.card {
             Some(card) => card.clone(),
             None => {
@@ -191,8 +195,8 @@ impl Link {
     }
 
     /// Keeps the card's interfaces whose hosts the address policy permits.
-    /// HTTP connections are checked again when made (the resolver); gRPC
-    /// ones are made by the gRPC client, and checked here only.
+    /// Connections (HTTP and gRPC) are checked again when made, by the
+    /// guarded resolver.
     async fn on_permitted_addresses(
         &self,
         card: &mut AgentCard,

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::client::{HubApiError, HubApiErrorKind};
-use super::{LAGGED_EVENT, MESSAGE_EVENT, THREAD_EVENT};
+use super::{DELIVERY_EVENT, LAGGED_EVENT, MESSAGE_EVENT, THREAD_EVENT};
 use crate::model::{HubMessage, ThreadView};
 
 /// The largest event the feed takes (the API caps a message at 64 KiB).
@@ -19,6 +19,9 @@ pub enum FeedEvent {
     Message(HubMessage),
     /// A thread opened or changed (participants, paused, resumed).
     Thread(ThreadView),
+    /// A delivery of a message moved on: the message with where each of
+    /// its deliveries stands.
+    Delivery(HubMessage),
     /// This reader fell behind and missed this many events: the history
     /// has them.
     Lagged(u64),
@@ -101,6 +104,9 @@ impl SseEvent {
             THREAD_EVENT => serde_json::from_str(&self.data)
                 .map(FeedEvent::Thread)
                 .map_err(|err| unreadable("a thread", err))?,
+            DELIVERY_EVENT => serde_json::from_str(&self.data)
+                .map(FeedEvent::Delivery)
+                .map_err(|err| unreadable("a delivery", err))?,
             LAGGED_EVENT => FeedEvent::Lagged(self.data.trim().parse().unwrap_or(0)),
             _ => return Ok(None),
         };

@@ -40,6 +40,9 @@ pub const MESSAGE_EVENT: &str = "message";
 pub const THREAD_EVENT: &str = "thread";
 /// The live feed's event that says how many events a reader missed.
 pub const LAGGED_EVENT: &str = "lagged";
+/// The feed's event of a delivery that moved on: the message (as in
+/// `message` events) with where each of its deliveries stands.
+pub const DELIVERY_EVENT: &str = "delivery";
 
 /// `GET /hub/api/channels`: the channels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

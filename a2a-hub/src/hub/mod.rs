@@ -40,6 +40,7 @@ use crate::model::{HubEvent, ObserverRecord, ThreadView};
 use crate::store::{GuardKind, Loaded, PendingDelivery, Store};
 
 pub use self::links::AgentLink;
+pub(crate) use self::log::with_request_line;
 pub use self::operator::OPERATOR_TOKEN_FILE;
 pub use self::posting::Post;
 pub use self::views::ThreadPage;
@@ -86,6 +87,9 @@ struct State {
     /// (agent, context) → the agent's task that waits for input there.
     waiting: HashMap<(String, String), Waiting>,
     participant_seq: u64,
+    /// Thread → the log line of its latest message, which a new post in
+    /// it continues.
+    log_tips: HashMap<String, String>,
     /// When expired observer records were last swept.
     swept: Option<DateTime<Utc>>,
 }
@@ -148,6 +152,7 @@ impl State {
             anonymous_threads,
             waiting: HashMap::new(),
             participant_seq,
+            log_tips: HashMap::new(),
             swept: None,
         };
         (state, deliveries)

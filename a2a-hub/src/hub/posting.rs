@@ -70,6 +70,9 @@ struct Checked {
     id: String,
     now: DateTime<Utc>,
     reply_to: Option<String>,
+    /// The log line the message already is (an agent's answer, logged
+    /// with its delivery's outcome).
+    logged: Option<String>,
 }
 
 impl Checked {
@@ -91,6 +94,8 @@ impl Checked {
             handlers,
             reply_to: self.reply_to,
             unrouted: unrouted.map(str::to_owned),
+            log_id: None,
+            deliveries: Vec::new(),
         }
     }
 }
@@ -117,6 +122,9 @@ struct Routed {
     writes: Vec<Write>,
     threads: Vec<Arc<ThreadView>>,
     tripped: Option<Tripped>,
+    /// The line to log for the message (its id, and the line it
+    /// continues), when it is not logged yet.
+    log_line: Option<(String, Option<String>)>,
 }
 
 impl<'a> Draft<'a> {
@@ -155,7 +163,17 @@ impl Hub {
         post: Post,
         reply_to: Option<String>,
     ) -> futures::future::BoxFuture<'_, Result<Posted, HubError>> {
-        Box::pin(self.post_routed_now(post, reply_to))
+        Box::pin(self.post_routed_now(post, reply_to, None))
+    }
+
+    /// [`Hub::post_routed`] of a message that is log line `logged` already.
+    pub(super) fn post_logged(
+        &self,
+        post: Post,
+        reply_to: Option<String>,
+        logged: Option<String>,
+    ) -> futures::future::BoxFuture<'_, Result<Posted, HubError>> {
+        Box::pin(self.post_routed_now(post, reply_to, logged))
     }
 
     /// The steps of a post; a loop guard that tripped on it posts its
@@ -164,8 +182,10 @@ impl Hub {
         &self,
         post: Post,
         reply_to: Option<String>,
+        logged: Option<String>,
     ) -> Result<Posted, HubError> {
-        let checked = self.validate(post, reply_to)?;
+        let mut checked = self.validate(post, reply_to)?;
+        checked.logged = logged;
         if checked.post.mirror {
             // An echo of what the hub holds: it has been routed once.
             let (channel, from) = (&checked.channel, checked.post.from.name());
@@ -176,6 +196,10 @@ impl Hub {
         let routed = self.route(checked)?;
         self.record(&routed.message, routed.writes, routed.threads)
             .await?;
+        if let Some((id, parent)) = &routed.log_line {
+            self.log_message(&routed.message, id, parent.as_deref())
+                .await;
+        }
         let delivering = self.fan_out(&routed.message, routed.handlers);
         if let Some(tripped) = routed.tripped {
             self.trip(tripped, &routed.message.channel).await;
@@ -220,6 +244,7 @@ impl Hub {
             id: uuid::Uuid::now_v7().to_string(),
             now: self.now(),
             reply_to,
+            logged: None,
         })
     }
 
@@ -262,7 +287,7 @@ impl Hub {
     /// Route: who handles the message and who observes it. Decided, guarded
     /// and kept in memory under one lock, so that posts made at once are
     /// counted and recorded in one order.
-    fn route(&self, checked: Checked) -> Result<Routed, HubError> {
+    fn route(&self, mut checked: Checked) -> Result<Routed, HubError> {
         let mentions = {
             let links = self.links();
             routing::mentions(&checked.text, |name| links.links.contains_key(name))
@@ -301,7 +326,10 @@ impl Hub {
             ..
         } = decision;
         let names = handlers.iter().map(|(a, _)| a.clone()).collect();
-        let message = Arc::new(checked.into_message(mentions, names, unrouted));
+        let (log_id, log_line) = self.log_line_of(state, &mut checked);
+        let mut message = checked.into_message(mentions, names, unrouted);
+        message.log_id = log_id;
+        let message = Arc::new(message);
         self.keep_for_observers(state, &message, observers, &mut writes);
         Ok(Routed {
             message,
@@ -309,7 +337,40 @@ impl Hub {
             writes,
             threads,
             tripped,
+            log_line,
         })
+    }
+
+    /// The message's log line: the one it already is (an answer, or a
+    /// request the hub's own server logged), else a new one continuing its
+    /// thread's latest line; none for the hub's own notices (their
+    /// decisions are logged as such). The thread's latest line moves on to
+    /// it.
+    fn log_line_of(
+        &self,
+        state: &mut State,
+        checked: &mut Checked,
+    ) -> (Option<String>, Option<(String, Option<String>)>) {
+        let mut fresh = None;
+        let id = match checked.logged.take() {
+            Some(line) => Some(line),
+            None if matches!(checked.post.from, Sender::Hub) => None,
+            None => match super::log::take_request_line() {
+                Some(line) => Some(line),
+                None => self.new_line_id(checked.now).inspect(|id| {
+                    let parent = checked
+                        .post
+                        .thread
+                        .as_ref()
+                        .and_then(|thread| state.log_tips.get(thread).cloned());
+                    fresh = Some((id.clone(), parent));
+                }),
+            },
+        };
+        if let (Some(id), Some(thread)) = (&id, &checked.post.thread) {
+            state.log_tips.insert(thread.clone(), id.clone());
+        }
+        (id, fresh)
     }
 
     /// Routes a message in thread `thread_id`: mentioned agents join it,
@@ -415,7 +476,6 @@ impl Hub {
             let _ = self.inner.events.send(HubEvent::Thread(thread));
         }
         let _ = self.inner.events.send(HubEvent::Message(message.clone()));
-        self.log_message(message).await;
         Ok(())
     }
 

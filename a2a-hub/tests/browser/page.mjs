@@ -3,6 +3,8 @@
 //   node page.mjs BASE_URL              a mention, its answer live, a thread
 //   node page.mjs BASE_URL --token T    a hub that wants a token: given once,
 //                                       a paused thread resumed, a mention
+//   node page.mjs BASE_URL --resumed    a thread whose delivery the hub
+//                                       resumed after a restart: its mark
 //
 // Prints one JSON line of what it saw and exits 0, or prints what went wrong
 // and exits 1. Every wait is on a condition of the page, with a time limit.
@@ -11,8 +13,8 @@ import puppeteer from "puppeteer-core";
 
 const [base, flag, token] = process.argv.slice(2);
 const executablePath = process.env.CHROMIUM;
-if (!base || !executablePath || (flag && (flag !== "--token" || !token))) {
-  console.error("usage: CHROMIUM=/path/to/chromium node page.mjs BASE_URL [--token TOKEN]");
+if (!base || !executablePath || (flag && flag !== "--resumed" && (flag !== "--token" || !token))) {
+  console.error("usage: CHROMIUM=/path/to/chromium node page.mjs BASE_URL [--token TOKEN | --resumed]");
   process.exit(2);
 }
 const LIMIT = 15_000;
@@ -68,7 +70,7 @@ try {
   const result = {};
   const response = await page.goto(`${base}/hub`, { waitUntil: "domcontentloaded" });
   result.status = response.status();
-  await (token ? withToken(page, result) : mention(page, result));
+  await (token ? withToken(page, result) : flag === "--resumed" ? resumed(page, result) : mention(page, result));
   result.notReloaded = await page.evaluate(() => window.__notReloaded === true);
   result.errors = seen.errors;
   if (process.env.PAGE_SCREENSHOT) await page.screenshot({ path: process.env.PAGE_SCREENSHOT });
@@ -143,4 +145,18 @@ async function withToken(page, result) {
   await post(page, "@alpha hello with a token");
   await message(page, "alpha", "alpha: alpha hello with a token");
   result.channel = await shown(page);
+}
+
+async function resumed(page, result) {
+  await general(page);
+  // The thread; its first message shows where its delivery stands.
+  await page.waitForSelector(".thread .title", { timeout: LIMIT });
+  result.thread = await page.$eval(".thread", (n) => n.dataset.thread);
+  await page.click(".thread .title");
+  await page.waitForSelector(`body[data-thread="${result.thread}"][data-loaded]`, { timeout: LIMIT });
+  const mark = '.message .delivery[data-agent="beta"][data-state="resumed"]';
+  await page.waitForSelector(mark, { timeout: LIMIT });
+  result.resumedMark = await page.$eval(mark, (n) => ({
+    text: n.textContent, attempt: n.dataset.attempt, from: n.closest(".message").dataset.from,
+  }));
 }

@@ -341,3 +341,27 @@ impl World {
         url
     }
 }
+
+/// [`world_logged`] as `a2a serve` builds it: the hub and every agent's
+/// server write to the one conversation log `log`.
+pub async fn world_all_logged(
+    config: HubConfig,
+    agents: Vec<(&str, Script)>,
+    log: a2a_conversation::ConversationLog,
+) -> World {
+    let servers = log.clone();
+    build_world_custom(
+        config,
+        agents,
+        None,
+        HashMap::new(),
+        "http://127.0.0.1:1",
+        Some(log),
+        move |gateway| {
+            gateway.handler_setup(move |name, handler| {
+                handler.observer(a2a_conversation::Recorder::new(servers.clone(), name))
+            })
+        },
+    )
+    .await
+}

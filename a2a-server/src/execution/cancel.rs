@@ -125,6 +125,7 @@ impl Executions {
                 // An execution that started meanwhile (a job resumed after a
                 // restart) sees the task canceled and stops.
                 let _ = self.cancel_live(call, task_id, None).await;
+                super::jobs::record_cancel(&self.shared, task_id).await;
             }
             Persisted::Moot => {}
         }

@@ -4,7 +4,8 @@
 //!
 //! A job's life maps onto A2A task states without new wire states: PENDING
 //! and RUNNING jobs have SUBMITTED or WORKING tasks; a COMPLETED job's task is
-//! COMPLETED (or ended its turn: INPUT_REQUIRED, CANCELED, REJECTED); a FAILED
+//! COMPLETED (or ended its turn: INPUT_REQUIRED, REJECTED); a CANCELED job's
+//! task is CANCELED; a FAILED
 //! job's task is FAILED with the reason as its status message; an ABANDONED
 //! job's task is FAILED with a status message and a `jobState` metadata entry
 //! that say so.
@@ -23,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::persist::{Current, persist};
 use super::{Drive, Executions, Start};
-use crate::store::{Cause, Job, JobState, NewJob, StoreError};
+use crate::store::{CANCELED_REASON, Cause, Job, JobState, NewJob, Pruned, StoreError};
 use crate::{CallContext, RequestContext, ServiceParams, User};
 
 /// How durable executions are kept: heartbeats, the stale limit, recovery and
@@ -40,9 +41,12 @@ pub struct JobConfig {
     /// starts is ABANDONED instead of resumed (default 1 hour): its process
     /// died too long ago for the work to still be wanted.
     pub stale_after: Duration,
-    /// Finished jobs and their tasks are deleted this long after they ended
-    /// (default 7 days).
+    /// Finished jobs' records are deleted this long after they ended
+    /// (default 7 days). Their tasks stay until `task_retention`.
     pub retention: Duration,
+    /// Terminal tasks are deleted this long after their last change
+    /// (default 30 days); `None` keeps them for ever.
+    pub task_retention: Option<Duration>,
     /// How often retention runs (default every hour, and once at start).
     pub retention_interval: Duration,
     /// Most resumed executions running at once after a restart (default 16).
@@ -56,6 +60,7 @@ impl Default for JobConfig {
             heartbeat_interval: Duration::from_secs(30),
             stale_after: Duration::from_secs(60 * 60),
             retention: Duration::from_secs(7 * 24 * 60 * 60),
+            task_retention: Some(Duration::from_secs(30 * 24 * 60 * 60)),
             retention_interval: Duration::from_secs(60 * 60),
             resume_parallelism: 16,
         }
@@ -258,28 +263,34 @@ pub(crate) fn turn_end(
         StreamResponse::Task(task) => (task.status.state, task.status.message.as_ref()),
         _ => (current, None),
     };
-    state.ends_turn().then(|| {
-        let reason = (state == TaskState::Failed)
-            .then(|| message.map(Message::text))
-            .flatten();
-        (finished_state(state), reason)
-    })
+    state
+        .ends_turn()
+        .then(|| (finished_state(state), end_reason(state, message)))
 }
 
 /// The job state an execution ends in, given its task's state.
 pub(crate) fn finished_state(state: TaskState) -> JobState {
     match state {
         TaskState::Failed => JobState::Failed,
+        TaskState::Canceled => JobState::Canceled,
         _ => JobState::Completed,
     }
 }
 
-/// The reason recorded with a finished job: the status message of a failed task.
+/// The reason recorded with a finished job: the status message of a failed
+/// task, or of a canceled one (which always has a reason).
 pub(crate) fn failure_reason(task: Option<&Task>) -> Option<String> {
     let task = task?;
-    (task.status.state == TaskState::Failed)
-        .then(|| task.status.message.as_ref().map(Message::text))
-        .flatten()
+    end_reason(task.status.state, task.status.message.as_ref())
+}
+
+fn end_reason(state: TaskState, message: Option<&Message>) -> Option<String> {
+    let text = message.map(Message::text).filter(|t| !t.is_empty());
+    match state {
+        TaskState::Failed => text,
+        TaskState::Canceled => Some(text.unwrap_or_else(|| CANCELED_REASON.to_owned())),
+        _ => None,
+    }
 }
 
 /// Runs a single server's upkeep until shutdown: the recovery pass first
@@ -620,6 +631,32 @@ async fn finish_as_task_ended(
     Ok(())
 }
 
+/// Marks the job of a task canceled while no execution ran (it waited for
+/// input, or its job waits to resume) CANCELED: its record then says how the
+/// task ended, not how its last turn did. A RUNNING job is left alone: the
+/// execution that runs it sees the cancel and finishes it.
+pub(crate) async fn record_cancel(shared: &super::Shared, task_id: &str) {
+    let Some(jobs) = &shared.jobs else {
+        return;
+    };
+    let outcome = match jobs.get(task_id).await {
+        Ok(Some(job)) if job.state != JobState::Running => {
+            jobs.finish(
+                task_id,
+                JobState::Canceled,
+                Some(CANCELED_REASON),
+                shared.clock.now(),
+            )
+            .await
+        }
+        Ok(_) => Ok(()),
+        Err(err) => Err(err),
+    };
+    if let Err(err) = outcome {
+        tracing::warn!(%task_id, error = %err, "could not mark a canceled task's job");
+    }
+}
+
 /// A copy of a resume's start, for another attempt.
 fn start_again(start: &Start) -> Start {
     Start {
@@ -632,14 +669,22 @@ fn start_again(start: &Start) -> Start {
     }
 }
 
-/// Deletes finished jobs older than the retention period, with their tasks
-/// and push configs.
-pub(crate) async fn prune(executions: &Executions) -> Result<u64, A2aError> {
+/// Deletes the records of jobs finished longer ago than the job retention,
+/// and terminal tasks (with their push configs) last changed longer ago than
+/// the task retention.
+pub(crate) async fn prune(executions: &Executions) -> Result<Pruned, A2aError> {
     let shared = &executions.shared;
     let Some(jobs) = &shared.jobs else {
-        return Ok(0);
+        return Ok(Pruned::default());
     };
-    let cutoff = shared.clock.ago(shared.job_config.retention);
+    let config = &shared.job_config;
     let push = shared.push.as_ref().map(|p| p.configs().as_ref());
-    Ok(crate::store::prune_finished(jobs.as_ref(), shared.store.as_ref(), push, cutoff).await?)
+    Ok(crate::store::prune(
+        jobs.as_ref(),
+        shared.store.as_ref(),
+        push,
+        shared.clock.ago(config.retention),
+        config.task_retention.map(|age| shared.clock.ago(age)),
+    )
+    .await?)
 }

@@ -51,7 +51,8 @@
 //!    (their tasks FAILED with the reason), puts the others back to PENDING,
 //!    and resumes every PENDING job with bounded parallelism: the agent gets
 //!    the stored task and its last checkpoint, so it skips completed turns.
-//!    Finished jobs and their tasks are deleted after the retention period.
+//!    Finished jobs' records are deleted after the job retention period;
+//!    terminal tasks after the (separate, longer) task retention period.
 
 mod actor;
 pub(crate) mod apply;

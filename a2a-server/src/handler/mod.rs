@@ -393,9 +393,10 @@ impl DefaultRequestHandler {
         self.recovered.cancelled().await;
     }
 
-    /// Deletes finished jobs (and their tasks) older than the retention
-    /// period now, instead of at the next sweep. Returns how many.
-    pub async fn prune(&self) -> Result<u64, A2aError> {
+    /// Runs retention now, instead of at the next sweep: deletes the records
+    /// of jobs finished longer ago than the job retention, and terminal tasks
+    /// older than the task retention. Returns how many of each went.
+    pub async fn prune(&self) -> Result<crate::store::Pruned, A2aError> {
         crate::execution::jobs::prune(&self.executions).await
     }
 

@@ -27,23 +27,37 @@ pub enum JobState {
     Failed,
     /// Given up: its node stopped without finishing it.
     Abandoned,
+    /// Ended because its task was canceled (by a client's CancelTask, or by
+    /// the agent itself).
+    Canceled,
 }
 
 impl JobState {
     /// Every state, in life order.
-    pub const ALL: [JobState; 5] = [
+    pub const ALL: [JobState; 6] = [
         JobState::Pending,
         JobState::Running,
         JobState::Completed,
         JobState::Failed,
         JobState::Abandoned,
+        JobState::Canceled,
     ];
 
-    /// Whether the job has ended (completed, failed or abandoned).
+    /// The states of a job that has ended. Stores build their queries of
+    /// finished jobs from this list (and test that they do), so a state
+    /// added here is never mistaken for running work.
+    pub const FINISHED: [JobState; 4] = [
+        JobState::Completed,
+        JobState::Failed,
+        JobState::Abandoned,
+        JobState::Canceled,
+    ];
+
+    /// Whether the job has ended (completed, failed, abandoned or canceled).
     pub fn is_finished(self) -> bool {
         matches!(
             self,
-            JobState::Completed | JobState::Failed | JobState::Abandoned
+            JobState::Completed | JobState::Failed | JobState::Abandoned | JobState::Canceled
         )
     }
 
@@ -55,6 +69,7 @@ impl JobState {
             JobState::Completed => "COMPLETED",
             JobState::Failed => "FAILED",
             JobState::Abandoned => "ABANDONED",
+            JobState::Canceled => "CANCELED",
         }
     }
 }
@@ -94,7 +109,7 @@ pub struct Job {
     pub attempts: u32,
     /// The request to run, as JSON owned by the execution layer.
     pub request: String,
-    /// Why it ended, when it did not complete.
+    /// Why it ended, when it did not complete (failed, abandoned, canceled).
     pub reason: Option<String>,
     /// When it was recorded.
     pub created_at: DateTime<Utc>,
@@ -301,6 +316,9 @@ impl JobFilter {
 pub const ABANDONED_REASON: &str =
     "the process running this task stopped and did not come back in time";
 
+/// The reason a canceled job is given when its task's cancel said no more.
+pub const CANCELED_REASON: &str = "the task was canceled";
+
 /// Durable records of executions; the execution layer is its only writer.
 #[async_trait]
 pub trait JobStore: Send + Sync + 'static {
@@ -312,7 +330,7 @@ pub trait JobStore: Send + Sync + 'static {
     /// Refreshes the heartbeat of every RUNNING job of `node` at once. Returns how many.
     async fn heartbeat(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError>;
 
-    /// Ends a job: `state` is Completed, Failed or Abandoned (anything else is
+    /// Ends a job: `state` is one of [`JobState::FINISHED`] (anything else is
     /// [`StoreError::Invalid`]); a missing job is [`StoreError::NotFound`].
     async fn finish(
         &self,

@@ -592,6 +592,42 @@ impl TaskStore for InMemoryTaskStore {
         Ok(Some(total))
     }
 
+    async fn terminal_before(
+        &self,
+        cutoff: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> Result<Vec<(Caller, String)>, StoreError> {
+        let cutoff_ms = cutoff.timestamp_millis();
+        // The index is ordered by owner first, so finding the oldest means
+        // reading every task: retention runs rarely, one shard lock at a time,
+        // and keeps only the `limit` oldest while it reads.
+        let mut oldest: std::collections::BinaryHeap<(i64, Box<str>, Arc<Caller>)> =
+            std::collections::BinaryHeap::new();
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        for shard in self.shards.iter() {
+            let shard = lock(shard);
+            for record in shard.tasks.values() {
+                if !record.state.is_terminal() || record.timestamp_ms >= cutoff_ms {
+                    continue;
+                }
+                let entry = (record.timestamp_ms, record.id.clone(), record.owner.clone());
+                if oldest.len() < limit {
+                    oldest.push(entry);
+                } else if oldest.peek().is_some_and(|newest| entry < *newest) {
+                    oldest.pop();
+                    oldest.push(entry);
+                }
+            }
+        }
+        Ok(oldest
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(_, id, owner)| (Caller::clone(&owner), id.into()))
+            .collect())
+    }
+
     async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError> {
         let owner_hash = self.hash(caller);
         let id_hash = self.id_hash(task_id);

@@ -13,10 +13,10 @@ mod task;
 pub(crate) use self::error::STORE_RETRY_AFTER;
 pub use self::error::StoreError;
 pub use self::job::{
-    ABANDONED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState, JobStore, LeasePass,
-    NewJob, Recovered,
+    ABANDONED_REASON, CANCELED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState,
+    JobStore, LeasePass, NewJob, Recovered,
 };
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};
-pub use self::retention::prune_finished;
+pub use self::retention::{Pruned, prune, prune_jobs, prune_tasks};
 pub use self::task::{Cause, Checkpoint, JobWrite, StoredEvent, StoredTask, TaskStore, Version};

@@ -199,6 +199,22 @@ pub trait TaskStore: Send + Sync + 'static {
     /// task (or another caller's) succeeds and changes nothing.
     async fn delete(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError>;
 
+    /// Up to `limit` terminal tasks (completed, failed, canceled, rejected)
+    /// whose status last changed before `cutoff`, oldest first, each with its
+    /// owner: what task retention deletes. A task with no status timestamp
+    /// counts as older than any cutoff.
+    ///
+    /// The default answers [`StoreError::Unsupported`]: such a store keeps
+    /// its tasks for ever.
+    async fn terminal_before(
+        &self,
+        cutoff: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<(Caller, String)>, StoreError> {
+        let _ = (cutoff, limit);
+        Err(StoreError::Unsupported("task retention"))
+    }
+
     /// Whether this store also keeps jobs and applies [`Cause::job`] in the
     /// task write's transaction. The execution layer then writes a job's
     /// record and end along with its task instead of on their own (one write

@@ -19,8 +19,8 @@ use opentelemetry::metrics::Histogram;
 use crate::Caller;
 use crate::store::{
     Cause, InMemoryJobStore, InMemoryPushConfigStore, InMemoryTaskStore, Job, JobFilter, JobState,
-    JobStore, NewJob, PushConfigStore, Recovered, StoreError, StoredEvent, StoredTask, TaskStore,
-    Version,
+    JobStore, LeasePass, NewJob, PushConfigStore, Recovered, StoreError, StoredEvent, StoredTask,
+    TaskStore, Version,
 };
 
 fn histogram() -> &'static Histogram<f64> {
@@ -152,6 +152,18 @@ impl TaskStore for Timed<dyn TaskStore> {
             .await
     }
 
+    async fn terminal_before(
+        &self,
+        cutoff: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<(Caller, String)>, StoreError> {
+        self.time(
+            "task.terminal_before",
+            self.inner.terminal_before(cutoff, limit),
+        )
+        .await
+    }
+
     fn writes_jobs(&self) -> bool {
         self.inner.writes_jobs()
     }
@@ -191,6 +203,10 @@ impl JobStore for Timed<dyn JobStore> {
     ) -> Result<Recovered, StoreError> {
         self.time("job.recover", self.inner.recover(stale_before, at))
             .await
+    }
+
+    async fn take_over(&self, pass: &LeasePass<'_>) -> Result<Recovered, StoreError> {
+        self.time("job.take_over", self.inner.take_over(pass)).await
     }
 
     async fn claim(

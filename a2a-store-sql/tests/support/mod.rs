@@ -59,3 +59,46 @@ pub async fn assert_seeded_totals<S: TaskStore>(store: &S) {
         );
     }
 }
+
+/// Tasks and jobs as a release before the `task_retention` migration wrote
+/// them: a canceled task whose job says COMPLETED, and a completed one.
+pub async fn seed_jobs_of_an_older_release<S: TaskStore>(store: &S) {
+    use a2a_server::store::{JobState, JobWrite, NewJob};
+    for (id, state) in [
+        ("old-canceled", TaskState::Canceled),
+        ("old-completed", TaskState::Completed),
+    ] {
+        let task = Task::new(id, "a", state);
+        let event = StreamResponse::Task(task.clone());
+        let job = NewJob {
+            task_id: id,
+            owner: &owner(),
+            node: "node-old",
+            request: "{}",
+            at: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
+        };
+        let cause = Cause::event(&event).with_job(JobWrite::RecordFinished {
+            job: &job,
+            state: JobState::Completed,
+            reason: None,
+        });
+        store.create(&owner(), &task, &cause).await.unwrap();
+    }
+}
+
+/// What the `task_retention` migration makes of them: the canceled task's
+/// job is CANCELED, with a reason; the completed one's is left as it was.
+pub async fn assert_older_jobs_tell_cancels_apart<S: a2a_server::store::JobStore>(store: &S) {
+    use a2a_server::store::{CANCELED_REASON, JobState};
+    let canceled = store.get("old-canceled").await.unwrap().unwrap();
+    assert_eq!(
+        (canceled.state, canceled.reason.as_deref()),
+        (JobState::Canceled, Some(CANCELED_REASON)),
+        "the job of a task canceled before the migration says CANCELED"
+    );
+    let completed = store.get("old-completed").await.unwrap().unwrap();
+    assert_eq!(
+        (completed.state, completed.reason),
+        (JobState::Completed, None)
+    );
+}

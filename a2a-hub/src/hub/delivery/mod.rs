@@ -18,13 +18,38 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::retry::{FailureClass, Retry, Undelivered, classify, send_with_retries};
 
+use a2a_conversation::EntryType;
+
 use super::links::AgentLink;
 use super::{HUB_METADATA, Hub, Post, Waiting, channel_context};
-use crate::model::{HubMessage, Role, Sender};
+use crate::model::{DeliveryState, DeliveryStatus, HubEvent, HubMessage, Role, Sender};
 use crate::store::{PendingDelivery, Write};
 
 /// Failed reads of a delivery's task in a row before it is given up.
 const FOLLOW_READ_FAILURES: u32 = 21;
+
+/// One delivery as the hub follows it.
+struct Tracked {
+    agent: String,
+    attempt: u32,
+    task_id: Option<String>,
+    /// The delivery's log line.
+    line: Option<String>,
+    /// Whether that line is on record with the delivery's state.
+    line_recorded: bool,
+}
+
+impl Tracked {
+    fn new(agent: &str, attempt: u32) -> Tracked {
+        Tracked {
+            agent: agent.to_owned(),
+            attempt,
+            task_id: None,
+            line: None,
+            line_recorded: false,
+        }
+    }
+}
 
 impl Hub {
     /// Delivers `message` to `agent` as `role`; `done` hears whether the
@@ -36,6 +61,7 @@ impl Hub {
         role: Role,
         done: oneshot::Sender<Result<(), Undelivered>>,
     ) {
+        let mut tracked = Tracked::new(&agent, 1);
         let link = self.links().links.get(&agent).cloned();
         let Some(link) = link else {
             let undelivered = Undelivered {
@@ -43,7 +69,9 @@ impl Hub {
                 attempts: 0,
                 reason: format!("no link to agent {agent}"),
             };
-            return self.undelivered(&message, &agent, undelivered, done).await;
+            return self
+                .undelivered(&message, &mut tracked, undelivered, done)
+                .await;
         };
         let context = context_of(&message);
         let waiting = self
@@ -51,33 +79,113 @@ impl Hub {
             .waiting
             .remove(&(agent.clone(), context.clone()));
         let stale = waiting.as_ref().and_then(|w| w.asked.clone());
-        let request = self.request_for(&message, &agent, role, &context, waiting.map(|w| w.task));
+        let mut request =
+            self.request_for(&message, &agent, role, &context, waiting.map(|w| w.task));
+        tracked.line = self
+            .log_delivery(&message, &agent, &context, &request.message.message_id)
+            .await;
+        if let (Some(log), Some(line)) = (&self.inner.log, &tracked.line) {
+            a2a_conversation::mark_logged(&mut request.message, log, line);
+        }
+        self.track(&message, &mut tracked, DeliveryState::Delivering, None)
+            .await;
         let sent = tokio::select! {
             () = self.inner.stop.cancelled() => return,
             sent = self.send(&link, &agent, &request) => sent,
         };
         let (client, response) = match sent {
             Ok(sent) => sent,
-            Err(undelivered) => return self.undelivered(&message, &agent, undelivered, done).await,
+            Err(undelivered) => {
+                return self
+                    .undelivered(&message, &mut tracked, undelivered, done)
+                    .await;
+            }
         };
         let _ = done.send(Ok(()));
         let answer = self
-            .answer(&client, &message, &agent, response, stale.as_deref())
+            .answer(&client, &message, &mut tracked, response, stale.as_deref())
             .await;
-        if let Some(answer) = answer {
-            self.answered(&message, &agent, &context, answer).await;
+        match answer {
+            Some(answer) => {
+                self.answered(&message, &mut tracked, &context, answer)
+                    .await;
+            }
+            None => self.gave_up(&message, &mut tracked).await,
         }
+    }
+
+    /// Records where a delivery stands now and shows it: the message, with
+    /// every delivery's state, goes to subscribers again.
+    async fn track(
+        &self,
+        message: &HubMessage,
+        tracked: &mut Tracked,
+        state: DeliveryState,
+        reason: Option<String>,
+    ) {
+        let status = DeliveryStatus {
+            agent: tracked.agent.clone(),
+            state,
+            task_id: tracked.task_id.clone(),
+            attempt: tracked.attempt,
+            reason,
+            at: self.now(),
+        };
+        // The line goes on record with the first state, once.
+        let log_line = match tracked.line_recorded {
+            true => None,
+            false => tracked.line.clone(),
+        };
+        let write = Write::DeliveryState {
+            message_id: message.id.clone(),
+            status,
+            log_line,
+        };
+        if let Err(err) = self.inner.store.write(vec![write]).await {
+            tracing::warn!(error = %err, "collaboration hub: a delivery's state could not be recorded");
+            return;
+        }
+        tracked.line_recorded = true;
+        if let Ok(Some(updated)) = self.inner.store.message(message.id.clone()).await {
+            let _ = self
+                .inner
+                .events
+                .send(HubEvent::Delivery(Arc::new(updated)));
+        }
+    }
+
+    /// A delivery whose task the hub stopped following: abandoned when the
+    /// task could not be read any more; left as it stands when the hub is
+    /// stopping (the next start follows it again).
+    async fn gave_up(&self, message: &HubMessage, tracked: &mut Tracked) {
+        if self.inner.stop.is_cancelled() {
+            return;
+        }
+        let reason = "its task could no longer be read".to_owned();
+        self.track(message, tracked, DeliveryState::Abandoned, Some(reason))
+            .await;
+        let _ = self
+            .inner
+            .store
+            .write(vec![Write::Delivered {
+                message_id: message.id.clone(),
+                agent: tracked.agent.clone(),
+            }])
+            .await;
     }
 
     /// Escalates a delivery that failed, and says so to who waits for it.
     async fn undelivered(
         &self,
         message: &HubMessage,
-        agent: &str,
+        tracked: &mut Tracked,
         undelivered: Undelivered,
         done: oneshot::Sender<Result<(), Undelivered>>,
     ) {
-        self.escalate(message, agent, &undelivered).await;
+        let reason = undelivered.to_string();
+        self.track(message, tracked, DeliveryState::Failed, Some(reason))
+            .await;
+        self.escalate(message, tracked, &undelivered).await;
         let _ = done.send(Err(undelivered));
     }
 
@@ -116,7 +224,7 @@ impl Hub {
         &self,
         client: &Client,
         message: &HubMessage,
-        agent: &str,
+        tracked: &mut Tracked,
         response: SendMessageResponse,
         stale: Option<&str>,
     ) -> Option<SendMessageResponse> {
@@ -126,12 +234,16 @@ impl Hub {
         };
         let pending = Write::Delivery {
             message_id: message.id.clone(),
-            agent: agent.to_owned(),
+            agent: tracked.agent.clone(),
             task_id: task_id.clone(),
         };
         if let Err(err) = self.inner.store.write(vec![pending]).await {
             tracing::warn!(error = %err, "collaboration hub: a delivery could not be recorded; it is followed but not resumed after a restart");
         }
+        // Shown at work once a restart would follow it again.
+        tracked.task_id = Some(task_id.clone());
+        self.track(message, tracked, DeliveryState::Working, None)
+            .await;
         let task = follow(client, &task_id, stale, &self.inner.stop).await?;
         Some(SendMessageResponse::Task(task))
     }
@@ -183,38 +295,69 @@ impl Hub {
         request
     }
 
-    /// Posts what `agent` answered to `message` where the message was. A
-    /// task that asks for input is remembered: the next message to the agent
-    /// there continues it.
+    /// Posts what the agent answered to `message` where the message was,
+    /// as the log line that continues its delivery. A task that asks for
+    /// input is remembered: the next message to the agent there continues
+    /// it.
     async fn answered(
         &self,
         message: &HubMessage,
-        agent: &str,
+        tracked: &mut Tracked,
         context: &str,
         answer: SendMessageResponse,
     ) {
+        let agent = tracked.agent.clone();
         let _ = self
             .inner
             .store
             .write(vec![Write::Delivered {
                 message_id: message.id.clone(),
-                agent: agent.to_owned(),
+                agent: agent.clone(),
             }])
             .await;
+        let (state, reason) = outcome(&answer);
         if let SendMessageResponse::Task(task) = &answer {
+            tracked.task_id = Some(task.id.clone());
             if task.state().is_interrupted() {
                 let waiting = Waiting {
                     task: task.id.clone(),
                     asked: task.status.message.as_ref().map(|m| m.message_id.clone()),
                 };
-                let key = (agent.to_owned(), context.to_owned());
+                let key = (agent.clone(), context.to_owned());
                 self.state().waiting.insert(key, waiting);
             }
         }
-        // An agent that has nothing to say posts nothing.
-        let (Some(text), from) = answer_post(agent, &answer) else {
+        // An agent that has nothing to say posts nothing. The answer is
+        // posted before the delivery shows as settled, so who waits for
+        // the outcome has the answer when it sees it.
+        let (Some(text), from) = answer_post(&agent, &answer) else {
+            self.track(message, tracked, state, reason).await;
             return;
         };
+        let t = self.now();
+        let line = self.new_line_id(t);
+        if let Some(id) = &line {
+            let kind = match state {
+                DeliveryState::Failed => EntryType::Error,
+                _ => EntryType::Response,
+            };
+            let (task_id, answer_state) = match &answer {
+                SendMessageResponse::Task(task) => (task.id.as_str(), task.status.state.as_str()),
+                SendMessageResponse::Message(m) => (m.task_id.as_str(), ""),
+            };
+            let ids = [
+                ("contextId", context),
+                ("hubMessageId", message.id.as_str()),
+                ("state", answer_state),
+                ("taskId", task_id),
+            ];
+            let said = match &from {
+                Sender::Hub => task_text_of(&answer).unwrap_or_else(|| text.clone()),
+                _ => text.clone(),
+            };
+            self.log_answer((t, id), kind, &agent, &said, tracked.line.as_deref(), &ids)
+                .await;
+        }
         let post = Post {
             from,
             channel: Some(message.channel.clone()),
@@ -222,22 +365,26 @@ impl Hub {
             text,
             mirror: false,
         };
-        if let Err(err) = self.post_routed(post, Some(message.id.clone())).await {
+        if let Err(err) = self.post_logged(post, Some(message.id.clone()), line).await {
             tracing::warn!(%agent, error = %err, "collaboration hub: an agent's answer could not be posted");
         }
+        self.track(message, tracked, state, reason).await;
     }
 
-    /// Tells the operator that `agent` did not get `message`: a notice in
+    /// Tells the operator that the agent did not get `message`: a notice in
     /// the operator's channel (a sink) and in the message's place, a
-    /// warning in the log and a line on record.
-    async fn escalate(&self, message: &HubMessage, agent: &str, undelivered: &Undelivered) {
+    /// warning in the log and a line on record, continuing the delivery's.
+    async fn escalate(&self, message: &HubMessage, tracked: &Tracked, undelivered: &Undelivered) {
+        let agent = &tracked.agent;
         let notice = format!("delivery to {agent} failed: {agent} {undelivered}");
         tracing::warn!(%agent, message = %message.id, reason = %undelivered, "collaboration hub: delivery failed; escalated");
-        self.log_decision(
+        let parent = tracked.line.clone().or_else(|| message.log_id.clone());
+        self.log_decision_after(
             "escalated",
             &notice,
             message.thread.as_deref(),
             &message.channel,
+            parent,
         )
         .await;
         self.notify_operator(&notice, message.thread.as_deref(), &message.channel)
@@ -276,17 +423,36 @@ impl Hub {
                 return;
             }
         };
+        let mut tracked = Tracked::new(&pending.agent, pending.attempt.max(1) + 1);
+        tracked.task_id = Some(pending.task_id.clone());
+        tracked.line = pending.log_line.clone();
+        tracked.line_recorded = true;
+        self.track(&message, &mut tracked, DeliveryState::Resumed, None)
+            .await;
         let link = self.links().links.get(&pending.agent).cloned();
-        let Some(link) = link else { return };
+        let Some(link) = link else {
+            let reason = format!("no link to agent {} any more", pending.agent);
+            self.track(
+                &message,
+                &mut tracked,
+                DeliveryState::Abandoned,
+                Some(reason),
+            )
+            .await;
+            return;
+        };
         let Ok(client) = link.get().await else {
             return;
         };
         let followed = follow(&client, &pending.task_id, None, &self.inner.stop).await;
-        if let Some(task) = followed {
-            let context = context_of(&message);
-            let answer = SendMessageResponse::Task(task);
-            self.answered(&message, &pending.agent, &context, answer)
-                .await;
+        match followed {
+            Some(task) => {
+                let context = context_of(&message);
+                let answer = SendMessageResponse::Task(task);
+                self.answered(&message, &mut tracked, &context, answer)
+                    .await;
+            }
+            None => self.gave_up(&message, &mut tracked).await,
         }
     }
 
@@ -408,6 +574,32 @@ fn answer_post(agent: &str, answer: &SendMessageResponse) -> (Option<String>, Se
             (Some(text), Sender::Hub)
         }
         _ => (task_text(task), as_agent),
+    }
+}
+
+/// Where a delivery stands once the agent answered, and why when it did
+/// not end well.
+fn outcome(answer: &SendMessageResponse) -> (DeliveryState, Option<String>) {
+    let SendMessageResponse::Task(task) = answer else {
+        return (DeliveryState::Completed, None);
+    };
+    let text = || task_text(task);
+    match task.state() {
+        TaskState::Failed | TaskState::Rejected => (DeliveryState::Failed, text()),
+        TaskState::Canceled => (DeliveryState::Canceled, text()),
+        TaskState::InputRequired | TaskState::AuthRequired => {
+            (DeliveryState::InputRequired, text())
+        }
+        TaskState::Completed => (DeliveryState::Completed, None),
+        _ => (DeliveryState::Working, None),
+    }
+}
+
+/// The text of a task answer, if it has one.
+fn task_text_of(answer: &SendMessageResponse) -> Option<String> {
+    match answer {
+        SendMessageResponse::Task(task) => task_text(task),
+        SendMessageResponse::Message(message) => non_empty(message.text()),
     }
 }
 

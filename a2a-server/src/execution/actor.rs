@@ -354,7 +354,7 @@ impl Actor {
             jobs::JobPhase::Open => {
                 if let Some(jobs) = self.shared.jobs.clone() {
                     // One try: the writes were retried already, and the
-                    // maintenance loop tries again every second.
+                    // maintenance loop tries again.
                     let released = jobs.release(&self.task_id, self.shared.clock.now()).await;
                     if let Err(err) = released {
                         tracing::error!(task_id = %self.task_id, error = %err, "could not release the job; the maintenance loop will");

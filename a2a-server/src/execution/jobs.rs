@@ -317,8 +317,6 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
     recovered.cancel();
     let mut heartbeat = tokio::time::interval(config.heartbeat_interval);
     let mut retention = tokio::time::interval(config.retention_interval);
-    let mut sweep = tokio::time::interval(STRANDED_SWEEP);
-    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     retention.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -334,14 +332,10 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
                     tracing::warn!(error = %err, "retention failed");
                 }
             }
-            _ = sweep.tick() => bring_back(&executions, true).await,
+            () = shared.stranded_due() => bring_back(&executions, true).await,
         }
     }
 }
-
-/// How often the jobs of executions stopped by a failing store are tried
-/// again (a sweep with none to do costs one lock).
-pub(crate) const STRANDED_SWEEP: Duration = Duration::from_secs(1);
 
 /// Brings back the jobs of executions that a failing store stopped (see
 /// [`super::Shared::stranded`]): each is released to PENDING (if it is not

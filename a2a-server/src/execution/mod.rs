@@ -261,6 +261,8 @@ pub(crate) struct Shared {
     /// them (and resumes them) once the store takes writes again, so none
     /// stays RUNNING under this node's live heartbeat with nothing running it.
     pub(crate) stranded: Mutex<HashMap<String, Stranded>>,
+    /// Wakes the maintenance loop when a job is stranded.
+    pub(crate) stranded_changed: tokio::sync::Notify,
 }
 
 /// A job a failing store stopped, waiting to be brought back.
@@ -295,6 +297,30 @@ impl Shared {
         entry.attempts = entry.attempts.saturating_add(1);
         entry.due = tokio::time::Instant::now() + wait;
         entry.taken = false;
+        drop(stranded);
+        self.stranded_changed.notify_one();
+    }
+
+    /// Completes when a stranded job is due for another try. No timer runs
+    /// while none is stranded (a paused test clock jumps straight on).
+    pub(crate) async fn stranded_due(&self) {
+        loop {
+            // Made before the look, so a job stranded in between still wakes it.
+            let changed = self.stranded_changed.notified();
+            let next = self
+                .lock_stranded()
+                .values()
+                .filter(|s| !s.taken)
+                .map(|s| s.due)
+                .min();
+            match next {
+                Some(due) => tokio::select! {
+                    () = tokio::time::sleep_until(due) => return,
+                    () = changed => {}
+                },
+                None => changed.await,
+            }
+        }
     }
 
     /// The stranded jobs due for another try, marked as being tried.

@@ -132,11 +132,13 @@ impl ClientError {
             ClientErrorKind::Connection | ClientErrorKind::Timeout => true,
             ClientErrorKind::Http => self.0.status.is_some_and(|s| s == 429 || s >= 500),
             ClientErrorKind::Protocol => {
-                self.protocol_kind() == Some(a2a_core::ErrorKind::Busy)
-                    || self
-                        .0
-                        .status
-                        .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504)
+                matches!(
+                    self.protocol_kind(),
+                    Some(a2a_core::ErrorKind::Busy | a2a_core::ErrorKind::Unavailable)
+                ) || self
+                    .0
+                    .status
+                    .is_some_and(|s| s == 429 || s == 502 || s == 503 || s == 504)
             }
             ClientErrorKind::Decode
             | ClientErrorKind::Unsupported

@@ -137,11 +137,16 @@ pub enum ErrorKind {
     /// The server is at a limit; try again later (see [`A2aError::retry_after`]).
     /// HTTP 429 with `Retry-After`, gRPC `RESOURCE_EXHAUSTED`.
     Busy,
+    /// A service the server depends on (its store) is down for now; try
+    /// again later (see [`A2aError::retry_after`]). The spec's "system"
+    /// category: HTTP 503 with `Retry-After`, gRPC `UNAVAILABLE`, JSON-RPC
+    /// -32603 with the ErrorInfo reason `UNAVAILABLE`.
+    Unavailable,
 }
 
 impl ErrorKind {
     /// Every kind, for table-driven code and tests.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::TaskNotFound,
         ErrorKind::TaskNotCancelable,
         ErrorKind::PushNotificationNotSupported,
@@ -159,6 +164,8 @@ impl ErrorKind {
         ErrorKind::Unauthenticated,
         ErrorKind::Unauthorized,
         ErrorKind::Busy,
+        // After `Internal`, which keeps -32603 when decoding by code alone.
+        ErrorKind::Unavailable,
     ];
 
     /// The JSON-RPC error code.
@@ -184,6 +191,8 @@ impl ErrorKind {
             ErrorKind::Unauthorized => -31403,
             // Custom as well, in the same style: the HTTP status it stands for.
             ErrorKind::Busy => -31429,
+            // The spec's "system" category; the ErrorInfo reason tells it from Internal.
+            ErrorKind::Unavailable => -32603,
         }
     }
 
@@ -195,6 +204,7 @@ impl ErrorKind {
             ErrorKind::Unauthenticated => 401,
             ErrorKind::Unauthorized => 403,
             ErrorKind::Busy => 429,
+            ErrorKind::Unavailable => 503,
             _ => 400,
         }
     }
@@ -218,6 +228,7 @@ impl ErrorKind {
             ErrorKind::Unauthenticated => GrpcCode::Unauthenticated,
             ErrorKind::Unauthorized => GrpcCode::PermissionDenied,
             ErrorKind::Busy => GrpcCode::ResourceExhausted,
+            ErrorKind::Unavailable => GrpcCode::Unavailable,
         }
     }
 
@@ -241,6 +252,7 @@ impl ErrorKind {
             ErrorKind::Unauthenticated => "UNAUTHENTICATED",
             ErrorKind::Unauthorized => "UNAUTHORIZED",
             ErrorKind::Busy => "RESOURCE_EXHAUSTED",
+            ErrorKind::Unavailable => "UNAVAILABLE",
         }
     }
 
@@ -264,6 +276,7 @@ impl ErrorKind {
             ErrorKind::Unauthenticated => "Authentication required",
             ErrorKind::Unauthorized => "Permission denied",
             ErrorKind::Busy => "The server is busy; try again later",
+            ErrorKind::Unavailable => "The service is unavailable; try again later",
         }
     }
 
@@ -289,6 +302,7 @@ impl ErrorKind {
             GrpcCode::Unauthenticated => Some(ErrorKind::Unauthenticated),
             GrpcCode::PermissionDenied => Some(ErrorKind::Unauthorized),
             GrpcCode::ResourceExhausted => Some(ErrorKind::Busy),
+            GrpcCode::Unavailable => Some(ErrorKind::Unavailable),
             GrpcCode::Unimplemented => Some(ErrorKind::MethodNotFound),
             GrpcCode::InvalidArgument => Some(ErrorKind::InvalidParams),
             GrpcCode::Internal => Some(ErrorKind::Internal),
@@ -303,6 +317,7 @@ impl ErrorKind {
             401 => Some(ErrorKind::Unauthenticated),
             403 => Some(ErrorKind::Unauthorized),
             429 => Some(ErrorKind::Busy),
+            503 => Some(ErrorKind::Unavailable),
             405 | 501 => Some(ErrorKind::MethodNotFound),
             415 => Some(ErrorKind::ContentTypeNotSupported),
             400 | 422 => Some(ErrorKind::InvalidParams),
@@ -463,8 +478,19 @@ impl A2aError {
             .with_detail(Value::Object(retry_info))
     }
 
+    /// `Unavailable`: something the server depends on (its store) failed
+    /// for now; `message` says what. Carries the same retry hint as
+    /// [`A2aError::busy`] (the HTTP bindings send `Retry-After`).
+    pub fn unavailable(message: impl Into<String>, retry_after: std::time::Duration) -> Self {
+        let busy = A2aError::busy(message, retry_after);
+        A2aError {
+            kind: ErrorKind::Unavailable,
+            ..busy
+        }
+    }
+
     /// How long the server asked the caller to wait before trying again
-    /// (a [`ErrorKind::Busy`] error's hint), if it said.
+    /// (a [`ErrorKind::Busy`] or [`ErrorKind::Unavailable`] error's hint), if it said.
     pub fn retry_after(&self) -> Option<std::time::Duration> {
         self.metadata
             .get(RETRY_AFTER_KEY)
@@ -650,6 +676,30 @@ mod tests {
             );
             assert_eq!(ErrorKind::from_reason(kind.reason()), Some(kind));
         }
+    }
+
+    #[test]
+    fn unavailable_is_the_system_category_with_a_retry_hint() {
+        let err = A2aError::unavailable(
+            "task storage is unavailable: disk full",
+            std::time::Duration::from_millis(1500),
+        );
+        assert_eq!(err.kind().http_status(), 503);
+        assert_eq!(err.kind().grpc_code(), GrpcCode::Unavailable);
+        assert_eq!(err.kind().jsonrpc_code(), -32603);
+        assert_eq!(err.retry_after(), Some(std::time::Duration::from_secs(2)));
+        // Told from Internal on JSON-RPC by its reason, with the hint kept.
+        let read_back = A2aError::from_jsonrpc(&err.to_jsonrpc());
+        assert_eq!(read_back.kind(), ErrorKind::Unavailable);
+        assert_eq!(read_back.retry_after(), err.retry_after());
+        assert_eq!(
+            ErrorKind::from_jsonrpc_code(-32603),
+            Some(ErrorKind::Internal)
+        );
+        assert_eq!(
+            ErrorKind::from_http_status(503),
+            Some(ErrorKind::Unavailable)
+        );
     }
 
     #[test]

@@ -9,6 +9,9 @@ use crate::common::{Bind, JobOp, TaskOp, TaskWrite, backend, finished_jobs};
 use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::{OpenError, PushKey};
 
+/// How long a call waits for a connection before it fails (see `connect_with`).
+const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// Tasks, push configs and jobs in PostgreSQL. Cheap to clone; clones share the pool.
@@ -50,6 +53,13 @@ impl PostgresStore {
     ) -> Result<Self, OpenError> {
         let pool = PgPoolOptions::new()
             .max_connections(16)
+            // While the server is down (a restart, a failover) a call fails
+            // after this long rather than sqlx's 30 s: callers get
+            // Unavailable promptly, and an execution's writes are retried
+            // with backoff above the pool. Connections the restart broke are
+            // found by the check before each acquire and replaced.
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .test_before_acquire(true)
             .connect_with(options)
             .await?;
         PostgresStore::from_pool(pool, push_key).await

@@ -185,7 +185,7 @@ fn run(
                     let _ = queued.done.send(Ok(result));
                 }
             }
-            Err(_) if batch.len() > 1 => {
+            Err(err) if batch.len() > 1 && !whole_database(&err) => {
                 // Something in the batch failed and nothing of it was kept:
                 // each write runs alone, and answers for itself.
                 for queued in batch.drain(..) {
@@ -203,6 +203,21 @@ fn run(
             }
         }
     }
+}
+
+/// Whether `err` is about the database rather than one write in a batch:
+/// busy (another connection held the lock past the busy timeout), full,
+/// or unable to do I/O. Every write of the batch would meet it alone too, so
+/// they all get it at once (retried above, with backoff), instead of one by
+/// one, each waiting out the busy timeout while the writer holds the rest.
+fn whole_database(err: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode as C;
+    matches!(
+        err.sqlite_error_code(),
+        Some(
+            C::DatabaseBusy | C::DatabaseLocked | C::DiskFull | C::SystemIoFailure | C::CannotOpen
+        )
+    )
 }
 
 fn backend(err: rusqlite::Error) -> StoreError {
@@ -341,6 +356,47 @@ mod tests {
             .map(Result::unwrap)
             .collect();
         assert_eq!(rows, [1, 2]);
+    }
+
+    /// A lock held past the busy timeout fails a whole batch at once (each
+    /// write alone would wait out the timeout again, holding the others),
+    /// with SQLite's reason; once the lock is released, writes land.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_held_lock_fails_a_batch_at_once_then_writes_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (a INTEGER PRIMARY KEY)")
+            .unwrap();
+        let writer = TaskWriter::start(
+            &path,
+            &WriterOptions {
+                full_sync: false,
+                busy_timeout: Duration::from_millis(200),
+            },
+        )
+        .unwrap();
+        let insert = |a| Write::Statement {
+            sql: "INSERT INTO t (a) VALUES ($1)",
+            binds: vec![Bind::I64(a)],
+        };
+        let locker = Connection::open(&path).unwrap();
+        locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let started = std::time::Instant::now();
+        let writes: Vec<_> =
+            futures::future::join_all((1..=8).map(|a| writer.write(insert(a)))).await;
+        let took = started.elapsed();
+        for write in &writes {
+            match write {
+                Err(StoreError::Backend(reason)) => assert!(reason.contains("locked"), "{reason}"),
+                other => panic!("refused for the lock: {other:?}"),
+            }
+        }
+        // Eight writes waited out one or two timeouts, not eight.
+        assert!(took < Duration::from_millis(200 * 4), "{took:?}");
+        locker.execute_batch("COMMIT").unwrap();
+        assert_eq!(writer.write(insert(9)).await.unwrap(), 1);
     }
 
     #[tokio::test]

@@ -809,6 +809,7 @@ pub fn http_status(kind: crate::ErrorKind) -> u16 {
         K::Unauthenticated => 401,
         K::Unauthorized => 403,
         K::Busy => 429,
+        K::Unavailable => 503,
         K::ExtensionSupportRequired | K::VersionNotSupported => 400,
         K::Internal => 500,
     }

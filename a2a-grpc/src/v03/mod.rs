@@ -74,6 +74,7 @@ pub fn to_status(err: &A2aError) -> Status {
         ErrorKind::Unauthenticated => Code::Unauthenticated,
         ErrorKind::Unauthorized => Code::PermissionDenied,
         ErrorKind::Busy => Code::ResourceExhausted,
+        ErrorKind::Unavailable => Code::Unavailable,
         ErrorKind::ExtensionSupportRequired | ErrorKind::VersionNotSupported => {
             Code::FailedPrecondition
         }
@@ -104,6 +105,7 @@ pub fn from_status(status: &Status) -> A2aError {
         Code::Unauthenticated => ErrorKind::Unauthenticated,
         Code::PermissionDenied => ErrorKind::Unauthorized,
         Code::ResourceExhausted => ErrorKind::Busy,
+        Code::Unavailable => ErrorKind::Unavailable,
         _ => ErrorKind::Internal,
     };
     A2aError::new(kind, text)

@@ -185,8 +185,14 @@ impl Actor {
             TaskState::Failed,
         );
         update.status.message = Some(self.agent_text(text));
-        if let Err(err) = self.persist_event(Box::new(update.into()), None).await {
-            tracing::error!(task_id = %self.task_id, error = %err, "could not record the task's failure");
+        match self.persist_event(Box::new(update.into()), None).await {
+            Ok(_) => {}
+            Err(err) if is_store_failure(&err) => {
+                Box::pin(self.store_failed(err)).await;
+            }
+            Err(err) => {
+                tracing::error!(task_id = %self.task_id, error = %err, "could not record the task's failure");
+            }
         }
     }
 
@@ -236,10 +242,14 @@ impl Actor {
         }
         self.token.cancel();
         let event = canceled_event(&self.task_id, &self.context_id, metadata);
-        (
-            self.persist_event(Box::new(event), None).await.map(drop),
-            Flow::Done,
-        )
+        match self.persist_event(Box::new(event), None).await {
+            Ok(_) => (Ok(()), Flow::Done),
+            Err(err) if is_store_failure(&err) => {
+                Box::pin(self.store_failed(err.clone())).await;
+                (Err(err), Flow::Done)
+            }
+            Err(err) => (Err(err), Flow::Done),
+        }
     }
 
     /// Handles one item from the agent: an event, perhaps with its turn's
@@ -313,8 +323,81 @@ impl Actor {
         match self.persist_event(event, checkpoint).await {
             Ok(state) if state.ends_turn() => Flow::Done,
             Ok(_) => Flow::Continue,
+            // Not the agent's fault: the task is not failed for it.
+            Err(err) if is_store_failure(&err) => Box::pin(self.store_failed(err)).await,
             Err(err) => Box::pin(self.reject(err)).await,
         }
+    }
+
+    /// The store failed for longer than the writes are retried: the execution
+    /// stops without touching the task (as stored, it is still in progress)
+    /// and its callers hear why. A recorded job goes back to PENDING (or, if
+    /// even that cannot be written, to the maintenance loop, which releases
+    /// it once the store is back) and is resumed from there; an execution
+    /// whose task was never stored leaves nothing behind, and its caller,
+    /// who never learned the task's id, is told to try again.
+    async fn store_failed(&mut self, err: A2aError) -> Flow {
+        tracing::error!(task_id = %self.task_id, error = %err, "the store failed; stopping the execution");
+        let err = match &self.task {
+            Some(_) if !matches!(self.job, jobs::JobPhase::Volatile) => A2aError::unavailable(
+                format!(
+                    "{}; task {} is kept and resumes once storage recovers",
+                    err.message(),
+                    self.task_id
+                ),
+                crate::store::STORE_RETRY_AFTER,
+            ),
+            _ => err,
+        };
+        self.progress.fail(err);
+        match std::mem::replace(&mut self.job, jobs::JobPhase::Closed) {
+            jobs::JobPhase::Open => {
+                if let Some(jobs) = self.shared.jobs.clone() {
+                    // One try: the writes were retried already, and the
+                    // maintenance loop tries again.
+                    let released = jobs.release(&self.task_id, self.shared.clock.now()).await;
+                    if let Err(err) = released {
+                        tracing::error!(task_id = %self.task_id, error = %err, "could not release the job; the maintenance loop will");
+                    }
+                    // Released or not, the maintenance loop brings it back
+                    // (releasing it first if need be) once the store is.
+                    self.shared.strand(&self.task_id);
+                }
+            }
+            jobs::JobPhase::Volatile => {
+                self.job = jobs::JobPhase::Volatile;
+                // Nothing can resume it: one last try at saying why it ended.
+                if let Some(current) = self.task.as_mut() {
+                    let mut update = TaskStatusUpdateEvent::new(
+                        self.task_id.clone(),
+                        self.context_id.clone(),
+                        TaskState::Failed,
+                    );
+                    update.status.message = Some(
+                        Message::new(
+                            Role::Agent,
+                            vec![Part::text("The task could not be stored.")],
+                        )
+                        .with_task_id(self.task_id.clone())
+                        .with_context_id(self.context_id.clone()),
+                    );
+                    let event = StreamResponse::from(update);
+                    let _ = persist(
+                        self.shared.store.as_ref(),
+                        &self.caller,
+                        current,
+                        &Cause::event(&event),
+                        self.shared.config.max_history,
+                        std::time::Duration::ZERO,
+                        |task| Ok(!task.status.state.is_terminal()),
+                    )
+                    .await;
+                }
+            }
+            // Never stored (its caller is told), or already ended.
+            jobs::JobPhase::Unrecorded(_) | jobs::JobPhase::Closed => {}
+        }
+        Flow::Done
     }
 
     /// An invalid event or a store failure: fail the task, end the execution.
@@ -379,6 +462,7 @@ impl Actor {
             current,
             &cause,
             self.shared.config.max_history,
+            self.shared.config.store_retry,
             |task| Ok(!task.status.state.is_terminal()),
         )
         .await?;
@@ -460,7 +544,24 @@ impl Actor {
                 false => JobWrite::Record(job),
             });
         }
-        let created = self.shared.store.create(&self.caller, &task, &cause).await;
+        // A new task's caller waits for this write and has not learned the
+        // task's id yet: a short retry, then it is told to try again.
+        let mut failed = false;
+        let budget = self.shared.config.store_retry.min(FIRST_WRITE_RETRY);
+        let store = self.shared.store.as_ref();
+        let mut created = super::persist::retrying(budget, &mut failed, || {
+            store.create(&self.caller, &task, &cause)
+        })
+        .await;
+        if failed && matches!(created, Err(crate::store::StoreError::AlreadyExists(_))) {
+            // A write whose answer was lost (the connection dropped after the
+            // commit) meets itself on the retry.
+            if let Ok(stored) = store.get(&self.caller, &self.task_id).await {
+                if stored.version == 1 && stored.task == task {
+                    created = Ok(stored.version);
+                }
+            }
+        }
         match (&created, pending) {
             (Ok(_), Some(_)) if !state.ends_turn() => self.job = jobs::JobPhase::Open,
             (Ok(_), _) => {}
@@ -614,18 +715,23 @@ impl Actor {
         });
         let reason = jobs::failure_reason(task);
         let at = self.shared.clock.now();
-        if let Err(err) = jobs
-            .finish(
+        let finished = super::persist::retrying(self.shared.config.store_retry, &mut false, || {
+            jobs.finish(
                 &self.task_id,
                 jobs::finished_state(state),
                 reason.as_deref(),
                 at,
             )
-            .await
-        {
-            // Left RUNNING: the next start finds the task ended and finishes
-            // the job then.
+        })
+        .await;
+        if let Err(err) = finished {
+            // Not left RUNNING under this node's heartbeat: the maintenance
+            // loop releases it once the store is back, and its resume finds
+            // the task ended and finishes the job.
             tracing::error!(task_id = %self.task_id, error = %err, "could not finish the job");
+            if err.is_transient() {
+                self.shared.strand(&self.task_id);
+            }
         }
     }
 
@@ -657,6 +763,16 @@ impl Actor {
             tracing::error!(task_id = %self.task_id, error = %err, "could not leave the job pending");
         }
     }
+}
+
+/// How long a new task's first write is retried at most (see
+/// [`super::ExecutionConfig::store_retry`] for later writes).
+const FIRST_WRITE_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether `err` is the store failing (see [`crate::store::StoreError::is_transient`]),
+/// not something wrong with the event.
+fn is_store_failure(err: &A2aError) -> bool {
+    err.kind() == ErrorKind::Unavailable
 }
 
 fn stamp(task: &mut Task) {

@@ -105,6 +105,8 @@ impl Executions {
             &mut current,
             &Cause::event(&event),
             self.shared.config.max_history,
+            // A caller waits on this write: it fails fast rather than hang.
+            std::time::Duration::ZERO,
             cancelable,
         )
         .await?

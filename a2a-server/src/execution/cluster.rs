@@ -243,6 +243,7 @@ pub(crate) async fn maintain(
         tokio::select! {
             () = shared.stopping.cancelled() => break,
             _ = tick.tick() => {
+                super::jobs::bring_back(&executions, false).await;
                 let now = tokio::time::Instant::now();
                 let silent = now.saturating_duration_since(renewed);
                 match jobs.heartbeat(&config.node, shared.clock.now()).await {
@@ -301,6 +302,13 @@ async fn fence(executions: &Executions, unreachable: bool) {
             };
         if lost {
             let _ = signals.send(super::Control::Relinquish);
+            if unreachable {
+                // The store may come back before another node takes the
+                // job: then this node's heartbeat would keep it RUNNING
+                // with nothing running it. It is released once the store
+                // answers (if it is still this node's).
+                shared.strand(&task_id);
+            }
         }
     }
 }

@@ -457,7 +457,12 @@ pub(crate) fn subscriber_stream(
                         .unwrap_or_else(|shared| StreamResponse::clone(&shared));
                     return Some((Ok(event), state));
                 }
-                Err(broadcast::error::RecvError::Closed) => return None,
+                Err(broadcast::error::RecvError::Closed) => {
+                    // Stopped by a failing store: the stream ends with why.
+                    let failure = state.done.as_ref().and_then(|d| d.failure().cloned());
+                    state.close();
+                    return failure.map(|err| (Err(err), state));
+                }
                 // Handled above.
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
             }

@@ -332,7 +332,82 @@ pub(crate) async fn maintain(executions: Arc<Executions>, recovered: Cancellatio
                     tracing::warn!(error = %err, "retention failed");
                 }
             }
+            () = shared.stranded_due() => bring_back(&executions, true).await,
         }
+    }
+}
+
+/// Brings back the jobs of executions that a failing store stopped (see
+/// [`super::Shared::stranded`]): each is released to PENDING (if it is not
+/// already) and, with `resume_here` (a single server; a cluster's lease
+/// pass resumes PENDING jobs itself), resumed. Those the store still
+/// refuses wait for the next sweep.
+pub(crate) async fn bring_back(executions: &Arc<Executions>, resume_here: bool) {
+    let shared = &executions.shared;
+    let Some(jobs) = shared.jobs.clone() else {
+        return;
+    };
+    for task_id in shared.take_stranded() {
+        if executions.is_draining() {
+            // The next start's recovery pass finds it RUNNING or PENDING.
+            return;
+        }
+        let job = match jobs.get(&task_id).await {
+            Ok(Some(job)) => job,
+            Ok(None) => {
+                shared.settle_stranded(&task_id);
+                continue;
+            }
+            Err(err) => {
+                tracing::debug!(%task_id, error = %err, "a stranded job cannot be read yet");
+                shared.strand(&task_id);
+                continue;
+            }
+        };
+        let mine = job.node == shared.job_config.node;
+        let job = match job.state {
+            // Still this node's, and nothing runs it here: released, so no
+            // heartbeat of this node keeps it looking alive.
+            JobState::Running if mine && !executions.lock_live().contains_key(&task_id) => {
+                if let Err(err) = jobs.release(&task_id, shared.clock.now()).await {
+                    tracing::debug!(%task_id, error = %err, "a stranded job cannot be released yet");
+                    shared.strand(&task_id);
+                    continue;
+                }
+                Job {
+                    state: JobState::Pending,
+                    ..job
+                }
+            }
+            JobState::Pending => job,
+            // Finished, running here again, or another node's now.
+            _ => {
+                shared.settle_stranded(&task_id);
+                continue;
+            }
+        };
+        if !resume_here {
+            // Released: the lease pass resumes it, here or on another node.
+            shared.settle_stranded(&task_id);
+            continue;
+        }
+        tracing::info!(%task_id, "the store is back; resuming a job it had stopped");
+        let executions = executions.clone();
+        tokio::spawn(async move {
+            match resume(&executions, job).await {
+                // Stopped by the store again: it stranded itself once more.
+                Ok(Some(failure)) if failure.kind() == a2a_core::ErrorKind::Unavailable => {}
+                Ok(_) => executions.shared.settle_stranded(&task_id),
+                Err(err) if err.kind() == a2a_core::ErrorKind::Unavailable => {
+                    tracing::warn!(%task_id, error = %err, "could not resume a stopped job; trying again later");
+                    executions.shared.strand(&task_id);
+                }
+                Err(err) => {
+                    tracing::error!(%task_id, error = %err, "could not resume a stopped job");
+                    executions.shared.settle_stranded(&task_id);
+                }
+            }
+        });
     }
 }
 
@@ -364,8 +439,14 @@ async fn recover(executions: &Arc<Executions>) -> Result<(usize, usize), A2aErro
                 return;
             };
             let task_id = job.task_id.clone();
-            if let Err(err) = resume(&executions, job).await {
-                tracing::error!(%task_id, error = %err, "could not resume a job");
+            match resume(&executions, job).await {
+                // The store failed: brought back once it answers again.
+                Err(err) if err.kind() == a2a_core::ErrorKind::Unavailable => {
+                    tracing::warn!(%task_id, error = %err, "could not resume a job yet");
+                    executions.shared.strand(&task_id);
+                }
+                Err(err) => tracing::error!(%task_id, error = %err, "could not resume a job"),
+                Ok(_) => {}
             }
         });
     }
@@ -398,6 +479,7 @@ pub(super) async fn abandon(executions: &Executions, job: &Job) -> Result<(), A2
                 &mut current,
                 &Cause::event(&event),
                 shared.config.max_history,
+                shared.config.store_retry,
                 |t| Ok(!t.status.state.is_terminal()),
             )
             .await?;
@@ -445,16 +527,20 @@ fn agent_text(task: &Task, text: &str) -> Message {
         .with_context_id(task.context_id.clone())
 }
 
-/// Starts a pending job's execution again on this node and waits for it to end.
-pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(), A2aError> {
+/// Starts a pending job's execution again on this node and waits for it to
+/// end; returns why it stopped short, if it did (the store failed again).
+pub(super) async fn resume(
+    executions: &Arc<Executions>,
+    job: Job,
+) -> Result<Option<A2aError>, A2aError> {
     let shared = &executions.shared;
     let Some(jobs) = &shared.jobs else {
-        return Ok(());
+        return Ok(None);
     };
     let node = &shared.job_config.node;
     if !jobs.claim(&job.task_id, node, shared.clock.now()).await? {
         // Canceled or taken meanwhile.
-        return Ok(());
+        return Ok(None);
     }
     let stored = match shared.store.get(&job.owner, &job.task_id).await {
         Ok(stored) => Some(stored),
@@ -466,7 +552,9 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
     };
     // The turn ended before the crash, only the job's end was not recorded.
     if let Some(stored) = stored.as_ref().filter(|s| s.task.status.state.ends_turn()) {
-        return finish_as_task_ended(shared, jobs.as_ref(), &stored.task).await;
+        return finish_as_task_ended(shared, jobs.as_ref(), &stored.task)
+            .await
+            .map(|()| None);
     }
     let request: JobRequest = match serde_json::from_str(&job.request) {
         Ok(request) => request,
@@ -480,7 +568,7 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
                 shared.clock.now(),
             )
             .await?;
-            return Ok(());
+            return Ok(None);
         }
     };
     let mut ctx = request.into_context(&job.task_id, stored.as_ref().map(|s| &s.task));
@@ -509,7 +597,9 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
             // Ended meanwhile (canceled before it could run): nothing to do.
             Err(err) if err.kind() == a2a_core::ErrorKind::TaskNotCancelable => {
                 let stored = shared.store.get(&job.owner, &job.task_id).await?;
-                return finish_as_task_ended(shared, jobs.as_ref(), &stored.task).await;
+                return finish_as_task_ended(shared, jobs.as_ref(), &stored.task)
+                    .await
+                    .map(|()| None);
             }
             Err(err) => {
                 jobs.release(&job.task_id, shared.clock.now()).await?;
@@ -517,8 +607,9 @@ pub(super) async fn resume(executions: &Arc<Executions>, job: Job) -> Result<(),
             }
         }
     };
-    started.progress.signals().ended().await;
-    Ok(())
+    let signals = started.progress.signals();
+    signals.ended().await;
+    Ok(signals.failure().cloned())
 }
 
 /// Finishes a job whose task ended its turn without the job being told.

@@ -121,6 +121,12 @@ pub struct ExecutionConfig {
     /// How long an agent may take to return after being told to stop, and how
     /// long its cancel hook may run.
     pub cancel_grace: Duration,
+    /// How long an execution's store writes are retried (with backoff) while
+    /// the store fails (a lost connection, a busy or full database) before
+    /// the execution stops (default 30 s). A durable execution stopped so is
+    /// left PENDING and resumed once the store takes writes again; its
+    /// caller gets `Unavailable` with the store's reason.
+    pub store_retry: Duration,
 }
 
 impl Default for ExecutionConfig {
@@ -136,6 +142,7 @@ impl Default for ExecutionConfig {
             subscriber_buffer: 64,
             agent_buffer: 64,
             cancel_grace: cancel::DEFAULT_CANCEL_GRACE,
+            store_retry: Duration::from_secs(30),
         }
     }
 }
@@ -249,6 +256,94 @@ pub(crate) struct Shared {
     pub(crate) observer: Option<Arc<dyn crate::observer::Observer>>,
     /// The cluster this node belongs to (none: a single server).
     pub(crate) cluster: Option<cluster::ClusterLink>,
+    /// Jobs left RUNNING by executions that stopped because the store
+    /// failed, and whose release failed too: the maintenance loop releases
+    /// them (and resumes them) once the store takes writes again, so none
+    /// stays RUNNING under this node's live heartbeat with nothing running it.
+    pub(crate) stranded: Mutex<HashMap<String, Stranded>>,
+    /// Wakes the maintenance loop when a job is stranded.
+    pub(crate) stranded_changed: tokio::sync::Notify,
+}
+
+/// A job a failing store stopped, waiting to be brought back.
+#[derive(Debug)]
+pub(crate) struct Stranded {
+    /// How many times it was stopped (or could not be released) in a row.
+    attempts: u32,
+    /// When to try next: the wait doubles with each attempt (1 s to 30 s),
+    /// so a task the store keeps refusing is not rerun in a tight loop.
+    due: tokio::time::Instant,
+    /// Being brought back now (by a resume that has not ended yet).
+    taken: bool,
+}
+
+impl Shared {
+    fn lock_stranded(&self) -> MutexGuard<'_, HashMap<String, Stranded>> {
+        self.stranded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Marks `task_id`'s job for the maintenance loop to release and resume,
+    /// a little later each time it comes back.
+    pub(crate) fn strand(&self, task_id: &str) {
+        let mut stranded = self.lock_stranded();
+        let entry = stranded.entry(task_id.to_owned()).or_insert(Stranded {
+            attempts: 0,
+            due: tokio::time::Instant::now(),
+            taken: false,
+        });
+        let wait = Duration::from_secs(1u64 << entry.attempts.min(5)).min(Duration::from_secs(30));
+        entry.attempts = entry.attempts.saturating_add(1);
+        entry.due = tokio::time::Instant::now() + wait;
+        entry.taken = false;
+        drop(stranded);
+        self.stranded_changed.notify_one();
+    }
+
+    /// Completes when a stranded job is due for another try. No timer runs
+    /// while none is stranded (a paused test clock jumps straight on).
+    pub(crate) async fn stranded_due(&self) {
+        loop {
+            // Made before the look, so a job stranded in between still wakes it.
+            let changed = self.stranded_changed.notified();
+            let next = self
+                .lock_stranded()
+                .values()
+                .filter(|s| !s.taken)
+                .map(|s| s.due)
+                .min();
+            match next {
+                Some(due) => tokio::select! {
+                    () = tokio::time::sleep_until(due) => return,
+                    () = changed => {}
+                },
+                None => changed.await,
+            }
+        }
+    }
+
+    /// The stranded jobs due for another try, marked as being tried.
+    pub(crate) fn take_stranded(&self) -> Vec<String> {
+        let now = tokio::time::Instant::now();
+        let mut stranded = self.lock_stranded();
+        if stranded.is_empty() {
+            return Vec::new();
+        }
+        stranded
+            .iter_mut()
+            .filter(|(_, s)| !s.taken && s.due <= now)
+            .map(|(task_id, s)| {
+                s.taken = true;
+                task_id.clone()
+            })
+            .collect()
+    }
+
+    /// Forgets a stranded job: it was brought back (or is gone).
+    pub(crate) fn settle_stranded(&self, task_id: &str) {
+        self.lock_stranded().remove(task_id);
+    }
 }
 
 struct Live {

@@ -3,6 +3,7 @@
 //! retry. Executions and cancels without an execution both go through here.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use a2a_core::{A2aError, Task};
 
@@ -48,12 +49,16 @@ pub(crate) enum Persisted {
 /// re-read and `still_applies` decides whether to try again (`Ok(false)`: the
 /// event is moot, `Err`: refuse). On any failure `current` is re-read, so it
 /// never holds a change the store did not take.
+///
+/// A store that fails transiently (see [`StoreError::is_transient`]) is
+/// retried with backoff for up to `retry` before the failure is returned.
 pub(crate) async fn persist(
     store: &dyn TaskStore,
     caller: &Caller,
     current: &mut Current,
     cause: &Cause<'_>,
     max_history: Option<usize>,
+    retry: Duration,
     still_applies: impl Fn(&Task) -> Result<bool, A2aError>,
 ) -> Result<Persisted, A2aError> {
     for _attempt in 0..WRITE_ATTEMPTS {
@@ -65,13 +70,27 @@ pub(crate) async fn persist(
             return Err(err);
         }
         keep_history(task, max_history);
-        match store.update(caller, task, expected, cause).await {
+        let mut failed = false;
+        let task = &*task;
+        let written = retrying(retry, &mut failed, || {
+            store.update(caller, task, expected, cause)
+        })
+        .await;
+        match written {
             Ok(version) => {
                 current.version = version;
                 return Ok(Persisted::Written(version));
             }
             Err(StoreError::Conflict { .. }) => {
-                *current = store.get(caller, &task.id).await?.into();
+                let stored = store.get(caller, &task.id).await?;
+                // A write that failed only in its answer (the connection
+                // dropped after the commit) meets itself on the retry: it
+                // is stored, and applying the event again would repeat it.
+                if failed && stored.version == expected + 1 && stored.task == *task {
+                    *current = stored.into();
+                    return Ok(Persisted::Written(current.version));
+                }
+                *current = stored.into();
                 if !still_applies(&current.task)? {
                     return Ok(Persisted::Moot);
                 }
@@ -85,6 +104,40 @@ pub(crate) async fn persist(
     Err(A2aError::internal(
         "the task kept changing while being written; try again",
     ))
+}
+
+/// Runs `write` until it succeeds or fails for good: a transient store
+/// failure (a lost connection, a busy or full database) is tried again with
+/// backoff (20 ms doubling to 2 s) while `budget` lasts; `failed` is set
+/// when any attempt failed. The clock is read only once something failed, so
+/// a write that succeeds costs nothing more.
+pub(crate) async fn retrying<T, F, Fut>(
+    budget: Duration,
+    failed: &mut bool,
+    mut write: F,
+) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut deadline = None;
+    let mut wait = Duration::from_millis(20);
+    loop {
+        match write().await {
+            Err(err) if err.is_transient() => {
+                *failed = true;
+                let now = tokio::time::Instant::now();
+                let deadline = *deadline.get_or_insert(now + budget);
+                if now + wait > deadline {
+                    return Err(err);
+                }
+                tracing::warn!(error = %err, retry_in = ?wait, "store write failed; retrying");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(2));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Drops the oldest history messages past `max` (the task's history is kept
@@ -138,6 +191,7 @@ mod tests {
             &mut other,
             &Cause::event(&status(TaskState::Working)),
             None,
+            Duration::ZERO,
             |_| Ok(true),
         )
         .await
@@ -149,6 +203,7 @@ mod tests {
             &mut stale.clone(),
             &Cause::event(&status(TaskState::Completed)),
             None,
+            Duration::ZERO,
             |_| Ok(true),
         )
         .await
@@ -161,6 +216,7 @@ mod tests {
             &mut stale,
             &Cause::event(&status(TaskState::Canceled)),
             None,
+            Duration::ZERO,
             |t| Ok(!t.status.state.is_terminal()),
         )
         .await
@@ -183,6 +239,7 @@ mod tests {
                 &mut current,
                 &Cause::event(&bad),
                 None,
+                Duration::ZERO,
                 |_| Ok(true)
             )
             .await

@@ -82,6 +82,14 @@ impl Reporter {
     }
 }
 
+impl Reporter {
+    /// Records why the execution stops short; its watchers learn it from the
+    /// signals once it has ended.
+    pub(crate) fn fail(&self, err: a2a_core::A2aError) {
+        self.signals.fail(err);
+    }
+}
+
 impl Drop for Reporter {
     fn drop(&mut self) {
         let shared = &self.signals.progress;

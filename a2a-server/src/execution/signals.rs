@@ -21,6 +21,9 @@ pub(crate) struct Signals {
     command_sent: Notify,
     ended: AtomicBool,
     end: Notify,
+    /// Why the execution stopped before its task was stored as it should
+    /// be (the store failed): what its callers and streams answer with.
+    failure: std::sync::OnceLock<a2a_core::A2aError>,
     /// What a blocking caller watches (see [`super::progress`]).
     pub(super) progress: super::progress::Shared,
 }
@@ -65,6 +68,16 @@ impl Signals {
         // A permit when the actor is not waiting yet: its next wait ends at once.
         self.command_sent.notify_one();
         Ok(())
+    }
+
+    /// Records why the execution stopped short (the first reason counts).
+    pub(crate) fn fail(&self, err: a2a_core::A2aError) {
+        let _ = self.failure.set(err);
+    }
+
+    /// Why the execution stopped short, if it did.
+    pub(crate) fn failure(&self) -> Option<&a2a_core::A2aError> {
+        self.failure.get()
     }
 
     /// Marks the execution ended and wakes everyone waiting for that.

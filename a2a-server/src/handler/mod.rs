@@ -316,6 +316,8 @@ impl HandlerBuilder {
             cluster: self
                 .cluster
                 .map(|(bus, config)| ClusterLink::new(bus, config)),
+            stranded: std::sync::Mutex::default(),
+            stranded_changed: tokio::sync::Notify::new(),
         });
         let recovered = CancellationToken::new();
         match tokio::runtime::Handle::try_current() {

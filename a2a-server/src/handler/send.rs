@@ -296,6 +296,7 @@ impl DefaultRequestHandler {
                     .unwrap_or(Outcome::Task(None));
             }
         };
+        let signals = progress.signals().clone();
         drop(progress);
         match outcome {
             Outcome::Reply(message) => return Ok(SendMessageResponse::Message(message)),
@@ -305,6 +306,11 @@ impl DefaultRequestHandler {
                 return Ok(Self::shape(task, history_length).into());
             }
             Outcome::Task(None) => {}
+        }
+        // Stopped by a failing store: say so, rather than read back a task
+        // that may never have been stored ("task not found").
+        if let Some(err) = signals.failure() {
+            return Err(err.clone());
         }
         let stored = self.store.get(&caller, &task_id).await?;
         Ok(Self::shape(stored.task, history_length).into())

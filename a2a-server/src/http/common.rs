@@ -205,7 +205,7 @@ pub(crate) fn with_challenge(
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, value);
         }
-        ErrorKind::Busy => {
+        ErrorKind::Busy | ErrorKind::Unavailable => {
             if let Some(wait) = err.retry_after() {
                 response
                     .headers_mut()

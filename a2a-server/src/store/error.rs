@@ -42,11 +42,42 @@ impl From<StoreError> for A2aError {
             StoreError::Unsupported(what) => {
                 A2aError::unsupported_operation(format!("this server does not support {what}"))
             }
+            // The store is down or full for now: the caller hears so, with the
+            // backend's own reason (one line, bounded), and when to come back.
+            StoreError::Backend(reason) => {
+                tracing::error!(error = %reason, "task store failure");
+                A2aError::unavailable(
+                    format!("task storage is unavailable: {}", short_reason(&reason)),
+                    STORE_RETRY_AFTER,
+                )
+            }
             // Internal details stay in the logs; the caller gets a generic message.
             other => {
                 tracing::error!(error = %other, "task store failure");
                 A2aError::internal("task storage failed")
             }
         }
+    }
+}
+
+/// When a caller refused for a store failure is told to come back.
+pub(crate) const STORE_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl StoreError {
+    /// Whether trying the same call again later may succeed: the backend
+    /// failed (a lost connection, a busy or full database), as opposed to an
+    /// answer about the data (not found, a conflict, an invalid request).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Backend(_))
+    }
+}
+
+/// The first line of a backend's reason, at most 200 characters: enough to
+/// say what failed ("database or disk is full") without echoing whole queries.
+fn short_reason(reason: &str) -> &str {
+    let line = reason.lines().next().unwrap_or_default();
+    match line.char_indices().nth(200) {
+        Some((end, _)) => &line[..end],
+        None => line,
     }
 }

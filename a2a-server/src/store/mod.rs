@@ -10,6 +10,7 @@ mod push;
 mod retention;
 mod task;
 
+pub(crate) use self::error::STORE_RETRY_AFTER;
 pub use self::error::StoreError;
 pub use self::job::{
     ABANDONED_REASON, CANCELED_REASON, InMemoryJobStore, Job, JobCursor, JobFilter, JobState,

@@ -440,6 +440,12 @@ impl TenantRouter for ByTenant {
         Ok((directory.get(name)?.service.clone(), rest.to_owned()))
     }
 
+    /// Every agent authenticates as the default one does (the gateway's
+    /// authentication, or none), so a head naming no agent is checked by it.
+    fn head_service(&self) -> Option<A2aService> {
+        Some(self.default.clone())
+    }
+
     async fn shutdown(&self, grace: Duration) {
         if let Some(directory) = self.directory.get() {
             let all = directory.agents.values().map(|a| a.service.shutdown(grace));

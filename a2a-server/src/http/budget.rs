@@ -28,13 +28,13 @@ pub struct BodyBudget {
 
 struct Inner {
     held: AtomicUsize,
-    limit: usize,
+    limit: AtomicUsize,
 }
 
 impl std::fmt::Debug for BodyBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BodyBudget")
-            .field("bytes", &self.inner.limit)
+            .field("bytes", &self.bytes())
             .field("held", &self.held())
             .finish()
     }
@@ -46,7 +46,7 @@ impl BodyBudget {
         BodyBudget {
             inner: Arc::new(Inner {
                 held: AtomicUsize::new(0),
-                limit: bytes.max(1),
+                limit: AtomicUsize::new(bytes.max(1)),
             }),
         }
     }
@@ -61,7 +61,15 @@ impl BodyBudget {
 
     /// The budget's size, in bytes.
     pub fn bytes(&self) -> usize {
-        self.inner.limit
+        self.inner.limit.load(Ordering::Relaxed)
+    }
+
+    /// Makes the budget `bytes` (at least one byte) for every holder of a
+    /// clone: how a server sets the size of [`BodyBudget::shared`], which
+    /// routers built from default configs count against, before it serves.
+    /// Bodies held already stay held.
+    pub fn resize(&self, bytes: usize) {
+        self.inner.limit.store(bytes.max(1), Ordering::Relaxed);
     }
 
     /// The bytes of bodies held now.
@@ -100,7 +108,7 @@ impl BudgetHold {
         }
         let inner = &self.budget.inner;
         let before = inner.held.fetch_add(bytes, Ordering::AcqRel);
-        if before.saturating_add(bytes) > inner.limit {
+        if before.saturating_add(bytes) > inner.limit.load(Ordering::Relaxed) {
             inner.held.fetch_sub(bytes, Ordering::AcqRel);
             return false;
         }
@@ -125,6 +133,95 @@ impl Drop for BudgetHold {
     }
 }
 
+/// A request body the [`BodyBudget`] had no room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the server is receiving too many request bodies at once; try again shortly")]
+pub struct OverBudget;
+
+/// `request` with its body held to `config`'s read timeout
+/// ([`HttpConfig::body_read_timeout`](super::HttpConfig::body_read_timeout),
+/// counted from now) and counted against its budget, for routes served
+/// beside the bindings (which hold their bodies so themselves): a body
+/// that does not arrive in time, or that the budget has no room for as it
+/// comes, fails its reader with an error. A declared `Content-Length` the
+/// budget has no room for is refused at once: answer [`OverBudget`] with
+/// 503 and `Retry-After`.
+pub fn guard_body(
+    request: axum::extract::Request,
+    config: &super::HttpConfig,
+) -> Result<axum::extract::Request, OverBudget> {
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let hold = config
+        .body_budget
+        .try_take(declared.unwrap_or(0))
+        .ok_or(OverBudget)?;
+    let within = config.body_read_timeout;
+    Ok(request.map(|body| {
+        axum::body::Body::new(Guarded {
+            inner: body,
+            hold,
+            grow: declared.is_none(),
+            deadline: Box::pin(tokio::time::sleep(within)),
+            within,
+        })
+    }))
+}
+
+/// A body with a deadline, its pieces counted against a budget.
+struct Guarded {
+    inner: axum::body::Body,
+    hold: BudgetHold,
+    /// Whether pieces are added as they come (no length was declared).
+    grow: bool,
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+    within: std::time::Duration,
+}
+
+impl hyper::body::Body for Guarded {
+    type Data = bytes::Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, Self::Error>>> {
+        use std::future::Future as _;
+        use std::task::Poll;
+        let this = &mut *self;
+        let frame = match std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => frame,
+            Poll::Ready(Some(Err(err))) => return Poll::Ready(Some(Err(err.into()))),
+            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Pending => {
+                std::task::ready!(this.deadline.as_mut().poll(cx));
+                let late = format!(
+                    "request body was not received within {} s",
+                    this.within.as_secs()
+                );
+                return Poll::Ready(Some(Err(late.into())));
+            }
+        };
+        if let Some(data) = frame.data_ref() {
+            if this.grow && !this.hold.try_grow(data.len()) {
+                return Poll::Ready(Some(Err(OverBudget.into())));
+            }
+        }
+        Poll::Ready(Some(Ok(frame)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +241,7 @@ mod tests {
         drop(four);
         assert_eq!(budget.held(), 0);
         assert!(budget.try_take(11).is_none(), "larger than the whole budget");
+        budget.resize(20);
+        assert!(budget.try_take(11).is_some());
     }
 }

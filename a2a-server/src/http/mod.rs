@@ -23,7 +23,7 @@ use axum::extract::Request;
 use axum::routing::{any, get, post};
 use tower_http::cors::CorsLayer;
 
-pub use self::budget::{BodyBudget, BudgetHold, DEFAULT_BODY_BUDGET};
+pub use self::budget::{BodyBudget, BudgetHold, DEFAULT_BODY_BUDGET, OverBudget, guard_body};
 pub use self::common::call_context;
 pub use self::tls::{TlsConfig, TlsConfigError};
 /// The rustls version [`TlsConfig`] takes, for its certificate types and

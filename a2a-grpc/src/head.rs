@@ -29,6 +29,8 @@ pub(crate) struct HeadFirst<S> {
     pub(crate) inner: S,
     pub(crate) service: A2aService,
     pub(crate) budget: BodyBudget,
+    /// How long the body may take to arrive.
+    pub(crate) within: std::time::Duration,
     /// The operation a path names, when the head's context can say.
     pub(crate) method_of: fn(&str) -> Option<Method>,
 }
@@ -69,6 +71,8 @@ where
             let body = Body::new(Budgeted {
                 inner: body,
                 hold: this.budget.try_take(0),
+                deadline: None,
+                within: this.within,
             });
             let mut inner = this.inner;
             tower::Service::call(&mut inner, http::Request::from_parts(parts, body)).await
@@ -77,10 +81,15 @@ where
 }
 
 /// A request body whose pieces are added to a budget hold as they come,
-/// held until the body is dropped (tonic drops it once the message is read).
+/// held until the body is dropped (tonic drops it once the message is
+/// read), and which fails once it has waited `within` for its pieces.
 struct Budgeted {
     inner: Body,
     hold: Option<BudgetHold>,
+    /// Set when the body first has to wait: a message that comes with its
+    /// headers (nearly all) never arms a timer.
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    within: std::time::Duration,
 }
 
 impl http_body::Body for Budgeted {
@@ -91,13 +100,27 @@ impl http_body::Body for Budgeted {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
-        let frame = match std::task::ready!(Pin::new(&mut self.inner).poll_frame(cx)) {
-            Some(Ok(frame)) => frame,
-            Some(Err(err)) => return Poll::Ready(Some(Err(err.into()))),
-            None => return Poll::Ready(None),
+        use std::future::Future as _;
+        let this = &mut *self;
+        let frame = match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => frame,
+            Poll::Ready(Some(Err(err))) => return Poll::Ready(Some(Err(err.into()))),
+            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Pending => {
+                let within = this.within;
+                let deadline = this
+                    .deadline
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(within)));
+                std::task::ready!(deadline.as_mut().poll(cx));
+                let late = Status::invalid_argument(format!(
+                    "request message was not received within {} s",
+                    within.as_secs()
+                ));
+                return Poll::Ready(Some(Err(Box::new(late))));
+            }
         };
         if let Some(data) = frame.data_ref() {
-            let fits = self
+            let fits = this
                 .hold
                 .as_mut()
                 .is_some_and(|hold| hold.try_grow(data.len()));

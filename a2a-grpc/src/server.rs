@@ -15,7 +15,6 @@ use std::task::{Context, Poll};
 
 use a2a_core::operation::UnaryResponse;
 use a2a_core::{A2aError, Method};
-use a2a_server::http::BodyBudget;
 use a2a_server::{A2aService, CallContext, Request, Response, ServiceParams};
 use futures::{Stream, StreamExt};
 use prost::Message as _;
@@ -326,7 +325,6 @@ pub const MAX_RESPONSE_MESSAGE: usize = 32 * 1024 * 1024;
 /// `HttpConfig::v03_bindings`).
 #[cfg_attr(not(feature = "v03"), allow(unused_mut))]
 pub fn router(service: A2aService, mut config: a2a_server::http::HttpConfig) -> axum::Router {
-    let body_limit = config.body_limit;
     #[cfg(feature = "v03")]
     {
         let grpc = a2a_core::binding::GRPC;
@@ -334,12 +332,11 @@ pub fn router(service: A2aService, mut config: a2a_server::http::HttpConfig) -> 
             config.v03_bindings.push(grpc.to_owned());
         }
     }
-    let budget = config.body_budget.clone();
-    with_grpc_budget(
+    let limits = config.clone();
+    with_grpc_config(
         a2a_server::http::router(service.clone(), config),
         service,
-        body_limit,
-        budget,
+        &limits,
     )
 }
 
@@ -356,23 +353,28 @@ fn method_of_path(path: &str) -> Option<Method> {
 /// piece by piece, where [`router`] does it all at once. The 0.3 service
 /// (`a2a.v1.A2AService`) gets paths of its own, which 1.0 calls never reach.
 pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -> axum::Router {
-    with_grpc_budget(router, service, body_limit, BodyBudget::shared())
+    let mut config = a2a_server::http::HttpConfig::default();
+    config.body_limit = body_limit;
+    with_grpc_config(router, service, &config)
 }
 
-/// [`with_grpc`] with request bodies counted against `budget` (the one the
-/// router's HTTP bindings count against, `HttpConfig::body_budget`).
+/// [`with_grpc`] with the request limits of `config`, as the router's HTTP
+/// bindings have them: requests up to its `body_limit` bytes, arriving
+/// within its `body_read_timeout`, counted against its `body_budget`.
 ///
 /// On both services a request's head is authenticated before its body is
 /// polled (see [`A2aService::authenticate_head`]): a caller the service
 /// refuses is answered `UNAUTHENTICATED` without a byte of its body read. A
 /// body the budget has no room for is answered `UNAVAILABLE`.
-pub fn with_grpc_budget(
+pub fn with_grpc_config(
     router: axum::Router,
     service: A2aService,
-    body_limit: usize,
-    budget: BodyBudget,
+    config: &a2a_server::http::HttpConfig,
 ) -> axum::Router {
     use tower::ServiceExt as _;
+    let body_limit = config.body_limit;
+    let budget = config.body_budget.clone();
+    let within = config.body_read_timeout;
     let grpc = GrpcService::new(service.clone())
         .into_server()
         .max_decoding_message_size(body_limit)
@@ -384,6 +386,7 @@ pub fn with_grpc_budget(
         }),
         service: service.clone(),
         budget: budget.clone(),
+        within,
         method_of: method_of_path,
     };
     #[cfg(feature = "v03")]
@@ -397,6 +400,7 @@ pub fn with_grpc_budget(
             }),
         service,
         budget,
+        within,
         method_of: |_| None,
     };
     // Without 0.3, its service's calls get 1.0's answer to a version not

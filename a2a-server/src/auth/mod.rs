@@ -8,10 +8,15 @@
 //! use is refused with [`ErrorKind::Unauthorized`] (HTTP 403, gRPC
 //! `PERMISSION_DENIED`, JSON-RPC -31403).
 //!
+//! The bindings run it on the request head first, before a byte of the body
+//! is read (see [`A2aService::authenticate_head`]): a caller without valid
+//! credentials never makes the server read, hold or parse a body.
+//!
 //! Without authentication every caller is the same anonymous user and shares
 //! one space of tasks per tenant.
 //!
 //! [`A2aService::with_authentication`]: crate::A2aService::with_authentication
+//! [`A2aService::authenticate_head`]: crate::A2aService::authenticate_head
 
 use std::collections::HashMap;
 use std::sync::Arc;

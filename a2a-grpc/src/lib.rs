@@ -36,8 +36,7 @@ pub use self::client::{
 pub use self::error::{from_status, to_status};
 #[cfg(feature = "server")]
 pub use self::server::{
-    GrpcAnswer, GrpcServer, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc,
-    with_grpc_config,
+    GrpcAnswer, GrpcServer, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc, with_grpc_config,
 };
 
 #[rustfmt::skip]

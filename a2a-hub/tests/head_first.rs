@@ -60,7 +60,9 @@ async fn an_unauthenticated_body_is_refused_before_it_is_read() {
             let answer = first_answer(&mut stream, Duration::from_secs(10)).await;
             assert!(answer.starts_with("HTTP/1.1 401"), "{path}: {answer}");
             assert!(
-                answer.to_ascii_lowercase().contains("www-authenticate: bearer"),
+                answer
+                    .to_ascii_lowercase()
+                    .contains("www-authenticate: bearer"),
                 "{path}: {answer}"
             );
         }

@@ -63,14 +63,25 @@ async fn read_answer(stream: &mut TcpStream) -> Answer {
         loop {
             let mut chunk = [0u8; 4096];
             let n = stream.read(&mut chunk).await.unwrap();
-            assert!(n > 0, "closed without an answer: {:?}", String::from_utf8_lossy(&buf));
+            assert!(
+                n > 0,
+                "closed without an answer: {:?}",
+                String::from_utf8_lossy(&buf)
+            );
             buf.extend_from_slice(&chunk[..n]);
             let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
                 continue;
             };
             let head = String::from_utf8_lossy(&buf[..end]).into_owned();
             let mut lines = head.split("\r\n");
-            let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+            let status = lines
+                .next()
+                .unwrap()
+                .split(' ')
+                .nth(1)
+                .unwrap()
+                .parse()
+                .unwrap();
             let headers: Vec<(String, String)> = lines
                 .filter_map(|line| line.split_once(':'))
                 .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
@@ -124,7 +135,11 @@ async fn an_unauthenticated_body_is_refused_from_the_head_on_every_http_binding(
         ("/", "", "-31401"),
         // HTTP+JSON 1.0, with and without a tenant.
         ("/message:send", "A2A-Version: 1.0\r\n", "UNAUTHENTICATED"),
-        ("/acme/message:send", "A2A-Version: 1.0\r\n", "UNAUTHENTICATED"),
+        (
+            "/acme/message:send",
+            "A2A-Version: 1.0\r\n",
+            "UNAUTHENTICATED",
+        ),
         // 0.3's HTTP+JSON path.
         ("/v1/message:send", "", "message"),
     ];
@@ -136,7 +151,11 @@ async fn an_unauthenticated_body_is_refused_from_the_head_on_every_http_binding(
             let what = format!("{path} {extra:?}: {} {}", answer.status, answer.body);
             assert!(answer.body.contains(refusal), "{what}");
             if !path.starts_with("/v1/") || path == "/" {
-                assert_eq!(answer.header("www-authenticate"), Some(r#"Bearer realm="a2a""#), "{what}");
+                assert_eq!(
+                    answer.header("www-authenticate"),
+                    Some(r#"Bearer realm="a2a""#),
+                    "{what}"
+                );
             }
             if path != "/" {
                 assert_eq!(answer.status, 401, "{what}");
@@ -155,11 +174,18 @@ async fn an_unauthenticated_body_is_refused_from_the_head_on_every_http_binding(
     .await;
     let mut byte = [0u8; 1];
     let waited = tokio::time::timeout(Duration::from_millis(300), stream.read(&mut byte)).await;
-    assert!(waited.is_err(), "an admitted caller's body is read, not refused");
+    assert!(
+        waited.is_err(),
+        "an admitted caller's body is read, not refused"
+    );
 }
 
 /// gRPC (HTTP/2): HEADERS without END_STREAM, and no DATA ever.
-async fn grpc_head_only(addr: SocketAddr, path: &str, token: Option<&str>) -> axum::http::HeaderMap {
+async fn grpc_head_only(
+    addr: SocketAddr,
+    path: &str,
+    token: Option<&str>,
+) -> axum::http::HeaderMap {
     use http_body_util::StreamBody;
     use hyper::body::{Bytes, Frame};
     let stream = TcpStream::connect(addr).await.unwrap();
@@ -170,8 +196,7 @@ async fn grpc_head_only(addr: SocketAddr, path: &str, token: Option<&str>) -> ax
     .await
     .unwrap();
     tokio::spawn(connection);
-    let never =
-        futures::stream::pending::<Result<Frame<Bytes>, std::convert::Infallible>>();
+    let never = futures::stream::pending::<Result<Frame<Bytes>, std::convert::Infallible>>();
     let mut request = axum::http::Request::post(format!("http://{addr}{path}"))
         .header("content-type", "application/grpc")
         .header("te", "trailers");
@@ -218,7 +243,10 @@ async fn bodies_beyond_the_budget_are_answered_503_with_retry_after() {
     let _held = announce(server.addr, "/", token, 600, b"{").await;
     let deadline = tokio::time::Instant::now() + DEADLINE;
     while budget.held() < 600 {
-        assert!(tokio::time::Instant::now() < deadline, "the first body was never held");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the first body was never held"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     // ...so another 600 has no room, on JSON-RPC...

@@ -240,7 +240,10 @@ mod tests {
         assert_eq!(budget.held(), 10);
         drop(four);
         assert_eq!(budget.held(), 0);
-        assert!(budget.try_take(11).is_none(), "larger than the whole budget");
+        assert!(
+            budget.try_take(11).is_none(),
+            "larger than the whole budget"
+        );
         budget.resize(20);
         assert!(budget.try_take(11).is_some());
     }
@@ -256,14 +259,22 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_guarded_body_is_cut_at_the_read_timeout_and_counted_while_held() {
         use http_body_util::BodyExt as _;
-        let mut config = super::super::HttpConfig::default();
-        config.body_budget = BodyBudget::new(100);
-        config.body_read_timeout = std::time::Duration::from_secs(5);
+        let config = super::super::HttpConfig {
+            body_budget: BodyBudget::new(100),
+            body_read_timeout: std::time::Duration::from_secs(5),
+            ..Default::default()
+        };
         // One byte now, the rest never.
-        let (sender, trickle) = futures::channel::mpsc::unbounded::<Result<bytes::Bytes, std::io::Error>>();
-        sender.unbounded_send(Ok(bytes::Bytes::from_static(b"{"))).unwrap();
-        let guarded = guard_body(request(None, axum::body::Body::from_stream(trickle)), &config)
+        let (sender, trickle) =
+            futures::channel::mpsc::unbounded::<Result<bytes::Bytes, std::io::Error>>();
+        sender
+            .unbounded_send(Ok(bytes::Bytes::from_static(b"{")))
             .unwrap();
+        let guarded = guard_body(
+            request(None, axum::body::Body::from_stream(trickle)),
+            &config,
+        )
+        .unwrap();
         let started = tokio::time::Instant::now();
         let read = guarded.into_body().collect().await;
         assert!(read.is_err(), "a body that stops coming fails its reader");
@@ -277,10 +288,17 @@ mod tests {
         let refused = guard_body(request(Some(60), axum::body::Body::empty()), &config);
         assert_eq!(refused.err(), Some(OverBudget));
         // Without one, pieces are counted as they come.
-        let pieces = futures::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b' '; 50]))]);
-        let counted = guard_body(request(None, axum::body::Body::from_stream(pieces)), &config)
-            .unwrap();
-        assert!(counted.into_body().collect().await.is_err(), "60 + 50 is over 100");
+        let pieces =
+            futures::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b' '; 50]))]);
+        let counted = guard_body(
+            request(None, axum::body::Body::from_stream(pieces)),
+            &config,
+        )
+        .unwrap();
+        assert!(
+            counted.into_body().collect().await.is_err(),
+            "60 + 50 is over 100"
+        );
         drop(held);
         assert_eq!(config.body_budget.held(), 0);
     }

@@ -695,7 +695,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_is_read_whole_in_one_piece_or_many() {
-        let one = collect(Body::from("{\"a\":1}"), 100, None).await.ok().unwrap();
+        let one = collect(Body::from("{\"a\":1}"), 100, None)
+            .await
+            .ok()
+            .unwrap();
         assert_eq!(&one[..], b"{\"a\":1}");
         let many = collect(pieces(&["{\"a\"", ":", "1}"]), 100, None)
             .await

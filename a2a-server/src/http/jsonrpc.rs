@@ -10,9 +10,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::common::{
-    BodyRefused, call_context, is_json_content_type, json_response, read_body, sse_event, sse_frame,
-    sse_response, to_json, unsupported_content_type, with_challenge, with_extensions, write_answer,
-    write_jsonrpc_result,
+    BodyRefused, call_context, is_json_content_type, json_response, read_body, sse_event,
+    sse_frame, sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
+    write_answer, write_jsonrpc_result,
 };
 #[cfg(feature = "v03")]
 use super::jsonrpc_v03;
@@ -214,8 +214,12 @@ async fn authenticate_head(
         return Ok(HeadCheck::default());
     }
     // The method is in the body: the head's context names a placeholder.
-    let mut ctx = call_context(Method::SendMessage, parts.headers.clone(), parts.uri.query())
-        .with_binding(crate::telemetry::binding::JSONRPC);
+    let mut ctx = call_context(
+        Method::SendMessage,
+        parts.headers.clone(),
+        parts.uri.query(),
+    )
+    .with_binding(crate::telemetry::binding::JSONRPC);
     state
         .service
         .authenticate_head(&mut ctx)

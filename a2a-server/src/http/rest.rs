@@ -17,8 +17,9 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    BodyRefused, answer_json, call_context, is_json_content_type, json_response, read_body, sse_event,
-    sse_frame, sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
+    BodyRefused, answer_json, call_context, is_json_content_type, json_response, read_body,
+    sse_event, sse_frame, sse_response, to_json, unsupported_content_type, with_challenge,
+    with_extensions,
 };
 use a2a_core::operation::RequestOf;
 

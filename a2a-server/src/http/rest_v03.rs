@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    BodyRefused, call_context, is_json_content_type, json_response, read_body, sse_event, sse_response, to_json,
-    unsupported_content_type, with_challenge, with_extensions,
+    BodyRefused, call_context, is_json_content_type, json_response, read_body, sse_event,
+    sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
 };
 use crate::auth::HeadCheck;
 use crate::service::{self, Request as Call};

@@ -37,46 +37,60 @@ pub(crate) struct HeadFirst<S> {
 
 impl<S> tower::Service<http::Request<Body>> for HeadFirst<S>
 where
-    S: tower::Service<http::Request<Body>, Error = Infallible> + Clone + Send + 'static,
+    S: tower::Service<
+            http::Request<tonic::body::Body>,
+            Response = http::Response<tonic::body::Body>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
-    S::Response: Send + 'static,
-    S::Response: From<http::Response<tonic::body::Body>>,
 {
-    type Response = S::Response;
+    type Response = http::Response<tonic::body::Body>;
     type Error = Infallible;
-    type Future = BoxFuture<S::Response, Infallible>;
+    type Future = futures::future::Either<S::Future, BoxFuture<Self::Response, Infallible>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: http::Request<Body>) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move {
-            let (mut parts, body) = request.into_parts();
-            if this.service.authenticates_heads() {
-                // A placeholder where the path names no operation (0.3's
-                // rpcs, an unknown name): the method is no credential.
-                let method = (this.method_of)(parts.uri.path()).unwrap_or(Method::SendMessage);
-                let params = ServiceParams::from_headers(parts.headers.clone());
-                let mut ctx = CallContext::new(method, params)
-                    .with_binding(a2a_server::telemetry::binding::GRPC);
-                match this.service.authenticate_head(&mut ctx).await {
-                    Ok(head) => {
-                        parts.extensions.insert(head);
-                    }
-                    Err(err) => return Ok(to_status(&err).into_http().into()),
-                }
-            }
-            let body = Body::new(Budgeted {
+        use futures::future::Either;
+        // The body is wrapped once, in the type tonic reads (no extra layer).
+        let (hold, within) = (self.budget.try_take(0), self.within);
+        let budgeted = move |body| {
+            tonic::body::Body::new(Budgeted {
                 inner: body,
-                hold: this.budget.try_take(0),
+                hold,
                 deadline: None,
-                within: this.within,
-            });
-            let mut inner = this.inner;
-            tower::Service::call(&mut inner, http::Request::from_parts(parts, body)).await
-        })
+                within,
+            })
+        };
+        if !self.service.authenticates_heads() {
+            // Nothing to check on the head: no task of its own either.
+            return Either::Left(self.inner.call(request.map(budgeted)));
+        }
+        let request = request.map(budgeted);
+        let mut inner = self.inner.clone();
+        let service = self.service.clone();
+        let method_of = self.method_of;
+        Either::Right(Box::pin(async move {
+            let (mut parts, body) = request.into_parts();
+            // A placeholder where the path names no operation (0.3's rpcs, an
+            // unknown name): the method is no credential.
+            let method = method_of(parts.uri.path()).unwrap_or(Method::SendMessage);
+            let params = ServiceParams::from_headers(parts.headers.clone());
+            let mut ctx =
+                CallContext::new(method, params).with_binding(a2a_server::telemetry::binding::GRPC);
+            match service.authenticate_head(&mut ctx).await {
+                Ok(head) => {
+                    parts.extensions.insert(head);
+                }
+                // The body is dropped unread.
+                Err(err) => return Ok(to_status(&err).into_http()),
+            }
+            inner.call(http::Request::from_parts(parts, body)).await
+        }))
     }
 }
 

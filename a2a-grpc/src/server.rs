@@ -371,7 +371,6 @@ pub fn with_grpc_config(
     service: A2aService,
     config: &a2a_server::http::HttpConfig,
 ) -> axum::Router {
-    use tower::ServiceExt as _;
     let body_limit = config.body_limit;
     let budget = config.body_budget.clone();
     let within = config.body_read_timeout;
@@ -381,9 +380,7 @@ pub fn with_grpc_config(
         .max_encoding_message_size(MAX_RESPONSE_MESSAGE);
     let path = format!("/{}/{{*rest}}", crate::SERVICE_NAME);
     let grpc = crate::head::HeadFirst {
-        inner: grpc.map_request(|request: axum::http::Request<axum::body::Body>| {
-            request.map(tonic::body::Body::new)
-        }),
+        inner: grpc,
         service: service.clone(),
         budget: budget.clone(),
         within,
@@ -394,10 +391,7 @@ pub fn with_grpc_config(
         inner: crate::v03::GrpcServiceV03::new(service.clone())
             .into_server()
             .max_decoding_message_size(body_limit)
-            .max_encoding_message_size(MAX_RESPONSE_MESSAGE)
-            .map_request(|request: axum::http::Request<axum::body::Body>| {
-                request.map(tonic::body::Body::new)
-            }),
+            .max_encoding_message_size(MAX_RESPONSE_MESSAGE),
         service,
         budget,
         within,

@@ -269,6 +269,11 @@ pub struct ServeArgs {
     /// for ever. Job records go after 7 days whatever this says.
     #[arg(long, value_name = "DAYS", default_value_t = 30)]
     pub task_retention_days: u64,
+    /// MiB of request bodies the server holds at once, across every binding
+    /// and the hub; a body with no room left is answered 503 with
+    /// Retry-After. Bodies are read only from authenticated callers.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub body_budget_mib: u64,
     /// Where the state is kept.
     #[command(flatten)]
     pub state: StateArgs,

@@ -10,7 +10,7 @@ use a2a_gateway::config::GatewayConfig;
 use a2a_grpc::router;
 use a2a_server::auth::{ApiKeyAuth, Authenticate, BearerAuth, JwtAuth, Principal};
 use a2a_server::cluster::ClusterConfig;
-use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, ServeConfig, TlsConfig, bind};
+use a2a_server::http::{BodyBudget, DEFAULT_BACKLOG, HttpConfig, ServeConfig, TlsConfig, bind};
 use a2a_server::{A2aService, DefaultRequestHandler, JobConfig};
 use a2a_signing::{CardSigner, SigningAlgorithm};
 use a2a_store_sql::{DurableStore, PostgresCluster, PushKey, StoreLocation};
@@ -182,6 +182,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
              servers share can hold a cluster, not {location}"
         );
     }
+    // The budget every router built from a default config counts against:
+    // the bindings', the gateway's agents' and the hub's.
+    let budget_bytes = usize::try_from(args.body_budget_mib)
+        .ok()
+        .and_then(|mib| mib.checked_mul(1024 * 1024))
+        .context("--body-budget-mib is too large for this machine")?;
+    BodyBudget::shared().resize(budget_bytes);
     let listener = bind(SocketAddr::new(args.host, args.port), DEFAULT_BACKLOG)
         .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
     let addr = listener.local_addr()?;

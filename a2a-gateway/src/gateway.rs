@@ -459,6 +459,12 @@ impl TenantRouter for ByTenant {
         Ok((directory.get(name)?.service.clone(), rest.to_owned()))
     }
 
+    /// Every agent authenticates as the default one does (the gateway's
+    /// authentication, or none), so a head naming no agent is checked by it.
+    fn head_service(&self) -> Option<A2aService> {
+        Some(self.default.clone())
+    }
+
     async fn shutdown(&self, grace: Duration) {
         if let Some(directory) = self.directory.get() {
             let all = directory.agents.values().map(|a| a.service.shutdown(grace));
@@ -603,7 +609,6 @@ impl Gateway {
     /// `/agents/<name>`; at the root, gRPC, JSON-RPC and HTTP+JSON routed by
     /// tenant and the default agent's card; `GET /agents` lists the agents.
     pub fn router(&self, config: HttpConfig) -> Router {
-        let body_limit = config.body_limit;
         let mut app = Router::new();
         for agent in &self.agents {
             let path = format!("{AGENTS_PATH}/{}", agent.name);
@@ -659,8 +664,10 @@ impl Gateway {
         );
         // Only the root's routes and fallback pay for the check: a request
         // for a known agent always matches that agent's routes.
+        // gRPC's requests get the HTTP bindings' limits, budget and timeout.
+        let limits = config.clone();
         let root = a2a_server::http::router(self.root.clone(), config).layer(unknown_agents);
-        let root = a2a_grpc::with_grpc(root, self.root.clone(), body_limit);
+        let root = a2a_grpc::with_grpc_config(root, self.root.clone(), &limits);
         app.merge(root).route(
             AGENTS_PATH,
             axum::routing::get(move || {

@@ -23,6 +23,8 @@ mod client;
 pub mod convert;
 mod error;
 #[cfg(feature = "server")]
+mod head;
+#[cfg(feature = "server")]
 mod server;
 #[cfg(feature = "v03")]
 pub mod v03;
@@ -34,7 +36,7 @@ pub use self::client::{
 pub use self::error::{from_status, to_status};
 #[cfg(feature = "server")]
 pub use self::server::{
-    GrpcAnswer, GrpcServer, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc,
+    GrpcAnswer, GrpcServer, GrpcService, MAX_RESPONSE_MESSAGE, router, with_grpc, with_grpc_config,
 };
 
 #[rustfmt::skip]

@@ -54,11 +54,12 @@ impl GrpcService {
         &self,
         metadata: MetadataMap,
         request: Request,
+        head: a2a_server::auth::HeadCheck,
     ) -> Result<(CallContext, Response), Status> {
         let params = ServiceParams::from_headers(metadata.into_headers());
         let mut ctx = CallContext::new(request.method(), params)
             .with_binding(a2a_server::telemetry::binding::GRPC);
-        match self.service.call(&mut ctx, request).await {
+        match self.service.call_checked(&mut ctx, request, head).await {
             Ok(response) => Ok((ctx, response)),
             Err(err) => Err(to_status(&err)),
         }
@@ -110,13 +111,7 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let method = request
-            .uri()
-            .path()
-            .strip_prefix('/')
-            .and_then(|path| path.strip_prefix(crate::SERVICE_NAME))
-            .and_then(|rest| rest.strip_prefix('/'))
-            .and_then(Method::from_name);
+        let method = method_of_path(request.uri().path());
         let Some(method) = method else {
             let status = Status::unimplemented(format!("no rpc at {}", request.uri().path()));
             return Box::pin(async move { Ok(status.into_http()) });
@@ -143,9 +138,10 @@ impl UnaryService<Request> for GrpcServer {
     fn call(&mut self, request: tonic::Request<Request>) -> Self::Future {
         let service = self.service.clone();
         Box::pin(async move {
-            let (metadata, _, request) = request.into_parts();
+            let (metadata, mut extensions, request) = request.into_parts();
+            let head = crate::head::head_check(&mut extensions);
             let method = request.method();
-            let (ctx, response) = service.call(metadata, request).await?;
+            let (ctx, response) = service.call(metadata, request, head).await?;
             match response.into_unary() {
                 Ok(answer) if answer.is_answer_to(method) => {
                     Ok(reply(&ctx, GrpcAnswer::of(answer)))
@@ -165,9 +161,10 @@ impl ServerStreamingService<Request> for GrpcServer {
     fn call(&mut self, request: tonic::Request<Request>) -> Self::Future {
         let service = self.service.clone();
         Box::pin(async move {
-            let (metadata, _, request) = request.into_parts();
+            let (metadata, mut extensions, request) = request.into_parts();
+            let head = crate::head::head_check(&mut extensions);
             let method = request.method();
-            match service.call(metadata, request).await? {
+            match service.call(metadata, request, head).await? {
                 (ctx, Response::Stream(events)) => {
                     let events = events.map(|item| match item {
                         Ok(event) => Ok(GrpcAnswer::Event(event.to_proto())),
@@ -328,7 +325,6 @@ pub const MAX_RESPONSE_MESSAGE: usize = 32 * 1024 * 1024;
 /// `HttpConfig::v03_bindings`).
 #[cfg_attr(not(feature = "v03"), allow(unused_mut))]
 pub fn router(service: A2aService, mut config: a2a_server::http::HttpConfig) -> axum::Router {
-    let body_limit = config.body_limit;
     #[cfg(feature = "v03")]
     {
         let grpc = a2a_core::binding::GRPC;
@@ -336,11 +332,20 @@ pub fn router(service: A2aService, mut config: a2a_server::http::HttpConfig) -> 
             config.v03_bindings.push(grpc.to_owned());
         }
     }
-    with_grpc(
+    let limits = config.clone();
+    with_grpc_config(
         a2a_server::http::router(service.clone(), config),
         service,
-        body_limit,
+        &limits,
     )
+}
+
+/// The 1.0 operation a gRPC path names (`/lf.a2a.v1.A2AService/<Rpc>`).
+fn method_of_path(path: &str) -> Option<Method> {
+    path.strip_prefix('/')
+        .and_then(|path| path.strip_prefix(crate::SERVICE_NAME))
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(Method::from_name)
 }
 
 /// Adds the gRPC binding of `service` to `router` (requests up to
@@ -348,28 +353,55 @@ pub fn router(service: A2aService, mut config: a2a_server::http::HttpConfig) -> 
 /// piece by piece, where [`router`] does it all at once. The 0.3 service
 /// (`a2a.v1.A2AService`) gets paths of its own, which 1.0 calls never reach.
 pub fn with_grpc(router: axum::Router, service: A2aService, body_limit: usize) -> axum::Router {
-    use tower::ServiceExt as _;
+    let mut config = a2a_server::http::HttpConfig::default();
+    config.body_limit = body_limit;
+    with_grpc_config(router, service, &config)
+}
+
+/// [`with_grpc`] with the request limits of `config`, as the router's HTTP
+/// bindings have them: requests up to its `body_limit` bytes, arriving
+/// within its `body_read_timeout`, counted against its `body_budget`.
+///
+/// On both services a request's head is authenticated before its body is
+/// polled (see [`A2aService::authenticate_head`]): a caller the service
+/// refuses is answered `UNAUTHENTICATED` without a byte of its body read. A
+/// body the budget has no room for is answered `UNAVAILABLE`.
+pub fn with_grpc_config(
+    router: axum::Router,
+    service: A2aService,
+    config: &a2a_server::http::HttpConfig,
+) -> axum::Router {
+    let body_limit = config.body_limit;
+    let budget = config.body_budget.clone();
+    let within = config.body_read_timeout;
     let grpc = GrpcService::new(service.clone())
         .into_server()
         .max_decoding_message_size(body_limit)
         .max_encoding_message_size(MAX_RESPONSE_MESSAGE);
     let path = format!("/{}/{{*rest}}", crate::SERVICE_NAME);
-    let grpc = grpc.map_request(|request: axum::http::Request<axum::body::Body>| {
-        request.map(tonic::body::Body::new)
-    });
+    let grpc = crate::head::HeadFirst {
+        inner: grpc,
+        service: service.clone(),
+        budget: budget.clone(),
+        within,
+        method_of: method_of_path,
+    };
     #[cfg(feature = "v03")]
-    let v03 = crate::v03::GrpcServiceV03::new(service)
-        .into_server()
-        .max_decoding_message_size(body_limit)
-        .max_encoding_message_size(MAX_RESPONSE_MESSAGE)
-        .map_request(|request: axum::http::Request<axum::body::Body>| {
-            request.map(tonic::body::Body::new)
-        });
+    let v03 = crate::head::HeadFirst {
+        inner: crate::v03::GrpcServiceV03::new(service.clone())
+            .into_server()
+            .max_decoding_message_size(body_limit)
+            .max_encoding_message_size(MAX_RESPONSE_MESSAGE),
+        service,
+        budget,
+        within,
+        method_of: |_| None,
+    };
     // Without 0.3, its service's calls get 1.0's answer to a version not
     // served, not the UNIMPLEMENTED of a service unknown.
     #[cfg(not(feature = "v03"))]
     let v03 = {
-        drop(service);
+        drop((service, budget));
         axum::routing::any(|| async { v03_not_served() })
     };
     let v03_path = format!("/{V03_SERVICE_NAME}/{{*rest}}");

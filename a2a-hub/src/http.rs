@@ -76,7 +76,49 @@ pub fn router(hub: Hub, gateway: Gateway) -> Router {
         .route("/hub/api/threads/{id}/resume", post(resume))
         .route("/hub/api/events", get(events))
         .layer(axum::middleware::from_fn(same_origin_json))
+        .layer(axum::middleware::from_fn_with_state(
+            gateway.clone(),
+            authenticated_head,
+        ))
         .with_state(Api { hub, gateway })
+}
+
+/// Who calls before what they say: the API's caller is authenticated from
+/// the request head, before a byte of its body is read (a caller the
+/// gateway refuses never makes the hub read, hold or parse a body), and the
+/// body is held to the read timeout and the body budget the bindings use.
+async fn authenticated_head(
+    State(gateway): State<Gateway>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let api = request.uri().path().starts_with("/hub/api/");
+    if api && gateway.authenticates() {
+        let ctx = call_context(
+            Method::SendMessage,
+            request.headers().clone(),
+            request.uri().query(),
+        );
+        if let Err(err) = gateway.identify(&ctx).await {
+            return ApiError {
+                status: StatusCode::UNAUTHORIZED,
+                message: err.message().to_owned(),
+                retry_after: None,
+                challenge: true,
+            }
+            .into_response();
+        }
+    }
+    match a2a_server::http::guard_body(request, &a2a_server::http::HttpConfig::default()) {
+        Ok(request) => next.run(request).await,
+        Err(over) => ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: over.to_string(),
+            retry_after: Some(Duration::from_secs(1)),
+            challenge: false,
+        }
+        .into_response(),
+    }
 }
 
 /// The header a state-changing call may carry instead of a JSON body.

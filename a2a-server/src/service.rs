@@ -6,7 +6,7 @@ use std::sync::Arc;
 use a2a_core::{A2aError, AgentCard, ErrorKind, VERSION_HEADER, is_supported_version};
 use async_trait::async_trait;
 
-use crate::auth::Authenticate;
+use crate::auth::{Authenticate, HeadCheck};
 use crate::{CallContext, EventStream, RequestHandler};
 
 /// Whether a card asks callers to authenticate.
@@ -53,6 +53,17 @@ pub trait TenantRouter: Send + Sync + 'static {
 
     /// Winds every routed service down (see [`A2aService::shutdown`]).
     async fn shutdown(&self, grace: std::time::Duration);
+
+    /// The service that authenticates the head of a request whose tenant
+    /// the head does not name (JSON-RPC and gRPC carry it in the body), so
+    /// that a caller it refuses is answered before the body is read (see
+    /// [`A2aService::authenticate_head`]). Give one only when every tenant
+    /// authenticates callers the same way (a gateway whose agents share one
+    /// authenticator, say). Default: none, and such requests are
+    /// authenticated once their body is read.
+    fn head_service(&self) -> Option<A2aService> {
+        None
+    }
 }
 
 /// What answers an [`A2aService`]'s calls.
@@ -278,13 +289,104 @@ impl A2aService {
     ) -> impl Future<Output = Result<Response, A2aError>> + Send + 'a {
         // Boxed before the future is made: a pointer is cheaper than the
         // request to keep in it and move through the futures below.
-        self.call_boxed(ctx, Box::new(request))
+        self.call_boxed(ctx, Box::new(request), HeadCheck::default())
+    }
+
+    /// [`A2aService::call`] for a request whose head
+    /// [`A2aService::authenticate_head`] checked: the caller it found is
+    /// used when the call turns out to be for the tenant the head was
+    /// checked for (most calls), so the credentials are verified once.
+    pub fn call_checked<'a>(
+        &'a self,
+        ctx: &'a mut CallContext,
+        request: Request,
+        head: HeadCheck,
+    ) -> impl Future<Output = Result<Response, A2aError>> + Send + 'a {
+        self.call_boxed(ctx, Box::new(request), head)
+    }
+
+    /// Whether [`A2aService::authenticate_head`] can refuse anything: a
+    /// binding skips building the head's context when it cannot.
+    pub fn authenticates_heads(&self) -> bool {
+        match &self.backend {
+            Backend::Handler(_) => self
+                .authentication
+                .as_ref()
+                .is_some_and(|auth| auth.decides_on_head()),
+            // Which service a tenant goes to is only known per request.
+            Backend::Routed(_) => true,
+        }
+    }
+
+    /// Authenticates a request from its head alone, before any byte of its
+    /// body is read: `ctx` holds the head's service parameters (headers and
+    /// query), the method when the head names it (HTTP+JSON's path, gRPC's
+    /// rpc; a JSON-RPC head's method is a placeholder, its name being in the
+    /// body) and the tenant when the head names it (empty when not: the body
+    /// may name one).
+    ///
+    /// A caller whose credentials the authenticator refuses is refused here
+    /// ([`ErrorKind::Unauthenticated`]), as is an anonymous caller where the
+    /// card declares security, so that a server never reads, buffers or
+    /// parses the body of a caller it would refuse. What depends on the body
+    /// (the tenant the call asks for, say) is still decided by the call,
+    /// which [`A2aService::call_checked`] gives the returned [`HeadCheck`].
+    /// A routed service checks the head with the service the head's tenant
+    /// goes to (see [`TenantRouter::head_service`] for heads that name none);
+    /// a tenant it does not know is refused here as the call would be.
+    pub async fn authenticate_head(&self, ctx: &mut CallContext) -> Result<HeadCheck, A2aError> {
+        match &self.backend {
+            Backend::Handler(_) => self.authenticate_own_head(ctx).await,
+            Backend::Routed(router) => {
+                if ctx.tenant.is_empty() {
+                    return match router.head_service() {
+                        Some(target) => Box::pin(target.authenticate_head(ctx)).await,
+                        None => Ok(HeadCheck::default()),
+                    };
+                }
+                let (target, tenant) = router.route(&ctx.tenant)?;
+                let asked = std::mem::replace(&mut ctx.tenant, tenant);
+                let checked = Box::pin(target.authenticate_head(ctx)).await;
+                ctx.tenant = asked;
+                checked
+            }
+        }
+    }
+
+    async fn authenticate_own_head(&self, ctx: &CallContext) -> Result<HeadCheck, A2aError> {
+        let Some(auth) = self
+            .authentication
+            .as_ref()
+            .filter(|auth| auth.decides_on_head())
+        else {
+            return Ok(HeadCheck::default());
+        };
+        match auth.authenticate(ctx).await {
+            // An interceptor may still authenticate one the authenticator
+            // left anonymous; without interceptors nobody will.
+            Ok(user)
+                if !user.authenticated
+                    && self.requires_authentication
+                    && self.interceptors.is_empty() =>
+            {
+                Err(A2aError::new(
+                    ErrorKind::Unauthenticated,
+                    "this agent requires authentication",
+                ))
+            }
+            Ok(user) => Ok(HeadCheck::admitted(user, &ctx.tenant, auth)),
+            Err(err) if err.kind() == ErrorKind::Unauthenticated => Err(err),
+            // A tenant refused here may not be the call's (the body may name
+            // another): the call decides.
+            Err(_) => Ok(HeadCheck::default()),
+        }
     }
 
     async fn call_boxed(
         &self,
         ctx: &mut CallContext,
         request: Box<Request>,
+        head: HeadCheck,
     ) -> Result<Response, A2aError> {
         use tracing::Instrument as _;
         let span = crate::telemetry::server_span(ctx, &request);
@@ -293,7 +395,7 @@ impl A2aService {
         let started = std::time::Instant::now();
         let mut agent = None;
         let outcome = self
-            .call_inner(ctx, request, &mut agent)
+            .call_inner(ctx, request, &mut agent, head)
             .instrument(span.clone())
             .await;
         let agent = agent.as_deref().unwrap_or(&self.card).name.as_str();
@@ -326,6 +428,7 @@ impl A2aService {
         ctx: &mut CallContext,
         mut request: Box<Request>,
         agent: &mut Option<Arc<AgentCard>>,
+        head: HeadCheck,
     ) -> Result<Response, A2aError> {
         if ctx.tenant.is_empty() {
             request.tenant().clone_into(&mut ctx.tenant);
@@ -335,10 +438,13 @@ impl A2aService {
             tenant.clone_into(request.tenant_mut());
             ctx.tenant = tenant;
             *agent = Some(target.card.clone());
-            return Box::pin(target.call_inner(ctx, request, agent)).await;
+            return Box::pin(target.call_inner(ctx, request, agent, head)).await;
         }
         if let Some(auth) = &self.authentication {
-            ctx.user = auth.authenticate(ctx).await?;
+            ctx.user = match head.user_for(auth, &ctx.tenant) {
+                Some(user) => user,
+                None => auth.authenticate(ctx).await?,
+            };
         }
         self.check_version(ctx)?;
         required_ids(&request)?;

@@ -8,10 +8,15 @@
 //! use is refused with [`ErrorKind::Unauthorized`] (HTTP 403, gRPC
 //! `PERMISSION_DENIED`, JSON-RPC -31403).
 //!
+//! The bindings run it on the request head first, before a byte of the body
+//! is read (see [`A2aService::authenticate_head`]): a caller without valid
+//! credentials never makes the server read, hold or parse a body.
+//!
 //! Without authentication every caller is the same anonymous user and shares
 //! one space of tasks per tenant.
 //!
 //! [`A2aService::with_authentication`]: crate::A2aService::with_authentication
+//! [`A2aService::authenticate_head`]: crate::A2aService::authenticate_head
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -40,6 +45,68 @@ pub trait Authenticate: Send + Sync + 'static {
 
     /// The schemes a card declares for this authenticator, by name.
     fn security_schemes(&self) -> Vec<(String, SecurityScheme)>;
+
+    /// Whether [`Authenticate::authenticate`] can decide from a request's
+    /// head alone, as the bindings first ask it to: before any byte of the
+    /// body is read, with a context of the head's headers and query, and the
+    /// method and tenant only when the head names them (see
+    /// [`crate::A2aService::authenticate_head`]). True by default: who a
+    /// caller is comes from its credentials. An authenticator that needs the
+    /// method or what only the body says returns false; its calls are then
+    /// authenticated once the body is read, and callers it refuses can make
+    /// the server read their bodies.
+    fn decides_on_head(&self) -> bool {
+        true
+    }
+}
+
+/// What [`crate::A2aService::authenticate_head`] found: the caller, for a
+/// call that turns out to be for the tenant the head was checked for, so
+/// that [`crate::A2aService::call_checked`] verifies credentials once.
+/// The default is "nothing found": the call authenticates by itself.
+#[derive(Debug, Clone, Default)]
+pub struct HeadCheck {
+    admitted: Option<Admitted>,
+}
+
+#[derive(Debug, Clone)]
+struct Admitted {
+    user: User,
+    tenant: String,
+    /// The authenticator that admitted the caller, by address: a routed
+    /// call may end at a service that authenticates otherwise.
+    by: usize,
+}
+
+/// The address of an authenticator, to tell one from another.
+fn identity_of(auth: &Arc<dyn Authenticate>) -> usize {
+    Arc::as_ptr(auth).cast::<()>() as usize
+}
+
+impl HeadCheck {
+    pub(crate) fn admitted(user: User, tenant: &str, by: &Arc<dyn Authenticate>) -> Self {
+        HeadCheck {
+            admitted: Some(Admitted {
+                user,
+                tenant: tenant.to_owned(),
+                by: identity_of(by),
+            }),
+        }
+    }
+
+    /// The caller `by` admitted on the head, if the call is for the tenant
+    /// the head was checked for.
+    pub(crate) fn user_for(self, by: &Arc<dyn Authenticate>, tenant: &str) -> Option<User> {
+        self.admitted
+            .filter(|admitted| admitted.by == identity_of(by) && admitted.tenant == tenant)
+            .map(|admitted| admitted.user)
+    }
+
+    /// Whether the head's caller was admitted (false also when the head
+    /// was not checked).
+    pub fn is_admitted(&self) -> bool {
+        self.admitted.is_some()
+    }
 }
 
 /// An identity a credential stands for, and the tenants it may use.

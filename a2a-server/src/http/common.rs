@@ -12,6 +12,7 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
+use super::budget::{self, BodyBudget, BudgetHold};
 use crate::{CallContext, ServiceParams};
 
 /// The call context of an HTTP request: headers (and an `A2A-Version` query
@@ -41,65 +42,126 @@ pub fn call_context(method: Method, headers: HeaderMap, query: Option<&str>) -> 
     ctx
 }
 
-/// Reads a request body of at most `limit` bytes. A declared `Content-Length`
-/// over the limit is refused before anything is read.
+/// Why a request body was not read.
+#[derive(Debug)]
+pub(crate) enum BodyRefused {
+    /// Too large, too slow or broken: the caller's fault.
+    Refused(A2aError),
+    /// The server-wide [`BodyBudget`] has no room for it now.
+    OverBudget,
+}
+
+/// How a request body is read: its size limit, the time it has to arrive
+/// and the budget it counts against.
+pub(crate) struct BodyRules<'a> {
+    pub(crate) limit: usize,
+    pub(crate) within: Duration,
+    pub(crate) budget: &'a BodyBudget,
+}
+
+impl<'a> From<&'a super::HttpConfig> for BodyRules<'a> {
+    fn from(config: &'a super::HttpConfig) -> Self {
+        BodyRules {
+            limit: config.body_limit,
+            within: config.body_read_timeout,
+            budget: &config.body_budget,
+        }
+    }
+}
+
+/// Reads a request body of at most `rules.limit` bytes, holding its bytes
+/// in the budget (the hold goes with the bytes: drop both once parsed). A
+/// declared `Content-Length` over the limit, or over what the budget has
+/// left, is refused before anything is read.
 pub(crate) async fn read_body(
     headers: &HeaderMap,
     body: Body,
-    limit: usize,
-    within: std::time::Duration,
-) -> Result<Bytes, A2aError> {
+    rules: BodyRules<'_>,
+) -> Result<(Bytes, BudgetHold), BodyRefused> {
+    let limit = rules.limit;
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limit as u64) {
-        return Err(A2aError::invalid_request(format!(
+        return Err(BodyRefused::Refused(A2aError::invalid_request(format!(
             "request body is larger than {limit} bytes"
-        )));
+        ))));
     }
-    let too_large = |_| {
-        A2aError::invalid_request(format!(
-            "request body is larger than {limit} bytes or could not be read"
-        ))
+    // A declared length is held whole up front (hyper delivers no more than
+    // it); a body without one is held piece by piece as it comes.
+    let declared = declared.and_then(|length| usize::try_from(length).ok());
+    let Some(mut hold) = rules.budget.try_take(declared.unwrap_or(0)) else {
+        return Err(BodyRefused::OverBudget);
     };
-    let mut reading = std::pin::pin!(collect(body, limit));
-    // Most bodies arrive with their headers and are read at once: only one
-    // still on its way needs the timer, which costs more to arm and disarm
-    // than a small body costs to read.
-    if let Some(read) = futures::FutureExt::now_or_never(reading.as_mut()) {
-        return read.map_err(too_large);
-    }
-    // The whole body within `within`: a client that trickles it holds a
-    // connection and a buffer, and must not hold them for ever.
-    match tokio::time::timeout(within, reading).await {
-        Ok(read) => read.map_err(too_large),
-        Err(_) => Err(A2aError::invalid_request(format!(
-            "request body was not received within {} s",
-            within.as_secs()
+    let too_large = |failed| match failed {
+        Collect::OverBudget => BodyRefused::OverBudget,
+        Collect::Failed => BodyRefused::Refused(A2aError::invalid_request(format!(
+            "request body is larger than {limit} bytes or could not be read"
         ))),
-    }
+    };
+    let grow = declared.is_none();
+    let read = {
+        let mut reading = std::pin::pin!(collect(body, limit, grow.then_some(&mut hold)));
+        // Most bodies arrive with their headers and are read at once: only
+        // one still on its way needs the timer, which costs more to arm and
+        // disarm than a small body costs to read.
+        match futures::FutureExt::now_or_never(reading.as_mut()) {
+            Some(read) => read,
+            // The whole body within `within`: a client that trickles it
+            // holds a connection and a buffer, and must not hold them for ever.
+            None => match tokio::time::timeout(rules.within, reading).await {
+                Ok(read) => read,
+                Err(_) => {
+                    return Err(BodyRefused::Refused(A2aError::invalid_request(format!(
+                        "request body was not received within {} s",
+                        rules.within.as_secs()
+                    ))));
+                }
+            },
+        }
+    };
+    let bytes = read.map_err(too_large)?;
+    Ok((bytes, hold))
 }
 
-/// The whole of `body`, or `Err` once it passes `limit` bytes or fails.
+/// Why [`collect`] stopped.
+enum Collect {
+    /// Over the limit, or the body failed.
+    Failed,
+    /// The budget had no room for the next piece.
+    OverBudget,
+}
+
+/// The whole of `body`, or `Err` once it passes `limit` bytes or fails;
+/// with a `hold`, each piece is added to it as it comes.
 ///
 /// A body that comes in one piece (nearly every request) is that piece, with
 /// no buffer list, copy or allocation for it, where `axum::body::to_bytes`
 /// gathers every body in a list first.
-async fn collect(body: Body, limit: usize) -> Result<Bytes, ()> {
+async fn collect(
+    body: Body,
+    limit: usize,
+    mut hold: Option<&mut BudgetHold>,
+) -> Result<Bytes, Collect> {
     use hyper::body::Body as _;
     let mut body = std::pin::pin!(body);
     // The body while it is one piece; once a second comes, the pieces joined.
     let mut first = Bytes::new();
     let mut joined: Option<Vec<u8>> = None;
     while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
-        let Ok(data) = frame.map_err(|_| ())?.into_data() else {
+        let Ok(data) = frame.map_err(|_| Collect::Failed)?.into_data() else {
             // Trailers: nothing of the body.
             continue;
         };
         let so_far = joined.as_ref().map_or(first.len(), Vec::len);
         if so_far + data.len() > limit {
-            return Err(());
+            return Err(Collect::Failed);
+        }
+        if let Some(hold) = &mut hold {
+            if !hold.try_grow(data.len()) {
+                return Err(Collect::OverBudget);
+            }
         }
         match &mut joined {
             Some(joined) => joined.extend_from_slice(&data),
@@ -108,6 +170,101 @@ async fn collect(body: Body, limit: usize) -> Result<Bytes, ()> {
         }
     }
     Ok(joined.map_or(first, Bytes::from))
+}
+
+/// The error of a body the budget had no room for, with the wait to
+/// suggest: the spec's "system" category (HTTP 503, JSON-RPC -32603, gRPC
+/// `UNAVAILABLE`), its ErrorInfo reason `UNAVAILABLE`.
+pub(crate) const OVER_BUDGET_MESSAGE: &str =
+    "the server is receiving too many request bodies at once; try again shortly";
+
+/// The `google.rpc.ErrorInfo` and `RetryInfo` details of an over-budget answer.
+fn over_budget_details() -> Value {
+    serde_json::json!([
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "UNAVAILABLE",
+            "domain": a2a_core::ERROR_DOMAIN,
+            "metadata": {"retryAfter": budget::RETRY_AFTER_SECS.to_string()},
+        },
+        {
+            "@type": "type.googleapis.com/google.rpc.RetryInfo",
+            "retryDelay": format!("{}s", budget::RETRY_AFTER_SECS),
+        },
+    ])
+}
+
+/// HTTP 503 with `Retry-After` and `body`.
+fn unavailable(content_type: &'static str, body: &Value) -> Response {
+    let mut response = json_response(503, content_type, to_json(body));
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(budget::RETRY_AFTER_SECS),
+    );
+    response
+}
+
+/// The JSON-RPC answer to a body the budget had no room for: HTTP 503 (no
+/// body was read, so this is the exchange's failure, as a proxy's would
+/// be) carrying a JSON-RPC error (`id` null: it was never read).
+pub(crate) fn over_budget_jsonrpc() -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": a2a_core::ErrorKind::Internal.jsonrpc_code(),
+            "message": OVER_BUDGET_MESSAGE,
+            "data": over_budget_details(),
+        },
+    });
+    unavailable("application/json", &body)
+}
+
+/// The HTTP+JSON answer to a body the budget had no room for: 503 with a
+/// `google.rpc.Status` body.
+pub(crate) fn over_budget_rest(media_type: &'static str) -> Response {
+    let body = serde_json::json!({
+        "error": {
+            "code": 503,
+            "status": "UNAVAILABLE",
+            "message": OVER_BUDGET_MESSAGE,
+            "details": over_budget_details(),
+        },
+    });
+    unavailable(media_type, &body)
+}
+
+/// The 0.3 HTTP+JSON answer to a body the budget had no room for: 503 with
+/// 0.3's `{"message"}` body.
+#[cfg(feature = "v03")]
+pub(crate) fn over_budget_v03() -> Response {
+    unavailable(
+        "application/json",
+        &serde_json::json!({ "message": OVER_BUDGET_MESSAGE }),
+    )
+}
+
+/// Bodies up to this size are parsed where they are read; larger ones on a
+/// blocking thread, so that a few large ones cannot stall the workers that
+/// every other connection's requests run on.
+pub(crate) const PARSE_INLINE_MAX: usize = 64 * 1024;
+
+/// `parse(bytes)`: inline for a small body, on a blocking thread for a
+/// large one. `Err` only when the blocking thread could not finish it (the
+/// runtime shutting down, or a parser that panicked, which none should).
+pub(crate) async fn parse_off_workers<T: Send + 'static>(
+    bytes: Bytes,
+    parse: impl FnOnce(Bytes) -> T + Send + 'static,
+) -> Result<T, A2aError> {
+    if bytes.len() <= PARSE_INLINE_MAX {
+        return Ok(parse(bytes));
+    }
+    tokio::task::spawn_blocking(move || parse(bytes))
+        .await
+        .map_err(|err| {
+            tracing::error!(error = %err, "parsing a request body failed");
+            A2aError::internal("the request could not be read")
+        })
 }
 
 /// Whether a POST declares one of the JSON media types the protocol allows
@@ -538,20 +695,26 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_is_read_whole_in_one_piece_or_many() {
-        let one = collect(Body::from("{\"a\":1}"), 100).await.unwrap();
+        let one = collect(Body::from("{\"a\":1}"), 100, None)
+            .await
+            .ok()
+            .unwrap();
         assert_eq!(&one[..], b"{\"a\":1}");
-        let many = collect(pieces(&["{\"a\"", ":", "1}"]), 100).await.unwrap();
+        let many = collect(pieces(&["{\"a\"", ":", "1}"]), 100, None)
+            .await
+            .ok()
+            .unwrap();
         assert_eq!(&many[..], b"{\"a\":1}");
-        let empty = collect(Body::empty(), 100).await.unwrap();
+        let empty = collect(Body::empty(), 100, None).await.ok().unwrap();
         assert!(empty.is_empty());
     }
 
     #[tokio::test]
     async fn a_body_over_the_limit_is_refused_in_one_piece_or_many() {
-        assert!(collect(Body::from("0123456789"), 9).await.is_err());
-        assert!(collect(Body::from("0123456789"), 10).await.is_ok());
-        assert!(collect(pieces(&["01234", "56789"]), 9).await.is_err());
-        assert!(collect(pieces(&["01234", "56789"]), 10).await.is_ok());
+        assert!(collect(Body::from("0123456789"), 9, None).await.is_err());
+        assert!(collect(Body::from("0123456789"), 10, None).await.is_ok());
+        assert!(collect(pieces(&["01234", "56789"]), 9, None).await.is_err());
+        assert!(collect(pieces(&["01234", "56789"]), 10, None).await.is_ok());
     }
 
     #[tokio::test]
@@ -560,7 +723,7 @@ mod tests {
             Ok(Bytes::from_static(b"{")),
             Err(std::io::Error::other("connection reset")),
         ]));
-        assert!(collect(failing, 100).await.is_err());
+        assert!(collect(failing, 100, None).await.is_err());
     }
 
     #[test]

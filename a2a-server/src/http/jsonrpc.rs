@@ -10,15 +10,16 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::common::{
-    call_context, is_json_content_type, json_response, read_body, sse_event, sse_frame,
-    sse_response, to_json, unsupported_content_type, with_challenge, with_extensions, write_answer,
-    write_jsonrpc_result,
+    BodyRefused, call_context, is_json_content_type, json_response, read_body, sse_event,
+    sse_frame, sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
+    write_answer, write_jsonrpc_result,
 };
 #[cfg(feature = "v03")]
 use super::jsonrpc_v03;
 use super::{HttpState, common};
 use a2a_core::operation::RequestOf;
 
+use crate::auth::HeadCheck;
 use crate::service;
 
 const JSON: &str = "application/json";
@@ -203,24 +204,62 @@ pub(crate) fn read_call_in_two_passes(
     }
 }
 
+/// The head's authentication (see [`crate::A2aService::authenticate_head`]),
+/// or the JSON-RPC answer refusing it.
+async fn authenticate_head(
+    state: &HttpState,
+    parts: &http::request::Parts,
+) -> Result<HeadCheck, Response> {
+    if !state.service.authenticates_heads() {
+        return Ok(HeadCheck::default());
+    }
+    // The method is in the body: the head's context names a placeholder.
+    let mut ctx = call_context(
+        Method::SendMessage,
+        parts.headers.clone(),
+        parts.uri.query(),
+    )
+    .with_binding(crate::telemetry::binding::JSONRPC);
+    state
+        .service
+        .authenticate_head(&mut ctx)
+        .await
+        .map_err(|err| {
+            with_challenge(
+                error_response(Value::Null, &err),
+                &err,
+                state.challenge.as_ref(),
+            )
+        })
+}
+
 /// `POST` handler of the JSON-RPC endpoint.
 pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
+    // Who calls, before a byte of the body is read: a caller the server
+    // would refuse never makes it read, hold or parse one.
+    let head = match authenticate_head(&state, &parts).await {
+        Ok(head) => head,
+        Err(refused) => return refused,
+    };
     if !is_json_content_type(&parts.headers) {
         return error_response(Value::Null, &unsupported_content_type(&parts.headers));
     }
-    let bytes = match read_body(
-        &parts.headers,
-        body,
-        state.config.body_limit,
-        state.config.body_read_timeout,
-    )
-    .await
-    {
-        Ok(bytes) => bytes,
+    let (bytes, hold) = match read_body(&parts.headers, body, (&state.config).into()).await {
+        Ok(read) => read,
+        Err(BodyRefused::Refused(err)) => return error_response(Value::Null, &err),
+        Err(BodyRefused::OverBudget) => return common::over_budget_jsonrpc(),
+    };
+    let parsed = common::parse_off_workers(bytes, |bytes| {
+        let read = read_call(&bytes);
+        (bytes, read)
+    })
+    .await;
+    let (bytes, read) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => return error_response(Value::Null, &err),
     };
-    let (id, call) = match read_call(&bytes) {
+    let (id, call) = match read {
         Ok(read) => read,
         Err((id, err)) => {
             // A 0.3 method name is no 1.0 method: only requests refused as
@@ -250,9 +289,10 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
         parts.uri.query(),
     )
     .with_binding(crate::telemetry::binding::JSONRPC);
-    // Not kept across the call: this future is boxed and moved whole.
-    drop((parts, bytes));
-    let answer = match state.service.call(&mut ctx, call).await {
+    // Not kept across the call: this future is boxed and moved whole. The
+    // body is parsed, so its bytes leave the budget.
+    drop((parts, bytes, hold));
+    let answer = match state.service.call_checked(&mut ctx, call, head).await {
         Ok(answer) => answer,
         Err(err) => {
             let response = with_challenge(error_response(id, &err), &err, state.challenge.as_ref());

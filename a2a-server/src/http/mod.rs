@@ -3,6 +3,7 @@
 //! [`serve_with`], which serves a router with connection limits, in the
 //! clear or over TLS ([`ServeConfig::with_tls`]).
 
+mod budget;
 mod card;
 mod common;
 pub(crate) mod jsonrpc;
@@ -22,6 +23,7 @@ use axum::extract::Request;
 use axum::routing::{any, get, post};
 use tower_http::cors::CorsLayer;
 
+pub use self::budget::{BodyBudget, BudgetHold, DEFAULT_BODY_BUDGET, OverBudget, guard_body};
 pub use self::common::call_context;
 pub use self::tls::{TlsConfig, TlsConfigError};
 /// The rustls version [`TlsConfig`] takes, for its certificate types and
@@ -45,6 +47,12 @@ pub struct HttpConfig {
     /// How long a request body may take to arrive in full (default 30 s); a
     /// slower one is refused.
     pub body_read_timeout: Duration,
+    /// The bytes of request bodies held at once, across every route given
+    /// this budget (default: [`BodyBudget::shared`], 256 MiB for the whole
+    /// process); a body with no room is answered 503 with `Retry-After`.
+    /// Bodies are read only once the caller is authenticated (see
+    /// [`crate::A2aService::authenticate_head`]).
+    pub body_budget: BodyBudget,
     /// Interval of SSE keep-alive comments (`None` or zero: off).
     pub keep_alive: Option<Duration>,
     /// `max-age` of the agent card's `Cache-Control`, in seconds.
@@ -68,6 +76,7 @@ impl Default for HttpConfig {
             rest_base: String::new(),
             body_limit: 10 * 1024 * 1024,
             body_read_timeout: Duration::from_secs(30),
+            body_budget: BodyBudget::shared(),
             keep_alive: Some(Duration::from_secs(15)),
             card_max_age: 300,
             card_cors: CorsLayer::new()

@@ -17,11 +17,13 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    answer_json, call_context, is_json_content_type, json_response, read_body, sse_event,
-    sse_frame, sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
+    BodyRefused, answer_json, call_context, is_json_content_type, json_response, read_body,
+    sse_event, sse_frame, sse_response, to_json, unsupported_content_type, with_challenge,
+    with_extensions,
 };
 use a2a_core::operation::RequestOf;
 
+use crate::auth::HeadCheck;
 use crate::service;
 
 /// A request no operation answers: the HTTP status to use, and why.
@@ -98,7 +100,24 @@ fn build_call(
     Ok(decode_seed(&bytes, RequestOf(matched.route.method))?)
 }
 
-/// Handler of every HTTP+JSON path under the binding's base.
+/// The call a POST's body makes, with the path's fields and the query.
+fn call_of(
+    matched: &RestMatch,
+    query: Map<String, Value>,
+    bytes: &[u8],
+) -> Result<service::Request, A2aError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return build_call(matched, query, None);
+    }
+    // The UTF-8 check JSON-RPC makes too: the body's members are read into
+    // a Value today, but the check must not depend on that.
+    let value = json_text(bytes).map_err(A2aError::from).and_then(|text| {
+        serde_json::from_str::<Value>(text)
+            .map_err(|err| A2aError::parse_error(format!("invalid JSON: {err}")))
+    })?;
+    build_call(matched, query, Some(value))
+}
+
 /// Handler of `{base}/v1/{*rest}` without 0.3 (the feature `v03`): a 1.0
 /// request for tenant `v1` when it asks for 1.0, else a 0.3 request,
 /// refused with `VersionNotSupported`.
@@ -124,40 +143,53 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
             return json_response(status, media_type, to_json(&err.to_http_body()));
         }
     };
-    let body = if parts.method == Verb::POST {
+    // Who calls, before a byte of the body is read: a caller the server
+    // would refuse never makes it read, hold or parse one.
+    let head = if state.service.authenticates_heads() {
+        let mut ctx = call_context(
+            matched.route.method,
+            parts.headers.clone(),
+            parts.uri.query(),
+        )
+        .with_binding(crate::telemetry::binding::HTTP_JSON);
+        matched.tenant.clone_into(&mut ctx.tenant);
+        match state.service.authenticate_head(&mut ctx).await {
+            Ok(head) => head,
+            Err(err) => {
+                let response = error_response(&err, media_type);
+                return with_challenge(response, &err, state.challenge.as_ref());
+            }
+        }
+    } else {
+        HeadCheck::default()
+    };
+    let query = query_object(parts.uri.query());
+    let call = if parts.method == Verb::POST {
         if !is_json_content_type(&parts.headers) {
             let err = unsupported_content_type(&parts.headers);
             return json_response(415, media_type, to_json(&err.to_http_body()));
         }
-        let bytes = match read_body(
-            &parts.headers,
-            body,
-            state.config.body_limit,
-            state.config.body_read_timeout,
-        )
-        .await
-        {
-            Ok(bytes) => bytes,
-            Err(err) => return json_response(413, media_type, to_json(&err.to_http_body())),
-        };
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            None
-        } else {
-            // The UTF-8 check JSON-RPC makes too: the body's members are
-            // read into a Value today, but the check must not depend on that.
-            let value = json_text(&bytes).map_err(A2aError::from).and_then(|text| {
-                serde_json::from_str::<Value>(text)
-                    .map_err(|err| A2aError::parse_error(format!("invalid JSON: {err}")))
-            });
-            match value {
-                Ok(value) => Some(value),
-                Err(err) => return error_response(&err, media_type),
+        let (bytes, hold) = match read_body(&parts.headers, body, (&state.config).into()).await {
+            Ok(read) => read,
+            Err(BodyRefused::Refused(err)) => {
+                return json_response(413, media_type, to_json(&err.to_http_body()));
             }
-        }
+            Err(BodyRefused::OverBudget) => return super::common::over_budget_rest(media_type),
+        };
+        let parsed = if bytes.len() <= super::common::PARSE_INLINE_MAX {
+            Ok(call_of(&matched, query, &bytes))
+        } else {
+            let matched = matched.clone();
+            super::common::parse_off_workers(bytes, move |bytes| call_of(&matched, query, &bytes))
+                .await
+        };
+        // Parsed: the body's bytes leave the budget.
+        drop(hold);
+        parsed.and_then(|call| call)
     } else {
-        None
+        build_call(&matched, query, None)
     };
-    let call = match build_call(&matched, query_object(parts.uri.query()), body) {
+    let call = match call {
         Ok(call) => call,
         Err(err) => return error_response(&err, media_type),
     };
@@ -168,7 +200,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     )
     .with_binding(crate::telemetry::binding::HTTP_JSON);
     ctx.tenant = matched.tenant;
-    let answer = match state.service.call(&mut ctx, call).await {
+    let answer = match state.service.call_checked(&mut ctx, call, head).await {
         Ok(answer) => answer,
         Err(err) => {
             let response = error_response(&err, media_type);

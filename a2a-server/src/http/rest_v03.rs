@@ -20,9 +20,10 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    call_context, is_json_content_type, json_response, read_body, sse_event, sse_response, to_json,
-    unsupported_content_type, with_challenge, with_extensions,
+    BodyRefused, call_context, is_json_content_type, json_response, read_body, sse_event,
+    sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
 };
+use crate::auth::HeadCheck;
 use crate::service::{self, Request as Call};
 
 const JSON: &str = "application/json";
@@ -55,23 +56,31 @@ pub(crate) async fn handle(state: State<HttpState>, request: Request) -> Respons
         Ok(matched) => matched,
         Err(err) => return error_response(&err),
     };
-    let body = if parts.method == Verb::POST {
+    // Who calls, before a byte of the body is read.
+    let head = if state.service.authenticates_heads() {
+        let mut ctx = call_context(method, parts.headers.clone(), parts.uri.query())
+            .with_binding(crate::telemetry::binding::HTTP_JSON);
+        match state.service.authenticate_head(&mut ctx).await {
+            Ok(head) => head,
+            Err(err) => {
+                let response = error_response(&err);
+                return with_challenge(response, &err, state.challenge.as_ref());
+            }
+        }
+    } else {
+        HeadCheck::default()
+    };
+    let (body, hold) = if parts.method == Verb::POST {
         if !is_json_content_type(&parts.headers) {
             return error_response(&unsupported_content_type(&parts.headers));
         }
-        match read_body(
-            &parts.headers,
-            body,
-            state.config.body_limit,
-            state.config.body_read_timeout,
-        )
-        .await
-        {
-            Ok(bytes) => bytes,
-            Err(err) => return error_response(&err),
+        match read_body(&parts.headers, body, (&state.config).into()).await {
+            Ok((bytes, hold)) => (bytes, Some(hold)),
+            Err(BodyRefused::Refused(err)) => return error_response(&err),
+            Err(BodyRefused::OverBudget) => return super::common::over_budget_v03(),
         }
     } else {
-        Default::default()
+        (bytes::Bytes::new(), None)
     };
     if let Some(query) = parts.uri.query() {
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
@@ -80,7 +89,14 @@ pub(crate) async fn handle(state: State<HttpState>, request: Request) -> Respons
             }
         }
     }
-    let call = match decode(method, &fields, &body) {
+    let decoded = if body.len() <= super::common::PARSE_INLINE_MAX {
+        Ok(decode(method, &fields, &body))
+    } else {
+        super::common::parse_off_workers(body, move |body| decode(method, &fields, &body)).await
+    };
+    // Parsed: the body's bytes leave the budget.
+    drop(hold);
+    let call = match decoded.and_then(|call| call) {
         Ok(call) => call,
         Err(err) => return error_response(&err),
     };
@@ -93,7 +109,7 @@ pub(crate) async fn handle(state: State<HttpState>, request: Request) -> Respons
     );
     let mut ctx = call_context(call.method(), headers, parts.uri.query())
         .with_binding(crate::telemetry::binding::HTTP_JSON);
-    let answer = match state.service.call(&mut ctx, call).await {
+    let answer = match state.service.call_checked(&mut ctx, call, head).await {
         Ok(answer) => answer,
         Err(err) => {
             let response = with_challenge(error_response(&err), &err, state.challenge.as_ref());

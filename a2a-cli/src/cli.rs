@@ -233,6 +233,12 @@ pub struct ConversationsArgs {
     /// The data directory of the server (its `conversations.json` and log).
     #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a", global = true)]
     pub data_dir: PathBuf,
+    /// The server's store: `sqlite` (the index is the data directory's
+    /// file) or the `postgres://…` URL it serves with (the index is a table
+    /// of the store's schema; the messages still come from the data
+    /// directory's log).
+    #[arg(long, env = "A2A_STORE", default_value = "sqlite", global = true)]
+    pub store: String,
     /// Print JSON instead of a table.
     #[arg(long, global = true)]
     pub json: bool,

@@ -32,15 +32,28 @@ pub(crate) async fn open_index(
     })
 }
 
-pub(crate) fn run(args: &ConversationsArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(args: &ConversationsArgs) -> anyhow::Result<()> {
+    use a2a_store_sql::StoreLocation;
     let dir = &args.data_dir;
-    anyhow::ensure!(
-        dir.is_dir(),
-        "no data directory {} (give the server's with --data-dir)",
-        dir.display()
-    );
-    // Opened as the server does: what the file misses is read from the log.
-    let index = ConversationIndex::open(dir);
+    let location = match args.store.as_str() {
+        "sqlite" => StoreLocation::Sqlite(dir.clone()),
+        other => other.parse()?,
+    };
+    let index = match &location {
+        StoreLocation::Memory => {
+            anyhow::bail!("a server with --store memory keeps its conversations in memory only")
+        }
+        StoreLocation::Sqlite(_) => {
+            anyhow::ensure!(
+                dir.is_dir(),
+                "no data directory {} (give the server's with --data-dir)",
+                dir.display()
+            );
+            // Opened as the server does: what the file misses is read from the log.
+            ConversationIndex::open(dir)
+        }
+        StoreLocation::Postgres(_) => open_index(&location, dir).await?,
+    };
     match &args.what {
         ConversationsCommand::List => list(&index, args),
         ConversationsCommand::Show { conversation } => show(&index, conversation, args),
@@ -58,10 +71,14 @@ fn list(index: &ConversationIndex, args: &ConversationsArgs) -> anyhow::Result<(
         return Ok(());
     }
     if entries.is_empty() {
-        outln!(
-            "No conversations between agents in {} (its {INDEX_FILE} and log name none).",
-            args.data_dir.display()
-        )?;
+        if args.store == "sqlite" {
+            outln!(
+                "No conversations between agents in {} (its {INDEX_FILE} and log name none).",
+                args.data_dir.display()
+            )?;
+        } else {
+            outln!("No conversations between agents in the store's conversation index.")?;
+        }
         return Ok(());
     }
     let rows: Vec<[String; 5]> = entries

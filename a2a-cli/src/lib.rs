@@ -44,7 +44,7 @@ async fn execute(cli: Cli) -> anyhow::Result<()> {
         Command::Push(command) => commands::push(command).await,
         Command::Jobs(command) => jobs::run(command).await,
         Command::Log(args) => log::run(&args),
-        Command::Conversations(args) => conversations::run(&args),
+        Command::Conversations(args) => conversations::run(&args).await,
         Command::Hub(args) => hub::run(args).await,
     }
 }

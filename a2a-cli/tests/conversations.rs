@@ -84,3 +84,55 @@ fn cli_conversations_list_and_show_the_pair_a_process_agent_continues_across_res
     ]);
     assert!(unknown.contains("no conversation"), "{unknown}");
 }
+
+#[test]
+fn cli_conversations_list_reads_a_postgres_servers_index_table() {
+    let Some(database) = support::Database::create() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../a2a-gateway/tests/agents/caller.py"
+    );
+    let file = gateway_file(
+        dir.path(),
+        &format!(
+            "[agents.caller]\nkind = \"process\"\ncommand = [\"python3\", {script:?}]\n\n\
+             [agents.echo]\nkind = \"rust\"\nexecutor = \"echo\"\n"
+        ),
+    );
+    let data = dir.path().join("data");
+    let store = database.url.as_str();
+    let args = [
+        "--config",
+        arg(&file),
+        "--data-dir",
+        arg(&data),
+        "--store",
+        store,
+    ];
+    let gateway = serve(&args);
+    call_twice(&gateway.url);
+    gateway.stop(Duration::from_secs(20));
+    // The index is the store's table, not a file of the data directory.
+    assert!(!data.join("conversations.json").exists());
+
+    let all = json(&["conversations", "list", "--store", store]);
+    let all = all.as_array().unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0]["key"], "default::caller|echo");
+    let listed = ok(&["conversations", "list", "--store", store]);
+    assert!(listed.contains("caller ↔ echo"), "{listed}");
+    // The messages come from the data directory's log.
+    let shown = ok(&[
+        "conversations",
+        "show",
+        "caller|echo",
+        "--store",
+        store,
+        "--data-dir",
+        arg(&data),
+    ]);
+    assert!(shown.contains("→ echo: hello"), "{shown}");
+}

@@ -178,20 +178,13 @@ async fn collect(
 pub(crate) const OVER_BUDGET_MESSAGE: &str =
     "the server is receiving too many request bodies at once; try again shortly";
 
-/// The `google.rpc.ErrorInfo` and `RetryInfo` details of an over-budget answer.
-fn over_budget_details() -> Value {
-    serde_json::json!([
-        {
-            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-            "reason": "UNAVAILABLE",
-            "domain": a2a_core::ERROR_DOMAIN,
-            "metadata": {"retryAfter": budget::RETRY_AFTER_SECS.to_string()},
-        },
-        {
-            "@type": "type.googleapis.com/google.rpc.RetryInfo",
-            "retryDelay": format!("{}s", budget::RETRY_AFTER_SECS),
-        },
-    ])
+/// The error of a body the budget had no room for: Unavailable with the
+/// wait to suggest (its ErrorInfo and RetryInfo details come with it).
+fn over_budget() -> A2aError {
+    A2aError::unavailable(
+        OVER_BUDGET_MESSAGE,
+        Duration::from_secs(budget::RETRY_AFTER_SECS),
+    )
 }
 
 /// HTTP 503 with `Retry-After` and `body`.
@@ -211,11 +204,7 @@ pub(crate) fn over_budget_jsonrpc() -> Response {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
-        "error": {
-            "code": a2a_core::ErrorKind::Internal.jsonrpc_code(),
-            "message": OVER_BUDGET_MESSAGE,
-            "data": over_budget_details(),
-        },
+        "error": over_budget().to_jsonrpc(),
     });
     unavailable("application/json", &body)
 }
@@ -223,15 +212,10 @@ pub(crate) fn over_budget_jsonrpc() -> Response {
 /// The HTTP+JSON answer to a body the budget had no room for: 503 with a
 /// `google.rpc.Status` body.
 pub(crate) fn over_budget_rest(media_type: &'static str) -> Response {
-    let body = serde_json::json!({
-        "error": {
-            "code": 503,
-            "status": "UNAVAILABLE",
-            "message": OVER_BUDGET_MESSAGE,
-            "details": over_budget_details(),
-        },
-    });
-    unavailable(media_type, &body)
+    unavailable(
+        media_type,
+        &serde_json::to_value(over_budget().to_http_body()).unwrap_or_default(),
+    )
 }
 
 /// The 0.3 HTTP+JSON answer to a body the budget had no room for: 503 with

@@ -6,7 +6,9 @@
 # gRPC (h2c) for a short and a long run; the difference in instructions over
 # the difference in requests cancels start-up and shutdown.
 # KEEP=DIR keeps the long runs' callgrind files for callgrind_annotate.
-# SERVER_ARGS adds arguments to the server (e.g. "--conversation-log DIR").
+# SERVER_ARGS adds arguments to the server (e.g. "--conversation-log DIR"),
+# LOAD_ARGS to the load generator (e.g. "--bearer-token T" with
+# SERVER_ARGS="--bearer-token T": authenticated SendMessage).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 B=${1:-${CARGO_TARGET_DIR:-target}/release/a2a-bench}
@@ -17,7 +19,7 @@ run() { # load-mode seconds out-file [server-mode]
   local pid=$!
   for _ in $(seq 150); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.2; done
   local req
-  req=$("$B" "$1" --addr 127.0.0.1:"$PORT" --connections 8 --seconds "$2" --warmup 0 | sed -n 's/^requests=\([0-9]*\).*/\1/p')
+  req=$("$B" "$1" --addr 127.0.0.1:"$PORT" --connections 8 --seconds "$2" --warmup 0 ${LOAD_ARGS:-} | sed -n 's/^requests=\([0-9]*\).*/\1/p')
   kill -TERM $pid; wait $pid 2>/dev/null
   local ir
   ir=$(awk '/^summary:/ {print $2}' "$3")

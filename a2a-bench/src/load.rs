@@ -34,6 +34,14 @@ fn post_to(path: &str, body: Bytes) -> hyper::Request<Full<Bytes>> {
         .unwrap_or_default()
 }
 
+/// `Authorization: Bearer TOKEN`, as a header value made once.
+fn bearer(token: Option<&str>) -> anyhow::Result<Option<hyper::header::HeaderValue>> {
+    Ok(match token {
+        Some(token) => Some(hyper::header::HeaderValue::try_from(format!("Bearer {token}"))?),
+        None => None,
+    })
+}
+
 pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
@@ -62,15 +70,19 @@ struct JsonRpcConnection {
     sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     path: std::sync::Arc<str>,
     body: Bytes,
+    authorization: Option<hyper::header::HeaderValue>,
 }
 
 #[async_trait::async_trait]
 impl Connection for JsonRpcConnection {
     async fn call(&mut self) -> anyhow::Result<()> {
-        let response = self
-            .sender
-            .send_request(post_to(&self.path, self.body.clone()))
-            .await?;
+        let mut request = post_to(&self.path, self.body.clone());
+        if let Some(value) = &self.authorization {
+            request
+                .headers_mut()
+                .insert(hyper::header::AUTHORIZATION, value.clone());
+        }
+        let response = self.sender.send_request(request).await?;
         let status = response.status();
         let bytes = response.into_body().collect().await?.to_bytes();
         anyhow::ensure!(
@@ -84,6 +96,7 @@ impl Connection for JsonRpcConnection {
 struct GrpcConnection {
     client: a2a_grpc::pb::a2a_service_client::A2aServiceClient<tonic::transport::Channel>,
     request: a2a_grpc::pb::SendMessageRequest,
+    authorization: Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>,
 }
 
 #[async_trait::async_trait]
@@ -94,6 +107,9 @@ impl Connection for GrpcConnection {
             "a2a-version",
             tonic::metadata::MetadataValue::from_static("1.0"),
         );
+        if let Some(value) = &self.authorization {
+            call.metadata_mut().insert("authorization", value.clone());
+        }
         self.client.send_message(call).await?;
         Ok(())
     }
@@ -146,14 +162,21 @@ pub(crate) async fn load(
     connections: usize,
     seconds: u64,
     warmup: u64,
+    bearer_token: Option<&str>,
 ) -> anyhow::Result<()> {
     let body = request_body(a2a_core::Method::SendMessage);
     let path: std::sync::Arc<str> = path.into();
+    let authorization = bearer(bearer_token)?;
     drive(connections, seconds, warmup, || {
-        let (body, path) = (body.clone(), path.clone());
+        let (body, path, authorization) = (body.clone(), path.clone(), authorization.clone());
         async move {
             let sender = connect(addr).await?;
-            Ok(Box::new(JsonRpcConnection { sender, path, body }) as Box<dyn Connection>)
+            Ok(Box::new(JsonRpcConnection {
+                sender,
+                path,
+                body,
+                authorization,
+            }) as Box<dyn Connection>)
         }
     })
     .await
@@ -165,16 +188,22 @@ struct RawGrpcConnection {
     sender: hyper::client::conn::http2::SendRequest<Full<Bytes>>,
     uri: hyper::Uri,
     body: Bytes,
+    authorization: Option<hyper::header::HeaderValue>,
 }
 
 #[async_trait::async_trait]
 impl Connection for RawGrpcConnection {
     async fn call(&mut self) -> anyhow::Result<()> {
-        let request = hyper::Request::post(self.uri.clone())
+        let mut request = hyper::Request::post(self.uri.clone())
             .header("content-type", "application/grpc")
             .header("te", "trailers")
             .header("a2a-version", "1.0")
             .body(Full::new(self.body.clone()))?;
+        if let Some(value) = &self.authorization {
+            request
+                .headers_mut()
+                .insert(hyper::header::AUTHORIZATION, value.clone());
+        }
         let response = self.sender.send_request(request).await?;
         let status = response.status();
         let answer = response.into_body().collect().await?;
@@ -197,8 +226,10 @@ pub(crate) async fn grpc_load(
     connections: usize,
     seconds: u64,
     warmup: u64,
+    bearer_token: Option<&str>,
 ) -> anyhow::Result<()> {
     use a2a_grpc::convert::ToProto as _;
+    let authorization = bearer(bearer_token)?;
     let request = SendMessageRequest::new(
         Message::user_text("hello benchmark").with_message_id("bench-message"),
     )
@@ -217,7 +248,7 @@ pub(crate) async fn grpc_load(
         )
         .parse()?;
         return drive(connections, seconds, warmup, || {
-            let (body, uri) = (body.clone(), uri.clone());
+            let (body, uri, authorization) = (body.clone(), uri.clone(), authorization.clone());
             async move {
                 let stream = tokio::net::TcpStream::connect(addr).await?;
                 stream.set_nodelay(true)?;
@@ -227,19 +258,32 @@ pub(crate) async fn grpc_load(
                 )
                 .await?;
                 tokio::spawn(connection);
-                Ok(Box::new(RawGrpcConnection { sender, uri, body }) as Box<dyn Connection>)
+                Ok(Box::new(RawGrpcConnection {
+                    sender,
+                    uri,
+                    body,
+                    authorization,
+                }) as Box<dyn Connection>)
             }
         })
         .await;
     }
+    let metadata = match &authorization {
+        Some(value) => Some(value.to_str()?.parse()?),
+        None => None,
+    };
     drive(connections, seconds, warmup, || {
-        let request = request.clone();
+        let (request, authorization) = (request.clone(), metadata.clone());
         async move {
             let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
                 .connect()
                 .await?;
             let client = a2a_grpc::pb::a2a_service_client::A2aServiceClient::new(channel);
-            Ok(Box::new(GrpcConnection { client, request }) as Box<dyn Connection>)
+            Ok(Box::new(GrpcConnection {
+                client,
+                request,
+                authorization,
+            }) as Box<dyn Connection>)
         }
     })
     .await

@@ -70,6 +70,11 @@ enum Command {
         /// Join a cluster on the (PostgreSQL) store as this node.
         #[arg(long, conflicts_with = "gateway")]
         node_id: Option<String>,
+        /// Require `Authorization: Bearer TOKEN` on every call (what an
+        /// authenticated server pays per request; load it with the same
+        /// `--bearer-token`).
+        #[arg(long, value_name = "TOKEN", conflicts_with = "gateway")]
+        bearer_token: Option<String>,
     },
     /// Fill a durable store with completed tasks and pending jobs, then close it.
     Seed {
@@ -122,6 +127,9 @@ enum Command {
         seconds: u64,
         #[arg(long, default_value_t = 2)]
         warmup: u64,
+        /// Send `Authorization: Bearer TOKEN` with every call.
+        #[arg(long, value_name = "TOKEN")]
+        bearer_token: Option<String>,
     },
     /// Generate unary SendMessage load over gRPC.
     GrpcLoad {
@@ -138,6 +146,9 @@ enum Command {
         seconds: u64,
         #[arg(long, default_value_t = 2)]
         warmup: u64,
+        /// Send `Authorization: Bearer TOKEN` with every call.
+        #[arg(long, value_name = "TOKEN")]
+        bearer_token: Option<String>,
     },
     /// Open many streams at once and time their first event.
     Streams {
@@ -216,6 +227,7 @@ fn main() -> anyhow::Result<()> {
             conversation_log,
             gateway,
             node_id,
+            bearer_token,
         } => {
             sdk::install_log();
             one_worker()?.block_on(sdk::serve_sdk(
@@ -224,6 +236,7 @@ fn main() -> anyhow::Result<()> {
                 conversation_log,
                 gateway,
                 node_id,
+                bearer_token,
             ))
         }
         Command::Seed {
@@ -245,14 +258,30 @@ fn main() -> anyhow::Result<()> {
             connections,
             seconds,
             warmup,
-        } => one_worker()?.block_on(load::load(addr, &path, connections, seconds, warmup)),
+            bearer_token,
+        } => one_worker()?.block_on(load::load(
+            addr,
+            &path,
+            connections,
+            seconds,
+            warmup,
+            bearer_token.as_deref(),
+        )),
         Command::GrpcLoad {
             addr,
             raw,
             connections,
             seconds,
             warmup,
-        } => one_worker()?.block_on(load::grpc_load(addr, raw, connections, seconds, warmup)),
+            bearer_token,
+        } => one_worker()?.block_on(load::grpc_load(
+            addr,
+            raw,
+            connections,
+            seconds,
+            warmup,
+            bearer_token.as_deref(),
+        )),
         Command::Streams {
             addr,
             count,

@@ -15,6 +15,7 @@ pub(crate) async fn serve_sdk(
     conversation_log: Option<std::path::PathBuf>,
     gateway: bool,
     node_id: Option<String>,
+    bearer_token: Option<String>,
 ) -> anyhow::Result<()> {
     let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
@@ -72,7 +73,12 @@ pub(crate) async fn serve_sdk(
         if let Some(log) = log {
             builder = builder.conversation_log(log);
         }
-        let service = a2a_server::A2aService::new(builder.build());
+        let mut service = a2a_server::A2aService::new(builder.build());
+        if let Some(token) = bearer_token {
+            use a2a_server::auth::{BearerAuth, Principal};
+            service =
+                service.with_authentication(BearerAuth::new().token(token, Principal::new("bench")));
+        }
         (
             a2a_grpc::router(service.clone(), HttpConfig::default()),
             service,

@@ -1,7 +1,9 @@
 //! Calling A2A agents: a [`Client`] made from an agent card picks a transport
 //! (JSON-RPC and HTTP+JSON built in, gRPC through `a2a-grpc`) and offers the
 //! eleven operations; streams are `futures::Stream`s with an idle timeout
-//! instead of a whole-request deadline. `https://` URLs use TLS on every
+//! instead of a whole-request deadline, and a task's stream cut before the
+//! task settles is picked up again, on the card's other interfaces if need
+//! be, without repeating an event ([`resume`]). `https://` URLs use TLS on every
 //! binding, checked against the system's roots and any given once to
 //! [`ClientBuilder::root_certificates`] (a private CA, say).
 //!

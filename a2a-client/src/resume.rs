@@ -288,15 +288,17 @@ impl Seen {
 }
 
 /// Whether a stream that broke with `error` may be picked up again: an
-/// answer of the agent (an A2A error) is its word, not a cut.
+/// answer of the agent (an A2A error) is its word, not a cut, unless it
+/// says to come back (busy, unavailable: a node going away).
 fn is_cut(error: &ClientError) -> bool {
-    !matches!(
-        error.kind(),
-        ClientErrorKind::Protocol
-            | ClientErrorKind::Unsupported
-            | ClientErrorKind::Config
-            | ClientErrorKind::Signature
-    )
+    match error.kind() {
+        ClientErrorKind::Connection
+        | ClientErrorKind::Timeout
+        | ClientErrorKind::Http
+        | ClientErrorKind::Decode => true,
+        ClientErrorKind::Protocol => error.is_retryable(),
+        _ => false,
+    }
 }
 
 /// A stream being read, and what to do when it ends.
@@ -502,5 +504,93 @@ impl Resuming {
             ),
         )
         .with_task_id(task_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use a2a_core::{Message, Part, TaskState};
+
+    use super::*;
+
+    fn artifact(id: &str, texts: &[&str]) -> Artifact {
+        Artifact::new(texts.iter().map(|t| Part::text(*t)).collect()).with_id(id)
+    }
+
+    fn seen_of(task: &Task) -> Seen {
+        let mut seen = Seen::default();
+        seen.apply(&StreamResponse::Task(task.clone()));
+        seen
+    }
+
+    #[test]
+    fn the_same_snapshot_again_brings_nothing() {
+        let mut task = Task::new("t", "c", TaskState::Working);
+        task.artifacts = vec![artifact("a", &["1"])];
+        task.history = vec![Message::agent_text("hi")];
+        assert!(seen_of(&task).catch_up(&task).is_empty());
+    }
+
+    #[test]
+    fn a_changed_artifact_is_replaced_and_a_grown_one_appended() {
+        let mut before = Task::new("t", "c", TaskState::Working);
+        before.artifacts = vec![artifact("a", &["1"]), artifact("b", &["1", "2"])];
+        let seen = seen_of(&before);
+        let mut after = before.clone();
+        after.artifacts = vec![artifact("a", &["1", "2"]), artifact("b", &["3"])];
+        let events = seen.catch_up(&after);
+        let [
+            StreamResponse::ArtifactUpdate(a),
+            StreamResponse::ArtifactUpdate(b),
+        ] = &events[..]
+        else {
+            panic!("{events:?}")
+        };
+        assert!(a.append && !a.last_chunk);
+        assert_eq!(a.artifact.parts, [Part::text("2")]);
+        assert!(!b.append);
+        assert_eq!(b.artifact.parts, [Part::text("3")]);
+    }
+
+    #[test]
+    fn a_status_seen_is_not_told_again_and_a_new_one_is() {
+        let task = Task::new("t", "c", TaskState::Working);
+        let mut seen = seen_of(&task);
+        let mut update = TaskStatusUpdateEvent::new("t", "c", TaskState::Working);
+        update.status = task.status.clone();
+        let again = StreamResponse::StatusUpdate(update);
+        assert!(seen.repeats(&again));
+        let mut done = task.clone();
+        done.status.state = TaskState::Completed;
+        let events = seen.catch_up(&done);
+        assert!(matches!(&events[..], [StreamResponse::StatusUpdate(u)] if u.status.state == TaskState::Completed));
+        seen.apply(&events[0]);
+        assert!(!seen.resumable());
+    }
+
+    #[test]
+    fn only_named_unsettled_task_streams_resume() {
+        let mut seen = Seen::default();
+        assert!(!seen.resumable());
+        seen.apply(&StreamResponse::Message(Message::agent_text("hi")));
+        assert!(!seen.resumable(), "a message-only reply");
+        let mut seen = Seen::default();
+        let mut update = TaskStatusUpdateEvent::new("t", "c", TaskState::Working);
+        seen.apply(&StreamResponse::StatusUpdate(update.clone()));
+        assert!(seen.resumable());
+        update.status.state = TaskState::AuthRequired;
+        seen.apply(&StreamResponse::StatusUpdate(update));
+        assert!(!seen.resumable());
+    }
+
+    #[test]
+    fn pauses_double_from_none_up_to_the_longest() {
+        let policy = ResumePolicy {
+            first_pause: Duration::from_millis(100),
+            longest_pause: Duration::from_millis(350),
+            ..ResumePolicy::default()
+        };
+        let pauses: Vec<u128> = (0..5).map(|n| policy.pause(n).as_millis()).collect();
+        assert_eq!(pauses, [0, 100, 200, 350, 350]);
     }
 }

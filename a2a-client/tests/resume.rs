@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_client::{Client, ClientBuilder, ClientError, EventStream, ResumePolicy, RetryPolicy};
+use a2a_client::{CallOptions, Client, ClientBuilder, ClientError, EventStream, ResumePolicy, RetryPolicy};
 use a2a_core::{
     AgentCard, Artifact, Message, Part, Role, SendMessageRequest, StreamResponse, Task, TaskState,
     TaskStatus, TaskStatusUpdateEvent, binding,
@@ -24,10 +24,10 @@ use futures::StreamExt as _;
 use serde_json::{Value, json};
 
 /// How a scripted stream ends.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum End {
-    /// The connection breaks mid-body.
-    Broken,
+    /// The body says nothing more: cut by the client's idle timeout.
+    Silent,
     /// The body just ends.
     Ends,
 }
@@ -90,21 +90,19 @@ async fn answer(script: Arc<Script>, method: Method, uri: Uri, body: String) -> 
     match next.unwrap_or(Answer::Broken) {
         Answer::Task(task) => axum::Json(wrap(serde_json::to_value(task).unwrap())).into_response(),
         Answer::Events(events, end) => {
-            let mut chunks: Vec<Result<String, std::io::Error>> = events
+            let chunks: Vec<Result<String, std::io::Error>> = events
                 .iter()
                 .map(|event| {
                     let data = wrap(serde_json::to_value(event).unwrap());
                     Ok(format!("data: {data}\n\n"))
                 })
                 .collect();
-            if end == End::Broken {
-                chunks.push(Err(std::io::Error::other("cut")));
-            }
-            (
-                [("content-type", "text/event-stream")],
-                Body::from_stream(futures::stream::iter(chunks)),
-            )
-                .into_response()
+            let chunks = futures::stream::iter(chunks);
+            let body = match end {
+                End::Silent => Body::from_stream(chunks.chain(futures::stream::pending())),
+                End::Ends => Body::from_stream(chunks),
+            };
+            ([("content-type", "text/event-stream")], body).into_response()
         }
         Answer::Error(code) => {
             let error = json!({"code": code, "message": "scripted"});
@@ -152,8 +150,14 @@ fn client(urls: &[&str], binding: &str, policy: ResumePolicy) -> Client {
         };
         card = card.with_interface(url, binding);
     }
+    // A stream silent for this long counts as cut.
+    let idle = CallOptions {
+        idle_timeout: Some(Duration::from_millis(300)),
+        ..CallOptions::default()
+    };
     ClientBuilder::new()
         .retry(RetryPolicy::none())
+        .default_options(idle)
         .resume_streams(policy)
         .build(card)
         .unwrap()
@@ -263,9 +267,9 @@ fn cut_then_resumed(end: End) -> Vec<Answer> {
 #[tokio::test]
 async fn a_cut_stream_is_resumed_with_every_event_once_in_order() {
     for (binding, end) in [
-        (binding::JSONRPC, End::Broken),
+        (binding::JSONRPC, End::Silent),
         (binding::JSONRPC, End::Ends),
-        (binding::HTTP_JSON, End::Broken),
+        (binding::HTTP_JSON, End::Silent),
         (binding::HTTP_JSON, End::Ends),
     ] {
         let (url, script) = agent(cut_then_resumed(end)).await;
@@ -295,7 +299,7 @@ async fn a_cut_stream_is_resumed_with_every_event_once_in_order() {
 
 #[tokio::test]
 async fn a_subscription_is_resumed_too() {
-    let mut answers = cut_then_resumed(End::Broken);
+    let mut answers = cut_then_resumed(End::Silent);
     // A subscription opens with the task as it stands.
     let Answer::Events(first, _) = &mut answers[0] else {
         unreachable!()
@@ -392,7 +396,7 @@ async fn a_dead_interface_is_left_for_the_next_one() {
             StreamResponse::Task(task(TaskState::Working, 1, Vec::new())),
             made("a-1", &["one"]),
         ],
-        End::Broken,
+        End::Silent,
     )])
     .await;
     let (second_url, second) = agent(vec![Answer::Events(

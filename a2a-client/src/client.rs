@@ -21,7 +21,7 @@ use a2a_core::{
 use crate::http::HttpSettings;
 use crate::{
     CallOptions, CardResolver, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
-    JsonRpcTransport, ResumePolicy, RestTransport, RetryPolicy, RootCertificates, Transport,
+    JsonRpcTransport, RestTransport, ResumePolicy, RetryPolicy, RootCertificates, Transport,
 };
 #[cfg(feature = "v03")]
 use crate::{JsonRpcV03Transport, RestV03Transport};
@@ -726,12 +726,9 @@ impl Client {
         let method = request.method();
         let stream = self.open_stream(request, options).await?;
         let stream = match self.resume.enabled {
-            true => crate::resume::resuming(
-                self.clone(),
-                stream,
-                options.cloned(),
-                self.resume.clone(),
-            ),
+            true => {
+                crate::resume::resuming(self.clone(), stream, options.cloned(), self.resume.clone())
+            }
             false => stream,
         };
         Ok(self.observe(method, stream))

@@ -43,9 +43,9 @@ mod jsonrpc_v03;
 mod middleware;
 mod resolver;
 mod rest;
-pub mod resume;
 #[cfg(feature = "v03")]
 mod rest_v03;
+pub mod resume;
 pub mod sse;
 pub mod telemetry;
 mod tls;
@@ -62,9 +62,9 @@ pub use self::jsonrpc_v03::JsonRpcV03Transport;
 pub use self::middleware::{AuthInterceptor, ClientInterceptor, RetryPolicy, before_fn};
 pub use self::resolver::{CardResolver, MAX_CARD_SIZE};
 pub use self::rest::RestTransport;
-pub use self::resume::ResumePolicy;
 #[cfg(feature = "v03")]
 pub use self::rest_v03::RestV03Transport;
+pub use self::resume::ResumePolicy;
 pub use self::tls::RootCertificates;
 pub use self::transport::{CallOptions, EventStream, Transport, wrong_way};
 pub use a2a_core as core;

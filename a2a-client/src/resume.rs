@@ -142,10 +142,7 @@ impl Seen {
     pub(crate) fn resumable(&self) -> bool {
         !self.message_only
             && !self.task_id.is_empty()
-            && !self
-                .status
-                .as_ref()
-                .is_some_and(|s| s.state.is_settled())
+            && !self.status.as_ref().is_some_and(|s| s.state.is_settled())
     }
 
     fn name(&mut self, task_id: &str, context_id: &str) {
@@ -206,10 +203,9 @@ impl Seen {
                 .status
                 .as_ref()
                 .is_some_and(|s| same_status(s, &update.status)),
-            StreamResponse::ArtifactUpdate(update) if !update.append => self
-                .artifacts
-                .iter()
-                .any(|a| *a == update.artifact),
+            StreamResponse::ArtifactUpdate(update) if !update.append => {
+                self.artifacts.contains(&update.artifact)
+            }
             StreamResponse::Message(message) => self.messages.contains(&message.message_id),
             StreamResponse::Task(_) | StreamResponse::ArtifactUpdate(_) => false,
         }
@@ -563,7 +559,9 @@ mod tests {
         let mut done = task.clone();
         done.status.state = TaskState::Completed;
         let events = seen.catch_up(&done);
-        assert!(matches!(&events[..], [StreamResponse::StatusUpdate(u)] if u.status.state == TaskState::Completed));
+        assert!(
+            matches!(&events[..], [StreamResponse::StatusUpdate(u)] if u.status.state == TaskState::Completed)
+        );
         seen.apply(&events[0]);
         assert!(!seen.resumable());
     }

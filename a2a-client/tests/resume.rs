@@ -12,7 +12,9 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_client::{CallOptions, Client, ClientBuilder, ClientError, EventStream, ResumePolicy, RetryPolicy};
+use a2a_client::{
+    CallOptions, Client, ClientBuilder, ClientError, EventStream, ResumePolicy, RetryPolicy,
+};
 use a2a_core::{
     AgentCard, Artifact, Message, Part, Role, SendMessageRequest, StreamResponse, Task, TaskState,
     TaskStatus, TaskStatusUpdateEvent, binding,
@@ -38,7 +40,7 @@ enum Answer {
     /// These events, then the end.
     Events(Vec<StreamResponse>, End),
     /// This task.
-    Task(Task),
+    Task(Box<Task>),
     /// A JSON-RPC error of this code.
     Error(i64),
     /// HTTP 500 with no A2A body.
@@ -355,7 +357,7 @@ async fn a_task_that_finished_while_cut_off_is_read_and_caught_up() {
         ),
         // UnsupportedOperationError: the task is terminal.
         Answer::Error(-32004),
-        Answer::Task(done.clone()),
+        Answer::Task(Box::new(done.clone())),
     ])
     .await;
     let client = client(&[&url], binding::JSONRPC, quick());
@@ -428,7 +430,11 @@ async fn a_dead_interface_is_left_for_the_next_one() {
 #[tokio::test]
 async fn resuming_gives_up_after_its_attempts_and_names_the_task() {
     let (url, script) = agent(vec![Answer::Events(
-        vec![StreamResponse::Task(task(TaskState::Working, 1, Vec::new()))],
+        vec![StreamResponse::Task(task(
+            TaskState::Working,
+            1,
+            Vec::new(),
+        ))],
         End::Ends,
     )])
     .await;

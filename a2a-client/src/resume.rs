@@ -3,7 +3,7 @@
 //! A task stream (`SendStreamingMessage`, `SubscribeToTask`) that ends
 //! before the task is terminal or interrupted — the node holding it died,
 //! a proxy cut the connection, the stream went silent past its idle
-//! timeout — is picked up again with `SubscribeToTask`: first on the
+//! timeout, an event arrived broken — is picked up again with `SubscribeToTask`: first on the
 //! interface it was on, then on the card's other usable interfaces in the
 //! client's order of preference, pausing between attempts (doubling from
 //! [`ResumePolicy::first_pause`] up to [`ResumePolicy::longest_pause`]) and
@@ -313,6 +313,7 @@ struct Resuming {
     /// The stream is a resumption: its first event is the snapshot to
     /// catch up from.
     expect_snapshot: bool,
+    /// The stream was resumed at least once: repeats are dropped.
     resumed: bool,
     /// Nothing more comes after `pending`.
     finished: bool,

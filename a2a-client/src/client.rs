@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use a2a_signing::TrustedKeys;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::StreamExt as _;
 
@@ -21,7 +21,7 @@ use a2a_core::{
 use crate::http::HttpSettings;
 use crate::{
     CallOptions, CardResolver, ClientError, ClientErrorKind, ClientInterceptor, EventStream,
-    JsonRpcTransport, RestTransport, RetryPolicy, RootCertificates, Transport,
+    JsonRpcTransport, RestTransport, ResumePolicy, RetryPolicy, RootCertificates, Transport,
 };
 #[cfg(feature = "v03")]
 use crate::{JsonRpcV03Transport, RestV03Transport};
@@ -167,6 +167,7 @@ pub struct ClientBuilder {
     defaults: CallOptions,
     interceptors: Vec<Arc<dyn ClientInterceptor>>,
     retry: RetryPolicy,
+    resume: ResumePolicy,
     track_blocking_sends: bool,
     context: TransportContext,
     /// Whether `context.http` is the builder's own (so it may be remade with
@@ -214,6 +215,7 @@ impl ClientBuilder {
             defaults: CallOptions::default(),
             interceptors: Vec::new(),
             retry: RetryPolicy::default(),
+            resume: ResumePolicy::default(),
             track_blocking_sends: true,
             context: TransportContext {
                 http,
@@ -364,6 +366,35 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether and how the task streams of the clients made here are
+    /// resumed when cut (default: [`ResumePolicy::default`], on; see
+    /// [`crate::resume`]). [`ResumePolicy::off`] hands a cut stream's end to
+    /// the caller as it comes.
+    #[must_use]
+    pub fn resume_streams(mut self, policy: ResumePolicy) -> Self {
+        self.resume = policy;
+        self
+    }
+
+    /// The interfaces of `card` this builder can use, the one
+    /// [`choose`](Self::choose) picks first, then the others in order of
+    /// preference: where a cut stream is resumed.
+    fn ranked<'c>(&self, card: &'c AgentCard) -> Vec<&'c AgentInterface> {
+        let rank = |i: &AgentInterface| {
+            self.preferences
+                .iter()
+                .position(|p| *p == i.protocol_binding)
+                .unwrap_or(self.preferences.len())
+        };
+        let mut usable: Vec<&AgentInterface> = card
+            .supported_interfaces
+            .iter()
+            .filter(|i| usable(i, self.factories.get(&i.protocol_binding)))
+            .collect();
+        usable.sort_by_key(|i| (is_v03(&i.protocol_version), rank(i)));
+        usable
+    }
+
     /// The interface this builder would pick from `card`.
     pub fn choose<'c>(&self, card: &'c AgentCard) -> Result<&'c AgentInterface, ClientError> {
         let rank = |i: &AgentInterface| {
@@ -412,6 +443,16 @@ impl ClientBuilder {
         let interface = self.choose(&card)?.clone();
         let transport =
             self.factories[&interface.protocol_binding].create_in(&interface, &self.context)?;
+        let others = self
+            .ranked(&card)
+            .into_iter()
+            .filter(|i| **i != interface)
+            .map(|i| Alternative {
+                interface: i.clone(),
+                factory: self.factories[&i.protocol_binding].clone(),
+                transport: OnceLock::new(),
+            })
+            .collect();
         Ok(Client {
             transport,
             interface,
@@ -419,9 +460,30 @@ impl ClientBuilder {
             defaults: Arc::new(self.defaults.clone()),
             interceptors: self.interceptors.clone().into(),
             retry: self.retry.clone(),
+            resume: self.resume.clone(),
+            others: Arc::new(Alternatives {
+                list: others,
+                context: self.context.clone(),
+            }),
             track_blocking_sends: self.track_blocking_sends,
         })
     }
+}
+
+/// An interface of the card besides the one a [`Client`] uses, with its
+/// transport once made.
+struct Alternative {
+    interface: AgentInterface,
+    factory: Arc<dyn TransportFactory>,
+    transport: OnceLock<Arc<dyn Transport>>,
+}
+
+/// The other interfaces a [`Client`] may resume a stream on, in order of
+/// preference, and what their transports are made with.
+#[derive(Default)]
+struct Alternatives {
+    list: Vec<Alternative>,
+    context: TransportContext,
 }
 
 /// Calls one agent. Cheap to clone.
@@ -440,6 +502,9 @@ pub struct Client {
     defaults: Arc<CallOptions>,
     interceptors: Arc<[Arc<dyn ClientInterceptor>]>,
     retry: RetryPolicy,
+    resume: ResumePolicy,
+    /// Where a cut stream may also be resumed.
+    others: Arc<Alternatives>,
     track_blocking_sends: bool,
 }
 
@@ -467,8 +532,53 @@ impl Client {
             defaults: Arc::new(CallOptions::default()),
             interceptors: Arc::from(Vec::new()),
             retry: RetryPolicy::default(),
+            resume: ResumePolicy::default(),
+            others: Arc::new(Alternatives::default()),
             track_blocking_sends: true,
         }
+    }
+
+    /// This client, resuming cut task streams as `policy` says (see
+    /// [`ClientBuilder::resume_streams`]).
+    #[must_use]
+    pub fn with_stream_resume(mut self, policy: ResumePolicy) -> Self {
+        self.resume = policy;
+        self
+    }
+
+    /// How this client resumes cut task streams.
+    pub fn resume_policy(&self) -> &ResumePolicy {
+        &self.resume
+    }
+
+    /// How many interfaces a stream may be resumed on: this client's own,
+    /// then the card's other usable ones.
+    pub(crate) fn interface_count(&self) -> usize {
+        1 + self.others.list.len()
+    }
+
+    /// This client on interface `index` of [`interface_count`]
+    /// (0 is its own), its transport made on first use.
+    ///
+    /// [`interface_count`]: Self::interface_count
+    pub(crate) fn on_interface(&self, index: usize) -> Result<Client, ClientError> {
+        let Some(other) = index.checked_sub(1).and_then(|i| self.others.list.get(i)) else {
+            return Ok(self.clone());
+        };
+        let transport = match other.transport.get() {
+            Some(transport) => transport.clone(),
+            None => {
+                let made = other
+                    .factory
+                    .create_in(&other.interface, &self.others.context)?;
+                other.transport.get_or_init(|| made).clone()
+            }
+        };
+        Ok(Client {
+            transport,
+            interface: other.interface.clone(),
+            ..self.clone()
+        })
     }
 
     /// This client, with blocking sends tracked or not (see
@@ -606,21 +716,47 @@ impl Client {
         })
     }
 
-    /// One streaming operation: the events as they come; interceptors see
-    /// each one.
+    /// One streaming operation: the events as they come, resumed when cut
+    /// (as the client's [`ResumePolicy`] says); interceptors see each one.
     async fn streaming(
         &self,
         request: Request,
         options: Option<&CallOptions>,
     ) -> Result<EventStream, ClientError> {
         let method = request.method();
-        let transport = &self.transport;
-        let stream = self
-            .run(request, false, options, |request, o| async move {
-                transport.stream(request, &o).await
-            })
-            .await?;
+        let stream = self.open_stream(request, options).await?;
+        let stream = match self.resume.enabled {
+            true => {
+                crate::resume::resuming(self.clone(), stream, options.cloned(), self.resume.clone())
+            }
+            false => stream,
+        };
         Ok(self.observe(method, stream))
+    }
+
+    /// One streaming operation, never resumed (for the task follower, which
+    /// recovers in its own way); interceptors see each event.
+    pub(crate) async fn streaming_once(
+        &self,
+        request: Request,
+        options: Option<&CallOptions>,
+    ) -> Result<EventStream, ClientError> {
+        let method = request.method();
+        let stream = self.open_stream(request, options).await?;
+        Ok(self.observe(method, stream))
+    }
+
+    /// Opens one stream on this client's transport, as it comes.
+    pub(crate) async fn open_stream(
+        &self,
+        request: Request,
+        options: Option<&CallOptions>,
+    ) -> Result<EventStream, ClientError> {
+        let transport = &self.transport;
+        self.run(request, false, options, |request, o| async move {
+            transport.stream(request, &o).await
+        })
+        .await
     }
 
     /// Passes every event of a stream through the interceptors.
@@ -766,7 +902,9 @@ impl Client {
             .await
     }
 
-    /// `SendStreamingMessage`: the events as they come; interceptors see each one.
+    /// `SendStreamingMessage`: the events as they come; interceptors see
+    /// each one. A task stream cut before the task settles is resumed (see
+    /// [`crate::resume`]) unless [`ClientBuilder::resume_streams`] says not.
     pub async fn send_streaming_message(
         &self,
         request: SendMessageRequest,
@@ -776,7 +914,9 @@ impl Client {
             .await
     }
 
-    /// `SubscribeToTask`: the events as they come; interceptors see each one.
+    /// `SubscribeToTask`: the events as they come; interceptors see each
+    /// one. Cut before the task settles, it is resumed as
+    /// [`send_streaming_message`](Self::send_streaming_message)'s stream is.
     pub async fn subscribe_to_task(
         &self,
         request: SubscribeToTaskRequest,

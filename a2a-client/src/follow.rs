@@ -334,9 +334,11 @@ impl<'c> TaskFollower<'c> {
             ..SubscribeToTaskRequest::default()
         };
         let options = &self.options;
-        let call = self
-            .client
-            .subscribe_to_task(request, options.call_options.as_ref());
+        // Not resumed by the client: a cut is this follower's to handle.
+        let call = self.client.streaming_once(
+            a2a_core::operation::Request::SubscribeToTask(request),
+            options.call_options.as_ref(),
+        );
         let opened = within(
             options.deadline,
             self.task_id.as_deref(),
@@ -516,7 +518,11 @@ where
         let stream = within(
             deadline,
             None,
-            client.send_streaming_message(request, options),
+            // The follower reads the task when this stream is cut.
+            client.streaming_once(
+                a2a_core::operation::Request::SendStreamingMessage(Box::new(request)),
+                options,
+            ),
         )
         .await??;
         TaskFollower::on_stream(client, stream, None)

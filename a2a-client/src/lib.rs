@@ -1,7 +1,9 @@
 //! Calling A2A agents: a [`Client`] made from an agent card picks a transport
 //! (JSON-RPC and HTTP+JSON built in, gRPC through `a2a-grpc`) and offers the
 //! eleven operations; streams are `futures::Stream`s with an idle timeout
-//! instead of a whole-request deadline. `https://` URLs use TLS on every
+//! instead of a whole-request deadline, and a task's stream cut before the
+//! task settles is picked up again, on the card's other interfaces if need
+//! be, without repeating an event ([`resume`]). `https://` URLs use TLS on every
 //! binding, checked against the system's roots and any given once to
 //! [`ClientBuilder::root_certificates`] (a private CA, say).
 //!
@@ -43,6 +45,7 @@ mod resolver;
 mod rest;
 #[cfg(feature = "v03")]
 mod rest_v03;
+pub mod resume;
 pub mod sse;
 pub mod telemetry;
 mod tls;
@@ -61,6 +64,7 @@ pub use self::resolver::{CardResolver, MAX_CARD_SIZE};
 pub use self::rest::RestTransport;
 #[cfg(feature = "v03")]
 pub use self::rest_v03::RestV03Transport;
+pub use self::resume::ResumePolicy;
 pub use self::tls::RootCertificates;
 pub use self::transport::{CallOptions, EventStream, Transport, wrong_way};
 pub use a2a_core as core;

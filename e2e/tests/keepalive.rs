@@ -122,7 +122,9 @@ async fn quiet_stream(client_ping: Duration, server_ping: Duration) -> Outcome {
     let cutter = idle_cutter(server.addr, IDLE_CUT).await;
     // Through the client builder, as an application would set it.
     let settings = GrpcSettings::default().keep_alive(client_ping, Duration::from_secs(10));
+    // Not resumed: the cut itself is what this measures.
     let client = a2a_grpc::register_with(ClientBuilder::new(), settings)
+        .resume_streams(a2a_client::ResumePolicy::off())
         .prefer([binding::GRPC])
         .build(support::card(cutter.addr))
         .unwrap();

@@ -30,6 +30,7 @@ use sqlx::{
 use crate::common::{
     Bind, JOB_COLUMNS, JobChange, JobOp, JobRow, KEY_CHECK_NAME, TaskOp, TaskWrite, backend,
     checkpoint_columns, checkpoint_from, config_json, event_json, finished_jobs, job_from_row,
+    lease_binds,
     micros, parse_config, parse_event, parse_task, task_json, terminal_tasks, to_i64, to_u64,
 };
 use crate::crypt::{KEY_CHECK, is_sealed};
@@ -56,6 +57,12 @@ pub(crate) trait Dialect: Send + Sync + 'static {
         sql: &'static str,
         binds: Vec<Bind>,
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Whether task writes check a [`Cause::lease`] (a store several nodes
+    /// share); others ignore it. The default: no.
+    fn fences_writes(&self) -> bool {
+        false
+    }
 
     /// A push config of `task_id` is about to be saved.
     fn push_config_saving(&self, task_id: &str) {
@@ -203,6 +210,8 @@ where
             .map(|write| JobChange::from_write(&task.id, write))
             .transpose()?;
         let job_op = job.as_ref().map(|job| job.op);
+        let lease = lease_binds(cause).filter(|_| self.dialect.fences_writes());
+        let fenced = lease.is_some();
         // One statement group writes the task, appends its event and
         // applies the job change, atomically.
         let binds = vec![
@@ -225,10 +234,14 @@ where
                     op: TaskOp::Create,
                     binds,
                     job,
+                    lease,
                 },
             )
             .await?;
         if written == 0 {
+            if fenced {
+                self.check_lease(&task.id, cause).await?;
+            }
             // Refused: the task exists, or the job change could not apply
             // (an unfinished job to record over, none to finish).
             if job_op == Some(JobOp::Finish) {
@@ -264,6 +277,8 @@ where
             .as_ref()
             .map(|write| JobChange::from_write(&task.id, write))
             .transpose()?;
+        let lease = lease_binds(cause).filter(|_| self.dialect.fences_writes());
+        let fenced = lease.is_some();
         let job_refusal = job.as_ref().map(|job| match job.op {
             JobOp::Record => StoreError::AlreadyExists(job.task_id.clone()),
             JobOp::Finish => StoreError::NotFound(job.task_id.clone()),
@@ -292,10 +307,14 @@ where
                     op: TaskOp::Update,
                     binds,
                     job,
+                    lease,
                 },
             )
             .await?;
         if written == 0 {
+            if fenced {
+                self.check_lease(&task.id, cause).await?;
+            }
             let found: Option<i64> = sqlx::query_scalar(
                 "SELECT version FROM tasks \
                  WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",
@@ -318,6 +337,29 @@ where
             });
         }
         Ok(expected + 1)
+    }
+
+    /// After a fenced write changed nothing: [`StoreError::LeaseLost`] if the
+    /// writer's lease is gone (the likeliest reason, so it is asked first),
+    /// `Ok` to go on finding out why.
+    async fn check_lease(&self, task_id: &str, cause: &Cause<'_>) -> Result<(), StoreError> {
+        let Some(lease) = cause.lease else {
+            return Ok(());
+        };
+        let held: Option<i64> = sqlx::query_scalar(
+            "SELECT 1 FROM jobs WHERE task_id = $1 AND state = 'RUNNING' AND node = $2 \
+             AND attempts = $3",
+        )
+        .bind(task_id)
+        .bind(lease.node)
+        .bind(i64::from(lease.epoch))
+        .fetch_optional(&self.writer)
+        .await
+        .map_err(backend)?;
+        match held {
+            Some(_) => Ok(()),
+            None => Err(StoreError::LeaseLost(task_id.to_owned())),
+        }
     }
 
     /// `TaskStore::get`.

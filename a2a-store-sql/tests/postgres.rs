@@ -14,7 +14,8 @@ use a2a_core::{AuthenticationInfo, TaskPushNotificationConfig};
 use a2a_server::Caller;
 use a2a_server::store::PushConfigStore;
 use a2a_store_suite::{
-    job_store_suite, job_writes_suite, lease_suite, push_config_store_suite, task_store_suite,
+    fencing_suite, job_store_suite, job_writes_suite, lease_suite, push_config_store_suite,
+    task_store_suite,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -120,6 +121,14 @@ async fn job_store_conforms() {
 async fn job_store_keeps_cluster_leases() {
     in_fresh_schema(None, |store, _| async move {
         lease_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn writes_under_a_lost_lease_are_refused() {
+    in_fresh_schema(None, |store, _| async move {
+        fencing_suite(&store).await;
     })
     .await;
 }

@@ -596,6 +596,25 @@ impl Executions {
                 }
             }
         };
+        // In cluster mode the job is this node's lease, and every write of
+        // the execution carries it: a job this node records starts at
+        // attempt 1; a claimed one is read back for its attempt (a claim is
+        // rare, so the read costs nothing that matters). A job some other
+        // node holds already gets an epoch no job has (0): its first write
+        // is refused, and the execution stops there.
+        let lease_epoch = match (&self.shared.cluster, &self.shared.jobs) {
+            (Some(_), Some(jobs)) if start.resumed => match jobs.get(&task_id).await? {
+                Some(job)
+                    if job.state == crate::store::JobState::Running
+                        && job.node == self.shared.job_config.node =>
+                {
+                    Some(job.attempts)
+                }
+                _ => Some(0),
+            },
+            (Some(_), Some(_)) => Some(1),
+            _ => None,
+        };
         if start.resumed {
             // Read again now that the execution is registered: a cancel that
             // came in between either found it live, or wrote first and is seen
@@ -644,6 +663,8 @@ impl Executions {
             job,
             checkpoint_written: false,
             observer,
+            lease_epoch,
+            fenced: false,
         };
         // The execution's span: a child of the call's, entered whenever the
         // execution runs (inline or on a task of its own).

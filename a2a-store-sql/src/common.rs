@@ -86,6 +86,7 @@ pub(crate) struct TaskWrite {
     pub(crate) job: Option<JobChange>,
     /// The writer's lease, when the write is fenced: node, then epoch
     /// (binds after the job change's). A backend with no cluster ignores it.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) lease: Option<[Bind; 2]>,
 }
 

@@ -346,8 +346,8 @@ where
         let Some(lease) = cause.lease else {
             return Ok(());
         };
-        let held: Option<i64> = sqlx::query_scalar(
-            "SELECT 1 FROM jobs WHERE task_id = $1 AND state = 'RUNNING' AND node = $2 \
+        let held: Option<String> = sqlx::query_scalar(
+            "SELECT task_id FROM jobs WHERE task_id = $1 AND state = 'RUNNING' AND node = $2 \
              AND attempts = $3",
         )
         .bind(task_id)

@@ -162,17 +162,18 @@ pub async fn fencing_suite<S: TaskStore + JobStore>(store: &S) {
         .unwrap();
     task.status.state = TaskState::Working;
     let working = status_event(&task);
-    assert!(matches!(
-        store
-            .update(
-                &caller,
-                &task,
-                7,
-                &Cause::event(&working).with_lease(Some(a1))
-            )
-            .await,
-        Err(StoreError::Conflict { found: 1, .. })
-    ));
+    let stale = store
+        .update(
+            &caller,
+            &task,
+            7,
+            &Cause::event(&working).with_lease(Some(a1)),
+        )
+        .await;
+    assert!(
+        matches!(stale, Err(StoreError::Conflict { found: 1, .. })),
+        "a stale version under a valid lease is a conflict, not {stale:?}"
+    );
 
     // A fenced create (a resumed job whose task was never stored) writes
     // under its lease, and not under a lost one.

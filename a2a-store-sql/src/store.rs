@@ -606,6 +606,70 @@ where
             .collect()
     }
 
+    /// `PushConfigStore::keeps_outbox`.
+    pub(crate) fn keeps_outbox(&self) -> bool {
+        self.dialect.fences_writes()
+    }
+
+    /// `PushConfigStore::undelivered`: the task's rows of the push outbox
+    /// (migration `push_outbox`), with their events.
+    pub(crate) async fn undelivered(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        if !self.keeps_outbox() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT e.version, e.event FROM push_outbox o \
+             JOIN task_events e ON e.task_seq = o.task_seq AND e.version = o.version \
+             JOIN tasks t ON t.seq = o.task_seq \
+             WHERE t.task_id = $1 AND t.owner_tenant = $2 AND t.owner_user = $3 \
+             ORDER BY o.version",
+        )
+        .bind(task_id)
+        .bind(caller.tenant.as_str())
+        .bind(caller.user.as_str())
+        .fetch_all(&self.writer)
+        .await
+        .map_err(backend)?;
+        rows.iter()
+            .map(|row| {
+                let version: i64 = row.try_get(0).map_err(backend)?;
+                let json: String = row.try_get(1).map_err(backend)?;
+                Ok(StoredEvent {
+                    version: to_u64(version, "version")?,
+                    event: parse_event(&json)?,
+                })
+            })
+            .collect()
+    }
+
+    /// `PushConfigStore::delivered`.
+    pub(crate) async fn delivered(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+        version: Version,
+    ) -> Result<(), StoreError> {
+        if !self.keeps_outbox() {
+            return Ok(());
+        }
+        self.execute_write(
+            "DELETE FROM push_outbox WHERE version <= $4 AND task_seq = (SELECT seq FROM tasks \
+             WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3)",
+            vec![
+                Bind::Text(task_id.to_owned()),
+                Bind::Text(caller.tenant.clone()),
+                Bind::Text(caller.user.clone()),
+                Bind::I64(to_i64(version, "version")?),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
     /// `PushConfigStore::delete`.
     pub(crate) async fn delete_push_config(
         &self,
@@ -1072,6 +1136,27 @@ macro_rules! delegate_store_traits {
                     task_id: &str,
                 ) -> Result<(), StoreError> {
                     self.store.delete_push_configs(caller, task_id).await
+                }
+
+                async fn undelivered(
+                    &self,
+                    caller: &Caller,
+                    task_id: &str,
+                ) -> Result<Vec<StoredEvent>, StoreError> {
+                    self.store.undelivered(caller, task_id).await
+                }
+
+                async fn delivered(
+                    &self,
+                    caller: &Caller,
+                    task_id: &str,
+                    version: Version,
+                ) -> Result<(), StoreError> {
+                    self.store.delivered(caller, task_id, version).await
+                }
+
+                fn keeps_outbox(&self) -> bool {
+                    self.store.keeps_outbox()
                 }
             }
 

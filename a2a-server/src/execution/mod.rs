@@ -400,7 +400,11 @@ impl Drop for Slot {
 }
 
 impl Executions {
-    pub(crate) fn new(shared: Shared) -> Arc<Self> {
+    pub(crate) fn new(mut shared: Shared) -> Arc<Self> {
+        // A cluster node sends its tasks' pushes from the store's outbox.
+        if shared.cluster.is_some() {
+            shared.push = shared.push.take().map(PushDispatcher::with_outbox);
+        }
         let permits = shared
             .config
             .max_concurrent
@@ -615,6 +619,16 @@ impl Executions {
             (Some(_), Some(_)) => Some(1),
             _ => None,
         };
+        // A task taken over (or taken back after a restart) first sends what
+        // its outbox still owes its webhooks, ahead of its own events.
+        if let (true, Some(_), Some(push)) =
+            (start.resumed, &self.shared.cluster, &self.shared.push)
+        {
+            let owed = push.redeliver(&start.caller, &task_id).await;
+            if owed > 0 {
+                tracing::info!(%task_id, owed, "sending the pushes a previous node left");
+            }
+        }
         if start.resumed {
             // Read again now that the execution is registered: a cancel that
             // came in between either found it live, or wrote first and is seen
@@ -769,7 +783,8 @@ pub(crate) async fn publish(
     }
     let event: Arc<StreamResponse> = Arc::from(event);
     if let Some(push) = push {
-        push.dispatch(caller, task_id, event.clone());
+        // Version 0: a new task's snapshot, never stored as a version.
+        push.dispatch(caller, task_id, event.clone(), (version > 0).then_some(version));
     }
     if let Some(subscribers) = subscribers {
         // No receivers is fine: nobody is watching this task right now.

@@ -30,8 +30,8 @@ use sqlx::{
 use crate::common::{
     Bind, JOB_COLUMNS, JobChange, JobOp, JobRow, KEY_CHECK_NAME, TaskOp, TaskWrite, backend,
     checkpoint_columns, checkpoint_from, config_json, event_json, finished_jobs, job_from_row,
-    lease_binds,
-    micros, parse_config, parse_event, parse_task, task_json, terminal_tasks, to_i64, to_u64,
+    lease_binds, micros, parse_config, parse_event, parse_task, task_json, terminal_tasks, to_i64,
+    to_u64,
 };
 use crate::crypt::{KEY_CHECK, is_sealed};
 use crate::{OpenError, PushKey};

@@ -95,7 +95,9 @@ pub async fn fencing_suite<S: TaskStore + JobStore>(store: &S) {
     };
     for cause in [
         Cause::event(&completed).with_lease(Some(a1)),
-        Cause::event(&completed).with_job(finish).with_lease(Some(a1)),
+        Cause::event(&completed)
+            .with_job(finish)
+            .with_lease(Some(a1)),
     ] {
         for version in [1, 2] {
             assert!(

@@ -148,7 +148,10 @@ async fn a_node_stopped_past_its_lease_writes_nothing_once_continued() {
             .iter()
             .filter(|(k, t, n)| k == "committed" && *t == task_id && *n == turn)
             .count();
-        assert_eq!(commits, 1, "turn {turn} committed {commits} times: {lines:?}");
+        assert_eq!(
+            commits, 1,
+            "turn {turn} committed {commits} times: {lines:?}"
+        );
     }
     // Node 1 still serves, and reads the task as node 2 left it.
     let seen = support::wait_for_state(&c1, &task_id, TaskState::Completed).await;

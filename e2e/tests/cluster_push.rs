@@ -120,7 +120,12 @@ async fn stored_events(url: &str, task_id: &str) -> BTreeMap<u64, StreamResponse
     .await
     .unwrap();
     rows.into_iter()
-        .map(|(v, json)| (u64::try_from(v).unwrap(), serde_json::from_str(&json).unwrap()))
+        .map(|(v, json)| {
+            (
+                u64::try_from(v).unwrap(),
+                serde_json::from_str(&json).unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -210,7 +215,10 @@ async fn pushes_owed_by_a_killed_node_are_sent_by_the_node_that_takes_over() {
         let (task, number) = version.rsplit_once('/').unwrap();
         assert_eq!(task, task_id);
         let number: u64 = number.parse().unwrap();
-        assert_eq!(stored[&number], event, "delivery {version} is its stored event");
+        assert_eq!(
+            stored[&number], event,
+            "delivery {version} is its stored event"
+        );
         if !seen.insert(number) {
             repeats += 1;
         }

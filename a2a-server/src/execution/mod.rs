@@ -784,7 +784,12 @@ pub(crate) async fn publish(
     let event: Arc<StreamResponse> = Arc::from(event);
     if let Some(push) = push {
         // Version 0: a new task's snapshot, never stored as a version.
-        push.dispatch(caller, task_id, event.clone(), (version > 0).then_some(version));
+        push.dispatch(
+            caller,
+            task_id,
+            event.clone(),
+            (version > 0).then_some(version),
+        );
     }
     if let Some(subscribers) = subscribers {
         // No receivers is fine: nobody is watching this task right now.

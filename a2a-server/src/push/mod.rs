@@ -122,7 +122,12 @@ impl PushDispatcher {
             Ok(events) => {
                 let count = events.len();
                 for stored in events {
-                    self.dispatch(caller, task_id, Arc::new(stored.event), Some(stored.version));
+                    self.dispatch(
+                        caller,
+                        task_id,
+                        Arc::new(stored.event),
+                        Some(stored.version),
+                    );
                 }
                 count
             }

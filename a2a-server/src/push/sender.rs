@@ -337,8 +337,8 @@ impl PushSender for HttpPushSender {
         version: Option<u64>,
     ) -> Result<(), PushError> {
         let body = serde_json::to_vec(event).map_err(|e| PushError::Transport(e.to_string()))?;
-        let version = version
-            .and_then(|v| HeaderValue::from_str(&format!("{}/{v}", config.task_id)).ok());
+        let version =
+            version.and_then(|v| HeaderValue::from_str(&format!("{}/{v}", config.task_id)).ok());
         let mut wait = self.config.backoff;
         let mut attempt = 1;
         loop {

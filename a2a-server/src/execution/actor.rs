@@ -435,6 +435,10 @@ impl Actor {
         event: Box<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
+        // The lease is lost: nothing more is written here, whatever asks.
+        if self.fenced {
+            return Err(A2aError::internal("the lease on the task's job is lost"));
+        }
         let before = self.task.as_ref().map(|current| current.task.status.state);
         let after = match self.task.is_none() {
             true => self.create(event, checkpoint).await,

@@ -30,7 +30,7 @@ async fn node(store: &str, effects: &Path, name: &str) -> Sut {
     start(
         store,
         effects,
-        &["--node-id", name, "--lease-timeout-ms", &lease],
+        &["--node-id", name, "--lease-timeout-ms", &lease, "--push"],
     )
     .await
 }

@@ -29,6 +29,9 @@ struct Args {
     /// Most resumed executions at once after a restart.
     #[arg(long, default_value_t = 1024)]
     resume_parallelism: usize,
+    /// Offer push notifications (webhooks on 127.0.0.1 allowed).
+    #[arg(long)]
+    push: bool,
     /// Join a cluster on the (PostgreSQL) store as this node.
     #[arg(long)]
     node_id: Option<String>,
@@ -55,7 +58,7 @@ async fn main() -> anyhow::Result<()> {
     let card = AgentCard::new("durable", "multi-turn crash-test agent")
         .with_interface(format!("http://{addr}/"), binding::JSONRPC)
         .with_streaming(true)
-        .with_push_notifications(true);
+        .with_push_notifications(args.push);
     let agent = e2e::TurnAgent::new(args.effects)?;
     let mut jobs = JobConfig::default();
     jobs.resume_parallelism = args.resume_parallelism;

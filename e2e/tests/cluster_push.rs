@@ -35,13 +35,15 @@ async fn node(store: &str, effects: &Path, name: &str) -> Sut {
     .await
 }
 
-/// What the webhook received: each delivery's event-version header and body,
-/// in arrival order.
+/// One delivery: its event-version header, if any, and its body.
+type Delivery = (Option<String>, String);
+
+/// What the webhook received, in arrival order.
 #[derive(Clone, Default)]
-struct Received(Arc<Mutex<Vec<(Option<String>, String)>>>);
+struct Received(Arc<Mutex<Vec<Delivery>>>);
 
 impl Received {
-    fn all(&self) -> Vec<(Option<String>, String)> {
+    fn all(&self) -> Vec<Delivery> {
         self.0.lock().unwrap().clone()
     }
 }

@@ -3,7 +3,7 @@
 
 use a2a_core::{StreamResponse, Task, TaskPushNotificationConfig};
 use a2a_server::Caller;
-use a2a_server::store::{Checkpoint, Job, JobState, JobWrite, NewJob, StoreError};
+use a2a_server::store::{Cause, Checkpoint, Job, JobState, JobWrite, NewJob, StoreError};
 use chrono::{DateTime, Utc};
 
 use crate::crypt::{self, PushKey};
@@ -84,6 +84,28 @@ pub(crate) struct TaskWrite {
     /// The task's values, the event's last.
     pub(crate) binds: Vec<Bind>,
     pub(crate) job: Option<JobChange>,
+    /// The writer's lease, when the write is fenced: node, then epoch
+    /// (binds after the job change's). A backend with no cluster ignores it.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) lease: Option<[Bind; 2]>,
+}
+
+/// The binds of a fenced write's lease (see [`TaskWrite::lease`]), none for a
+/// write that records its job: that write creates the lease, and the record
+/// refuses an unfinished job of anyone's already.
+pub(crate) fn lease_binds(cause: &Cause<'_>) -> Option<[Bind; 2]> {
+    if matches!(
+        cause.job,
+        Some(JobWrite::Record(_) | JobWrite::RecordFinished { .. })
+    ) {
+        return None;
+    }
+    cause.lease.map(|lease| {
+        [
+            Bind::Text(lease.node.to_owned()),
+            Bind::I64(i64::from(lease.epoch)),
+        ]
+    })
 }
 
 /// A job change to apply with a task write, in the same transaction.

@@ -14,6 +14,22 @@ const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// The query that finds a task's job (`$task`) RUNNING under the lease
+/// (`$node`, `$epoch`), locking its row for the rest of the transaction.
+macro_rules! held_lease {
+    ($task:literal, $node:literal, $epoch:literal) => {
+        concat!(
+            "SELECT 1 FROM jobs WHERE task_id = ",
+            $task,
+            " AND state = 'RUNNING' AND node = ",
+            $node,
+            " AND attempts = ",
+            $epoch,
+            " FOR SHARE"
+        )
+    };
+}
+
 /// Tasks, push configs and jobs in PostgreSQL. Cheap to clone; clones share the pool.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
@@ -109,19 +125,38 @@ impl Dialect for PgWrites {
     type Db = Postgres;
 
     async fn write_task(&self, writer: &PgPool, write: TaskWrite) -> Result<u64, StoreError> {
-        let TaskWrite { op, mut binds, job } = write;
-        let sql = match (op, job.as_ref().map(|job| job.op)) {
-            (TaskOp::Create, None) => CREATE,
-            (TaskOp::Create, Some(JobOp::Record)) => CREATE_RECORDING,
-            (TaskOp::Create, Some(JobOp::Finish)) => CREATE_FINISHING,
-            (TaskOp::Update, None) => UPDATE,
-            (TaskOp::Update, Some(JobOp::Record)) => UPDATE_RECORDING,
-            (TaskOp::Update, Some(JobOp::Finish)) => UPDATE_FINISHING,
+        let TaskWrite {
+            op,
+            mut binds,
+            job,
+            lease,
+        } = write;
+        let fenced = lease.is_some();
+        let sql = match (op, job.as_ref().map(|job| job.op), fenced) {
+            (TaskOp::Create, None, false) => CREATE,
+            (TaskOp::Create, None, true) => CREATE_FENCED,
+            (TaskOp::Create, Some(JobOp::Record), _) => CREATE_RECORDING,
+            (TaskOp::Create, Some(JobOp::Finish), false) => CREATE_FINISHING,
+            (TaskOp::Create, Some(JobOp::Finish), true) => CREATE_FINISHING_FENCED,
+            (TaskOp::Update, None, false) => UPDATE,
+            (TaskOp::Update, None, true) => UPDATE_FENCED,
+            (TaskOp::Update, Some(JobOp::Record), _) => UPDATE_RECORDING,
+            (TaskOp::Update, Some(JobOp::Finish), false) => UPDATE_FINISHING,
+            (TaskOp::Update, Some(JobOp::Finish), true) => UPDATE_FINISHING_FENCED,
         };
         if let Some(job) = job {
             binds.extend(job.binds);
         }
+        if let Some(lease) = lease {
+            binds.extend(lease);
+        }
         self.execute_write(writer, sql, binds).await
+    }
+
+    /// Nodes of a cluster share the database: an execution's writes carry
+    /// its lease.
+    fn fences_writes(&self) -> bool {
+        true
     }
 
     async fn execute_write(
@@ -220,3 +255,57 @@ const UPDATE_FINISHING: &str = "WITH updated AS (UPDATE tasks SET context_id = $
      (UPDATE jobs SET state = $13, reason = $14, updated_us = $15 WHERE task_id = $12 \
      AND EXISTS (SELECT 1 FROM updated)) INSERT INTO task_events (task_seq, version, \
      event) SELECT seq, version, $11 FROM updated";
+
+// Fenced writes (cluster mode): the task write happens only while the
+// writer's lease holds, checked in the same statement. `FOR SHARE` locks the
+// job row until the write commits, so a lease pass or a claim changing the
+// row waits for the write, and a write waiting for them sees their change
+// (PostgreSQL re-checks a locked row's condition on its newest version):
+// either the write commits under a valid lease, before the lease moves on,
+// or it is refused.
+/// A fenced create: task binds $1 to $10, node $11, epoch $12.
+const CREATE_FENCED: &str = concat!(
+    "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, \
+     state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
+     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9 WHERE EXISTS (",
+    held_lease!("$1", "$11", "$12"),
+    ") ON CONFLICT (task_id) DO NOTHING RETURNING seq) \
+     INSERT INTO task_events (task_seq, version, event) SELECT seq, 1, $10 FROM created"
+);
+/// A fenced update: task binds $1 to $11, node $12, epoch $13.
+const UPDATE_FENCED: &str = concat!(
+    "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, checkpoint_turn), \
+     checkpoint_state = COALESCE($6, checkpoint_state) \
+     WHERE task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 \
+     AND EXISTS (",
+    held_lease!("$7", "$12", "$13"),
+    ") RETURNING seq, version) \
+     INSERT INTO task_events (task_seq, version, event) SELECT seq, version, $11 FROM updated"
+);
+/// A fenced create that finishes the task's job: job binds $11 to $14,
+/// node $15, epoch $16.
+const CREATE_FINISHING_FENCED: &str = concat!(
+    "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, \
+     context_id, state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
+     SELECT $1, $2, $3, $4, $5, $6, 1, $7, $8, $9 WHERE EXISTS (",
+    held_lease!("$11", "$15", "$16"),
+    ") ON CONFLICT (task_id) DO NOTHING RETURNING seq), job AS \
+     (UPDATE jobs SET state = $12, reason = $13, updated_us = $14 WHERE task_id = $11 \
+     AND EXISTS (SELECT 1 FROM created)) INSERT INTO task_events (task_seq, version, \
+     event) SELECT seq, 1, $10 FROM created"
+);
+/// A fenced update that finishes the task's job: job binds $12 to $15,
+/// node $16, epoch $17.
+const UPDATE_FINISHING_FENCED: &str = concat!(
+    "WITH updated AS (UPDATE tasks SET context_id = $1, state = $2, status_ms = $3, \
+     version = version + 1, task = $4, checkpoint_turn = COALESCE($5, \
+     checkpoint_turn), checkpoint_state = COALESCE($6, checkpoint_state) WHERE \
+     task_id = $7 AND owner_tenant = $8 AND owner_user = $9 AND version = $10 AND \
+     EXISTS (",
+    held_lease!("$12", "$16", "$17"),
+    ") RETURNING seq, version), job AS \
+     (UPDATE jobs SET state = $13, reason = $14, updated_us = $15 WHERE task_id = $12 \
+     AND EXISTS (SELECT 1 FROM updated)) INSERT INTO task_events (task_seq, version, \
+     event) SELECT seq, version, $11 FROM updated"
+);

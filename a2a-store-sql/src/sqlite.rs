@@ -265,7 +265,14 @@ impl Dialect for SqliteWrites {
 
     /// Runs the task write in the next group commit.
     async fn write_task(&self, _writer: &SqlitePool, write: TaskWrite) -> Result<u64, StoreError> {
-        let TaskWrite { op, mut binds, job } = write;
+        // One process owns a SQLite store: there is no cluster, and so no
+        // lease to fence a write with.
+        let TaskWrite {
+            op,
+            mut binds,
+            job,
+            lease: _,
+        } = write;
         // The event is the last value of a task write; here it is appended by
         // a statement of its own, once the task statement returns the row.
         let Some(Bind::Text(event)) = binds.pop() else {

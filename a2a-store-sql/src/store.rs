@@ -30,7 +30,8 @@ use sqlx::{
 use crate::common::{
     Bind, JOB_COLUMNS, JobChange, JobOp, JobRow, KEY_CHECK_NAME, TaskOp, TaskWrite, backend,
     checkpoint_columns, checkpoint_from, config_json, event_json, finished_jobs, job_from_row,
-    micros, parse_config, parse_event, parse_task, task_json, terminal_tasks, to_i64, to_u64,
+    lease_binds, micros, parse_config, parse_event, parse_task, task_json, terminal_tasks, to_i64,
+    to_u64,
 };
 use crate::crypt::{KEY_CHECK, is_sealed};
 use crate::{OpenError, PushKey};
@@ -56,6 +57,12 @@ pub(crate) trait Dialect: Send + Sync + 'static {
         sql: &'static str,
         binds: Vec<Bind>,
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Whether task writes check a [`Cause::lease`] (a store several nodes
+    /// share); others ignore it. The default: no.
+    fn fences_writes(&self) -> bool {
+        false
+    }
 
     /// A push config of `task_id` is about to be saved.
     fn push_config_saving(&self, task_id: &str) {
@@ -203,6 +210,8 @@ where
             .map(|write| JobChange::from_write(&task.id, write))
             .transpose()?;
         let job_op = job.as_ref().map(|job| job.op);
+        let lease = lease_binds(cause).filter(|_| self.dialect.fences_writes());
+        let fenced = lease.is_some();
         // One statement group writes the task, appends its event and
         // applies the job change, atomically.
         let binds = vec![
@@ -225,10 +234,14 @@ where
                     op: TaskOp::Create,
                     binds,
                     job,
+                    lease,
                 },
             )
             .await?;
         if written == 0 {
+            if fenced {
+                self.check_lease(&task.id, cause).await?;
+            }
             // Refused: the task exists, or the job change could not apply
             // (an unfinished job to record over, none to finish).
             if job_op == Some(JobOp::Finish) {
@@ -264,6 +277,8 @@ where
             .as_ref()
             .map(|write| JobChange::from_write(&task.id, write))
             .transpose()?;
+        let lease = lease_binds(cause).filter(|_| self.dialect.fences_writes());
+        let fenced = lease.is_some();
         let job_refusal = job.as_ref().map(|job| match job.op {
             JobOp::Record => StoreError::AlreadyExists(job.task_id.clone()),
             JobOp::Finish => StoreError::NotFound(job.task_id.clone()),
@@ -292,10 +307,14 @@ where
                     op: TaskOp::Update,
                     binds,
                     job,
+                    lease,
                 },
             )
             .await?;
         if written == 0 {
+            if fenced {
+                self.check_lease(&task.id, cause).await?;
+            }
             let found: Option<i64> = sqlx::query_scalar(
                 "SELECT version FROM tasks \
                  WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",
@@ -318,6 +337,29 @@ where
             });
         }
         Ok(expected + 1)
+    }
+
+    /// After a fenced write changed nothing: [`StoreError::LeaseLost`] if the
+    /// writer's lease is gone (the likeliest reason, so it is asked first),
+    /// `Ok` to go on finding out why.
+    async fn check_lease(&self, task_id: &str, cause: &Cause<'_>) -> Result<(), StoreError> {
+        let Some(lease) = cause.lease else {
+            return Ok(());
+        };
+        let held: Option<String> = sqlx::query_scalar(
+            "SELECT task_id FROM jobs WHERE task_id = $1 AND state = 'RUNNING' AND node = $2 \
+             AND attempts = $3",
+        )
+        .bind(task_id)
+        .bind(lease.node)
+        .bind(i64::from(lease.epoch))
+        .fetch_optional(&self.writer)
+        .await
+        .map_err(backend)?;
+        match held {
+            Some(_) => Ok(()),
+            None => Err(StoreError::LeaseLost(task_id.to_owned())),
+        }
     }
 
     /// `TaskStore::get`.
@@ -562,6 +604,70 @@ where
         rows.iter()
             .map(|json| parse_config(self.push_key.as_ref(), json))
             .collect()
+    }
+
+    /// `PushConfigStore::keeps_outbox`.
+    pub(crate) fn keeps_outbox(&self) -> bool {
+        self.dialect.fences_writes()
+    }
+
+    /// `PushConfigStore::undelivered`: the task's rows of the push outbox
+    /// (migration `push_outbox`), with their events.
+    pub(crate) async fn undelivered(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        if !self.keeps_outbox() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT e.version, e.event FROM push_outbox o \
+             JOIN task_events e ON e.task_seq = o.task_seq AND e.version = o.version \
+             JOIN tasks t ON t.seq = o.task_seq \
+             WHERE t.task_id = $1 AND t.owner_tenant = $2 AND t.owner_user = $3 \
+             ORDER BY o.version",
+        )
+        .bind(task_id)
+        .bind(caller.tenant.as_str())
+        .bind(caller.user.as_str())
+        .fetch_all(&self.writer)
+        .await
+        .map_err(backend)?;
+        rows.iter()
+            .map(|row| {
+                let version: i64 = row.try_get(0).map_err(backend)?;
+                let json: String = row.try_get(1).map_err(backend)?;
+                Ok(StoredEvent {
+                    version: to_u64(version, "version")?,
+                    event: parse_event(&json)?,
+                })
+            })
+            .collect()
+    }
+
+    /// `PushConfigStore::delivered`.
+    pub(crate) async fn delivered(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+        version: Version,
+    ) -> Result<(), StoreError> {
+        if !self.keeps_outbox() {
+            return Ok(());
+        }
+        self.execute_write(
+            "DELETE FROM push_outbox WHERE version <= $4 AND task_seq = (SELECT seq FROM tasks \
+             WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3)",
+            vec![
+                Bind::Text(task_id.to_owned()),
+                Bind::Text(caller.tenant.clone()),
+                Bind::Text(caller.user.clone()),
+                Bind::I64(to_i64(version, "version")?),
+            ],
+        )
+        .await?;
+        Ok(())
     }
 
     /// `PushConfigStore::delete`.
@@ -1030,6 +1136,27 @@ macro_rules! delegate_store_traits {
                     task_id: &str,
                 ) -> Result<(), StoreError> {
                     self.store.delete_push_configs(caller, task_id).await
+                }
+
+                async fn undelivered(
+                    &self,
+                    caller: &Caller,
+                    task_id: &str,
+                ) -> Result<Vec<StoredEvent>, StoreError> {
+                    self.store.undelivered(caller, task_id).await
+                }
+
+                async fn delivered(
+                    &self,
+                    caller: &Caller,
+                    task_id: &str,
+                    version: Version,
+                ) -> Result<(), StoreError> {
+                    self.store.delivered(caller, task_id, version).await
+                }
+
+                fn keeps_outbox(&self) -> bool {
+                    self.store.keeps_outbox()
                 }
             }
 

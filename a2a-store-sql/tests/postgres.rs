@@ -14,7 +14,8 @@ use a2a_core::{AuthenticationInfo, TaskPushNotificationConfig};
 use a2a_server::Caller;
 use a2a_server::store::PushConfigStore;
 use a2a_store_suite::{
-    job_store_suite, job_writes_suite, lease_suite, push_config_store_suite, task_store_suite,
+    fencing_suite, job_store_suite, job_writes_suite, lease_suite, push_config_store_suite,
+    task_store_suite,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -120,6 +121,14 @@ async fn job_store_conforms() {
 async fn job_store_keeps_cluster_leases() {
     in_fresh_schema(None, |store, _| async move {
         lease_suite(&store).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn writes_under_a_lost_lease_are_refused() {
+    in_fresh_schema(None, |store, _| async move {
+        fencing_suite(&store).await;
     })
     .await;
 }
@@ -438,6 +447,82 @@ async fn the_cluster_bus_announces_committed_events_and_carries_cancels() {
             other => panic!("expected the cancel, got {other:?}"),
         }
         node.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_cluster_store_keeps_a_push_outbox_for_tasks_with_webhooks() {
+    in_fresh_schema(None, |single, options| async move {
+        let cluster = PostgresStore::connect_with(PostgresStore::cluster_options(options), None)
+            .await
+            .unwrap();
+        let caller = Caller::default();
+        let write = |store: PostgresStore, id: &'static str| {
+            let caller = caller.clone();
+            async move {
+                let mut task = Task::new(id, "c", TaskState::Working);
+                let event: StreamResponse = task.clone().into();
+                store
+                    .create(&caller, &task, &Cause::event(&event))
+                    .await
+                    .unwrap();
+                task.status.state = TaskState::Completed;
+                let event: StreamResponse = task.clone().into();
+                store
+                    .update(&caller, &task, 1, &Cause::event(&event))
+                    .await
+                    .unwrap();
+            }
+        };
+        for id in ["hooked", "single"] {
+            cluster
+                .save(
+                    &caller,
+                    TaskPushNotificationConfig::new(id, "https://hooks.example/a"),
+                )
+                .await
+                .unwrap();
+        }
+        // A cluster write of a task with a webhook owes it the event; one
+        // of a task without, or a single server's, owes nothing.
+        write(cluster.clone(), "hooked").await;
+        write(cluster.clone(), "bare").await;
+        write(single.clone(), "single").await;
+        assert!(cluster.keeps_outbox());
+        let owed = |id: &'static str| {
+            let (cluster, caller) = (cluster.clone(), caller.clone());
+            async move {
+                cluster
+                    .undelivered(&caller, id)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.version)
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(owed("hooked").await, [1, 2]);
+        assert!(owed("bare").await.is_empty());
+        assert!(owed("single").await.is_empty());
+        // Another caller sees none of it.
+        let other = Caller {
+            tenant: String::new(),
+            user: "mallory".into(),
+        };
+        assert!(
+            cluster
+                .undelivered(&other, "hooked")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        // Delivered up to a version: cleared up to it.
+        cluster.delivered(&caller, "hooked", 1).await.unwrap();
+        assert_eq!(owed("hooked").await, [2]);
+        cluster.delivered(&caller, "hooked", 2).await.unwrap();
+        assert!(owed("hooked").await.is_empty());
+        cluster.close().await;
     })
     .await;
 }

@@ -33,8 +33,11 @@ use a2a_server::store::{
     NewJob, PushConfigStore, StoreError, StoredEvent, TaskStore,
 };
 
+mod fencing;
 mod retention;
 mod totals;
+
+pub use self::fencing::fencing_suite;
 
 pub use self::retention::{
     canceled_job_suite, canceled_job_writes_suite, task_retention_keeps_tasks_within_it,

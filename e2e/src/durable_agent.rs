@@ -1,7 +1,8 @@
 //! A multi-turn agent for crash tests: each turn does a side effect (a line in
 //! an effects file), then checkpoints the turn with its artifact, and notes the
-//! commit. A resumed execution starts after its last checkpointed turn, so a
-//! turn whose commit was noted must never show its effect again.
+//! commit (or, when the checkpoint was not stored, its refusal). A resumed
+//! execution starts after its last checkpointed turn, so a turn whose commit
+//! was noted must never show its effect again.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -77,7 +78,12 @@ impl AgentExecutor for TurnAgent {
                 state: Vec::new(),
             };
             // Resolves once the turn's event and checkpoint are stored together.
-            events.send_checkpointed(event, checkpoint).await?;
+            if let Err(err) = events.send_checkpointed(event, checkpoint).await {
+                // Not stored (the execution stopped here: its lease moved to
+                // another node, say): noted, so a test knows it was tried.
+                self.note(&format!("refused {task} {turn}"))?;
+                return Err(err);
+            }
             self.note(&format!("committed {task} {turn}"))?;
         }
         events

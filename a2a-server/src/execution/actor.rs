@@ -60,6 +60,13 @@ pub(super) struct Actor {
     pub(super) checkpoint_written: bool,
     /// Sees the events this execution publishes, when anyone watches.
     pub(super) observer: Option<Box<dyn ExecutionObserver>>,
+    /// In cluster mode, the epoch of this node's lease on the task's job
+    /// (see [`crate::store::Lease`]): every write of the execution carries
+    /// it, and the store refuses it once the lease moved on.
+    pub(super) lease_epoch: Option<u32>,
+    /// Set when a fenced write was refused: the lease is lost, the execution
+    /// stops and writes nothing more.
+    pub(super) fenced: bool,
 }
 
 impl Actor {
@@ -243,6 +250,14 @@ impl Actor {
         self.token.cancel();
         let event = canceled_event(&self.task_id, &self.context_id, metadata);
         match self.persist_event(Box::new(event), None).await {
+            // Another node runs the task now: the cancel is its to make.
+            _ if self.fenced => (
+                Err(A2aError::unavailable(
+                    format!("task {} moved to another node; try again", self.task_id),
+                    crate::store::STORE_RETRY_AFTER,
+                )),
+                Flow::Done,
+            ),
             Ok(_) => (Ok(()), Flow::Done),
             Err(err) if is_store_failure(&err) => {
                 Box::pin(self.store_failed(err.clone())).await;
@@ -321,6 +336,7 @@ impl Actor {
             return Box::pin(self.reject(err)).await;
         }
         match self.persist_event(event, checkpoint).await {
+            _ if self.fenced => Flow::Done,
             Ok(state) if state.ends_turn() => Flow::Done,
             Ok(_) => Flow::Continue,
             // Not the agent's fault: the task is not failed for it.
@@ -419,6 +435,10 @@ impl Actor {
         event: Box<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
+        // The lease is lost: nothing more is written here, whatever asks.
+        if self.fenced {
+            return Err(A2aError::internal("the lease on the task's job is lost"));
+        }
         let before = self.task.as_ref().map(|current| current.task.status.state);
         let after = match self.task.is_none() {
             true => self.create(event, checkpoint).await,
@@ -443,7 +463,10 @@ impl Actor {
         };
         // Another writer may have ended the task (a cancel from another node);
         // then that is the outcome, and this event is moot.
-        let mut cause = Cause::event(&event).with_optional_checkpoint(checkpoint);
+        let lease = lease(&self.shared, &self.job, self.lease_epoch);
+        let mut cause = Cause::event(&event)
+            .with_optional_checkpoint(checkpoint)
+            .with_lease(lease);
         // The write that ends the turn finishes the job with it.
         let ending = match (&self.job, self.shared.store.writes_jobs()) {
             (jobs::JobPhase::Open, true) => jobs::turn_end(&event, current.task.status.state),
@@ -479,6 +502,10 @@ impl Actor {
                 Box::new(StreamResponse::Task((*current.task).clone())),
                 current.version,
             ),
+            Persisted::LeaseLost => {
+                self.lose_lease();
+                return Err(A2aError::internal("the lease on the task's job is lost"));
+            }
         };
         self.publish(published, version, state).await;
         Ok(state)
@@ -518,8 +545,10 @@ impl Actor {
         }
         stamp(&mut task);
         // The checkpoint is stored with the event only if the event is in this write.
-        let mut cause =
-            Cause::event(&event).with_optional_checkpoint(checkpoint.filter(|_| apply_first));
+        let lease = lease(&self.shared, &self.job, self.lease_epoch);
+        let mut cause = Cause::event(&event)
+            .with_optional_checkpoint(checkpoint.filter(|_| apply_first))
+            .with_lease(lease);
         // The job is recorded with the task's first write, finished already if
         // that write ends the turn.
         let pending = match std::mem::replace(&mut self.job, jobs::JobPhase::Closed) {
@@ -570,6 +599,10 @@ impl Actor {
         }
         let version = match created {
             Ok(version) => version,
+            Err(crate::store::StoreError::LeaseLost(_)) => {
+                self.lose_lease();
+                return Err(A2aError::internal("the lease on the task's job is lost"));
+            }
             Err(err) => {
                 // Kept for the write that records the failure, so the task
                 // never loses the user's message.
@@ -629,6 +662,15 @@ impl Actor {
             }
         }
         task
+    }
+
+    /// A fenced write was refused: another node holds the job now and goes
+    /// on with it, so this execution stops without writing anything more (no
+    /// failure, no release, no job end: none of it is this node's any more).
+    fn lose_lease(&mut self) {
+        tracing::warn!(task_id = %self.task_id, "lease lost (a write was fenced); stopping the execution here");
+        self.fenced = true;
+        self.job = jobs::JobPhase::Closed;
     }
 
     /// Takes the user's message back from a task that was never stored.
@@ -762,6 +804,23 @@ impl Actor {
             // the stale limit, abandons it.
             tracing::error!(task_id = %self.task_id, error = %err, "could not leave the job pending");
         }
+    }
+}
+
+/// The lease an execution's writes carry: in cluster mode, once its job is
+/// recorded (the write that records it needs none). Borrows only the shared
+/// state, so the actor's other fields stay free while a write is built.
+fn lease<'s>(
+    shared: &'s Shared,
+    job: &jobs::JobPhase,
+    epoch: Option<u32>,
+) -> Option<crate::store::Lease<'s>> {
+    match (job, epoch) {
+        (jobs::JobPhase::Open, Some(epoch)) => Some(crate::store::Lease {
+            node: &shared.job_config.node,
+            epoch,
+        }),
+        _ => None,
     }
 }
 

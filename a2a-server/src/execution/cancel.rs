@@ -127,7 +127,8 @@ impl Executions {
                 let _ = self.cancel_live(call, task_id, None).await;
                 super::jobs::record_cancel(&self.shared, task_id).await;
             }
-            Persisted::Moot => {}
+            // Unfenced: no lease rides along with a cancel of no execution.
+            Persisted::Moot | Persisted::LeaseLost => {}
         }
         Ok(std::sync::Arc::unwrap_or_clone(current.task))
     }

@@ -542,6 +542,15 @@ pub(super) async fn resume(
         // Canceled or taken meanwhile.
         return Ok(None);
     }
+    // In a cluster this node may have stood still between its claim and now
+    // for longer than the lease: then another node holds the job, and runs
+    // it. Nothing of it (not even the agent) is to run here.
+    if shared.cluster.is_some() {
+        let held = jobs.get(&job.task_id).await?;
+        if !held.is_some_and(|held| held.state == JobState::Running && held.node == *node) {
+            return Ok(None);
+        }
+    }
     let stored = match shared.store.get(&job.owner, &job.task_id).await {
         Ok(stored) => Some(stored),
         Err(StoreError::NotFound(_)) => None,

@@ -400,7 +400,11 @@ impl Drop for Slot {
 }
 
 impl Executions {
-    pub(crate) fn new(shared: Shared) -> Arc<Self> {
+    pub(crate) fn new(mut shared: Shared) -> Arc<Self> {
+        // A cluster node sends its tasks' pushes from the store's outbox.
+        if shared.cluster.is_some() {
+            shared.push = shared.push.take().map(PushDispatcher::with_outbox);
+        }
         let permits = shared
             .config
             .max_concurrent
@@ -596,6 +600,35 @@ impl Executions {
                 }
             }
         };
+        // In cluster mode the job is this node's lease, and every write of
+        // the execution carries it: a job this node records starts at
+        // attempt 1; a claimed one is read back for its attempt (a claim is
+        // rare, so the read costs nothing that matters). A job some other
+        // node holds already gets an epoch no job has (0): its first write
+        // is refused, and the execution stops there.
+        let lease_epoch = match (&self.shared.cluster, &self.shared.jobs) {
+            (Some(_), Some(jobs)) if start.resumed => match jobs.get(&task_id).await? {
+                Some(job)
+                    if job.state == crate::store::JobState::Running
+                        && job.node == self.shared.job_config.node =>
+                {
+                    Some(job.attempts)
+                }
+                _ => Some(0),
+            },
+            (Some(_), Some(_)) => Some(1),
+            _ => None,
+        };
+        // A task taken over (or taken back after a restart) first sends what
+        // its outbox still owes its webhooks, ahead of its own events.
+        if let (true, Some(_), Some(push)) =
+            (start.resumed, &self.shared.cluster, &self.shared.push)
+        {
+            let owed = push.redeliver(&start.caller, &task_id).await;
+            if owed > 0 {
+                tracing::info!(%task_id, owed, "sending the pushes a previous node left");
+            }
+        }
         if start.resumed {
             // Read again now that the execution is registered: a cancel that
             // came in between either found it live, or wrote first and is seen
@@ -644,6 +677,8 @@ impl Executions {
             job,
             checkpoint_written: false,
             observer,
+            lease_epoch,
+            fenced: false,
         };
         // The execution's span: a child of the call's, entered whenever the
         // execution runs (inline or on a task of its own).
@@ -748,7 +783,13 @@ pub(crate) async fn publish(
     }
     let event: Arc<StreamResponse> = Arc::from(event);
     if let Some(push) = push {
-        push.dispatch(caller, task_id, event.clone());
+        // Version 0: a new task's snapshot, never stored as a version.
+        push.dispatch(
+            caller,
+            task_id,
+            event.clone(),
+            (version > 0).then_some(version),
+        );
     }
     if let Some(subscribers) = subscribers {
         // No receivers is fine: nobody is watching this task right now.

@@ -40,6 +40,10 @@ pub(crate) enum Persisted {
     /// Not written: after a re-read, `still_applies` said the task no longer
     /// takes it (another writer ended it, say); `current` holds the stored task.
     Moot,
+    /// Not written: the write was fenced by the execution's lease, and the
+    /// lease is gone (another node took the job over). Nothing more is to be
+    /// written here.
+    LeaseLost,
 }
 
 /// Applies the cause's event to `current` and stores it (with the cause's
@@ -95,6 +99,7 @@ pub(crate) async fn persist(
                     return Ok(Persisted::Moot);
                 }
             }
+            Err(StoreError::LeaseLost(_)) => return Ok(Persisted::LeaseLost),
             Err(err) => {
                 reload(store, caller, current).await;
                 return Err(err.into());

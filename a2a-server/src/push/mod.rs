@@ -14,16 +14,17 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::task::TaskTracker;
 
 pub use self::sender::{
-    GuardedResolver, HttpPushSender, HttpPushSenderConfig, PushError, PushSender,
-    check_webhook_url, validate_config,
+    EVENT_VERSION_HEADER, GuardedResolver, HttpPushSender, HttpPushSenderConfig, PushError,
+    PushSender, check_webhook_url, validate_config,
 };
 pub use self::ssrf::{AddressPolicy, IpNetwork};
 use crate::Caller;
-use crate::store::PushConfigStore;
+use crate::store::{PushConfigStore, Version};
 
-/// An event waiting for delivery, with the span current when it was queued
-/// (its deliveries' parent).
-type Queued = (Arc<StreamResponse>, tracing::Span);
+/// An event waiting for delivery, with the task version it produced (none
+/// for a snapshot never stored as a version of its own) and the span current
+/// when it was queued (its deliveries' parent).
+type Queued = (Arc<StreamResponse>, Option<Version>, tracing::Span);
 
 /// Bounds of push delivery, on top of the per-delivery bounds of
 /// [`HttpPushSenderConfig`] (attempts, redirects, deadline).
@@ -74,6 +75,9 @@ pub(crate) struct PushDispatcher {
     global: Arc<Semaphore>,
     /// The per-task workers, so shutdown can wait for them.
     workers: TaskTracker,
+    /// Whether delivered events are cleared from the store's push outbox (a
+    /// cluster node on a store that keeps one).
+    outbox: bool,
 }
 
 impl std::fmt::Debug for PushDispatcher {
@@ -95,6 +99,42 @@ impl PushDispatcher {
             global: Arc::new(Semaphore::new(limits.global.max(1))),
             limits: Arc::new(limits),
             workers: TaskTracker::new(),
+            outbox: false,
+        }
+    }
+
+    /// The same dispatcher, clearing each event it delivered from the
+    /// store's push outbox, if the store keeps one (cluster mode: see
+    /// [`PushConfigStore::undelivered`]).
+    pub(crate) fn with_outbox(mut self) -> Self {
+        self.outbox = self.configs.keeps_outbox();
+        self
+    }
+
+    /// Queues the task's events its outbox still holds (a node that ran the
+    /// task stopped before it sent them), ahead of anything queued later.
+    /// Returns how many.
+    pub(crate) async fn redeliver(&self, caller: &Caller, task_id: &str) -> usize {
+        if !self.outbox {
+            return 0;
+        }
+        match self.configs.undelivered(caller, task_id).await {
+            Ok(events) => {
+                let count = events.len();
+                for stored in events {
+                    self.dispatch(
+                        caller,
+                        task_id,
+                        Arc::new(stored.event),
+                        Some(stored.version),
+                    );
+                }
+                count
+            }
+            Err(err) => {
+                tracing::warn!(task_id, error = %err, "could not read the push outbox");
+                0
+            }
         }
     }
 
@@ -144,20 +184,31 @@ impl PushDispatcher {
         &self.configs
     }
 
-    /// Queues `event` for delivery to the task's webhooks. Never waits.
-    pub(crate) fn dispatch(&self, caller: &Caller, task_id: &str, event: Arc<StreamResponse>) {
+    /// Queues `event`, which produced `version` of the task (none: a
+    /// snapshot never stored as such), for delivery to the task's webhooks.
+    /// Never waits.
+    pub(crate) fn dispatch(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+        event: Arc<StreamResponse>,
+        version: Option<Version>,
+    ) {
         let mut queues = self
             .queues
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(queue) = queues.get(task_id) {
-            if queue.try_send((event, tracing::Span::current())).is_err() {
+            if queue
+                .try_send((event, version, tracing::Span::current()))
+                .is_err()
+            {
                 tracing::warn!(task_id, "push queue full; dropping a notification");
             }
             return;
         }
         let (tx, rx) = mpsc::channel(self.limits.queue_depth.max(1));
-        let _ = tx.try_send((event, tracing::Span::current()));
+        let _ = tx.try_send((event, version, tracing::Span::current()));
         queues.insert(task_id.to_owned(), tx);
         let worker = self.clone();
         let task_id = task_id.to_owned();
@@ -168,7 +219,7 @@ impl PushDispatcher {
 
     async fn run(self, caller: Caller, task_id: String, mut rx: mpsc::Receiver<Queued>) {
         loop {
-            let (event, parent) = match tokio::time::timeout(IDLE, rx.recv()).await {
+            let (event, version, parent) = match tokio::time::timeout(IDLE, rx.recv()).await {
                 Ok(Some(event)) => event,
                 Ok(None) => return,
                 Err(_idle) => {
@@ -202,7 +253,7 @@ impl PushDispatcher {
                     let Ok(_permit) = global.acquire_owned().await else {
                         return;
                     };
-                    let outcome = sender.send(&config, &event).await;
+                    let outcome = sender.send_version(&config, &event, version).await;
                     crate::telemetry::record_push_outcome(&tracing::Span::current(), outcome.is_ok());
                     #[cfg(feature = "otel")]
                     crate::telemetry::otel::record_push(outcome.is_ok());
@@ -216,6 +267,13 @@ impl PushDispatcher {
                 .buffer_unordered(self.limits.per_task.max(1))
                 .collect::<()>()
                 .await;
+            // Sent (or given up on after the sender's retries): off the
+            // outbox, so a node taking the task over does not send it again.
+            if let (true, Some(version)) = (self.outbox, version) {
+                if let Err(err) = self.configs.delivered(&caller, &task_id, version).await {
+                    tracing::warn!(task_id, version, error = %err, "could not clear the push outbox");
+                }
+            }
         }
     }
 }
@@ -300,7 +358,12 @@ mod tests {
         for task in 0..tasks {
             let event: StreamResponse =
                 Task::new(format!("t{task}"), "c", TaskState::Working).into();
-            dispatcher.dispatch(&Caller::default(), &format!("t{task}"), Arc::new(event));
+            dispatcher.dispatch(
+                &Caller::default(),
+                &format!("t{task}"),
+                Arc::new(event),
+                None,
+            );
         }
     }
 

@@ -52,7 +52,29 @@ pub trait PushSender: Send + Sync + 'static {
         config: &TaskPushNotificationConfig,
         event: &StreamResponse,
     ) -> Result<(), PushError>;
+
+    /// Sends `event`, which produced `version` of its task (none: a snapshot
+    /// never stored as a version of its own). Deliveries are at least once
+    /// (a node taking a task over sends again what its previous node may
+    /// have sent), so a sender should let the receiver tell a repeat: the
+    /// HTTP sender adds the header [`EVENT_VERSION_HEADER`]. The default
+    /// sends as [`PushSender::send`] does.
+    async fn send_version(
+        &self,
+        config: &TaskPushNotificationConfig,
+        event: &StreamResponse,
+        version: Option<u64>,
+    ) -> Result<(), PushError> {
+        let _ = version;
+        self.send(config, event).await
+    }
 }
+
+/// The header that names the event a push delivers, as `<task id>/<version>`
+/// (the task version the event produced). The same value twice is the same
+/// event delivered twice, which receivers may drop. Not sent with a task's
+/// first snapshot, which is no version of its own.
+pub const EVENT_VERSION_HEADER: &str = "a2a-event-version";
 
 /// Settings of [`HttpPushSender`].
 #[derive(Debug, Clone)]
@@ -242,6 +264,7 @@ impl HttpPushSender {
         &self,
         config: &TaskPushNotificationConfig,
         body: &[u8],
+        version: Option<&HeaderValue>,
     ) -> Result<(), PushError> {
         let client = self.client.as_ref().ok_or_else(|| {
             PushError::Refused("the push client could not be built at start".into())
@@ -250,6 +273,9 @@ impl HttpPushSender {
             check_webhook_url(&config.url, &self.config.policy).map_err(PushError::Refused)?;
         let origin = url.origin();
         let mut headers = Self::headers(config);
+        if let Some(version) = version {
+            headers.insert(EVENT_VERSION_HEADER, version.clone());
+        }
         // The webhook's own work joins the trace of the task it hears about.
         #[cfg(feature = "otel")]
         crate::telemetry::otel::inject_headers(&tracing::Span::current(), &mut headers);
@@ -301,11 +327,22 @@ impl PushSender for HttpPushSender {
         config: &TaskPushNotificationConfig,
         event: &StreamResponse,
     ) -> Result<(), PushError> {
+        self.send_version(config, event, None).await
+    }
+
+    async fn send_version(
+        &self,
+        config: &TaskPushNotificationConfig,
+        event: &StreamResponse,
+        version: Option<u64>,
+    ) -> Result<(), PushError> {
         let body = serde_json::to_vec(event).map_err(|e| PushError::Transport(e.to_string()))?;
+        let version =
+            version.and_then(|v| HeaderValue::from_str(&format!("{}/{v}", config.task_id)).ok());
         let mut wait = self.config.backoff;
         let mut attempt = 1;
         loop {
-            match self.attempt(config, &body).await {
+            match self.attempt(config, &body, version.as_ref()).await {
                 Ok(()) => return Ok(()),
                 Err(err) if err.is_retryable() && attempt < self.config.attempts => {
                     tracing::debug!(url = %config.url, attempt, error = %err, "push delivery failed; retrying");

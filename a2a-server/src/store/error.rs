@@ -29,6 +29,12 @@ pub enum StoreError {
     /// This store does not offer the operation (for example an event log).
     #[error("this store does not support {0}")]
     Unsupported(&'static str),
+    /// A fenced write (see [`super::Cause::lease`]) was refused: the task's
+    /// job is no longer RUNNING under the writer's lease, because another node
+    /// took it over (or it ended). Nothing was written; the writer stops
+    /// without writing anything more, and the new owner goes on.
+    #[error("the lease on task {0}'s job is lost: another node holds it now")]
+    LeaseLost(String),
     /// The backend failed.
     #[error("task store failure: {0}")]
     Backend(String),

@@ -19,4 +19,6 @@ pub use self::job::{
 pub use self::memory::InMemoryTaskStore;
 pub use self::push::{InMemoryPushConfigStore, PushConfigStore};
 pub use self::retention::{Pruned, prune, prune_jobs, prune_tasks};
-pub use self::task::{Cause, Checkpoint, JobWrite, StoredEvent, StoredTask, TaskStore, Version};
+pub use self::task::{
+    Cause, Checkpoint, JobWrite, Lease, StoredEvent, StoredTask, TaskStore, Version,
+};

@@ -7,6 +7,7 @@ use a2a_core::TaskPushNotificationConfig;
 use async_trait::async_trait;
 
 use super::error::StoreError;
+use super::task::{StoredEvent, Version};
 use crate::Caller;
 
 /// Persistence of push-notification configs, keyed by owner, task id and config id.
@@ -44,6 +45,40 @@ pub trait PushConfigStore: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     /// Deletes every config of a task.
     async fn delete_all(&self, caller: &Caller, task_id: &str) -> Result<(), StoreError>;
+
+    /// The task's events still owed to its webhooks, oldest first: a store
+    /// that keeps a push outbox (a cluster's) records each event that has
+    /// webhooks in the transaction that writes it, until
+    /// [`PushConfigStore::delivered`] clears it. A node taking a task over
+    /// sends these first. The default keeps no outbox: none.
+    async fn undelivered(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let _ = (caller, task_id);
+        Ok(Vec::new())
+    }
+
+    /// Clears the task's outbox up to `version` (included): that event went
+    /// to every webhook, and the events before it were sent already, or
+    /// were never to be (a follow-up's own message). The default keeps no
+    /// outbox: nothing to do.
+    async fn delivered(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+        version: Version,
+    ) -> Result<(), StoreError> {
+        let _ = (caller, task_id, version);
+        Ok(())
+    }
+
+    /// Whether this store keeps a push outbox (see
+    /// [`PushConfigStore::undelivered`]). The default: no.
+    fn keeps_outbox(&self) -> bool {
+        false
+    }
 }
 
 /// The configs of one task id: its owner's, and in the rare case that another

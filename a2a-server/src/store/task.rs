@@ -45,6 +45,24 @@ pub struct Cause<'a> {
     /// store whose [`TaskStore::writes_jobs`] is true (and never given to
     /// one whose is not).
     pub job: Option<JobWrite<'a>>,
+    /// The lease the writing execution holds on the task's job: a store that
+    /// fences writes (a cluster's) refuses the whole write with
+    /// [`StoreError::LeaseLost`] unless the job is still RUNNING under this
+    /// very lease, checked in the write's own statement. `None`: unfenced (a
+    /// single server, or a write made outside any execution).
+    pub lease: Option<Lease<'a>>,
+}
+
+/// An execution's hold on its task's job in cluster mode: the node running
+/// it and the job's `attempts` when that node recorded or claimed it. Every
+/// claim adds an attempt, so a lease that moved to another node and back
+/// still differs from the one an older execution holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease<'a> {
+    /// The node that holds the job.
+    pub node: &'a str,
+    /// The job's attempts when this node took it (1 when it recorded it).
+    pub epoch: u32,
 }
 
 impl<'a> Cause<'a> {
@@ -54,6 +72,7 @@ impl<'a> Cause<'a> {
             event,
             checkpoint: None,
             job: None,
+            lease: None,
         }
     }
 
@@ -70,6 +89,12 @@ impl<'a> Cause<'a> {
     #[must_use]
     pub fn with_optional_checkpoint(self, checkpoint: Option<&'a Checkpoint>) -> Self {
         Cause { checkpoint, ..self }
+    }
+
+    /// The same write, fenced by `lease` if there is one (see [`Cause::lease`]).
+    #[must_use]
+    pub fn with_lease(self, lease: Option<Lease<'a>>) -> Self {
+        Cause { lease, ..self }
     }
 
     /// The same write, changing the task's job record as `job` says.

@@ -293,6 +293,32 @@ impl PushConfigStore for Timed<dyn PushConfigStore> {
         self.time("push.delete_all", self.inner.delete_all(caller, task_id))
             .await
     }
+
+    async fn undelivered(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+    ) -> Result<Vec<crate::store::StoredEvent>, StoreError> {
+        self.time("push.undelivered", self.inner.undelivered(caller, task_id))
+            .await
+    }
+
+    async fn delivered(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+        version: crate::store::Version,
+    ) -> Result<(), StoreError> {
+        self.time(
+            "push.delivered",
+            self.inner.delivered(caller, task_id, version),
+        )
+        .await
+    }
+
+    fn keeps_outbox(&self) -> bool {
+        self.inner.keeps_outbox()
+    }
 }
 
 #[cfg(test)]

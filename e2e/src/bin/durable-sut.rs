@@ -29,6 +29,9 @@ struct Args {
     /// Most resumed executions at once after a restart.
     #[arg(long, default_value_t = 1024)]
     resume_parallelism: usize,
+    /// Offer push notifications (webhooks on 127.0.0.1 allowed).
+    #[arg(long)]
+    push: bool,
     /// Join a cluster on the (PostgreSQL) store as this node.
     #[arg(long)]
     node_id: Option<String>,
@@ -54,7 +57,8 @@ async fn main() -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let card = AgentCard::new("durable", "multi-turn crash-test agent")
         .with_interface(format!("http://{addr}/"), binding::JSONRPC)
-        .with_streaming(true);
+        .with_streaming(true)
+        .with_push_notifications(args.push);
     let agent = e2e::TurnAgent::new(args.effects)?;
     let mut jobs = JobConfig::default();
     jobs.resume_parallelism = args.resume_parallelism;
@@ -64,13 +68,17 @@ async fn main() -> anyhow::Result<()> {
             let (store, bus) = args.store.open_cluster(None).await?;
             let mut cluster = ClusterConfig::default();
             cluster.lease_timeout = Duration::from_millis(args.lease_timeout_ms);
+            // Webhooks on 127.0.0.1: the tests' receivers.
             let builder = DefaultRequestHandler::builder(agent, card)
+                .push_address_policy(e2e::loopback_policy())
                 .job_config(jobs)
                 .cluster(bus, cluster);
             store.install(builder)
         }
         None => {
-            let builder = DefaultRequestHandler::builder(agent, card).job_config(jobs);
+            let builder = DefaultRequestHandler::builder(agent, card)
+                .push_address_policy(e2e::loopback_policy())
+                .job_config(jobs);
             match args.store.open(None).await? {
                 Some(store) => store.install(builder),
                 None => anyhow::bail!("durable-sut needs a durable store"),

@@ -1,0 +1,161 @@
+//! Fenced writes over real processes: a cluster node stopped (SIGSTOP) past
+//! its lease while it runs a task, and continued (SIGCONT) after another node
+//! took the task over, writes nothing more: its writes carry its lease, and
+//! the store refuses them in the same statement.
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::path::Path;
+
+use a2a_client::Client;
+use a2a_core::{SendMessageResponse, StreamResponse, TaskState};
+use sqlx::Connection as _;
+use support::durable::{Sut, effects, start, wait_for_effects};
+
+/// The lease timeout the nodes run with.
+const LEASE_MS: u64 = 2000;
+
+async fn node(store: &str, effects: &Path, name: &str) -> Sut {
+    let lease = LEASE_MS.to_string();
+    start(
+        store,
+        effects,
+        &["--node-id", name, "--lease-timeout-ms", &lease],
+    )
+    .await
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to a node's process.
+fn signal(sut: &Sut, signal: &str) {
+    let pid = sut.child.id().unwrap().to_string();
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+/// Whether the effects file has a `kind task turn` line.
+fn noted(lines: &[(String, String, u64)], kind: &str, task: &str, turn: u64) -> bool {
+    lines
+        .iter()
+        .any(|(k, t, n)| k == kind && t == task && *n == turn)
+}
+
+/// The task's stored events, in version order.
+async fn stored_events(url: &str, task_id: &str) -> Vec<(i64, StreamResponse)> {
+    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT e.version, e.event FROM task_events e JOIN tasks t ON t.seq = e.task_seq \
+         WHERE t.task_id = $1 ORDER BY e.version",
+    )
+    .bind(task_id)
+    .fetch_all(&mut db)
+    .await
+    .unwrap();
+    rows.into_iter()
+        .map(|(version, json)| (version, serde_json::from_str(&json).unwrap()))
+        .collect()
+}
+
+async fn job(url: &str, task_id: &str) -> (String, String, i64) {
+    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query_as("SELECT state, node, attempts FROM jobs WHERE task_id = $1")
+        .bind(task_id)
+        .fetch_one(&mut db)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_stopped_past_its_lease_writes_nothing_once_continued() {
+    let Some(url) = support::postgres_database("fencing").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let effects_file = dir.path().join("effects.log");
+    let one = node(&url, &effects_file, "node-1").await;
+    let two = node(&url, &effects_file, "node-2").await;
+    let c1 = Client::connect(&one.url).await.unwrap();
+    let c2 = Client::connect(&two.url).await.unwrap();
+
+    // Three turns of 1.5 s on node 1.
+    let task_id = match c1
+        .send_message(support::immediate("turns 3 ms 1500"), None)
+        .await
+        .unwrap()
+    {
+        SendMessageResponse::Task(task) => task.id,
+        SendMessageResponse::Message(m) => panic!("expected a task, got {m:?}"),
+    };
+    // Turn 1 is committed on node 1; it is in turn 2's wait when it stops.
+    wait_for_effects(&effects_file, |lines| {
+        noted(lines, "committed", &task_id, 1)
+    })
+    .await;
+    signal(&one, "STOP");
+    // Its lease expires, node 2 claims the job (attempt 2) and commits
+    // turn 2 (node 1 cannot: it stands still).
+    wait_for_effects(&effects_file, |lines| {
+        noted(lines, "committed", &task_id, 2)
+    })
+    .await;
+    let (state, holder, attempts) = job(&url, &task_id).await;
+    assert_eq!(
+        (state.as_str(), holder.as_str(), attempts),
+        ("RUNNING", "node-2", 2)
+    );
+
+    // Node 1 goes on where it stood: its turn 2 wait is over, it does the
+    // turn's effect again, and its checkpointed write is refused.
+    signal(&one, "CONT");
+    wait_for_effects(&effects_file, |lines| noted(lines, "refused", &task_id, 2)).await;
+    let done = support::wait_for_state(&c2, &task_id, TaskState::Completed).await;
+    assert_eq!(support::status_text(&done), "3 turns done");
+
+    // The store holds node 2's writes only: versions one by one, each turn's
+    // artifact once, one completion.
+    let events = stored_events(&url, &task_id).await;
+    let versions: Vec<i64> = events.iter().map(|(v, _)| *v).collect();
+    let expected: Vec<i64> = (1..=i64::try_from(events.len()).unwrap()).collect();
+    assert_eq!(versions, expected);
+    let artifacts: Vec<String> = events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamResponse::ArtifactUpdate(u) => Some(u.artifact.artifact_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(artifacts, ["turn-1", "turn-2", "turn-3"], "{events:?}");
+    let completions = events
+        .iter()
+        .filter(|(_, e)| {
+            matches!(e, StreamResponse::StatusUpdate(u) if u.status.state == TaskState::Completed)
+        })
+        .count();
+    assert_eq!(completions, 1);
+    let (state, holder, attempts) = job(&url, &task_id).await;
+    assert_eq!(
+        (state.as_str(), holder.as_str(), attempts),
+        ("COMPLETED", "node-2", 2)
+    );
+    // Each turn committed once; node 1 committed nothing after it stopped.
+    let lines = effects(&effects_file);
+    for turn in 1..=3 {
+        let commits = lines
+            .iter()
+            .filter(|(k, t, n)| k == "committed" && *t == task_id && *n == turn)
+            .count();
+        assert_eq!(
+            commits, 1,
+            "turn {turn} committed {commits} times: {lines:?}"
+        );
+    }
+    // Node 1 still serves, and reads the task as node 2 left it.
+    let seen = support::wait_for_state(&c1, &task_id, TaskState::Completed).await;
+    assert_eq!(seen.artifacts.len(), 3);
+    drop((one, two));
+    support::drop_postgres_database(&url).await;
+}

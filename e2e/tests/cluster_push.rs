@@ -1,0 +1,234 @@
+//! The push outbox over real processes: a cluster node is killed (SIGKILL)
+//! while its webhook is slow and deliveries are queued; the node that takes
+//! the task over sends what was left, so the webhook hears every event at
+//! least once, each delivery naming its event (`A2A-Event-Version`) so
+//! repeats can be told apart.
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_client::Client;
+use a2a_core::{SendMessageConfiguration, StreamResponse, TaskPushNotificationConfig, TaskState};
+use sqlx::Connection as _;
+use support::durable::{Sut, start, wait_for_effects};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+/// The lease timeout the nodes run with.
+const LEASE_MS: u64 = 2000;
+
+/// How long the webhook takes to answer each delivery.
+const SLOW: Duration = Duration::from_millis(700);
+
+async fn node(store: &str, effects: &Path, name: &str) -> Sut {
+    let lease = LEASE_MS.to_string();
+    start(
+        store,
+        effects,
+        &["--node-id", name, "--lease-timeout-ms", &lease, "--push"],
+    )
+    .await
+}
+
+/// One delivery: its event-version header, if any, and its body.
+type Delivery = (Option<String>, String);
+
+/// What the webhook received, in arrival order.
+#[derive(Clone, Default)]
+struct Received(Arc<Mutex<Vec<Delivery>>>);
+
+impl Received {
+    fn all(&self) -> Vec<Delivery> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// A slow webhook on 127.0.0.1: notes each POST as it arrives, answers 200
+/// after [`SLOW`]. Plain HTTP/1.1 with keep-alive, as the push client speaks it.
+async fn slow_webhook() -> (String, Received) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let received = Received::default();
+    let noted = received.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let noted = noted.clone();
+            tokio::spawn(async move {
+                let mut stream = BufReader::new(stream);
+                loop {
+                    let mut length = 0;
+                    let mut version = None;
+                    let mut line = String::new();
+                    // The request line, then the headers.
+                    if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    loop {
+                        line.clear();
+                        if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let header = line.trim_end();
+                        if header.is_empty() {
+                            break;
+                        }
+                        if let Some((name, value)) = header.split_once(':') {
+                            let value = value.trim();
+                            if name.eq_ignore_ascii_case("content-length") {
+                                length = value.parse().unwrap();
+                            } else if name.eq_ignore_ascii_case("a2a-event-version") {
+                                version = Some(value.to_owned());
+                            }
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if stream.read_exact(&mut body).await.is_err() {
+                        return;
+                    }
+                    noted
+                        .0
+                        .lock()
+                        .unwrap()
+                        .push((version, String::from_utf8(body).unwrap()));
+                    tokio::time::sleep(SLOW).await;
+                    let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+                    if stream.get_mut().write_all(answer).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, received)
+}
+
+/// The task's stored events by version.
+async fn stored_events(url: &str, task_id: &str) -> BTreeMap<u64, StreamResponse> {
+    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT e.version, e.event FROM task_events e JOIN tasks t ON t.seq = e.task_seq \
+         WHERE t.task_id = $1 ORDER BY e.version",
+    )
+    .bind(task_id)
+    .fetch_all(&mut db)
+    .await
+    .unwrap();
+    rows.into_iter()
+        .map(|(v, json)| {
+            (
+                u64::try_from(v).unwrap(),
+                serde_json::from_str(&json).unwrap(),
+            )
+        })
+        .collect()
+}
+
+async fn outbox_rows(url: &str) -> i64 {
+    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query_scalar("SELECT count(*) FROM push_outbox")
+        .fetch_one(&mut db)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushes_owed_by_a_killed_node_are_sent_by_the_node_that_takes_over() {
+    let Some(url) = support::postgres_database("push_outbox").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let effects = dir.path().join("effects.log");
+    let (hook, received) = slow_webhook().await;
+    let mut one = node(&url, &effects, "node-1").await;
+    let two = node(&url, &effects, "node-2").await;
+    let c1 = Client::connect(&one.url).await.unwrap();
+    let c2 = Client::connect(&two.url).await.unwrap();
+
+    // Four turns of 300 ms on node 1, each pushed to a webhook that takes
+    // 700 ms per delivery: deliveries fall behind the work.
+    let mut request = support::request("turns 4 ms 300");
+    request.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        task_push_notification_config: Some(TaskPushNotificationConfig::new("", hook.as_str())),
+        ..Default::default()
+    });
+    let task_id = support::send_task(&c1, request).await.id;
+    // Two turns done while the webhook has heard of at most two events: node
+    // 1 owes it some. Then it dies.
+    wait_for_effects(&effects, |lines| {
+        lines
+            .iter()
+            .any(|(k, t, n)| k == "committed" && *t == task_id && *n == 2)
+    })
+    .await;
+    let heard_before_kill = received.all().len();
+    one.child.start_kill().unwrap();
+    one.child.wait().await.unwrap();
+    let stored_at_kill = stored_events(&url, &task_id).await.len();
+    assert!(
+        heard_before_kill < stored_at_kill,
+        "the webhook was to be behind at the kill ({heard_before_kill} heard, {stored_at_kill} stored)"
+    );
+
+    // Node 2 takes the task over and finishes it.
+    let done = support::wait_for_state(&c2, &task_id, TaskState::Completed).await;
+    assert_eq!(support::status_text(&done), "4 turns done");
+    let stored = stored_events(&url, &task_id).await;
+    let last = *stored.keys().last().unwrap();
+
+    // Every stored event reaches the webhook, and the outbox empties.
+    let all = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let heard: BTreeSet<String> = received
+                .all()
+                .into_iter()
+                .filter_map(|(version, _)| version)
+                .collect();
+            if (1..=last).all(|v| heard.contains(&format!("{task_id}/{v}")))
+                && outbox_rows(&url).await == 0
+            {
+                return received.all();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("every event reaches the webhook and the outbox empties");
+
+    // Each delivery is the spec's StreamResponse of the version it names:
+    // a repeat carries the same name and the same event.
+    let mut repeats = 0;
+    let mut seen = BTreeSet::new();
+    for (version, body) in &all {
+        let event: StreamResponse = serde_json::from_str(body).unwrap();
+        let Some(version) = version else {
+            // A new task's first snapshot is no stored version.
+            assert!(matches!(event, StreamResponse::Task(_)), "{body}");
+            continue;
+        };
+        let (task, number) = version.rsplit_once('/').unwrap();
+        assert_eq!(task, task_id);
+        let number: u64 = number.parse().unwrap();
+        assert_eq!(
+            stored[&number], event,
+            "delivery {version} is its stored event"
+        );
+        if !seen.insert(number) {
+            repeats += 1;
+        }
+    }
+    eprintln!(
+        "push outbox: {} deliveries of {last} events ({repeats} repeats); the webhook had {heard_before_kill} when node 1 was killed",
+        all.len()
+    );
+    drop(two);
+    support::drop_postgres_database(&url).await;
+}

@@ -177,9 +177,7 @@ async fn open_stores(
                     .location
                     .open_cluster_for_agent(&agent.name, setup.push_key.clone())
                     .await
-                    .with_context(|| {
-                        format!("{} as cluster node {}", context(), node.name)
-                    })?;
+                    .with_context(|| format!("{} as cluster node {}", context(), node.name))?;
                 Some(Opened {
                     store,
                     bus: Some(bus),

@@ -231,10 +231,9 @@ pub async fn start_tck_gateway_node(
                 Some((store, bus)) => {
                     builder = store.install(builder);
                     match bus {
-                        Some(bus) => builder.job_config(jobs.clone()).cluster(
-                            bus,
-                            a2a_server::cluster::ClusterConfig::default(),
-                        ),
+                        Some(bus) => builder
+                            .job_config(jobs.clone())
+                            .cluster(bus, a2a_server::cluster::ClusterConfig::default()),
                         None => builder,
                     }
                 }

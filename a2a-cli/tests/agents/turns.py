@@ -7,7 +7,7 @@ and notes `committed` once the gateway says the checkpoint is stored. A
 resumed execution starts after the turn of its checkpoint. So a checkpointed
 turn that ran again shows as an `effect` line after its `committed` line.
 Each line: KIND TASK TURN RESUMED(0/1) NODE (the gateway URL of the node whose
-child this is). Every execution also notes `start TASK MESSAGE_ID RESUMED NODE`.
+child this is) TIME (seconds since the epoch). Every execution also notes `start TASK MESSAGE_ID RESUMED NODE`.
 """
 import json
 import os
@@ -20,6 +20,7 @@ NODE = os.environ.get("A2A_GATEWAY_URL", "?")
 out_lock = threading.Lock()
 acks = {}  # (task, turn) -> threading.Event, set on "checkpointed"
 acks_lock = threading.Lock()
+stopped = set()  # tasks the gateway said to stop ("cancel")
 
 
 def send(obj):
@@ -33,7 +34,8 @@ def note(*words):
     # One write with O_APPEND: lines from every node's child never interleave.
     fd = os.open(EFFECTS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, (" ".join(str(w) for w in words) + "\n").encode())
+        line = " ".join(str(w) for w in words) + " %.3f\n" % time.time()
+        os.write(fd, line.encode())
     finally:
         os.close(fd)
 
@@ -57,8 +59,12 @@ def run(line):
     if done == 0:
         send({"type": "status", "taskId": task, "state": "working"})
     for turn in range(done + 1, turns + 1):
+        if task in stopped:
+            return
         note("effect", task, turn, resumed, NODE)
         time.sleep(ms / 1000)
+        if task in stopped:
+            return
         acked = ack_for(task, turn)
         send({"type": "artifact", "taskId": task, "artifactId": "turn-%d" % turn,
               "name": "turn", "text": "turn %d" % turn,
@@ -82,7 +88,12 @@ def main():
             continue
         kind = line.get("type")
         if kind == "execute":
+            stopped.discard(line["taskId"])
             threading.Thread(target=run, args=(line,), daemon=True).start()
+        elif kind == "cancel":
+            # This node no longer runs the task (a cancel, or the node lost
+            # its lease): stop before the next turn's effect.
+            stopped.add(line["taskId"])
         elif kind == "checkpointed":
             ack_for(line["taskId"], int(line["turn"])).set()
 

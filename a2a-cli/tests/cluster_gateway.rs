@@ -186,8 +186,7 @@ struct Line {
     what: String,
     resumed: bool,
     node: String,
-    /// When (seconds since the epoch): read only in a failure's report.
-    #[allow(dead_code)]
+    /// When (seconds since the epoch).
     at: String,
 }
 
@@ -570,13 +569,11 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
          after {:?}",
         started.elapsed()
     );
-    eprintln!(
-        "nodes {:?}; node 1 killed at {:?}",
-        nodes,
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-    );
+    let kill_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    eprintln!("nodes {nodes:?}; node 1 killed at {kill_epoch:.3}");
     kill(&mut one);
     let killed = Instant::now();
     let lines = effects(&local_effects);
@@ -604,6 +601,7 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
         !cut.is_empty(),
         "node 1 had finished its work before the kill"
     );
+    let cut_tasks: HashSet<String> = cut.iter().map(|t| (*t).to_owned()).collect();
     let cut = cut.len();
     // The first turn a resumed execution does after the kill, on another node.
     wait_until("a resumed turn", || {
@@ -643,6 +641,13 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
         }
     }
     let rerun = runs.values().filter(|n| **n > 1).count();
+    // When the last turn of node 1's cut-short work was stored.
+    let cut_done = local
+        .iter()
+        .filter(|l| l.kind == "committed" && cut_tasks.contains(&l.task))
+        .filter_map(|l| l.at.parse::<f64>().ok())
+        .fold(0.0, f64::max)
+        - kill_epoch;
     // The remote did each forwarded message once: a resumed execution
     // followed the remote task instead of sending the message again.
     let remote_lines = effects(&remote_effects);
@@ -677,7 +682,8 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
         "gateway failover (lease {lease_time:?}): {} tasks ({PROC_TASKS} process, {FAR_TASKS} remote, \
          {ECHO_TASKS} echo) on 3 nodes, {cut} process tasks cut short by the kill, {} process \
          and {} remote executions taken over; first resumed turn {:.2} s after the kill, every \
-         local task settled after {:.2} s (turns of {TURN_MS} ms), every remote one after {:.2} s; \
+         local task settled after {:.2} s (turns of {TURN_MS} ms; the last turn of node 1's \
+         cut-short work stored after {cut_done:.2} s), every remote one after {:.2} s; \
          {rerun} unstored turns ran again; {early} executions resumed before the kill",
         given.len(),
         taken[0],

@@ -29,7 +29,7 @@ start_node() {
   if [ "$gateway" = gateway ]; then
     mkdir -p "$work/$port"
     "$PWD/target/release/a2a" serve --port "$port" --config "$work/gateway.toml" \
-      --store "$server/$db" --no-conversation-log --data-dir "$work/$port" "$@" >/dev/null &
+      --store "$server/$db" --no-conversation-log --data-dir "$work/$port" "$@" >/dev/null 2>&1 &
   else
     "$bench" sdk --port "$port" --store "$server/$db" "$@" >/dev/null &
   fi

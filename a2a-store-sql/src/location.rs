@@ -346,4 +346,26 @@ mod tests {
         assert!("sqlite:".parse::<StoreLocation>().is_err());
         assert!("redis://h".parse::<StoreLocation>().is_err());
     }
+
+    #[cfg(feature = "postgres")]
+    #[tokio::test]
+    async fn only_postgresql_holds_a_gateway_cluster_and_names_are_checked_first() {
+        let dir = std::env::temp_dir().join("a2a-location-cluster-for-agent");
+        for location in [StoreLocation::Memory, StoreLocation::Sqlite(dir)] {
+            let refused = location.open_cluster_for_agent("echo", None).await;
+            assert!(
+                matches!(refused, Err(OpenError::Unsupported(ref why)) if why.contains("PostgreSQL")),
+                "{location}: {refused:?}"
+            );
+        }
+        // Refused before any connection is tried (nothing listens there).
+        let nowhere = StoreLocation::Postgres("postgres://postgres@127.0.0.1:1/none".to_owned());
+        for name in ["", "a\"b", "a;b", "a b"] {
+            let refused = nowhere.open_cluster_for_agent(name, None).await;
+            assert!(
+                matches!(refused, Err(OpenError::Unsupported(ref why)) if why.contains("cannot name a store")),
+                "{name:?}: {refused:?}"
+            );
+        }
+    }
 }

@@ -4,15 +4,36 @@
 # PostgreSQL database, with the CPU each request costs the nodes and the
 # database. On 2 cores more nodes cannot add throughput; CPU per request and
 # the database's share say how it scales where cores are plenty.
-# Usage: scripts/cluster-bench.sh [SERVER_URL] [SECONDS]   (SERVER_URL: a
-# PostgreSQL server, default postgres://postgres@127.0.0.1:5432; a database
-# is made per run and dropped after it; CPU of all `postgres` processes on
-# the machine counts as the database's)
+# Usage: scripts/cluster-bench.sh [SERVER_URL] [SECONDS] [gateway]
+# (SERVER_URL: a PostgreSQL server, default postgres://postgres@127.0.0.1:5432;
+# a database is made per run and dropped after it; CPU of all `postgres`
+# processes on the machine counts as the database's; `gateway`: each node is
+# `a2a serve --config` of a gateway file with the echo agent, its store in
+# the agent's schema, loaded at /agents/echo; `a2a serve` runs as many worker
+# threads as the machine has cores)
 set -euo pipefail
-server=${1:-postgres://postgres@127.0.0.1:5432}; secs=${2:-10}
+server=${1:-postgres://postgres@127.0.0.1:5432}; secs=${2:-10}; gateway=${3:-}
 cd "$(dirname "$0")/.."
 cargo build --release -q -p a2a-bench
 bench=$PWD/target/release/a2a-bench
+path=/
+if [ "$gateway" = gateway ]; then
+  cargo build --release -q -p a2a-cli
+  work=$(mktemp -d)
+  printf '[agents.echo]\nkind = "rust"\nexecutor = "echo"\n' > "$work/gateway.toml"
+  path=/agents/echo
+fi
+# Node $1 on database $2 (cluster flags after them), in the background.
+start_node() {
+  local port=$1 db=$2; shift 2
+  if [ "$gateway" = gateway ]; then
+    mkdir -p "$work/$port"
+    "$PWD/target/release/a2a" serve --port "$port" --config "$work/gateway.toml" \
+      --store "$server/$db" --no-conversation-log --data-dir "$work/$port" "$@" >/dev/null 2>&1 &
+  else
+    "$bench" sdk --port "$port" --store "$server/$db" "$@" >/dev/null &
+  fi
+}
 hz=$(getconf CLK_TCK)
 ticks() { local t=0 p; for p in "$@"; do
   [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
@@ -29,14 +50,14 @@ for n in alone 1 2 3; do
   for i in $(seq "$n"); do
     port=$((9100 + i))
     cluster=(--node-id "node-$i"); [ "$alone" = 1 ] && cluster=()
-    "$bench" sdk --port "$port" --store "$server/$db" "${cluster[@]}" >/dev/null &
+    start_node "$port" "$db" "${cluster[@]}"
     nodes+=($!); ports+=("$port")
     wait_port "$port"
   done
   pg_before=$(ticks $(pgrep -x postgres)); nodes_before=$(ticks "${nodes[@]}")
   loads=()
   for port in "${ports[@]}"; do
-    "$bench" load --addr "127.0.0.1:$port" --connections $((64 / n)) --seconds "$secs" --warmup 0 \
+    "$bench" load --addr "127.0.0.1:$port" --connections $((64 / n)) --seconds "$secs" --warmup 0 --path "$path" \
       > "$out/$port" &
     loads+=($!)
   done

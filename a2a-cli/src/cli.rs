@@ -314,14 +314,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", env = "A2A_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Join a cluster as this node: servers sharing one PostgreSQL `--store`
-    /// answer any request for any task and take over each other's work. Keep
+    /// answer any request for any task and take over each other's work
+    /// (with --config, every agent of the file, each in its own schema). Keep
     /// the name across restarts and give every node its own.
-    #[arg(
-        long,
-        value_name = "NAME",
-        env = "A2A_NODE_ID",
-        conflicts_with = "config"
-    )]
+    #[arg(long, value_name = "NAME", env = "A2A_NODE_ID")]
     pub node_id: Option<String>,
     /// With --node-id: seconds a node may go silent before the others take
     /// its running tasks over.

@@ -11,7 +11,8 @@ use a2a_gateway::remote::RemoteAgent;
 use a2a_gateway::{AgentDefinition, Gateway, GatewayBuilder};
 use a2a_hub::{AgentLink, DEFAULT_HUB_NAME, Hub, HubConfig};
 use a2a_server::auth::Authenticate;
-use a2a_store_sql::{DurableStore, PushKey, StoreLocation};
+use a2a_server::cluster::ClusterConfig;
+use a2a_store_sql::{DurableStore, PostgresCluster, PushKey, StoreLocation};
 use anyhow::Context as _;
 
 use crate::BuiltinAgent;
@@ -34,6 +35,19 @@ pub(crate) struct Setup<'a> {
     /// The conversation index: every agent-to-agent call continues the
     /// pair's conversation, and the hub's collaborate routes are its entries.
     pub(crate) conversations: a2a_gateway::Conversations,
+    /// Where this process listens (`http://host:port`): its process agents
+    /// call the others there, even when the cards name a public address.
+    pub(crate) local_url: String,
+    /// `--node-id`: every agent runs as a node of a cluster on the store.
+    pub(crate) cluster: Option<Node>,
+}
+
+/// This process as a node of a gateway cluster (`--node-id`, `--lease-timeout`).
+pub(crate) struct Node {
+    /// The node's name, kept across restarts.
+    pub(crate) name: String,
+    /// Every agent's cluster settings.
+    pub(crate) config: ClusterConfig,
 }
 
 /// The card a file gives an agent (the gateway writes its interfaces).
@@ -72,7 +86,7 @@ fn check(config: &GatewayConfig) -> anyhow::Result<()> {
 /// with what it needs to call the others by name in its environment.
 async fn definition(
     agent: &AgentConfig,
-    base_url: &str,
+    local_url: &str,
     builder: &mut GatewayBuilder,
 ) -> anyhow::Result<AgentDefinition> {
     Ok(match &agent.source {
@@ -86,7 +100,7 @@ async fn definition(
                 .env("A2A_AGENT_NAME", &agent.name)
                 .env(
                     "A2A_GATEWAY_URL",
-                    format!("{base_url}{}", a2a_gateway::AGENTS_PATH),
+                    format!("{local_url}{}", a2a_gateway::AGENTS_PATH),
                 )
                 .env("A2A_AGENT_TOKEN", builder.agent_secret(&agent.name));
             let child = ProcessAgent::spawn(&agent.name, process)
@@ -141,6 +155,48 @@ fn remote_links(config: &GatewayConfig) -> HashMap<String, AgentLink> {
         .collect()
 }
 
+/// An agent's store, opened, and its cluster bus when this process is a node.
+struct Opened {
+    store: DurableStore,
+    bus: Option<PostgresCluster>,
+}
+
+/// Every agent's store (none in memory): in cluster mode each agent's schema
+/// opened as a node of the cluster, with the bus that carries that agent's
+/// events and cancels between the nodes.
+async fn open_stores(
+    config: &GatewayConfig,
+    setup: &Setup<'_>,
+) -> anyhow::Result<HashMap<String, Opened>> {
+    let mut stores = HashMap::new();
+    for agent in &config.agents {
+        let context = || format!("cannot open the state of agent {:?}", agent.name);
+        let opened = match &setup.cluster {
+            Some(node) => {
+                let (store, bus) = setup
+                    .location
+                    .open_cluster_for_agent(&agent.name, setup.push_key.clone())
+                    .await
+                    .with_context(|| format!("{} as cluster node {}", context(), node.name))?;
+                Some(Opened {
+                    store,
+                    bus: Some(bus),
+                })
+            }
+            None => setup
+                .location
+                .open_for_agent(&agent.name, setup.push_key.clone())
+                .await
+                .with_context(context)?
+                .map(|store| Opened { store, bus: None }),
+        };
+        if let Some(opened) = opened {
+            stores.insert(agent.name.clone(), opened);
+        }
+    }
+    Ok(stores)
+}
+
 /// Builds the gateway of `config`, served at `base_url`: every agent with its
 /// own store under `setup.location`, all logging to one conversation log,
 /// and the collaboration hub when the file has a `[hub]` table.
@@ -161,30 +217,28 @@ pub(crate) async fn build(
     }
     // Every store first: a store that cannot be opened must not leave
     // child processes started.
-    let mut stores: HashMap<String, DurableStore> = HashMap::new();
+    let stores = open_stores(config, &setup).await?;
     for agent in &config.agents {
-        if let Some(store) = setup
-            .location
-            .open_for_agent(&agent.name, setup.push_key.clone())
-            .await
-            .with_context(|| format!("cannot open the state of agent {:?}", agent.name))?
-        {
-            stores.insert(agent.name.clone(), store);
-        }
-    }
-    for agent in &config.agents {
-        let definition = definition(agent, base_url, &mut builder).await?;
+        let definition = definition(agent, &setup.local_url, &mut builder).await?;
         builder = builder.agent(definition);
     }
     // Last: the file's first agent stays the default one.
     if let Some(hub) = &hub {
         builder = builder.agent(hub.agent_definition());
     }
+    let mut stores = stores;
     let log = setup.log;
-    let jobs = setup.jobs;
+    let mut jobs = setup.jobs;
+    let cluster = setup.cluster.map(|node| {
+        jobs.node = node.name;
+        node.config
+    });
     builder = builder.handler_setup(move |name, mut handler| {
-        if let Some(store) = stores.remove(name) {
+        if let Some(Opened { store, bus }) = stores.remove(name) {
             handler = store.install(handler).job_config(jobs.clone());
+            if let (Some(bus), Some(cluster)) = (bus, &cluster) {
+                handler = handler.cluster(bus, cluster.clone());
+            }
         }
         if let Some(log) = &log {
             // Lines name the agent as the gateway does (and as the hub and

@@ -257,7 +257,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             (service, app, state)
         }
         Some(config) => {
-            let base_url = format!("{scheme}://{addr}");
+            let local_url = format!("{scheme}://{addr}");
+            // The cards name the public address: every node serves the same.
+            let base_url = match &args.public_url {
+                Some(url) => url.as_str().trim_end_matches('/').to_owned(),
+                None => local_url.clone(),
+            };
+            let cluster = args.node_id.as_ref().map(|node| {
+                let mut config = ClusterConfig::default();
+                config.lease_timeout = lease;
+                crate::gateway::Node {
+                    name: node.clone(),
+                    config,
+                }
+            });
             let (gateway, opened_hub) = crate::gateway::build(
                 &config,
                 &base_url,
@@ -270,6 +283,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     card_signer: card_signer.clone(),
                     jobs: job_config(&args),
                     conversations,
+                    local_url: local_url.clone(),
+                    cluster,
                 },
             )
             .await?;
@@ -279,7 +294,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 hub = Some(opened);
             }
             sayln!(
-                "A2A gateway listening on {base_url} with {} agent(s) from {}:",
+                "A2A gateway listening on {local_url} with {} agent(s) from {}:",
                 gateway.agents().len(),
                 config.path.display()
             );
@@ -317,9 +332,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                         dir.join("agents").display()
                     )
                 }
-                StoreLocation::Postgres(_) => {
-                    "PostgreSQL, one schema per agent (a2a_agent_NAME)".to_owned()
-                }
+                StoreLocation::Postgres(_) => match &args.node_id {
+                    Some(node) => format!(
+                        "PostgreSQL, one schema per agent (a2a_agent_NAME), cluster node {node}"
+                    ),
+                    None => "PostgreSQL, one schema per agent (a2a_agent_NAME)".to_owned(),
+                },
                 StoreLocation::Memory => "in memory (lost on exit)".to_owned(),
             };
             (gateway.service().clone(), app, state)

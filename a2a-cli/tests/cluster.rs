@@ -285,7 +285,7 @@ fn a_lease_timeout_without_a_node_id_is_refused_by_the_parser() {
 }
 
 #[test]
-fn a_node_id_with_a_gateway_file_is_refused_by_the_parser() {
+fn a_node_id_with_a_gateway_file_needs_a_postgresql_store() {
     let dir = tempfile::tempdir().unwrap();
     let file = gateway_file(
         dir.path(),
@@ -293,15 +293,14 @@ fn a_node_id_with_a_gateway_file_is_refused_by_the_parser() {
     );
     let Refusal { code, stderr } = serve_refused(&[
         "--store",
-        NOWHERE,
+        "sqlite",
+        "--data-dir",
+        arg(dir.path()),
         "--node-id",
         "node-a",
         "--config",
         arg(&file),
     ]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--node-id") && stderr.contains("--config"),
-        "{stderr}"
-    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("PostgreSQL"), "{stderr}");
 }

@@ -122,15 +122,7 @@ impl StoreLocation {
         name: &str,
         push_key: Option<PushKey>,
     ) -> Result<Option<DurableStore>, OpenError> {
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(OpenError::Unsupported(format!(
-                "agent name {name:?} cannot name a store"
-            )));
-        }
+        let schema = agent_schema(name)?;
         match self {
             StoreLocation::Memory => Ok(None),
             StoreLocation::Sqlite(dir) => {
@@ -140,22 +132,42 @@ impl StoreLocation {
             }
             #[cfg(feature = "postgres")]
             StoreLocation::Postgres(url) => {
-                use sqlx::Connection as _;
-                let schema = format!("a2a_agent_{name}");
-                let options: sqlx::postgres::PgConnectOptions = url.parse()?;
-                let mut setup = sqlx::PgConnection::connect_with(&options).await?;
-                // The name is checked above: only letters, digits, '-' and '_'.
-                sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
-                    .execute(&mut setup)
-                    .await?;
-                let _ = setup.close().await;
-                let options = options.options([("search_path", format!("\"{schema}\""))]);
+                let options = agent_options(url, &schema).await?;
                 Ok(Some(DurableStore::Postgres(
                     crate::PostgresStore::connect_with(options, push_key).await?,
                 )))
             }
             #[allow(unreachable_patterns)]
             other => Err(OpenError::Unsupported(other.to_string())),
+        }
+    }
+
+    /// Opens the store of agent `name` of a gateway here as a node of a
+    /// cluster: the schema of [`StoreLocation::open_for_agent`], whose writes
+    /// announce their events, and the bus of that schema (it hears only this
+    /// agent's events and cancels, though every agent's share the database's
+    /// channels). Every node of a gateway cluster opens each agent this way.
+    #[cfg(feature = "postgres")]
+    pub async fn open_cluster_for_agent(
+        &self,
+        name: &str,
+        push_key: Option<PushKey>,
+    ) -> Result<(DurableStore, crate::PostgresCluster), OpenError> {
+        let schema = agent_schema(name)?;
+        match self {
+            StoreLocation::Postgres(url) => {
+                let options = agent_options(url, &schema).await?;
+                let store = crate::PostgresStore::connect_with(
+                    crate::PostgresStore::cluster_options(options),
+                    push_key,
+                )
+                .await?;
+                let bus = crate::PostgresCluster::new(&store).await?;
+                Ok((DurableStore::Postgres(store), bus))
+            }
+            other => Err(OpenError::Unsupported(format!(
+                "a cluster on {other} (only PostgreSQL can be shared by several servers)"
+            ))),
         }
     }
 
@@ -232,6 +244,39 @@ impl StoreLocation {
     }
 }
 
+/// The PostgreSQL schema of gateway agent `name`, once the name is checked
+/// (only letters, digits, `-` and `_`: it is quoted into SQL).
+fn agent_schema(name: &str) -> Result<String, OpenError> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(OpenError::Unsupported(format!(
+            "agent name {name:?} cannot name a store"
+        )));
+    }
+    Ok(format!("a2a_agent_{name}"))
+}
+
+/// Connection options for `schema` of the database at `url`, the schema
+/// created first if missing.
+#[cfg(feature = "postgres")]
+async fn agent_options(
+    url: &str,
+    schema: &str,
+) -> Result<sqlx::postgres::PgConnectOptions, OpenError> {
+    use sqlx::Connection as _;
+    let options: sqlx::postgres::PgConnectOptions = url.parse()?;
+    let mut setup = sqlx::PgConnection::connect_with(&options).await?;
+    // The name is checked by `agent_schema`: only letters, digits, '-' and '_'.
+    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
+        .execute(&mut setup)
+        .await?;
+    let _ = setup.close().await;
+    Ok(options.options([("search_path", format!("\"{schema}\""))]))
+}
+
 impl DurableStore {
     /// Keeps the handler's tasks, push configs and jobs in this store
     /// (executions become durable jobs).
@@ -300,5 +345,27 @@ mod tests {
         assert_eq!(pg.to_string(), "postgres");
         assert!("sqlite:".parse::<StoreLocation>().is_err());
         assert!("redis://h".parse::<StoreLocation>().is_err());
+    }
+
+    #[cfg(feature = "postgres")]
+    #[tokio::test]
+    async fn only_postgresql_holds_a_gateway_cluster_and_names_are_checked_first() {
+        let dir = std::env::temp_dir().join("a2a-location-cluster-for-agent");
+        for location in [StoreLocation::Memory, StoreLocation::Sqlite(dir)] {
+            let refused = location.open_cluster_for_agent("echo", None).await;
+            assert!(
+                matches!(refused, Err(OpenError::Unsupported(ref why)) if why.contains("PostgreSQL")),
+                "{location}: {refused:?}"
+            );
+        }
+        // Refused before any connection is tried (nothing listens there).
+        let nowhere = StoreLocation::Postgres("postgres://postgres@127.0.0.1:1/none".to_owned());
+        for name in ["", "a\"b", "a;b", "a b"] {
+            let refused = nowhere.open_cluster_for_agent(name, None).await;
+            assert!(
+                matches!(refused, Err(OpenError::Unsupported(ref why)) if why.contains("cannot name a store")),
+                "{name:?}: {refused:?}"
+            );
+        }
     }
 }

@@ -168,17 +168,52 @@ pub async fn start_tck_gateway(
     location: &a2a_store_sql::StoreLocation,
     capabilities: TckCapabilities,
 ) -> anyhow::Result<SocketAddr> {
+    start_tck_gateway_node(addr, location, capabilities, None).await
+}
+
+/// A node of a gateway cluster serving the TCK agent: every agent of the
+/// gateway runs as a cluster node on its own schema of the PostgreSQL store.
+#[derive(Debug, Clone)]
+pub struct TckGatewayNode {
+    /// The node's name.
+    pub name: String,
+    /// The address the cards name (the proxy in front of the cluster).
+    pub public_addr: Option<SocketAddr>,
+}
+
+/// [`start_tck_gateway`], as node `node` of a gateway cluster on `location`
+/// (PostgreSQL) when given: the kit then meets two gateways behind one
+/// address as one.
+pub async fn start_tck_gateway_node(
+    addr: SocketAddr,
+    location: &a2a_store_sql::StoreLocation,
+    capabilities: TckCapabilities,
+    node: Option<TckGatewayNode>,
+) -> anyhow::Result<SocketAddr> {
     use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
     let listener = bind(addr, DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
-    let base_url = format!("http://{addr}");
-    let mut card = tck_card_with(tck_card(addr), capabilities);
+    let public = node.as_ref().and_then(|n| n.public_addr).unwrap_or(addr);
+    let base_url = format!("http://{public}");
+    let mut card = tck_card_with(tck_card(public), capabilities);
     card.supported_interfaces = agent_interfaces(&base_url, "tck");
     let mut stores = std::collections::HashMap::new();
     for name in ["tck", "other"] {
-        if let Some(store) = location.open_for_agent(name, None).await? {
-            stores.insert(name, store);
+        match &node {
+            Some(_) => {
+                let (store, bus) = location.open_cluster_for_agent(name, None).await?;
+                stores.insert(name, (store, Some(bus)));
+            }
+            None => {
+                if let Some(store) = location.open_for_agent(name, None).await? {
+                    stores.insert(name, (store, None));
+                }
+            }
         }
+    }
+    let mut jobs = a2a_server::JobConfig::default();
+    if let Some(node) = &node {
+        jobs.node.clone_from(&node.name);
     }
     let gateway = Gateway::builder()
         .agent(AgentDefinition::new("tck", card.clone(), TckAgent))
@@ -193,7 +228,15 @@ pub async fn start_tck_gateway(
                 builder = tck_handler(builder, card.clone(), capabilities);
             }
             match stores.remove(name) {
-                Some(store) => store.install(builder),
+                Some((store, bus)) => {
+                    builder = store.install(builder);
+                    match bus {
+                        Some(bus) => builder
+                            .job_config(jobs.clone())
+                            .cluster(bus, a2a_server::cluster::ClusterConfig::default()),
+                        None => builder,
+                    }
+                }
                 None => builder,
             }
         })

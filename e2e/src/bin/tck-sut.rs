@@ -21,8 +21,9 @@ struct Args {
     /// of a capability's absence (`full`, the default, declares everything).
     #[arg(long, default_value = "full")]
     capabilities: String,
-    /// Join a cluster on the (PostgreSQL) store as this node.
-    #[arg(long, conflicts_with = "gateway")]
+    /// Join a cluster on the (PostgreSQL) store as this node (with
+    /// --gateway: every agent of the gateway, each in its own schema).
+    #[arg(long)]
     node_id: Option<String>,
     /// The address the card names instead of the listening one (a proxy in
     /// front of a cluster), as host:port.
@@ -54,7 +55,11 @@ async fn main() -> anyhow::Result<()> {
     };
     let addr = SocketAddr::new(args.host, args.port);
     if args.gateway {
-        let addr = e2e::start_tck_gateway(addr, &args.store, capabilities).await?;
+        let node = args.node_id.as_ref().map(|name| e2e::TckGatewayNode {
+            name: name.clone(),
+            public_addr: args.public_addr,
+        });
+        let addr = e2e::start_tck_gateway_node(addr, &args.store, capabilities, node).await?;
         println!("tck-sut listening on http://{addr} (agent tck of a gateway: /agents/tck)");
     } else if let Some(node) = &args.node_id {
         let (store, bus) = args.store.open_cluster(None).await?;

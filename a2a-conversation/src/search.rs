@@ -266,6 +266,44 @@ impl LogSearch {
         })
     }
 
+    /// Searches several logs as one: the data directories of cluster nodes
+    /// that do not share one, each with its own index (caught up as
+    /// [`LogSearch::search`] does). The matches are merged in time order
+    /// (lines of equal times in the order of `indexes`), and the limit
+    /// keeps the latest of them all.
+    pub fn search_all(
+        indexes: &mut [LogSearch],
+        query: &SearchQuery,
+    ) -> Result<SearchResult, SearchError> {
+        let mut files = Vec::with_capacity(indexes.len());
+        let mut more = false;
+        for index in indexes.iter_mut() {
+            let found = index.search(query)?;
+            more |= found.more;
+            files.push(found.lines);
+        }
+        let mut heads: Vec<std::iter::Peekable<std::vec::IntoIter<Found>>> = files
+            .into_iter()
+            .map(|lines| lines.into_iter().peekable())
+            .collect();
+        let mut lines = Vec::new();
+        loop {
+            // The earliest head; the first index's at equal times.
+            let next = heads
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(n, head)| Some((head.peek()?.entry.t, n)))
+                .min();
+            let Some((_, n)) = next else { break };
+            lines.extend(heads[n].next());
+        }
+        if let Some(limit) = query.limit {
+            more |= lines.len() > limit;
+            lines.drain(..lines.len().saturating_sub(limit));
+        }
+        Ok(SearchResult { lines, more })
+    }
+
     /// Runs `work`; if it finds the index damaged, rebuilds the index from
     /// nothing and runs it once more.
     fn with_rebuild<T>(

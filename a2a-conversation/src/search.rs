@@ -647,9 +647,10 @@ impl LogSearch {
             query.agent,
             query.kind.map(EntryType::as_str),
         ])?;
-        // Days come latest first; within a day the nodes' lines interleave,
-        // so a day is read whole before the limit is applied.
-        let mut matches: Vec<(i64, String, i64, String)> = Vec::new();
+        // Days come latest first. Within a day, a single file's lines are
+        // in row order; the files of several nodes interleave, so a day of
+        // several files is read whole before the limit is applied.
+        let mut matches: Vec<Match> = Vec::new();
         let mut limit_day = None;
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
@@ -657,25 +658,86 @@ impl LogSearch {
             if limit_day.is_some_and(|limit_day| day < limit_day) {
                 break;
             }
-            matches.push((row.get(1)?, row.get(2)?, id, row.get(3)?));
+            matches.push(Match {
+                day,
+                t: row.get(1)?,
+                node: row.get(2)?,
+                json: row.get(3)?,
+            });
             if limit_day.is_none() && query.limit.is_some_and(|n| matches.len() > n) {
+                let files: i64 = self.conn.query_row(
+                    "SELECT count(*) FROM file WHERE day = ?1",
+                    [day],
+                    |row| row.get(0),
+                )?;
+                if files <= 1 {
+                    break;
+                }
                 limit_day = Some(day);
             }
         }
-        matches.sort_unstable_by(|a, b| (a.0, &a.1, a.2).cmp(&(b.0, &b.1, b.2)));
+        matches.reverse();
+        let mut matches = merge_days(matches);
         let more = query.limit.is_some_and(|n| matches.len() > n);
         if let Some(n) = query.limit {
             matches.drain(..matches.len().saturating_sub(n));
         }
         let lines = matches
             .into_iter()
-            .filter_map(|(_, _, _, json)| {
-                let entry = serde_json::from_str::<LogEntry>(&json).ok()?;
-                Some(Found { entry, json })
+            .filter_map(|found| {
+                let entry = serde_json::from_str::<LogEntry>(&found.json).ok()?;
+                Some(Found {
+                    entry,
+                    json: found.json,
+                })
             })
             .collect();
         Ok(SearchResult { lines, more })
     }
+}
+
+/// A line found, before it is parsed.
+#[derive(Debug)]
+struct Match {
+    /// Its day's number.
+    day: i64,
+    /// Its time, in microseconds.
+    t: i64,
+    /// Its file's node tag (`""`: a single server's).
+    node: String,
+    json: String,
+}
+
+/// Matches in row order, each day's lines as the reader has them: a
+/// single file's in file order, the files of several nodes merged by time
+/// (each file's lines in its own order; equal times by node, the single
+/// server's first), as [`LogReader`](crate::LogReader) merges them.
+fn merge_days(matches: Vec<Match>) -> Vec<Match> {
+    let mut merged = Vec::with_capacity(matches.len());
+    let mut rest = matches.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let day = first.day;
+        let mut files: std::collections::BTreeMap<String, std::collections::VecDeque<Match>> =
+            std::collections::BTreeMap::new();
+        files
+            .entry(first.node.clone())
+            .or_default()
+            .push_back(first);
+        while let Some(next) = rest.next_if(|m| m.day == day) {
+            files.entry(next.node.clone()).or_default().push_back(next);
+        }
+        let mut files: Vec<_> = files.into_values().collect();
+        loop {
+            let earliest = files
+                .iter()
+                .enumerate()
+                .filter_map(|(n, file)| Some((file.front()?.t, n)))
+                .min();
+            let Some((_, n)) = earliest else { break };
+            merged.extend(files[n].pop_front());
+        }
+    }
+    merged
 }
 
 /// Where a daily file's lines go in the index.

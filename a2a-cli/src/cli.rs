@@ -186,9 +186,19 @@ pub struct LogArgs {
     /// What to read.
     #[command(subcommand)]
     pub what: LogCommand,
-    /// The data directory whose `stream/` holds the log.
-    #[arg(long, env = "A2A_DATA_DIR", default_value = "./.a2a", global = true)]
-    pub data_dir: PathBuf,
+    /// The data directory whose `stream/` holds the log. A cluster's nodes
+    /// that share one data directory write their own files there, and all
+    /// of them are read, merged in time order. Repeat the flag for nodes
+    /// that each keep their own (`--data-dir A --data-dir B`): their logs
+    /// are read as one, the same way.
+    #[arg(
+        long,
+        env = "A2A_DATA_DIR",
+        default_value = "./.a2a",
+        global = true,
+        value_name = "DIR"
+    )]
+    pub data_dir: Vec<PathBuf>,
     /// Print each line as JSON (as stored) instead of `time id kind from →
     /// to: text`.
     #[arg(long, global = true)]

@@ -1,4 +1,10 @@
 //! `a2a log`: the conversation log of a data directory, for people or scripts.
+//!
+//! A cluster's log is one record in several files: each node writes its
+//! own daily files (`stream/YYYY-MM-DD.<node>.jsonl`), in one shared data
+//! directory or each in its own. `a2a log` reads every node's files of the
+//! directories it is given (`--data-dir`, repeatable) merged in time order,
+//! and follows a chain from node to node.
 
 use a2a_conversation::{EntryType, LogEntry, LogReader, LogSearch, SearchQuery};
 use anyhow::Context as _;
@@ -77,13 +83,8 @@ pub(crate) fn run(args: &LogArgs) -> anyhow::Result<()> {
     if let LogCommand::Search(search) = &args.what {
         return run_search(search, args);
     }
-    let reader = LogReader::new(&args.data_dir);
-    let context = || {
-        format!(
-            "reading the conversation log in {}",
-            args.data_dir.display()
-        )
-    };
+    let reader = LogReader::merged(&args.data_dir);
+    let context = || format!("reading the conversation log in {}", dirs(args));
     let (entries, skipped) = match &args.what {
         LogCommand::Today => {
             let read = reader
@@ -118,11 +119,14 @@ pub(crate) fn run(args: &LogArgs) -> anyhow::Result<()> {
 /// `a2a log search`: catches the index up with the log, then prints the
 /// matches as `a2a log today` does (or as stored, with `--json`).
 fn run_search(search: &SearchArgs, args: &LogArgs) -> anyhow::Result<()> {
-    let dir = args.data_dir.display();
-    anyhow::ensure!(
-        args.data_dir.is_dir(),
-        "no data directory {dir} (give --data-dir, or set A2A_DATA_DIR)"
-    );
+    for dir in &args.data_dir {
+        anyhow::ensure!(
+            dir.is_dir(),
+            "no data directory {} (give --data-dir, or set A2A_DATA_DIR)",
+            dir.display()
+        );
+    }
+    let dir = dirs(args);
     if let (Some(since), Some(until)) = (search.since, search.until) {
         anyhow::ensure!(since < until, "--since is after --until: no line can match");
     }
@@ -132,10 +136,17 @@ fn run_search(search: &SearchArgs, args: &LogArgs) -> anyhow::Result<()> {
     query.before = search.until;
     query.kind = search.kind;
     query.limit = (search.limit > 0).then_some(search.limit);
-    let mut index = LogSearch::open(&args.data_dir)
-        .with_context(|| format!("opening the search index of the conversation log in {dir}"))?;
-    let found = index
-        .search(&query)
+    // Each data directory keeps the index of its own files.
+    let mut indexes = Vec::with_capacity(args.data_dir.len());
+    for data_dir in &args.data_dir {
+        indexes.push(LogSearch::open(data_dir).with_context(|| {
+            format!(
+                "opening the search index of the conversation log in {}",
+                data_dir.display()
+            )
+        })?);
+    }
+    let found = LogSearch::search_all(&mut indexes, &query)
         .with_context(|| format!("searching the conversation log in {dir}"))?;
     for line in &found.lines {
         if args.json {
@@ -184,7 +195,7 @@ fn resolve(reader: &LogReader, wanted: &str, args: &LogArgs) -> anyhow::Result<S
     if is_full_id(wanted) {
         return Ok(wanted.to_owned());
     }
-    let dir = args.data_dir.display();
+    let dir = dirs(args);
     let days = reader
         .days()
         .with_context(|| format!("reading the conversation log in {dir}"))?;
@@ -229,6 +240,16 @@ fn resolve(reader: &LogReader, wanted: &str, args: &LogArgs) -> anyhow::Result<S
             )
         }
     }
+}
+
+/// The data directories read, for messages.
+fn dirs(args: &LogArgs) -> String {
+    let names: Vec<String> = args
+        .data_dir
+        .iter()
+        .map(|dir| dir.display().to_string())
+        .collect();
+    names.join(", ")
 }
 
 /// One line as printed: as stored with `--json`, else time, short id, kind

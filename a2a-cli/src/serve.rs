@@ -196,9 +196,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let log_dir = (!args.no_conversation_log).then(|| args.state.data_dir.clone());
     let log = match &log_dir {
         Some(dir) => Some(
-            ConversationLog::open(dir, LogConfig::default()).with_context(|| {
-                format!("cannot open the conversation log in {}", dir.display())
-            })?,
+            // A node writes its own files: nodes may share the directory.
+            ConversationLog::open(dir, LogConfig::default().node(args.node_id.clone()))
+                .with_context(|| {
+                    format!("cannot open the conversation log in {}", dir.display())
+                })?,
         ),
         None => None,
     };

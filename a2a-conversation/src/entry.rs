@@ -57,6 +57,12 @@ pub struct LogEntry {
     pub parent_id: Option<String>,
     /// A2A ids (`taskId`, `contextId`, `messageId`) and anything else.
     pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// The cluster node whose log wrote the line (see
+    /// [`LogConfig::node`](crate::LogConfig::node)); absent for a single
+    /// server, whose lines keep their old shape. Written last, so a line
+    /// of a node is a single server's line with one more field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 impl LogEntry {
@@ -77,6 +83,7 @@ impl LogEntry {
             content: content.into(),
             parent_id: None,
             metadata: serde_json::Map::new(),
+            node: None,
         }
     }
 
@@ -284,7 +291,12 @@ impl LogEntry {
                 other => serde_json::to_writer(&mut *out, other)?,
             }
         }
-        out.extend_from_slice(b"}}");
+        out.push(b'}');
+        if let Some(node) = &self.node {
+            out.extend_from_slice(b",\"node\":");
+            write_str(out, node);
+        }
+        out.push(b'}');
         Ok(())
     }
 }

@@ -11,6 +11,15 @@
 //!   [`LogSearch`] finds lines by their words across all days, through a
 //!   full-text index (SQLite FTS5) kept beside the log and caught up from
 //!   its files.
+//! - On a cluster (`a2a serve --node-id`), the log stays one record in
+//!   files, off the shared database (it is the largest write volume: whole
+//!   message bodies): each node writes its own daily files,
+//!   `stream/YYYY-MM-DD.<node>.jsonl` ([`LogConfig::node`]), so nodes may
+//!   share one data directory or each keep their own. [`LogReader`] reads
+//!   every node's files (of one directory, or of several with
+//!   [`LogReader::merged`]) merged in time order, and a chain follows its
+//!   parents from node to node; [`LogSearch`] and the index's rebuild read
+//!   them all too.
 //! - [`ConversationIndex`] maps a route (a work session and a pair of agents,
 //!   `ws-1::alpha|beta`) to the A2A conversation (`contextId`) the pair keeps,
 //!   so that agent A writing to agent B again continues where they left off.

@@ -115,6 +115,17 @@ pub struct LogConfig {
     pub gzip_after_days: u32,
     /// The clock that stamps lines.
     pub clock: Clock,
+    /// The cluster node this log belongs to (`a2a serve --node-id`), or
+    /// `None` for a single server. A node writes its own daily files,
+    /// `stream/YYYY-MM-DD.<node>.jsonl`, so several nodes can share one data
+    /// directory (a network volume) without two processes ever appending to
+    /// one file; each node archives and gzips only its own files, each line
+    /// says its node (`"node"`), and a lock file (`stream/<node>.lock`)
+    /// refuses a second process with the same node in the same directory.
+    /// [`LogReader`](crate::LogReader) reads every node's files of a day
+    /// merged in time order. A name that is not plain `[A-Za-z0-9_-]` is
+    /// percent-encoded in file names (and shortened with a hash when long).
+    pub node: Option<String>,
 }
 
 impl Default for LogConfig {
@@ -132,6 +143,7 @@ impl Default for LogConfig {
             archive_after_days: 7,
             gzip_after_days: 30,
             clock: Clock::System,
+            node: None,
         }
     }
 }
@@ -199,6 +211,13 @@ impl LogConfig {
         self.clock = clock;
         self
     }
+
+    /// Sets [`LogConfig::node`] (`None`: a single server).
+    #[must_use]
+    pub fn node(mut self, node: impl Into<Option<String>>) -> Self {
+        self.node = node.into();
+        self
+    }
 }
 
 /// Why the log failed.
@@ -219,6 +238,19 @@ pub enum LogError {
     /// The writer has stopped (the log was closed, or its thread failed).
     #[error("the conversation log's writer has stopped")]
     Stopped,
+    /// Another process (or another open log of this one) already writes
+    /// this node's files in this directory: two writers of one node would
+    /// each archive and gzip the other's files under it.
+    #[error(
+        "node {node:?} already writes the conversation log in {dir} (another `a2a serve` with \
+         the same --node-id and data directory?); give each node its own --node-id"
+    )]
+    NodeInUse {
+        /// The node.
+        node: String,
+        /// The log's folder.
+        dir: PathBuf,
+    },
 }
 
 pub(crate) fn io_error(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> LogError {
@@ -284,6 +316,12 @@ impl Drop for OpenHandle {
 struct Shared {
     dir: PathBuf,
     config: LogConfig,
+    /// The node's name in its file names ([`node_tag`]); `None` for a
+    /// single server.
+    tag: Option<String>,
+    /// `,"node":"…"}`: what replaces the closing brace of each line a node
+    /// writes (the line's `node` field, encoded once).
+    node_suffix: Option<Box<[u8]>>,
     /// The most lines in one group (1 with [`Flush::EachLine`]).
     max_lines: usize,
     dropped: AtomicU64,
@@ -374,7 +412,7 @@ impl Shared {
     /// with its longest strings cut so that it fits.
     fn cut(&self, entry: &LogEntry, json: &mut Vec<u8>) -> serde_json::Result<()> {
         let length = json.len();
-        let cut = cut::encode_within(entry, self.config.max_line_bytes, json)?;
+        let cut = cut::encode_within(entry, self.max_body(), json)?;
         tracing::warn!(
             id = %entry.id,
             length,
@@ -383,6 +421,23 @@ impl Shared {
             "a conversation log line over the length bound was cut"
         );
         Ok(())
+    }
+
+    /// The longest a line may be before its node field is added.
+    fn max_body(&self) -> usize {
+        let node = self
+            .node_suffix
+            .as_ref()
+            .map_or(0, |suffix| suffix.len() - 1);
+        self.config.max_line_bytes.saturating_sub(node)
+    }
+
+    /// Adds the node field to an encoded line (a node's log only).
+    fn stamp(&self, json: &mut Vec<u8>) {
+        if let Some(suffix) = &self.node_suffix {
+            json.pop();
+            json.extend_from_slice(suffix);
+        }
     }
 
     fn send(&self, command: Command) -> Result<(), LogError> {
@@ -401,11 +456,24 @@ impl Shared {
 
 impl ConversationLog {
     /// Opens the log in `data_dir/stream` (created if missing) and starts its
-    /// writer thread.
+    /// writer thread. A node's log ([`LogConfig::node`]) first takes its
+    /// node's lock file there, and fails with [`LogError::NodeInUse`] if a
+    /// live process holds it.
     pub fn open(data_dir: impl AsRef<Path>, config: LogConfig) -> Result<Self, LogError> {
         let dir = data_dir.as_ref().join(STREAM_DIR);
         std::fs::create_dir_all(dir.join(ARCHIVE_DIR))
             .map_err(io_error(format!("creating {}", dir.display())))?;
+        let tag = config.node.as_deref().map(node_tag);
+        let node_lock = match (&config.node, &tag) {
+            (Some(node), Some(tag)) => Some(lock_node(&dir, node, tag)?),
+            _ => None,
+        };
+        let node_suffix = config.node.as_deref().map(|node| {
+            let mut suffix = b",\"node\":".to_vec();
+            a2a_core::json_writer::write_str(&mut suffix, node);
+            suffix.push(b'}');
+            suffix.into_boxed_slice()
+        });
         let max_lines = match config.flush {
             Flush::EachLine => 1,
             Flush::Grouped { max_lines, .. } => max_lines.max(1),
@@ -413,6 +481,8 @@ impl ConversationLog {
         let shared = Arc::new(Shared {
             dir,
             config,
+            tag,
+            node_suffix,
             max_lines,
             dropped: AtomicU64::new(0),
             written: AtomicU64::new(0),
@@ -433,6 +503,7 @@ impl ConversationLog {
             last_error: None,
             archived_as_of: None,
             last_t: None,
+            _node_lock: node_lock,
         };
         std::thread::Builder::new()
             .name("a2a-conversation-log".into())
@@ -449,6 +520,11 @@ impl ConversationLog {
         &self.shared.dir
     }
 
+    /// The cluster node whose files this log writes, if any.
+    pub fn node(&self) -> Option<&str> {
+        self.shared.config.node.as_deref()
+    }
+
     /// The time now on the log's clock.
     pub fn now(&self) -> DateTime<Utc> {
         self.shared.config.clock.now()
@@ -456,13 +532,21 @@ impl ConversationLog {
 
     /// Queues `entry` for writing and returns its id. Never waits for the
     /// disk; with [`WhenFull::Wait`] it waits for room in the queue.
-    pub async fn append(&self, entry: LogEntry) -> Result<String, LogError> {
-        let max = self.shared.config.max_line_bytes;
+    ///
+    /// A node's log writes its own node in the line's `node` field (in
+    /// place of any the entry has).
+    pub async fn append(&self, mut entry: LogEntry) -> Result<String, LogError> {
+        let shared = &self.shared;
+        if shared.node_suffix.is_some() {
+            entry.node = None;
+        }
+        let max = shared.max_body();
         let encoded = with_scratch(|json| {
             entry.write_json(json)?;
             if json.len() > max {
-                self.shared.cut(&entry, json)?;
+                shared.cut(&entry, json)?;
             }
+            shared.stamp(json);
             Ok::<_, serde_json::Error>(
                 self.shared
                     .try_queue(entry.t, json)
@@ -487,12 +571,14 @@ impl ConversationLog {
     /// borrowed fields (the cheap way for code that logs on every request).
     pub async fn append_line(&self, line: Line<'_>) -> Result<String, LogError> {
         let id = new_entry_id(line.t);
-        let max = self.shared.config.max_line_bytes;
+        let shared = &self.shared;
+        let max = shared.max_body();
         let queued = with_scratch(|json| {
             line.write_json(&id, json);
             if json.len() > max {
-                self.shared.cut(&cut::owned(&line, &id), json)?;
+                shared.cut(&cut::owned(&line, &id), json)?;
             }
+            shared.stamp(json);
             Ok::<_, serde_json::Error>(
                 self.shared
                     .try_queue(line.t, json)
@@ -623,17 +709,115 @@ fn with_scratch<R>(encode: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     })
 }
 
-/// The path of `day`'s live file in `dir`.
-pub(crate) fn day_file(dir: &Path, day: NaiveDate) -> PathBuf {
-    dir.join(format!("{}.jsonl", day.format("%Y-%m-%d")))
+/// The path of `day`'s live file in `dir`: a single server's
+/// (`YYYY-MM-DD.jsonl`, `tag` `None`) or a node's
+/// (`YYYY-MM-DD.<tag>.jsonl`).
+pub(crate) fn day_file(dir: &Path, day: NaiveDate, tag: Option<&str>) -> PathBuf {
+    match tag {
+        None => dir.join(format!("{}.jsonl", day.format("%Y-%m-%d"))),
+        Some(tag) => dir.join(format!("{}.{tag}.jsonl", day.format("%Y-%m-%d"))),
+    }
 }
 
-/// The day a file name (`YYYY-MM-DD.jsonl` or `.jsonl.gz`) is for.
-pub(crate) fn day_of_file(name: &str) -> Option<NaiveDate> {
-    let stem = name
-        .strip_suffix(".jsonl")
-        .or_else(|| name.strip_suffix(".jsonl.gz"))?;
-    NaiveDate::parse_from_str(stem, "%Y-%m-%d").ok()
+/// What a daily file's name says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DayFileName<'a> {
+    /// The day.
+    pub(crate) day: NaiveDate,
+    /// The node's tag ([`node_tag`]); `None` for a single server's file.
+    pub(crate) tag: Option<&'a str>,
+    /// A gzipped archive (`.jsonl.gz`).
+    pub(crate) gzipped: bool,
+}
+
+/// Reads a daily file's name: `YYYY-MM-DD[.<tag>].jsonl[.gz]`; `None` for
+/// anything else (lock files, a gzip being written).
+pub(crate) fn parse_day_file(name: &str) -> Option<DayFileName<'_>> {
+    let (stem, gzipped) = match name.strip_suffix(".gz") {
+        Some(stem) => (stem, true),
+        None => (name, false),
+    };
+    let stem = stem.strip_suffix(".jsonl")?;
+    let date = stem.get(..10)?;
+    let tag = match stem.get(10..)? {
+        "" => None,
+        rest => {
+            let tag = rest.strip_prefix('.')?;
+            if tag.is_empty() || !tag.bytes().all(is_tag_byte) {
+                return None;
+            }
+            Some(tag)
+        }
+    };
+    let day = NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
+    Some(DayFileName { day, tag, gzipped })
+}
+
+/// Bytes a node's name keeps as they are in its file names.
+fn is_plain(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+/// Bytes a tag is made of: plain ones, percent escapes, and the `~` before
+/// the hash of a long name.
+fn is_tag_byte(b: u8) -> bool {
+    is_plain(b) || b == b'%' || b == b'~'
+}
+
+/// The longest tag before a name is shortened to a prefix and a hash.
+const MAX_TAG: usize = 80;
+
+/// A node's name as its file names carry it: plain `[A-Za-z0-9_-]` as is,
+/// any other byte as `%XX` (so no name can reach another folder or clash
+/// with the day or the extension), and a long name as its first part,
+/// `~`, and a hash of the whole (file names have a length limit). The same
+/// name always gives the same tag, on every machine.
+pub(crate) fn node_tag(node: &str) -> String {
+    let mut tag = String::with_capacity(node.len());
+    let mut short_end = 0;
+    for &b in node.as_bytes() {
+        if is_plain(b) {
+            tag.push(char::from(b));
+        } else {
+            tag.push_str(&format!("%{b:02X}"));
+        }
+        if tag.len() <= MAX_TAG - 17 {
+            short_end = tag.len();
+        }
+    }
+    if tag.is_empty() {
+        return "%".to_owned();
+    }
+    if tag.len() > MAX_TAG {
+        // FNV-1a: stable across versions and platforms, unlike std's hasher.
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in node.as_bytes() {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        tag.truncate(short_end);
+        tag.push_str(&format!("~{hash:016x}"));
+    }
+    tag
+}
+
+/// Takes the lock file of node `node` in `dir`, held (by the open file) as
+/// long as the log's writer runs; a process that dies lets go of it.
+fn lock_node(dir: &Path, node: &str, tag: &str) -> Result<File, LogError> {
+    let path = dir.join(format!("{tag}.lock"));
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io_error(format!("opening {}", path.display())))?;
+    match fs4::fs_std::FileExt::try_lock_exclusive(&file) {
+        Ok(true) => Ok(file),
+        Ok(false) => Err(LogError::NodeInUse {
+            node: node.to_owned(),
+            dir: dir.to_owned(),
+        }),
+        Err(err) => Err(io_error(format!("locking {}", path.display()))(err)),
+    }
 }
 
 struct Writer {
@@ -656,6 +840,8 @@ struct Writer {
     archived_as_of: Option<NaiveDate>,
     /// The time of the last line written.
     last_t: Option<DateTime<Utc>>,
+    /// A node's lock file, held until the writer is done.
+    _node_lock: Option<File>,
 }
 
 /// A day's file open for appending, and its length: where a failed write is
@@ -834,7 +1020,8 @@ impl Writer {
                     tracing::warn!(error = %err, "archiving old conversation log days failed");
                 }
             }
-            let file = open_for_append(&day_file(&self.shared.dir, day)).map_err(failed)?;
+            let path = day_file(&self.shared.dir, day, self.shared.tag.as_deref());
+            let file = open_for_append(&path).map_err(failed)?;
             let len = file.metadata().map_err(failed)?.len();
             self.file = Some(DayFile { day, file, len });
         }
@@ -907,7 +1094,9 @@ impl Writer {
     /// same day's file.
     fn report(&self, text: String) -> LogEntry {
         let t = self.last_t.unwrap_or_else(Utc::now);
-        LogEntry::new(t, crate::EntryType::Error, "conversation-log", None, text)
+        let mut entry = LogEntry::new(t, crate::EntryType::Error, "conversation-log", None, text);
+        entry.node.clone_from(&self.shared.config.node);
+        entry
     }
 
     /// Writes a report line; whether it went in.
@@ -934,14 +1123,17 @@ impl Writer {
         let gzip_before = today - chrono::Days::new(u64::from(config.gzip_after_days));
         let archive_dir = self.shared.dir.join(ARCHIVE_DIR);
         std::fs::create_dir_all(&archive_dir)?;
+        // Only this writer's own files: a node never moves another's.
+        let own = self.shared.tag.as_deref();
         for entry in std::fs::read_dir(&self.shared.dir)? {
             let entry = entry?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let Some(day) = day_of_file(name) else {
+            let Some(file) = parse_day_file(name).filter(|f| f.tag == own) else {
                 continue;
             };
-            if name.ends_with(".jsonl") && day < archive_before {
+            let day = file.day;
+            if !file.gzipped && day < archive_before {
                 if self.file.as_ref().is_some_and(|open| open.day == day) {
                     self.file = None;
                 }
@@ -952,10 +1144,10 @@ impl Writer {
             let entry = entry?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let Some(day) = day_of_file(name) else {
+            let Some(file) = parse_day_file(name).filter(|f| f.tag == own) else {
                 continue;
             };
-            if name.ends_with(".jsonl") && day < gzip_before {
+            if !file.gzipped && file.day < gzip_before {
                 gzip_in_place(&entry.path())?;
             }
         }

@@ -6,17 +6,19 @@
 //! since it was last used before each search, and rebuilt from scratch when
 //! it is missing, of another version, or corrupt.
 //!
-//! Each day's file is tracked by how many of its bytes are indexed, so
-//! catching up reads only what was appended. A day keeps its bytes when the
-//! log moves it to the archive and gzips it: the index follows the move
-//! without reading the day again (a gzip file states its length in its
-//! trailer). A day whose file shrank or changed is indexed again; a day whose
-//! file is gone leaves the index.
+//! Each daily file (a single server's, or each cluster node's: see
+//! [`LogConfig::node`](crate::LogConfig::node)) is tracked by how many of
+//! its bytes are indexed, so catching up reads only what was appended. A
+//! file keeps its bytes when the log moves it to the archive and gzips it:
+//! the index follows the move without reading it again (a gzip file states
+//! its length in its trailer). A file that shrank or changed is indexed
+//! again; a file that is gone leaves the index.
 //!
-//! A line's row id is its day (days since 1970) times 2³² plus its number in
-//! the day's file, so row order is the log's order: the latest matches of a
-//! word come straight off the full-text index, and a date range is a row id
-//! range.
+//! A line's row id is its day (days since 1970) times 2³² plus its number
+//! among the day's lines as they were indexed, so days come in row order:
+//! the latest matches of a word come straight off the full-text index a
+//! day at a time (within a day, sorted by time, since the files of several
+//! nodes interleave), and a date range is a row id range.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -26,14 +28,14 @@ use chrono::{DateTime, Datelike as _, NaiveDate, Utc};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 use crate::entry::{EntryType, LogEntry};
-use crate::log::{LogError, day_file, day_of_file, io_error};
+use crate::log::{LogError, day_file, io_error, parse_day_file};
 use crate::{ARCHIVE_DIR, STREAM_DIR};
 
 /// The index's file, in the data directory.
 pub const SEARCH_INDEX_FILE: &str = "log-search.sqlite";
 
 /// The layout of the index; an index of another version is rebuilt.
-const SCHEMA_VERSION: &str = "1";
+const SCHEMA_VERSION: &str = "2";
 
 /// Lines indexed per transaction while catching up: bounds the memory and
 /// the journal of a first build over a large log.
@@ -151,9 +153,10 @@ pub struct Update {
     pub lines_added: u64,
     /// Lines of the log that did not parse (torn by a crash), skipped.
     pub skipped: u64,
-    /// Days indexed again from their start (their file shrank or changed).
+    /// Daily files indexed again from their start (the file shrank or
+    /// changed).
     pub days_reindexed: u64,
-    /// Days dropped from the index (their file is gone).
+    /// Daily files dropped from the index (the file is gone).
     pub days_dropped: u64,
 }
 
@@ -169,7 +172,7 @@ pub struct LogSearch {
 }
 
 /// Where a day's file is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Place {
     Live,
     Archived,
@@ -186,16 +189,23 @@ impl Place {
     }
 }
 
-/// What the index knows of a day.
+/// What the index knows of a daily file.
 #[derive(Debug, Clone, Copy)]
 struct DayState {
     place: Option<Place>,
-    /// Bytes of the day's (uncompressed) file indexed.
+    /// Bytes of the (uncompressed) file indexed.
     bytes: u64,
-    /// The number the next line of the day gets.
-    lines: i64,
-    /// The gzip file's size when the day was last seen gzipped.
+    /// The gzip file's size when the file was last seen gzipped.
     gz_size: Option<u64>,
+}
+
+/// A daily file on disk: its day, its node's tag (`""` for a single
+/// server's), and where it is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct DiskFile {
+    day: NaiveDate,
+    tag: String,
+    place: Place,
 }
 
 impl LogSearch {
@@ -256,6 +266,44 @@ impl LogSearch {
         })
     }
 
+    /// Searches several logs as one: the data directories of cluster nodes
+    /// that do not share one, each with its own index (caught up as
+    /// [`LogSearch::search`] does). The matches are merged in time order
+    /// (lines of equal times in the order of `indexes`), and the limit
+    /// keeps the latest of them all.
+    pub fn search_all(
+        indexes: &mut [LogSearch],
+        query: &SearchQuery,
+    ) -> Result<SearchResult, SearchError> {
+        let mut files = Vec::with_capacity(indexes.len());
+        let mut more = false;
+        for index in indexes.iter_mut() {
+            let found = index.search(query)?;
+            more |= found.more;
+            files.push(found.lines);
+        }
+        let mut heads: Vec<std::iter::Peekable<std::vec::IntoIter<Found>>> = files
+            .into_iter()
+            .map(|lines| lines.into_iter().peekable())
+            .collect();
+        let mut lines = Vec::new();
+        loop {
+            // The earliest head; the first index's at equal times.
+            let next = heads
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(n, head)| Some((head.peek()?.entry.t, n)))
+                .min();
+            let Some((_, n)) = next else { break };
+            lines.extend(heads[n].next());
+        }
+        if let Some(limit) = query.limit {
+            more |= lines.len() > limit;
+            lines.drain(..lines.len().saturating_sub(limit));
+        }
+        Ok(SearchResult { lines, more })
+    }
+
     /// Runs `work`; if it finds the index damaged, rebuilds the index from
     /// nothing and runs it once more.
     fn with_rebuild<T>(
@@ -288,35 +336,35 @@ impl LogSearch {
 
     fn catch_up(&mut self) -> Result<Update, Failure> {
         let mut update = Update::default();
-        let on_disk = self.days_on_disk()?;
-        let known: Vec<i64> = {
-            let mut stmt = self.conn.prepare_cached("SELECT day FROM day")?;
-            let rows = stmt.query_map([], |row| row.get::<_, i64>(0))?;
+        let on_disk = self.files_on_disk()?;
+        let known: Vec<(i64, String)> = {
+            let mut stmt = self.conn.prepare_cached("SELECT day, node FROM file")?;
+            let rows = stmt.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get(1)?)))?;
             rows.collect::<Result<_, _>>()?
         };
-        for day in known {
-            if on_disk
-                .binary_search_by_key(&day, |d| day_number(d.0))
-                .is_err()
-            {
+        for (day, tag) in known {
+            let gone = on_disk
+                .binary_search_by(|f| (day_number(f.day), f.tag.as_str()).cmp(&(day, &tag)))
+                .is_err();
+            if gone {
                 let tx = self
                     .conn
                     .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                drop_day(&tx, day)?;
+                drop_file(&tx, day, &tag)?;
                 tx.commit()?;
                 update.days_dropped += 1;
             }
         }
-        for &(day, place) in &on_disk {
-            self.catch_up_day(day, place, &mut update)?;
+        for file in &on_disk {
+            self.catch_up_file(file, &mut update)?;
         }
         Ok(update)
     }
 
-    /// Every day with a file, and where its file is (the first of live,
-    /// archived, gzipped, as a reader looks), in order.
-    fn days_on_disk(&self) -> Result<Vec<(NaiveDate, Place)>, Failure> {
-        let mut days: Vec<(NaiveDate, Place)> = Vec::new();
+    /// Every daily file, and where it is (the first of live, archived,
+    /// gzipped, as a reader looks), by day and node.
+    fn files_on_disk(&self) -> Result<Vec<DiskFile>, Failure> {
+        let mut files: Vec<DiskFile> = Vec::new();
         let archive = self.stream.join(ARCHIVE_DIR);
         for dir in [&self.stream, &archive] {
             let entries = match std::fs::read_dir(dir) {
@@ -327,33 +375,33 @@ impl LogSearch {
             for entry in entries {
                 let entry = entry.map_err(io_error(format!("listing {}", dir.display())))?;
                 let name = entry.file_name();
-                let Some(name) = name.to_str() else { continue };
-                let Some(day) = day_of_file(name) else {
+                let Some(name) = name.to_str().and_then(parse_day_file) else {
                     continue;
                 };
-                let place = match (dir == &self.stream, name.ends_with(".gz")) {
+                let place = match (dir == &self.stream, name.gzipped) {
                     (true, false) => Place::Live,
                     (false, false) => Place::Archived,
                     (_, true) => Place::Gzipped,
                 };
-                days.push((day, place));
+                files.push(DiskFile {
+                    day: name.day,
+                    tag: name.tag.unwrap_or_default().to_owned(),
+                    place,
+                });
             }
         }
-        days.sort_unstable_by_key(|&(day, place)| (day, place as u8));
-        days.dedup_by_key(|d| d.0);
-        Ok(days)
+        files.sort_unstable();
+        files.dedup_by(|later, first| (later.day, &later.tag) == (first.day, &first.tag));
+        Ok(files)
     }
 
-    /// Indexes what the index lacks of `day`'s file, in `place`.
-    fn catch_up_day(
-        &mut self,
-        day: NaiveDate,
-        place: Place,
-        update: &mut Update,
-    ) -> Result<(), Failure> {
-        let number = day_number(day);
-        let known = self.day_state(number)?;
-        let path = self.day_path(day, place);
+    /// Indexes what the index lacks of a daily file.
+    fn catch_up_file(&mut self, file: &DiskFile, update: &mut Update) -> Result<(), Failure> {
+        let place = file.place;
+        let number = day_number(file.day);
+        let tag = file.tag.as_str();
+        let known = self.file_state(number, tag)?;
+        let path = self.file_path(file.day, tag, place);
         let Some(size) = file_size(&path)? else {
             // Moved on (archived or gzipped) since the listing: the next
             // update finds it in its new place.
@@ -363,7 +411,7 @@ impl LogSearch {
             Place::Live | Place::Archived => {
                 if known.place.is_some() && known.bytes == size {
                     if known.place != Some(place) {
-                        self.set_place(number, place, None)?;
+                        self.set_place(number, tag, place, None)?;
                     }
                     return Ok(());
                 }
@@ -383,12 +431,12 @@ impl LogSearch {
                 if known.place == Some(Place::Gzipped) && known.gz_size == Some(size) {
                     return Ok(());
                 }
-                // Gzipping keeps the bytes: a day indexed to its end before
+                // Gzipping keeps the bytes: a file indexed to its end before
                 // it was gzipped needs no reading, only its new place.
                 if known.place.is_some_and(|p| p != Place::Gzipped)
                     && gzip_length(&path)? == Some(known.bytes as u32)
                 {
-                    self.set_place(number, place, Some(size))?;
+                    self.set_place(number, tag, place, Some(size))?;
                     return Ok(());
                 }
                 let Some(mut bytes) = read_from(&path, place, 0)? else {
@@ -409,6 +457,7 @@ impl LogSearch {
         let gz_size = (place == Place::Gzipped).then_some(size);
         let target = DayTarget {
             number,
+            tag,
             place,
             gz_size,
         };
@@ -425,7 +474,7 @@ impl LogSearch {
     /// time gets there first, and this one leaves the day to it.
     fn index_lines(
         &mut self,
-        target: DayTarget,
+        target: DayTarget<'_>,
         known: DayState,
         restart: bool,
         bytes: &[u8],
@@ -439,7 +488,7 @@ impl LogSearch {
             // Nothing new, but the day may have moved (a gzip file written
             // again): noted, so the next update does not read it again.
             if known.place.is_some() {
-                self.set_place(target.number, target.place, target.gz_size)?;
+                self.set_place(target.number, target.tag, target.place, target.gz_size)?;
             }
             return Ok(());
         }
@@ -450,20 +499,28 @@ impl LogSearch {
             let tx = self
                 .conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let now = day_state_in(&tx, target.number)?;
-            if (now.place.is_some(), now.bytes, now.lines)
-                != (state.place.is_some(), state.bytes, state.lines)
-            {
+            let now = file_state_in(&tx, target.number, target.tag)?;
+            if (now.place.is_some(), now.bytes) != (state.place.is_some(), state.bytes) {
                 return Ok(());
             }
             if first && restart {
-                drop_day(&tx, target.number)?;
+                drop_file(&tx, target.number, target.tag)?;
                 state = DayState::empty();
             }
             first = false;
+            // The day's next line number: other files of the day (other
+            // nodes') take numbers from the same count.
+            let mut lines: i64 = tx
+                .query_row(
+                    "SELECT lines FROM day WHERE day = ?1",
+                    [target.number],
+                    |row| row.get(0),
+                )
+                .optional()?
+                .unwrap_or(0);
             {
                 let mut insert_line = tx.prepare_cached(
-                    "INSERT INTO line (id, t, kind, from_agent, to_agent, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    "INSERT INTO line (id, t, kind, from_agent, to_agent, node, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )?;
                 let mut insert_text =
                     tx.prepare_cached("INSERT INTO line_text (rowid, text) VALUES (?1, ?2)")?;
@@ -484,14 +541,15 @@ impl LogSearch {
                         update.skipped += 1;
                         continue;
                     };
-                    let id = target.number * (1 << 32) + state.lines;
-                    state.lines += 1;
+                    let id = target.number * (1 << 32) + lines;
+                    lines += 1;
                     insert_line.execute(params![
                         id,
                         entry.t.timestamp_micros(),
                         entry.kind.as_str(),
                         entry.from_agent,
                         entry.to_agent,
+                        target.tag,
                         json,
                     ])?;
                     text.clear();
@@ -503,16 +561,21 @@ impl LogSearch {
             }
             state.place = Some(target.place);
             tx.execute(
-                "INSERT INTO day (day, place, bytes, lines, gz_size) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (day) DO UPDATE SET place = excluded.place, bytes = excluded.bytes,
-                   lines = excluded.lines, gz_size = excluded.gz_size",
+                "INSERT INTO file (day, node, place, bytes, gz_size) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (day, node) DO UPDATE SET place = excluded.place,
+                   bytes = excluded.bytes, gz_size = excluded.gz_size",
                 params![
                     target.number,
+                    target.tag,
                     target.place.as_str(),
                     state.bytes as i64,
-                    state.lines,
                     target.gz_size.map(|s| s as i64)
                 ],
+            )?;
+            tx.execute(
+                "INSERT INTO day (day, lines) VALUES (?1, ?2)
+                 ON CONFLICT (day) DO UPDATE SET lines = excluded.lines",
+                params![target.number, lines],
             )?;
             tx.commit()?;
             if rest.is_empty() {
@@ -521,24 +584,31 @@ impl LogSearch {
         }
     }
 
-    fn day_state(&self, number: i64) -> Result<DayState, Failure> {
-        Ok(day_state_in(&self.conn, number)?)
+    fn file_state(&self, number: i64, tag: &str) -> Result<DayState, Failure> {
+        Ok(file_state_in(&self.conn, number, tag)?)
     }
 
-    fn set_place(&self, number: i64, place: Place, gz_size: Option<u64>) -> Result<(), Failure> {
+    fn set_place(
+        &self,
+        number: i64,
+        tag: &str,
+        place: Place,
+        gz_size: Option<u64>,
+    ) -> Result<(), Failure> {
         self.conn.execute(
-            "UPDATE day SET place = ?2, gz_size = ?3 WHERE day = ?1",
-            params![number, place.as_str(), gz_size.map(|s| s as i64)],
+            "UPDATE file SET place = ?3, gz_size = ?4 WHERE day = ?1 AND node = ?2",
+            params![number, tag, place.as_str(), gz_size.map(|s| s as i64)],
         )?;
         Ok(())
     }
 
-    fn day_path(&self, day: NaiveDate, place: Place) -> PathBuf {
+    fn file_path(&self, day: NaiveDate, tag: &str, place: Place) -> PathBuf {
+        let tag = Some(tag).filter(|t| !t.is_empty());
         match place {
-            Place::Live => day_file(&self.stream, day),
-            Place::Archived => day_file(&self.stream.join(ARCHIVE_DIR), day),
+            Place::Live => day_file(&self.stream, day, tag),
+            Place::Archived => day_file(&self.stream.join(ARCHIVE_DIR), day, tag),
             Place::Gzipped => {
-                let mut name = day_file(&self.stream.join(ARCHIVE_DIR), day).into_os_string();
+                let mut name = day_file(&self.stream.join(ARCHIVE_DIR), day, tag).into_os_string();
                 name.push(".gz");
                 PathBuf::from(name)
             }
@@ -559,60 +629,133 @@ impl LogSearch {
         });
         let since = query.since.map_or(i64::MIN, |t| t.timestamp_micros());
         let before = query.before.map_or(i64::MAX, |t| t.timestamp_micros());
-        let limit = query.limit.map_or(-1, |n| {
-            i64::try_from(n.saturating_add(1)).unwrap_or(i64::MAX)
-        });
         let mut stmt = self.conn.prepare_cached(
-            "SELECT line.json FROM line_text JOIN line ON line.id = line_text.rowid
+            "SELECT line.id, line.t, line.node, line.json
+             FROM line_text JOIN line ON line.id = line_text.rowid
              WHERE line_text MATCH ?1 AND line_text.rowid BETWEEN ?2 AND ?3
                AND line.t >= ?4 AND line.t < ?5
                AND (?6 IS NULL OR line.from_agent = ?6 OR line.to_agent = ?6)
                AND (?7 IS NULL OR line.kind = ?7)
-             ORDER BY line_text.rowid DESC LIMIT ?8",
+             ORDER BY line_text.rowid DESC",
         )?;
-        let rows = stmt.query_map(
-            params![
-                expression,
-                low,
-                high,
-                since,
-                before,
-                query.agent,
-                query.kind.map(EntryType::as_str),
-                limit
-            ],
-            |row| row.get::<_, String>(0),
-        )?;
-        let mut lines = Vec::new();
-        for json in rows {
-            let json = json?;
-            if let Ok(entry) = serde_json::from_str::<LogEntry>(&json) {
-                lines.push(Found { entry, json });
+        let mut rows = stmt.query(params![
+            expression,
+            low,
+            high,
+            since,
+            before,
+            query.agent,
+            query.kind.map(EntryType::as_str),
+        ])?;
+        // Days come latest first. Within a day, a single file's lines are
+        // in row order; the files of several nodes interleave, so a day of
+        // several files is read whole before the limit is applied.
+        let mut matches: Vec<Match> = Vec::new();
+        let mut limit_day = None;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let day = id >> 32;
+            if limit_day.is_some_and(|limit_day| day < limit_day) {
+                break;
+            }
+            matches.push(Match {
+                day,
+                t: row.get(1)?,
+                node: row.get(2)?,
+                json: row.get(3)?,
+            });
+            if limit_day.is_none() && query.limit.is_some_and(|n| matches.len() > n) {
+                let files: i64 = self.conn.query_row(
+                    "SELECT count(*) FROM file WHERE day = ?1",
+                    [day],
+                    |row| row.get(0),
+                )?;
+                if files <= 1 {
+                    break;
+                }
+                limit_day = Some(day);
             }
         }
-        let more = query.limit.is_some_and(|n| lines.len() > n);
-        if more {
-            lines.pop();
+        matches.reverse();
+        let mut matches = merge_days(matches);
+        let more = query.limit.is_some_and(|n| matches.len() > n);
+        if let Some(n) = query.limit {
+            matches.drain(..matches.len().saturating_sub(n));
         }
-        lines.reverse();
+        let lines = matches
+            .into_iter()
+            .filter_map(|found| {
+                let entry = serde_json::from_str::<LogEntry>(&found.json).ok()?;
+                Some(Found {
+                    entry,
+                    json: found.json,
+                })
+            })
+            .collect();
         Ok(SearchResult { lines, more })
     }
 }
 
-/// Where a day's lines go in the index.
+/// A line found, before it is parsed.
+#[derive(Debug)]
+struct Match {
+    /// Its day's number.
+    day: i64,
+    /// Its time, in microseconds.
+    t: i64,
+    /// Its file's node tag (`""`: a single server's).
+    node: String,
+    json: String,
+}
+
+/// Matches in row order, each day's lines as the reader has them: a
+/// single file's in file order, the files of several nodes merged by time
+/// (each file's lines in its own order; equal times by node, the single
+/// server's first), as [`LogReader`](crate::LogReader) merges them.
+fn merge_days(matches: Vec<Match>) -> Vec<Match> {
+    let mut merged = Vec::with_capacity(matches.len());
+    let mut rest = matches.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let day = first.day;
+        let mut files: std::collections::BTreeMap<String, std::collections::VecDeque<Match>> =
+            std::collections::BTreeMap::new();
+        files
+            .entry(first.node.clone())
+            .or_default()
+            .push_back(first);
+        while let Some(next) = rest.next_if(|m| m.day == day) {
+            files.entry(next.node.clone()).or_default().push_back(next);
+        }
+        let mut files: Vec<_> = files.into_values().collect();
+        loop {
+            let earliest = files
+                .iter()
+                .enumerate()
+                .filter_map(|(n, file)| Some((file.front()?.t, n)))
+                .min();
+            let Some((_, n)) = earliest else { break };
+            merged.extend(files[n].pop_front());
+        }
+    }
+    merged
+}
+
+/// Where a daily file's lines go in the index.
 #[derive(Debug, Clone, Copy)]
-struct DayTarget {
+struct DayTarget<'a> {
     number: i64,
+    /// The node's tag, `""` for a single server.
+    tag: &'a str,
     place: Place,
     gz_size: Option<u64>,
 }
 
-/// What the index holds of day `number`.
-fn day_state_in(conn: &Connection, number: i64) -> Result<DayState, rusqlite::Error> {
+/// What the index holds of the file of day `number` and node `tag`.
+fn file_state_in(conn: &Connection, number: i64, tag: &str) -> Result<DayState, rusqlite::Error> {
     let mut stmt =
-        conn.prepare_cached("SELECT place, bytes, lines, gz_size FROM day WHERE day = ?1")?;
+        conn.prepare_cached("SELECT place, bytes, gz_size FROM file WHERE day = ?1 AND node = ?2")?;
     let row = stmt
-        .query_row([number], |row| {
+        .query_row(params![number, tag], |row| {
             Ok(DayState {
                 place: match row.get_ref(0)?.as_str()? {
                     "live" => Some(Place::Live),
@@ -621,8 +764,7 @@ fn day_state_in(conn: &Connection, number: i64) -> Result<DayState, rusqlite::Er
                     _ => None,
                 },
                 bytes: row.get::<_, i64>(1)?.max(0) as u64,
-                lines: row.get(2)?,
-                gz_size: row.get::<_, Option<i64>>(3)?.map(|s| s.max(0) as u64),
+                gz_size: row.get::<_, Option<i64>>(2)?.map(|s| s.max(0) as u64),
             })
         })
         .optional()?;
@@ -634,7 +776,6 @@ impl DayState {
         DayState {
             place: None,
             bytes: 0,
-            lines: 0,
             gz_size: None,
         }
     }
@@ -708,12 +849,14 @@ fn open_index(path: &Path) -> Result<(Connection, bool), rusqlite::Error> {
         conn.execute_batch(&format!(
             "BEGIN IMMEDIATE;
              CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS day (
-                 day INTEGER PRIMARY KEY, place TEXT NOT NULL, bytes INTEGER NOT NULL,
-                 lines INTEGER NOT NULL, gz_size INTEGER);
+             CREATE TABLE IF NOT EXISTS day (day INTEGER PRIMARY KEY, lines INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS file (
+                 day INTEGER NOT NULL, node TEXT NOT NULL, place TEXT NOT NULL,
+                 bytes INTEGER NOT NULL, gz_size INTEGER, PRIMARY KEY (day, node));
              CREATE TABLE IF NOT EXISTS line (
                  id INTEGER PRIMARY KEY, t INTEGER NOT NULL, kind TEXT NOT NULL,
-                 from_agent TEXT NOT NULL, to_agent TEXT, json TEXT NOT NULL);
+                 from_agent TEXT NOT NULL, to_agent TEXT, node TEXT NOT NULL,
+                 json TEXT NOT NULL);
              CREATE VIRTUAL TABLE IF NOT EXISTS line_text USING fts5(
                  text, content = '', contentless_delete = 1,
                  tokenize = 'unicode61 remove_diacritics 2');
@@ -746,15 +889,23 @@ fn remove_index(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Removes a day's lines and its record from the index.
-fn drop_day(conn: &Connection, number: i64) -> Result<(), rusqlite::Error> {
+/// Removes a daily file's lines and its record from the index (the day's
+/// count of line numbers goes on, so numbers are never reused).
+fn drop_file(conn: &Connection, number: i64, tag: &str) -> Result<(), rusqlite::Error> {
     let (low, high) = (number * (1 << 32), (number + 1) * (1 << 32) - 1);
     conn.execute(
-        "DELETE FROM line_text WHERE rowid BETWEEN ?1 AND ?2",
-        [low, high],
+        "DELETE FROM line_text WHERE rowid IN
+           (SELECT id FROM line WHERE id BETWEEN ?1 AND ?2 AND node = ?3)",
+        params![low, high, tag],
     )?;
-    conn.execute("DELETE FROM line WHERE id BETWEEN ?1 AND ?2", [low, high])?;
-    conn.execute("DELETE FROM day WHERE day = ?1", [number])?;
+    conn.execute(
+        "DELETE FROM line WHERE id BETWEEN ?1 AND ?2 AND node = ?3",
+        params![low, high, tag],
+    )?;
+    conn.execute(
+        "DELETE FROM file WHERE day = ?1 AND node = ?2",
+        params![number, tag],
+    )?;
     Ok(())
 }
 

@@ -30,6 +30,7 @@ pub(crate) fn owned(line: &Line<'_>, id: &str) -> LogEntry {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), Value::String((*v).to_owned())))
             .collect(),
+        node: None,
     }
 }
 

@@ -47,7 +47,8 @@ pub use self::config::{ChannelConfig, DeliveryPolicy, GuardConfig, HubConfig, Ob
 pub use self::error::{HubError, HubErrorKind};
 pub use self::hub::delivery;
 pub use self::hub::{
-    AgentLink, DEFAULT_HUB_NAME, HUB_METADATA, Hub, HubBuilder, MAX_PAGE, MAX_TEXT_BYTES,
+    AgentLink, DEFAULT_HUB_NAME, DEFAULT_LEASE_TIMEOUT, HUB_METADATA, Hub, HubBuilder, MAX_PAGE,
+    MAX_TEXT_BYTES,
     OPERATOR_TOKEN_FILE, Post, ThreadPage,
 };
 pub use self::model::{

@@ -48,8 +48,7 @@ pub use self::error::{HubError, HubErrorKind};
 pub use self::hub::delivery;
 pub use self::hub::{
     AgentLink, DEFAULT_HUB_NAME, DEFAULT_LEASE_TIMEOUT, HUB_METADATA, Hub, HubBuilder, MAX_PAGE,
-    MAX_TEXT_BYTES,
-    OPERATOR_TOKEN_FILE, Post, ThreadPage,
+    MAX_TEXT_BYTES, OPERATOR_TOKEN_FILE, Post, ThreadPage,
 };
 pub use self::model::{
     Caller, ChannelView, Collaborate, Collaboration, DeliveryState, DeliveryStatus, EXCERPT_CHARS,

@@ -108,7 +108,6 @@ async fn next_event<T>(
     }
 }
 
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_record_on_postgres_is_what_the_next_start_opens_with() {
     let Some((admin, schema)) = fresh_schema().await else {
@@ -164,10 +163,7 @@ async fn the_record_on_postgres_is_what_the_next_start_opens_with() {
         said.iter().map(|m| m.text.as_str()).collect::<Vec<_>>()
     );
     assert_eq!(history[0].deliveries, said[0].deliveries);
-    let general = again
-        .messages(Some("general"), None, 100)
-        .await
-        .unwrap();
+    let general = again.messages(Some("general"), None, 100).await.unwrap();
     assert_eq!(general, general_before);
     drop_schema(admin, &schema).await;
 }
@@ -278,7 +274,9 @@ async fn the_pair_guard_counts_the_calls_of_every_node() {
     ask(&one, "first").await.unwrap();
     ask(&two, "second").await.unwrap();
     ask(&one, "third").await.unwrap();
-    let refused = ask(&two, "fourth").await.expect_err("the fourth is refused");
+    let refused = ask(&two, "fourth")
+        .await
+        .expect_err("the fourth is refused");
     assert_eq!(refused.kind(), HubErrorKind::Refused, "{refused}");
     assert!(refused.retry_after().is_some());
     // And on the node that admitted two of the three.
@@ -301,8 +299,7 @@ struct SlowReviewer {
 #[async_trait::async_trait]
 impl AgentExecutor for SlowReviewer {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        self.calls
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         events.working().await?;
         let mut release = self.release.clone();
         let _ = release.wait_for(|go| *go).await;
@@ -341,7 +338,11 @@ async fn deliveries(admin: &mut PgConnection, schema: &str) -> Vec<(String, Stri
 async fn held_by(admin: &mut PgConnection, schema: &str, holder: &str) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
-        if deliveries(admin, schema).await.iter().any(|(_, n)| n == holder) {
+        if deliveries(admin, schema)
+            .await
+            .iter()
+            .any(|(_, n)| n == holder)
+        {
             return;
         }
         assert!(

@@ -120,7 +120,9 @@ impl Hub {
         };
         match record.last_seq().await {
             Ok(last) => seen.last = last,
-            Err(err) => tracing::warn!(error = %err, "collaboration hub: cannot read the record's last message"),
+            Err(err) => {
+                tracing::warn!(error = %err, "collaboration hub: cannot read the record's last message")
+            }
         }
         loop {
             let received = tokio::select! {
@@ -230,10 +232,7 @@ impl Hub {
         if let Some(thread) = &message.thread {
             self.remote_thread(record, thread).await;
         }
-        let _ = self
-            .inner
-            .events
-            .send(HubEvent::Message(Arc::new(message)));
+        let _ = self.inner.events.send(HubEvent::Message(Arc::new(message)));
     }
 
     /// Takes thread `id` from the record into memory, and shows it.

@@ -308,8 +308,7 @@ impl HubBuilder {
                 let store = Sqlite::open(self.dir.as_deref())?;
                 let operator = operator::OperatorToken::load_or_create(self.dir.as_deref())?;
                 let window = self.window();
-                let loaded =
-                    store.load(window.routes_since, window.observed_since, window.keep)?;
+                let loaded = store.load(window.routes_since, window.observed_since, window.keep)?;
                 (Store::Sqlite(store), operator, loaded)
             }
         };

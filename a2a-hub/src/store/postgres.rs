@@ -895,15 +895,13 @@ async fn insert_guard_event(
 fn readable(bodies: impl IntoIterator<Item = String>) -> Vec<HubMessage> {
     bodies
         .into_iter()
-        .filter_map(
-            |body| match serde_json::from_str::<HubMessage>(&body) {
-                Ok(message) => Some(message),
-                Err(err) => {
-                    tracing::warn!(error = %err, "skipping an unreadable hub message");
-                    None
-                }
-            },
-        )
+        .filter_map(|body| match serde_json::from_str::<HubMessage>(&body) {
+            Ok(message) => Some(message),
+            Err(err) => {
+                tracing::warn!(error = %err, "skipping an unreadable hub message");
+                None
+            }
+        })
         .collect()
 }
 

@@ -190,6 +190,10 @@ async fn a_post_on_one_node_shows_live_on_the_other_once() {
     .await;
     assert_eq!(seen.text, "hello");
     assert_eq!(seen.from, Sender::Person("ann".into()));
+    // Its observers keep their record of it on node two as well.
+    let observed = two.hub.observed("alpha");
+    assert_eq!(observed.len(), 1, "{observed:?}");
+    assert_eq!(observed[0].message_id, hello.id);
 
     // A thread opened on node one: node two shows it and can post in it.
     let done = one

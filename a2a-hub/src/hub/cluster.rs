@@ -181,12 +181,15 @@ impl Hub {
     /// What another node's notice changes here.
     async fn noticed(&self, record: &PgRecord, what: Noticed, seen: &mut Seen) {
         match what {
-            Noticed::Message { seq } => {
+            Noticed::Message { seq, observers } => {
                 if !seen.first(seq) {
                     return;
                 }
                 match record.message_at(seq).await {
-                    Ok(Some(message)) => self.remote_message(record, message).await,
+                    Ok(Some(message)) => {
+                        self.remote_observed(&message, observers);
+                        self.remote_message(record, message).await;
+                    }
                     Ok(None) => {}
                     Err(err) => {
                         tracing::warn!(error = %err, "collaboration hub: cannot read another node's message");
@@ -223,6 +226,20 @@ impl Hub {
                     self.state().bursts.reset(&key);
                 }
             }
+        }
+    }
+
+    /// Another node's message kept by `observers`: their records here
+    /// too, so what they are told next includes it.
+    fn remote_observed(&self, message: &HubMessage, observers: Vec<String>) {
+        if observers.is_empty() {
+            return;
+        }
+        let record = crate::model::ObserverRecord::of(message);
+        let now = self.now();
+        let mut state = self.state();
+        for agent in observers {
+            self.observe(&mut state, &agent, record.clone(), now);
         }
     }
 

@@ -72,8 +72,13 @@ pub(crate) struct Notice {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub(crate) enum Noticed {
-    /// A message, by its place in the table.
-    Message { seq: i64 },
+    /// A message, by its place in the table, and the agents that keep an
+    /// observer record of it.
+    Message {
+        seq: i64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        observers: Vec<String>,
+    },
     /// A thread changed without a message (paused, resumed).
     Thread { thread: String },
     /// Where a message's deliveries stand changed.
@@ -436,7 +441,13 @@ impl PgRecord {
             self.apply(&mut tx, write, has_message, &mut notices)
                 .await?;
         }
-        for what in notices {
+        for mut what in notices {
+            if let Noticed::Message { observers, .. } = &mut what {
+                observers.extend(writes.iter().filter_map(|write| match write {
+                    Write::Observed { agent, .. } => Some(agent.clone()),
+                    _ => None,
+                }));
+            }
             self.announce(&mut tx, what).await?;
         }
         tx.commit().await.map_err(|e| pg_error(&e))
@@ -483,7 +494,10 @@ impl PgRecord {
                 .await
                 .map_err(e)?;
                 if let Some(seq) = seq {
-                    notices.push(Noticed::Message { seq });
+                    notices.push(Noticed::Message {
+                        seq,
+                        observers: Vec::new(),
+                    });
                 }
             }
             Write::Thread { view, paused_until } => {

@@ -4,7 +4,8 @@
 //! There is no chat service behind it. The hub holds channels (from the
 //! configuration) and threads (each one A2A conversation, its id the
 //! `contextId` its agents see), stores every message in its own SQLite
-//! record and the conversation log, and delivers each message over A2A to
+//! record (or, for a gateway cluster, in a PostgreSQL schema every node
+//! shares: [`HubBuilder::postgres`]) and the conversation log, and delivers each message over A2A to
 //! the agents that handle it:
 //!
 //! - agents mentioned with `@name` handle it, the first as primary, the

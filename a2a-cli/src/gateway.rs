@@ -131,6 +131,13 @@ fn open_hub(config: &GatewayConfig, setup: &Setup<'_>) -> anyhow::Result<Option<
     if let Some(dir) = setup.hub_dir {
         builder = builder.data_dir(dir);
     }
+    // On a PostgreSQL store the hub's record goes in the same database, in
+    // a schema of its own (`a2a_hub`): every node of a cluster serving this
+    // file is one hub. Each start is a node of its own name; deliveries a
+    // previous start followed are taken over once their lease expires.
+    if let StoreLocation::Postgres(url) = setup.location {
+        builder = builder.postgres(url.clone());
+    }
     if let Some(log) = &setup.log {
         builder = builder.conversation_log(log.clone());
     }

@@ -126,6 +126,70 @@ fn observer_entry(c: &mut Criterion) {
     assert_eq!(hub.observed("kappa").len(), posted.get().min(50));
 }
 
+/// The observer-entry post on a PostgreSQL record (one node of a cluster:
+/// each post's transaction also announces it), in a schema of its own
+/// that goes afterwards; `A2A_TEST_POSTGRES_URL` (default the local test
+/// database). Skipped with a notice when PostgreSQL is unreachable.
+fn observer_entry_postgres(c: &mut Criterion) {
+    use sqlx::Connection as _;
+    let rt = runtime();
+    let url = std::env::var("A2A_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let schema = format!("a2a_hub_bench_{}", uuid::Uuid::new_v4().simple());
+    let config = HubConfig {
+        channels: vec![ChannelConfig::new("general")],
+        ..HubConfig::default()
+    };
+    let opened = rt.block_on(async {
+        Hub::builder(config)
+            .postgres(url.clone())
+            .postgres_schema(&schema)
+            .node_id("bench")
+            .open()
+    });
+    let hub = match opened {
+        Ok(hub) => hub,
+        Err(err) => {
+            eprintln!("NOTICE: skipping the PostgreSQL bench: {err}");
+            return;
+        }
+    };
+    let gateway = rt.block_on(async {
+        let mut gateway = Gateway::builder().agent(hub.agent_definition());
+        for name in AGENTS {
+            let card = AgentCard::new(name, "silent");
+            gateway = gateway.agent(AgentDefinition::new(name, card, Silent));
+        }
+        let gateway = gateway.build("http://127.0.0.1:1").expect("gateway");
+        hub.connect(&gateway, Default::default()).expect("connect");
+        gateway
+    });
+    let text = "status update: the build is green again, the flaky test is quarantined";
+    c.benchmark_group("observer entry")
+        .bench_function("post with 10 observers (postgres)", |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let post = Post::new(Sender::Person("ann".into()), "general", text);
+                        let message = hub.post(post).await.expect("post");
+                        assert!(message.handlers.is_empty());
+                    }
+                    start.elapsed()
+                })
+            });
+        });
+    rt.block_on(async {
+        hub.shutdown(Duration::from_secs(1)).await;
+        drop(gateway);
+        if let Ok(mut admin) = sqlx::postgres::PgConnection::connect(&url).await {
+            let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                .execute(&mut admin)
+                .await;
+        }
+    });
+}
+
 /// A record of `threads` threads of 2 or 3 participants each, with a route
 /// to each, written straight into `hub.db` once the hub made its schema.
 fn seed(dir: &Path, threads: usize) {
@@ -298,6 +362,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = routing, observer_entry, loading, reuse, collaborate
+    targets = routing, observer_entry, observer_entry_postgres, loading, reuse, collaborate
 }
 criterion_main!(benches);

@@ -4,7 +4,8 @@
 //! There is no chat service behind it. The hub holds channels (from the
 //! configuration) and threads (each one A2A conversation, its id the
 //! `contextId` its agents see), stores every message in its own SQLite
-//! record and the conversation log, and delivers each message over A2A to
+//! record (or, for a gateway cluster, in a PostgreSQL schema every node
+//! shares: [`HubBuilder::postgres`]) and the conversation log, and delivers each message over A2A to
 //! the agents that handle it:
 //!
 //! - agents mentioned with `@name` handle it, the first as primary, the
@@ -47,8 +48,8 @@ pub use self::config::{ChannelConfig, DeliveryPolicy, GuardConfig, HubConfig, Ob
 pub use self::error::{HubError, HubErrorKind};
 pub use self::hub::delivery;
 pub use self::hub::{
-    AgentLink, DEFAULT_HUB_NAME, HUB_METADATA, Hub, HubBuilder, MAX_PAGE, MAX_TEXT_BYTES,
-    OPERATOR_TOKEN_FILE, Post, ThreadPage,
+    AgentLink, DEFAULT_HUB_NAME, DEFAULT_LEASE_TIMEOUT, HUB_METADATA, Hub, HubBuilder, MAX_PAGE,
+    MAX_TEXT_BYTES, OPERATOR_TOKEN_FILE, Post, ThreadPage,
 };
 pub use self::model::{
     Caller, ChannelView, Collaborate, Collaboration, DeliveryState, DeliveryStatus, EXCERPT_CHARS,

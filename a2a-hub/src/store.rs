@@ -1,4 +1,5 @@
-//! The hub's record in SQLite: threads and their participants, messages,
+//! The hub's record, in SQLite or (for a gateway cluster) in PostgreSQL
+//! ([`postgres`]): threads and their participants, messages,
 //! the collaboration routes that let a pair continue its thread, observer
 //! records, deliveries still waiting for an agent's answer, and the loop
 //! guards' recent events.
@@ -20,6 +21,9 @@ use crate::model::{DeliveryStatus, HubMessage, ObserverRecord, ThreadView};
 
 /// The file in the hub's directory.
 pub const HUB_DB: &str = "hub.db";
+
+/// What a write fails with when another node took its delivery over.
+pub(crate) const TAKEN_OVER: &str = "another node took this delivery over";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS threads (
@@ -94,7 +98,7 @@ pub(crate) fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
         .map(|t| t.with_timezone(&Utc))
@@ -132,6 +136,14 @@ pub(crate) enum Write {
         message_id: String,
         agent: String,
     },
+    /// The answer to a delivery on record lands: as [`Write::Delivered`],
+    /// but in PostgreSQL only while this node holds the delivery, and
+    /// failing the transaction ([`TAKEN_OVER`]) otherwise, so that of two
+    /// nodes following one task only one posts its answer.
+    Landed {
+        message_id: String,
+        agent: String,
+    },
     /// Where a delivery of `message_id` stands now; `log_line`, when
     /// given, is the log line of the delivery.
     DeliveryState {
@@ -166,11 +178,23 @@ pub(crate) enum GuardKind {
 }
 
 impl GuardKind {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GuardKind::Pair => "pair",
             GuardKind::Burst => "burst",
             GuardKind::AnonymousThread => "anonymous-thread",
+        }
+    }
+}
+
+impl GuardKind {
+    /// The guard a stored name stands for.
+    pub(crate) fn parse(name: &str) -> Option<GuardKind> {
+        match name {
+            "pair" => Some(GuardKind::Pair),
+            "burst" => Some(GuardKind::Burst),
+            "anonymous-thread" => Some(GuardKind::AnonymousThread),
+            _ => None,
         }
     }
 }
@@ -218,9 +242,60 @@ pub(crate) struct Loaded {
     pub(crate) guard_events: Vec<LoadedGuardEvent>,
 }
 
+pub(crate) mod postgres;
+
+/// Where the hub's record is. Cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) enum Store {
+    /// A file (or memory) of this process's own.
+    Sqlite(Sqlite),
+    /// A schema in PostgreSQL that every node of a cluster shares.
+    Postgres(postgres::PgRecord),
+}
+
+impl Store {
+    /// Applies `writes` in one transaction.
+    pub(crate) async fn write(&self, writes: Vec<Write>) -> Result<(), HubError> {
+        match self {
+            Store::Sqlite(store) => store.write(writes).await,
+            Store::Postgres(store) => store.write(writes).await,
+        }
+    }
+
+    /// The last `limit` messages of `channel` (at channel level, or of
+    /// `thread`), oldest first.
+    pub(crate) async fn messages(
+        &self,
+        channel: String,
+        thread: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<HubMessage>, HubError> {
+        match self {
+            Store::Sqlite(store) => store.messages(channel, thread, limit).await,
+            Store::Postgres(store) => store.messages(&channel, thread.as_deref(), limit).await,
+        }
+    }
+
+    /// The message with `id`.
+    pub(crate) async fn message(&self, id: String) -> Result<Option<HubMessage>, HubError> {
+        match self {
+            Store::Sqlite(store) => store.message(id).await,
+            Store::Postgres(store) => store.message(&id).await,
+        }
+    }
+
+    /// The PostgreSQL record, when the hub keeps one.
+    pub(crate) fn postgres(&self) -> Option<&postgres::PgRecord> {
+        match self {
+            Store::Sqlite(_) => None,
+            Store::Postgres(store) => Some(store),
+        }
+    }
+}
+
 /// The hub's SQLite database. Cheap to clone.
 #[derive(Debug, Clone)]
-pub(crate) struct Store {
+pub(crate) struct Sqlite {
     conn: Arc<Mutex<Connection>>,
     /// A database in memory is written on the caller's thread: it takes
     /// microseconds, and a blocking-pool hop would let a paused tokio clock
@@ -232,9 +307,9 @@ fn store_error(err: &rusqlite::Error) -> HubError {
     HubError::store(err)
 }
 
-impl Store {
+impl Sqlite {
     /// Opens (creating) `dir/hub.db`, or a database in memory.
-    pub(crate) fn open(dir: Option<&Path>) -> Result<Store, HubError> {
+    pub(crate) fn open(dir: Option<&Path>) -> Result<Sqlite, HubError> {
         let conn = match dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|err| {
@@ -255,7 +330,7 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(|e| store_error(&e))?;
         conn.execute_batch(SCHEMA).map_err(|e| store_error(&e))?;
-        Ok(Store {
+        Ok(Sqlite {
             conn: Arc::new(Mutex::new(conn)),
             in_memory: dir.is_none(),
         })
@@ -447,7 +522,7 @@ impl Write {
                 "INSERT OR REPLACE INTO deliveries (message_id, agent, task_id) VALUES (?1, ?2, ?3)",
                 params![message_id, agent, task_id],
             ),
-            Write::Delivered { message_id, agent } => conn.execute(
+            Write::Delivered { message_id, agent } | Write::Landed { message_id, agent } => conn.execute(
                 "DELETE FROM deliveries WHERE message_id = ?1 AND agent = ?2",
                 params![message_id, agent],
             ),
@@ -704,14 +779,9 @@ fn load_guard_events(conn: &Connection) -> Result<Vec<LoadedGuardEvent>, HubErro
     let mut events = Vec::new();
     for row in rows {
         let (guard, key, at) = row.map_err(e)?;
-        let guard = match guard.as_str() {
-            "pair" => GuardKind::Pair,
-            "burst" => GuardKind::Burst,
-            "anonymous-thread" => GuardKind::AnonymousThread,
-            other => {
-                tracing::warn!(guard = %other, "skipping a guard event of an unknown guard");
-                continue;
-            }
+        let Some(guard) = GuardKind::parse(&guard) else {
+            tracing::warn!(%guard, "skipping a guard event of an unknown guard");
+            continue;
         };
         match parse_time(&at) {
             Some(at) => events.push(LoadedGuardEvent { guard, key, at }),

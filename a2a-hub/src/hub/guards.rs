@@ -311,6 +311,18 @@ impl Hub {
         limit: u32,
     ) -> Result<Result<(), Duration>, HubError> {
         let now = self.now();
+        if let Some(record) = self.inner.store.postgres() {
+            // Every node's events count: the record decides, under the
+            // key's lock; memory follows.
+            let forget_before = window(&mut self.state()).forget_before(now);
+            let admitted = record
+                .admit_guard(guard, &stored, now, forget_before, limit)
+                .await?;
+            if admitted.is_ok() {
+                window(&mut self.state()).restore(key.clone(), now, now);
+            }
+            return Ok(admitted);
+        }
         let admitted = {
             let mut state = self.state();
             let window = window(&mut state);

@@ -142,6 +142,7 @@ impl Hub {
         }
         tracing::info!("collaboration hub agents:\n{}", self.mapping_table());
         self.resume_pending();
+        self.start_cluster();
         Ok(())
     }
 

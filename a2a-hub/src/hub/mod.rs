@@ -11,6 +11,7 @@
 //! - `guards`: the loop guards;
 //! - `log`: what goes to the conversation log.
 
+mod cluster;
 mod collaboration;
 pub mod delivery;
 mod guards;
@@ -37,7 +38,8 @@ use self::links::Links;
 use crate::config::{GuardConfig, HubConfig};
 use crate::error::HubError;
 use crate::model::{HubEvent, ObserverRecord, ThreadView};
-use crate::store::{GuardKind, Loaded, PendingDelivery, Store};
+use crate::store::postgres::{self, LoadWindow, PgSettings};
+use crate::store::{GuardKind, Loaded, PendingDelivery, Sqlite, Store};
 
 pub use self::links::AgentLink;
 pub(crate) use self::log::with_request_line;
@@ -170,6 +172,9 @@ struct Inner {
     /// Where each pair's conversation is: the hub's routes (see
     /// `collaboration`).
     conversations: a2a_gateway::Conversations,
+    /// Whether the cluster's work (listening to other nodes, renewing and
+    /// taking over deliveries) has started.
+    cluster_started: std::sync::atomic::AtomicBool,
 }
 
 /// The collaboration hub. Cheap to clone.
@@ -195,9 +200,68 @@ pub struct HubBuilder {
     log: Option<ConversationLog>,
     name: String,
     conversations: Option<a2a_gateway::Conversations>,
+    postgres: Option<PgSettings>,
 }
 
+/// How long a delivery's lease lasts unless told otherwise: a node that
+/// stops renewing it for this long is taken for dead.
+pub const DEFAULT_LEASE_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl HubBuilder {
+    /// Keeps the hub's record in PostgreSQL at `url` (a `postgres://` URL),
+    /// in a schema of its own ([`HubBuilder::postgres_schema`], default
+    /// `a2a_hub`), instead of SQLite: every node of a gateway cluster that
+    /// opens the same schema is one hub. Posts on any node show live on
+    /// every node's page and feed, loop guards count every node's events,
+    /// and a delivery whose node dies is taken over by another. The data
+    /// directory, if given, still holds the conversation index (unless
+    /// [`HubBuilder::conversations`] says otherwise) and a copy of the
+    /// operator token, which the nodes share through the record.
+    #[must_use]
+    pub fn postgres(mut self, url: impl Into<String>) -> Self {
+        self.postgres = Some(PgSettings {
+            url: url.into(),
+            schema: postgres::DEFAULT_SCHEMA.to_owned(),
+            node: None,
+            lease: DEFAULT_LEASE_TIMEOUT,
+        });
+        self
+    }
+
+    /// The PostgreSQL schema of the hub's tables (lower-case letters,
+    /// digits and `_`); only with [`HubBuilder::postgres`].
+    #[must_use]
+    pub fn postgres_schema(mut self, schema: impl Into<String>) -> Self {
+        if let Some(pg) = &mut self.postgres {
+            pg.schema = schema.into();
+        }
+        self
+    }
+
+    /// This node's name in the cluster, unique among its nodes (default:
+    /// one made for each start). A node restarted under its name takes
+    /// back the deliveries it was following at once; under another they
+    /// are taken over once their lease expires. Only with
+    /// [`HubBuilder::postgres`].
+    #[must_use]
+    pub fn node_id(mut self, node: impl Into<String>) -> Self {
+        if let Some(pg) = &mut self.postgres {
+            pg.node = Some(node.into());
+        }
+        self
+    }
+
+    /// How long a node may go without renewing the deliveries it follows
+    /// before another takes them over (default
+    /// [`DEFAULT_LEASE_TIMEOUT`]); only with [`HubBuilder::postgres`].
+    #[must_use]
+    pub fn lease_timeout(mut self, lease: Duration) -> Self {
+        if let Some(pg) = &mut self.postgres {
+            pg.lease = lease.max(Duration::from_millis(30));
+        }
+        self
+    }
+
     /// Keeps the hub's record in `dir/hub.db` (default: in memory).
     #[must_use]
     pub fn data_dir(mut self, dir: impl AsRef<Path>) -> Self {
@@ -232,9 +296,22 @@ impl HubBuilder {
     /// observer records from it.
     pub fn open(mut self) -> Result<Hub, HubError> {
         self.check_channels()?;
-        let store = Store::open(self.dir.as_deref())?;
-        let operator = operator::OperatorToken::load_or_create(self.dir.as_deref())?;
-        let loaded = self.load(&store)?;
+        let (store, operator, loaded) = match &self.postgres {
+            Some(settings) => {
+                let opened = postgres::open(settings, self.window(), operator::fresh())?;
+                let (token, created) = opened.operator;
+                let operator =
+                    operator::OperatorToken::shared(token, created, self.dir.as_deref())?;
+                (Store::Postgres(opened.record), operator, opened.loaded)
+            }
+            None => {
+                let store = Sqlite::open(self.dir.as_deref())?;
+                let operator = operator::OperatorToken::load_or_create(self.dir.as_deref())?;
+                let window = self.window();
+                let loaded = store.load(window.routes_since, window.observed_since, window.keep)?;
+                (Store::Sqlite(store), operator, loaded)
+            }
+        };
         let conversations = self.conversations.take().unwrap_or_else(|| {
             a2a_gateway::Conversations::new(match &self.dir {
                 Some(dir) => a2a_conversation::ConversationIndex::open(dir),
@@ -261,6 +338,7 @@ impl HubBuilder {
                 pending: Mutex::new(pending),
                 operator,
                 conversations,
+                cluster_started: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -281,19 +359,22 @@ impl HubBuilder {
         Ok(())
     }
 
-    /// What the record holds that is still current: routes within the
-    /// reuse window, observer records within their time to live.
-    fn load(&self, store: &Store) -> Result<Loaded, HubError> {
+    /// What of the record is still current: routes within the reuse
+    /// window, observer records within their time to live.
+    fn window(&self) -> LoadWindow {
         let config = &self.config;
         let now = config.clock.now();
         let since = |window: Duration| {
-            now - chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX)
+            now.checked_sub_signed(
+                chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX),
+            )
+            .unwrap_or(DateTime::<Utc>::MIN_UTC)
         };
-        store.load(
-            since(config.reuse_window),
-            since(config.observers.ttl),
-            config.observers.max_per_agent,
-        )
+        LoadWindow {
+            routes_since: since(config.reuse_window),
+            observed_since: since(config.observers.ttl),
+            keep: config.observers.max_per_agent,
+        }
     }
 }
 
@@ -306,6 +387,7 @@ impl Hub {
             log: None,
             name: DEFAULT_HUB_NAME.to_owned(),
             conversations: None,
+            postgres: None,
         }
     }
 

@@ -28,6 +28,24 @@ impl Hub {
             .unwrap_or_default()
     }
 
+    /// Gives `agent` the observer record `record` in memory; only its
+    /// newest records within their time to live stay.
+    pub(super) fn observe(
+        &self,
+        state: &mut State,
+        agent: &str,
+        record: ObserverRecord,
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
+        let keep = self.inner.config.observers.max_per_agent;
+        let ttl = self.ttl();
+        let records = state.observed.entry(agent.to_owned()).or_default();
+        records.push_back(record);
+        while records.len() > keep || records.front().is_some_and(|r| now - r.t >= ttl) {
+            records.pop_front();
+        }
+    }
+
     /// Gives each of `observers` the record of `message`, in memory and in
     /// `writes`.
     pub(super) fn keep_for_observers(
@@ -42,11 +60,7 @@ impl Hub {
         let keep = self.inner.config.observers.max_per_agent;
         let ttl = self.ttl();
         for agent in observers {
-            let records = state.observed.entry(agent.clone()).or_default();
-            records.push_back(record.clone());
-            while records.len() > keep || records.front().is_some_and(|r| now - r.t >= ttl) {
-                records.pop_front();
-            }
+            self.observe(state, &agent, record.clone(), now);
             writes.push(Write::Observed {
                 agent,
                 record: record.clone(),

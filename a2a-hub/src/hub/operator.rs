@@ -59,6 +59,58 @@ impl OperatorToken {
             Err(err) => return Err(failed("reading", err)),
         }
         let token = fresh();
+        place(dir, &token)?;
+        Ok(OperatorToken {
+            token,
+            file: Some(file),
+            created: true,
+        })
+    }
+
+    /// The token a cluster's nodes share on their record (`created`: this
+    /// start put it there), also kept in `dir`, when given, for the
+    /// operator's tools that read it there.
+    pub(crate) fn shared(
+        token: String,
+        created: bool,
+        dir: Option<&Path>,
+    ) -> Result<OperatorToken, HubError> {
+        let file = match dir {
+            Some(dir) => {
+                let file = dir.join(OPERATOR_TOKEN_FILE);
+                let current = std::fs::read_to_string(&file).unwrap_or_default();
+                if current.trim() != token {
+                    std::fs::create_dir_all(dir).map_err(|err| {
+                        HubError::store(&format!("creating {}: {err}", dir.display()))
+                    })?;
+                    place(dir, &token)?;
+                }
+                Some(file)
+            }
+            None => None,
+        };
+        Ok(OperatorToken {
+            token,
+            file,
+            created,
+        })
+    }
+
+    /// Whether `presented` is the token, compared in constant time.
+    pub(crate) fn matches(&self, presented: &str) -> bool {
+        let (a, b) = (self.token.as_bytes(), presented.as_bytes());
+        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    }
+}
+
+/// Writes `token` to the token file in `dir`, readable by its owner only,
+/// whole or not at all.
+fn place(dir: &Path, token: &str) -> Result<(), HubError> {
+    let file = dir.join(OPERATOR_TOKEN_FILE);
+    let failed = |what: &str, err: std::io::Error| {
+        HubError::store(&format!("{what} {}: {err}", file.display()))
+    };
+    {
         let partial = dir.join(format!("{OPERATOR_TOKEN_FILE}.tmp"));
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
@@ -71,22 +123,12 @@ impl OperatorToken {
             .and_then(|()| out.sync_all())
             .map_err(|err| failed("writing", err))?;
         std::fs::rename(&partial, &file).map_err(|err| failed("placing", err))?;
-        Ok(OperatorToken {
-            token,
-            file: Some(file),
-            created: true,
-        })
     }
-
-    /// Whether `presented` is the token, compared in constant time.
-    pub(crate) fn matches(&self, presented: &str) -> bool {
-        let (a, b) = (self.token.as_bytes(), presented.as_bytes());
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-    }
+    Ok(())
 }
 
 /// 64 hexadecimal digits from the thread's cryptographic generator.
-fn fresh() -> String {
+pub(crate) fn fresh() -> String {
     format!(
         "{}{}",
         uuid::Uuid::new_v4().simple(),

@@ -156,33 +156,38 @@ impl Hub {
         Ok((*message).clone())
     }
 
-    /// [`Hub::post_routed_now`], boxed: posting a notice or an answer
+    /// [`Hub::post_routed_with`], boxed: posting a notice or an answer
     /// posts again.
     pub(super) fn post_routed(
         &self,
         post: Post,
         reply_to: Option<String>,
     ) -> futures::future::BoxFuture<'_, Result<Posted, HubError>> {
-        Box::pin(self.post_routed_now(post, reply_to, None))
+        Box::pin(self.post_routed_with(post, reply_to, None, None))
     }
 
-    /// [`Hub::post_routed`] of a message that is log line `logged` already.
+    /// [`Hub::post_routed`] of a message that is log line `logged` already;
+    /// `with`, when given, is written in the message's transaction (and
+    /// fails it when it fails: an answer whose delivery another node took
+    /// over is not posted).
     pub(super) fn post_logged(
         &self,
         post: Post,
         reply_to: Option<String>,
         logged: Option<String>,
+        with: Option<Write>,
     ) -> futures::future::BoxFuture<'_, Result<Posted, HubError>> {
-        Box::pin(self.post_routed_now(post, reply_to, logged))
+        Box::pin(self.post_routed_with(post, reply_to, logged, with))
     }
 
     /// The steps of a post; a loop guard that tripped on it posts its
     /// notice once the post is on record.
-    async fn post_routed_now(
+    async fn post_routed_with(
         &self,
         post: Post,
         reply_to: Option<String>,
         logged: Option<String>,
+        with: Option<Write>,
     ) -> Result<Posted, HubError> {
         let mut checked = self.validate(post, reply_to)?;
         checked.logged = logged;
@@ -193,7 +198,8 @@ impl Hub {
             let message = checked.into_message(Vec::new(), Vec::new(), Some("mirror"));
             return Ok((Arc::new(message), Vec::new()));
         }
-        let routed = self.route(checked)?;
+        let mut routed = self.route(checked)?;
+        routed.writes.extend(with);
         self.record(&routed.message, routed.writes, routed.threads)
             .await?;
         if let Some((id, parent)) = &routed.log_line {

@@ -365,3 +365,19 @@ pub async fn world_all_logged(
     )
     .await
 }
+
+/// A world around `hub` (opened by the test: on PostgreSQL, say).
+pub fn world_of(hub: Hub, agents: Vec<(&str, Script)>, links: HashMap<String, AgentLink>) -> World {
+    let calls = Calls::default();
+    let mut gateway = Gateway::builder().agent(hub.agent_definition());
+    for (name, script) in agents {
+        gateway = gateway.agent(scripted(name, script, &calls, hub.name()));
+    }
+    let gateway = gateway.build("http://127.0.0.1:1").unwrap();
+    hub.connect(&gateway, links).unwrap();
+    World {
+        hub,
+        gateway,
+        calls,
+    }
+}

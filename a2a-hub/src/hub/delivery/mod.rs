@@ -37,6 +37,9 @@ struct Tracked {
     line: Option<String>,
     /// Whether that line is on record with the delivery's state.
     line_recorded: bool,
+    /// Whether the delivery waits on record (as this node's, in a
+    /// cluster): its answer lands only while it does.
+    on_record: bool,
 }
 
 impl Tracked {
@@ -47,6 +50,7 @@ impl Tracked {
             task_id: None,
             line: None,
             line_recorded: false,
+            on_record: false,
         }
     }
 }
@@ -237,8 +241,11 @@ impl Hub {
             agent: tracked.agent.clone(),
             task_id: task_id.clone(),
         };
-        if let Err(err) = self.inner.store.write(vec![pending]).await {
-            tracing::warn!(error = %err, "collaboration hub: a delivery could not be recorded; it is followed but not resumed after a restart");
+        match self.inner.store.write(vec![pending]).await {
+            Ok(()) => tracked.on_record = true,
+            Err(err) => {
+                tracing::warn!(error = %err, "collaboration hub: a delivery could not be recorded; it is followed but not resumed after a restart");
+            }
         }
         // Shown at work once a restart would follow it again.
         tracked.task_id = Some(task_id.clone());
@@ -307,14 +314,18 @@ impl Hub {
         answer: SendMessageResponse,
     ) {
         let agent = tracked.agent.clone();
-        let _ = self
-            .inner
-            .store
-            .write(vec![Write::Delivered {
+        // The delivery leaves the record with its answer, in one
+        // transaction; in a cluster only while this node still holds it.
+        let settled = match tracked.on_record {
+            true => Write::Landed {
                 message_id: message.id.clone(),
                 agent: agent.clone(),
-            }])
-            .await;
+            },
+            false => Write::Delivered {
+                message_id: message.id.clone(),
+                agent: agent.clone(),
+            },
+        };
         let (state, reason) = outcome(&answer);
         if let SendMessageResponse::Task(task) = &answer {
             tracked.task_id = Some(task.id.clone());
@@ -331,6 +342,11 @@ impl Hub {
         // posted before the delivery shows as settled, so who waits for
         // the outcome has the answer when it sees it.
         let (Some(text), from) = answer_post(&agent, &answer) else {
+            if let Err(err) = self.inner.store.write(vec![settled]).await {
+                if taken_over(&err) {
+                    return;
+                }
+            }
             self.track(message, tracked, state, reason).await;
             return;
         };
@@ -365,8 +381,20 @@ impl Hub {
             text,
             mirror: false,
         };
-        if let Err(err) = self.post_logged(post, Some(message.id.clone()), line).await {
+        let posted = self
+            .post_logged(post, Some(message.id.clone()), line, Some(settled.clone()))
+            .await;
+        if let Err(err) = posted {
+            if taken_over(&err) {
+                tracing::info!(%agent, message = %message.id, "collaboration hub: another node took this delivery over; it posts the answer");
+                return;
+            }
             tracing::warn!(%agent, error = %err, "collaboration hub: an agent's answer could not be posted");
+            if let Err(err) = self.inner.store.write(vec![settled]).await {
+                if taken_over(&err) {
+                    return;
+                }
+            }
         }
         self.track(message, tracked, state, reason).await;
     }
@@ -400,7 +428,7 @@ impl Hub {
     }
 
     /// Follows again the deliveries that were waiting for an answer when
-    /// the hub last stopped.
+    /// the hub last stopped (in a cluster: those this node held).
     pub(super) fn resume_pending(&self) {
         let pending =
             std::mem::take(&mut *self.inner.pending.lock().unwrap_or_else(|e| e.into_inner()));
@@ -411,7 +439,9 @@ impl Hub {
         }
     }
 
-    async fn resume_delivery(&self, pending: PendingDelivery) {
+    /// Follows a delivery on record (this node's after a restart, or one
+    /// taken over from a node that died) and posts its answer.
+    pub(super) async fn resume_delivery(&self, pending: PendingDelivery) {
         let message = match self.inner.store.message(pending.message_id.clone()).await {
             Ok(Some(message)) => message,
             _ => {
@@ -423,10 +453,18 @@ impl Hub {
                 return;
             }
         };
+        // A delivery taken over from another node may be in a thread this
+        // node has not heard of yet.
+        if let (Some(thread), Some(record)) = (&message.thread, self.inner.store.postgres()) {
+            if self.thread(thread).is_none() {
+                self.remote_thread(record, thread).await;
+            }
+        }
         let mut tracked = Tracked::new(&pending.agent, pending.attempt.max(1) + 1);
         tracked.task_id = Some(pending.task_id.clone());
         tracked.line = pending.log_line.clone();
         tracked.line_recorded = true;
+        tracked.on_record = true;
         self.track(&message, &mut tracked, DeliveryState::Resumed, None)
             .await;
         let link = self.links().links.get(&pending.agent).cloned();
@@ -499,6 +537,11 @@ impl Hub {
         self.inner.tasks.close();
         let _ = tokio::time::timeout(grace, self.inner.tasks.wait()).await;
     }
+}
+
+/// Whether `err` says another node took the delivery over.
+fn taken_over(err: &crate::HubError) -> bool {
+    err.message().ends_with(crate::store::TAKEN_OVER)
 }
 
 /// The A2A context an agent sees `message` in: its thread, else its

@@ -12,10 +12,12 @@ use crate::output::outln;
 
 /// Opens the conversation index a server keeps for `location`: in memory,
 /// the file of the data directory `dir` (rebuilt from its log when torn),
-/// or the table of the PostgreSQL store's schema.
+/// or the table of the PostgreSQL store's schema (`shared`: a cluster's
+/// nodes all write it, so each reads it on lookups and writes through).
 pub(crate) async fn open_index(
     location: &a2a_store_sql::StoreLocation,
     dir: &std::path::Path,
+    shared: bool,
 ) -> anyhow::Result<ConversationIndex> {
     use a2a_store_sql::StoreLocation;
     Ok(match location {
@@ -25,9 +27,12 @@ pub(crate) async fn open_index(
             let store = a2a_store_sql::PostgresStore::connect(url, None)
                 .await
                 .context("cannot open the conversation index's store (postgres)")?;
-            ConversationIndex::open_store(Arc::new(store))
-                .await
-                .context("cannot read the conversation index (postgres)")?
+            let opened = if shared {
+                ConversationIndex::open_shared_store(Arc::new(store)).await
+            } else {
+                ConversationIndex::open_store(Arc::new(store)).await
+            };
+            opened.context("cannot read the conversation index (postgres)")?
         }
     })
 }
@@ -52,7 +57,7 @@ pub(crate) async fn run(args: &ConversationsArgs) -> anyhow::Result<()> {
             // Opened as the server does: what the file misses is read from the log.
             ConversationIndex::open(dir)
         }
-        StoreLocation::Postgres(_) => open_index(&location, dir).await?,
+        StoreLocation::Postgres(_) => open_index(&location, dir, false).await?,
     };
     match &args.what {
         ConversationsCommand::List => list(&index, args),

@@ -133,10 +133,16 @@ fn open_hub(config: &GatewayConfig, setup: &Setup<'_>) -> anyhow::Result<Option<
     }
     // On a PostgreSQL store the hub's record goes in the same database, in
     // a schema of its own (`a2a_hub`): every node of a cluster serving this
-    // file is one hub. Each start is a node of its own name; deliveries a
-    // previous start followed are taken over once their lease expires.
+    // file is one hub, its deliveries leased as the agents' jobs are. A
+    // lone server's start is a node of its own name; deliveries a previous
+    // start followed are taken over once their lease expires.
     if let StoreLocation::Postgres(url) = setup.location {
         builder = builder.postgres(url.clone());
+        if let Some(node) = &setup.cluster {
+            builder = builder
+                .node_id(node.name.clone())
+                .lease_timeout(node.config.lease_timeout);
+        }
     }
     if let Some(log) = &setup.log {
         builder = builder.conversation_log(log.clone());

@@ -205,7 +205,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let authenticated = auth.is_some();
-    let index = crate::conversations::open_index(&location, &args.state.data_dir).await?;
+    let index =
+        crate::conversations::open_index(&location, &args.state.data_dir, args.node_id.is_some())
+            .await?;
     let mut conversations = a2a_gateway::Conversations::new(index.clone());
     if let Some(log) = &log {
         conversations = conversations.log(log.clone());

@@ -158,6 +158,15 @@ pub trait RouteStore: std::fmt::Debug + Send + Sync + 'static {
     /// Writes `routes`, each replacing what the store has for its key unless
     /// the store's is newer.
     async fn upsert(&self, routes: &[(RouteKey, Arc<Route>)]) -> Result<(), IndexError>;
+
+    /// The route the store has for `key` now. A store that several servers
+    /// share (a cluster's database) answers it, so that each server sees the
+    /// routes the others recorded ([`ConversationIndex::refresh`]); the
+    /// default has nothing to add to memory.
+    async fn get(&self, key: &RouteKey) -> Result<Option<Route>, IndexError> {
+        let _ = key;
+        Ok(None)
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -193,6 +202,9 @@ struct Inner {
     saving: Mutex<()>,
     /// A save is scheduled ([`ConversationIndex::save_soon`]).
     save_pending: AtomicBool,
+    /// Other servers write to `store` too: lookups read it, records write
+    /// it at once ([`ConversationIndex::open_shared_store`]).
+    shared: bool,
 }
 
 impl ConversationIndex {
@@ -247,6 +259,13 @@ impl ConversationIndex {
     /// [`flush`](Self::flush) (or [`save_soon`](Self::save_soon)) writes the
     /// changed ones back.
     pub async fn open_store(store: Arc<dyn RouteStore>) -> Result<ConversationIndex, IndexError> {
+        ConversationIndex::load_store(store, false).await
+    }
+
+    async fn load_store(
+        store: Arc<dyn RouteStore>,
+        shared: bool,
+    ) -> Result<ConversationIndex, IndexError> {
         let routes = store
             .load()
             .await?
@@ -257,9 +276,54 @@ impl ConversationIndex {
             inner: Arc::new(Inner {
                 routes: RwLock::new(routes),
                 store: Some(store),
+                shared,
                 ..Inner::default()
             }),
         })
+    }
+
+    /// Opens the index `store` keeps for several servers at once (the nodes
+    /// of a cluster on one database): as [`open_store`](Self::open_store),
+    /// and [`refresh`](Self::refresh) reads a route's latest state from the
+    /// store, so a pair's conversation stays one whichever node a call
+    /// lands on. Callers write their records through at once (see
+    /// [`is_shared`](Self::is_shared)).
+    pub async fn open_shared_store(
+        store: Arc<dyn RouteStore>,
+    ) -> Result<ConversationIndex, IndexError> {
+        ConversationIndex::load_store(store, true).await
+    }
+
+    /// Whether other servers write to this index's store too: a record
+    /// should then be [flushed](Self::flush) at once rather than soon.
+    pub fn is_shared(&self) -> bool {
+        self.inner.shared
+    }
+
+    /// Brings `key`'s route up to date from a shared store (one read); a
+    /// no-op for an index only this server writes. A store that cannot be
+    /// read leaves memory as it is: the call goes on with what this server
+    /// knows.
+    pub async fn refresh(&self, key: &RouteKey) {
+        let (true, Some(store)) = (self.inner.shared, &self.inner.store) else {
+            return;
+        };
+        match store.get(key).await {
+            Ok(Some(stored)) => {
+                let mut routes = self.inner.routes.write().unwrap_or_else(|e| e.into_inner());
+                let newer = routes
+                    .get(key)
+                    .is_none_or(|known| known.updated_at < stored.updated_at);
+                if newer {
+                    // Not dirty: the store has it already.
+                    routes.insert(key.clone(), Arc::new(stored));
+                }
+            }
+            Ok(None) => {}
+            Err(err) => {
+                tracing::debug!(error = %err, route = key.as_str(), "reading a shared conversation route failed; using this server's copy");
+            }
+        }
     }
 
     /// Applies the route changes in the log after `since` (all of them

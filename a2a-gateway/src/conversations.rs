@@ -188,7 +188,15 @@ impl Conversations {
             }
         }
         self.shared.index.record(key, route);
-        self.shared.index.save_soon();
+        if self.shared.index.is_shared() {
+            // Other nodes look the pair up in the store: written before the
+            // answer goes back, so the pair's next call finds it anywhere.
+            if let Err(err) = self.shared.index.flush().await {
+                tracing::warn!(error = %err, "writing a conversation route to the shared index failed; it is written with the next one");
+            }
+        } else {
+            self.shared.index.save_soon();
+        }
     }
 
     /// Wraps agent `agent`'s handler so that calls from other agents
@@ -235,7 +243,11 @@ struct Continued {
 
 impl Continuing {
     /// Fills the pair's conversation into `request` when it names none.
-    fn prepare(&self, ctx: &CallContext, request: &mut SendMessageRequest) -> Option<Continued> {
+    async fn prepare(
+        &self,
+        ctx: &CallContext,
+        request: &mut SendMessageRequest,
+    ) -> Option<Continued> {
         let caller = self.conversations.caller(ctx, &request.message)?;
         if caller == &*self.agent {
             return None;
@@ -245,6 +257,8 @@ impl Continuing {
         let message = &mut request.message;
         let mut filled_task = false;
         if message.context_id.is_empty() {
+            // Another node of a cluster may have moved the pair on.
+            self.conversations.index().refresh(&key).await;
             if let Some(route) = self.conversations.current(&key, Utc::now()) {
                 message.context_id.clone_from(&route.context_id);
                 if message.task_id.is_empty() && route.task_waits() {
@@ -323,7 +337,7 @@ impl RequestHandler for Continuing {
         ctx: &CallContext,
         mut request: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2aError> {
-        let Some(call) = self.prepare(ctx, &mut request) else {
+        let Some(call) = self.prepare(ctx, &mut request).await else {
             return self.inner.send_message(ctx, request).await;
         };
         let outcome = match call.filled_task {
@@ -350,7 +364,7 @@ impl RequestHandler for Continuing {
         ctx: &CallContext,
         mut request: SendMessageRequest,
     ) -> Result<EventStream, A2aError> {
-        let Some(call) = self.prepare(ctx, &mut request) else {
+        let Some(call) = self.prepare(ctx, &mut request).await else {
             return self.inner.send_streaming_message(ctx, request).await;
         };
         let stream = match call.filled_task {

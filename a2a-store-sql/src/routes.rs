@@ -43,6 +43,24 @@ impl RouteStore for PostgresStore {
             .collect())
     }
 
+    async fn get(&self, key: &RouteKey) -> Result<Option<Route>, IndexError> {
+        let row: Option<(String, Option<String>, String, i64)> = sqlx::query_as(
+            "SELECT context_id, task_id, last_event, updated_us FROM conversation_routes WHERE route = $1",
+        )
+        .bind(key.as_str())
+        .fetch_optional(self.pool())
+        .await
+        .map_err(store_error)?;
+        Ok(
+            row.map(|(context_id, task_id, last_event, updated_us)| Route {
+                context_id,
+                task_id,
+                last_event,
+                updated_at: DateTime::<Utc>::from_timestamp_micros(updated_us).unwrap_or_default(),
+            }),
+        )
+    }
+
     async fn upsert(&self, routes: &[(RouteKey, Arc<Route>)]) -> Result<(), IndexError> {
         let mut keys = Vec::with_capacity(routes.len());
         let mut contexts = Vec::with_capacity(routes.len());

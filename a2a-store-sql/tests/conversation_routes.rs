@@ -110,3 +110,76 @@ async fn the_pg_table_keeps_the_index_across_a_restart() {
         .await;
     outcome.unwrap();
 }
+
+/// Two nodes of a cluster on one schema: a route one records is what the
+/// other's lookup finds (read from the table), an older copy in a node's
+/// memory gives way to the newer stored one, and an index only one server
+/// writes never reads the table on lookups.
+#[tokio::test]
+async fn nodes_sharing_the_table_see_each_other_s_routes() {
+    let Some((mut admin, schema, options)) = fresh_schema().await else {
+        return;
+    };
+    let outcome = tokio::spawn(async move {
+        let key = RouteKey::new("default", "alpha", "beta");
+        let now =
+            chrono::DateTime::from_timestamp_micros(chrono::Utc::now().timestamp_micros()).unwrap();
+        let open = |shared: bool| {
+            let options = options.clone();
+            async move {
+                let store = PostgresStore::connect_with(options, None).await.unwrap();
+                let index = if shared {
+                    ConversationIndex::open_shared_store(Arc::new(store))
+                        .await
+                        .unwrap()
+                } else {
+                    ConversationIndex::open_store(Arc::new(store))
+                        .await
+                        .unwrap()
+                };
+                assert_eq!(index.is_shared(), shared);
+                index
+            }
+        };
+        let (one, two, lone) = (open(true).await, open(true).await, open(false).await);
+        one.record(key.clone(), route("ctx-1", "TASK_STATE_COMPLETED", now));
+        one.flush().await.unwrap();
+        assert!(
+            two.get(&key).is_none(),
+            "opened before the route was written"
+        );
+        two.refresh(&key).await;
+        assert_eq!(two.get(&key).unwrap().context_id, "ctx-1");
+        // The pair moved on at node one: node two's older copy gives way.
+        one.record(
+            key.clone(),
+            route(
+                "ctx-2",
+                "TASK_STATE_WORKING",
+                now + chrono::Duration::seconds(1),
+            ),
+        );
+        one.flush().await.unwrap();
+        two.refresh(&key).await;
+        assert_eq!(two.get(&key).unwrap().context_id, "ctx-2");
+        // A newer copy in memory is not replaced by an older stored one.
+        two.record(
+            key.clone(),
+            route(
+                "ctx-3",
+                "TASK_STATE_WORKING",
+                now + chrono::Duration::seconds(2),
+            ),
+        );
+        two.refresh(&key).await;
+        assert_eq!(two.get(&key).unwrap().context_id, "ctx-3");
+        // A lone server's index keeps to its memory.
+        lone.refresh(&key).await;
+        assert!(lone.get(&key).is_none());
+    })
+    .await;
+    let _ = sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&mut admin)
+        .await;
+    outcome.unwrap();
+}

@@ -37,7 +37,9 @@ fn post_to(path: &str, body: Bytes) -> hyper::Request<Full<Bytes>> {
 /// `Authorization: Bearer TOKEN`, as a header value made once.
 fn bearer(token: Option<&str>) -> anyhow::Result<Option<hyper::header::HeaderValue>> {
     Ok(match token {
-        Some(token) => Some(hyper::header::HeaderValue::try_from(format!("Bearer {token}"))?),
+        Some(token) => Some(hyper::header::HeaderValue::try_from(format!(
+            "Bearer {token}"
+        ))?),
         None => None,
     })
 }

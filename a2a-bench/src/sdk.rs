@@ -76,8 +76,8 @@ pub(crate) async fn serve_sdk(
         let mut service = a2a_server::A2aService::new(builder.build());
         if let Some(token) = bearer_token {
             use a2a_server::auth::{BearerAuth, Principal};
-            service =
-                service.with_authentication(BearerAuth::new().token(token, Principal::new("bench")));
+            service = service
+                .with_authentication(BearerAuth::new().token(token, Principal::new("bench")));
         }
         (
             a2a_grpc::router(service.clone(), HttpConfig::default()),

@@ -69,6 +69,11 @@ impl ServiceParams {
         }
     }
 
+    /// The header map the parameters were read from.
+    pub(crate) fn headers(&self) -> &HeaderMap {
+        &self.values
+    }
+
     /// Adds a value (keys are case-insensitive). A key or value that could
     /// not travel as a header (a control character, say) is refused.
     pub fn append(&mut self, key: &str, value: &str) -> Result<(), InvalidParam> {

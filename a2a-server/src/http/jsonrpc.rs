@@ -19,6 +19,7 @@ use super::jsonrpc_v03;
 use super::{HttpState, common};
 use a2a_core::operation::RequestOf;
 
+use crate::CallContext;
 use crate::auth::HeadCheck;
 use crate::service;
 
@@ -208,44 +209,42 @@ pub(crate) fn read_call_in_two_passes(
 /// or the JSON-RPC answer refusing it.
 async fn authenticate_head(
     state: &HttpState,
-    parts: &http::request::Parts,
+    ctx: &mut CallContext,
 ) -> Result<HeadCheck, Response> {
     if !state.service.authenticates_heads() {
         return Ok(HeadCheck::default());
     }
-    // The method is in the body: the head's context names a placeholder.
-    let mut ctx = call_context(
-        Method::SendMessage,
-        parts.headers.clone(),
-        parts.uri.query(),
-    )
-    .with_binding(crate::telemetry::binding::JSONRPC);
-    state
-        .service
-        .authenticate_head(&mut ctx)
-        .await
-        .map_err(|err| {
-            with_challenge(
-                error_response(Value::Null, &err),
-                &err,
-                state.challenge.as_ref(),
-            )
-        })
+    state.service.authenticate_head(ctx).await.map_err(|err| {
+        with_challenge(
+            error_response(Value::Null, &err),
+            &err,
+            state.challenge.as_ref(),
+        )
+    })
 }
 
 /// `POST` handler of the JSON-RPC endpoint.
 pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
+    // One context for the head and the call: the headers move into it once.
+    // The operation is in the body, so it names a placeholder until then.
+    let mut ctx = call_context(
+        Method::SendMessage,
+        std::mem::take(&mut parts.headers),
+        parts.uri.query(),
+    )
+    .with_binding(crate::telemetry::binding::JSONRPC);
     // Who calls, before a byte of the body is read: a caller the server
     // would refuse never makes it read, hold or parse one.
-    let head = match authenticate_head(&state, &parts).await {
+    let head = match authenticate_head(&state, &mut ctx).await {
         Ok(head) => head,
         Err(refused) => return refused,
     };
-    if !is_json_content_type(&parts.headers) {
-        return error_response(Value::Null, &unsupported_content_type(&parts.headers));
+    let headers = ctx.service_params.headers();
+    if !is_json_content_type(headers) {
+        return error_response(Value::Null, &unsupported_content_type(headers));
     }
-    let (bytes, hold) = match read_body(&parts.headers, body, (&state.config).into()).await {
+    let (bytes, hold) = match read_body(headers, body, (&state.config).into()).await {
         Ok(read) => read,
         Err(BodyRefused::Refused(err)) => return error_response(Value::Null, &err),
         Err(BodyRefused::OverBudget) => return common::over_budget_jsonrpc(),
@@ -265,13 +264,17 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
             // A 0.3 method name is no 1.0 method: only requests refused as
             // such are looked at again, so 1.0 calls never pay for 0.3.
             if err.kind() == ErrorKind::MethodNotFound
-                && common::wants_v03(&parts.headers, parts.uri.query())
+                && common::wants_v03(ctx.service_params.headers(), parts.uri.query())
             {
                 if let Some(method) = common::method_of(&bytes) {
                     // Boxed: its state stays out of this future, which every
                     // 1.0 call creates and moves.
                     #[cfg(feature = "v03")]
-                    return Box::pin(jsonrpc_v03::handle(state, parts, method, &bytes)).await;
+                    {
+                        // The 0.3 handler reads the request's head whole.
+                        parts.headers = ctx.service_params.headers().clone();
+                        return Box::pin(jsonrpc_v03::handle(state, parts, method, &bytes)).await;
+                    }
                     #[cfg(not(feature = "v03"))]
                     {
                         let _ = method;
@@ -282,13 +285,7 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
             return error_response(id, &err);
         }
     };
-    let method = call.method();
-    let mut ctx = call_context(
-        method,
-        std::mem::take(&mut parts.headers),
-        parts.uri.query(),
-    )
-    .with_binding(crate::telemetry::binding::JSONRPC);
+    ctx.method = call.method();
     // Not kept across the call: this future is boxed and moved whole. The
     // body is parsed, so its bytes leave the budget.
     drop((parts, bytes, hold));

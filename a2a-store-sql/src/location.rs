@@ -122,7 +122,11 @@ impl StoreLocation {
         name: &str,
         push_key: Option<PushKey>,
     ) -> Result<Option<DurableStore>, OpenError> {
+        // Checked on every store: a name only PostgreSQL would refuse is
+        // refused everywhere.
         let schema = agent_schema(name)?;
+        #[cfg(not(feature = "postgres"))]
+        let _ = schema;
         match self {
             StoreLocation::Memory => Ok(None),
             StoreLocation::Sqlite(dir) => {

@@ -26,19 +26,13 @@ use a2a_server::push::{PushError, PushSender};
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use a2a_store_sql::{PostgresCluster, PostgresStore};
 use futures::StreamExt;
-use support::durable::{Sut, committed, effects_per_turn, start, states, wait_for_effects};
-
-/// The lease timeout the nodes run with.
-const LEASE_MS: u64 = 2000;
+use support::durable::{
+    LEASE_MS, Sut, cluster_node, committed, effects_per_turn, job_row, start, states,
+    wait_for_effects,
+};
 
 async fn node(store: &str, effects: &Path, name: &str) -> Sut {
-    let lease = LEASE_MS.to_string();
-    start(
-        store,
-        effects,
-        &["--node-id", name, "--lease-timeout-ms", &lease],
-    )
-    .await
+    cluster_node(store, effects, name, &[]).await
 }
 
 async fn send(client: &Client, text: &str) -> String {
@@ -79,15 +73,10 @@ async fn get(client: &Client, task_id: &str) -> a2a_core::Task {
         .unwrap()
 }
 
-/// The node name in a task's job row.
+/// The node named in a task's job row, and how many times it was started.
 async fn job_node(url: &str, task_id: &str) -> (String, i64) {
-    use sqlx::Connection as _;
-    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
-    sqlx::query_as("SELECT node, attempts FROM jobs WHERE task_id = $1")
-        .bind(task_id)
-        .fetch_one(&mut db)
-        .await
-        .unwrap()
+    let (_, node, attempts) = job_row(url, task_id).await;
+    (node, attempts)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,19 +12,10 @@ use std::path::Path;
 use a2a_client::Client;
 use a2a_core::{SendMessageResponse, StreamResponse, TaskState};
 use sqlx::Connection as _;
-use support::durable::{Sut, effects, start, wait_for_effects};
-
-/// The lease timeout the nodes run with.
-const LEASE_MS: u64 = 2000;
+use support::durable::{LEASE_MS, Sut, cluster_node, effects, job_row, start, wait_for_effects};
 
 async fn node(store: &str, effects: &Path, name: &str) -> Sut {
-    let lease = LEASE_MS.to_string();
-    start(
-        store,
-        effects,
-        &["--node-id", name, "--lease-timeout-ms", &lease],
-    )
-    .await
+    cluster_node(store, effects, name, &[]).await
 }
 
 /// Sends `signal` (`STOP`, `CONT`) to a node's process.
@@ -60,15 +51,6 @@ async fn stored_events(url: &str, task_id: &str) -> Vec<(i64, StreamResponse)> {
         .collect()
 }
 
-async fn job(url: &str, task_id: &str) -> (String, String, i64) {
-    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
-    sqlx::query_as("SELECT state, node, attempts FROM jobs WHERE task_id = $1")
-        .bind(task_id)
-        .fetch_one(&mut db)
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_stopped_past_its_lease_writes_nothing_once_continued() {
     let Some(url) = support::postgres_database("fencing").await else {
@@ -102,7 +84,7 @@ async fn a_node_stopped_past_its_lease_writes_nothing_once_continued() {
         noted(lines, "committed", &task_id, 2)
     })
     .await;
-    let (state, holder, attempts) = job(&url, &task_id).await;
+    let (state, holder, attempts) = job_row(&url, &task_id).await;
     assert_eq!(
         (state.as_str(), holder.as_str(), attempts),
         ("RUNNING", "node-2", 2)
@@ -136,7 +118,7 @@ async fn a_node_stopped_past_its_lease_writes_nothing_once_continued() {
         })
         .count();
     assert_eq!(completions, 1);
-    let (state, holder, attempts) = job(&url, &task_id).await;
+    let (state, holder, attempts) = job_row(&url, &task_id).await;
     assert_eq!(
         (state.as_str(), holder.as_str(), attempts),
         ("COMPLETED", "node-2", 2)

@@ -16,23 +16,14 @@ use std::time::Duration;
 use a2a_client::Client;
 use a2a_core::{SendMessageConfiguration, StreamResponse, TaskPushNotificationConfig, TaskState};
 use sqlx::Connection as _;
-use support::durable::{Sut, start, wait_for_effects};
+use support::durable::{LEASE_MS, Sut, cluster_node, job_row, start, wait_for_effects};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-
-/// The lease timeout the nodes run with.
-const LEASE_MS: u64 = 2000;
 
 /// How long the webhook takes to answer each delivery.
 const SLOW: Duration = Duration::from_millis(700);
 
 async fn node(store: &str, effects: &Path, name: &str) -> Sut {
-    let lease = LEASE_MS.to_string();
-    start(
-        store,
-        effects,
-        &["--node-id", name, "--lease-timeout-ms", &lease, "--push"],
-    )
-    .await
+    cluster_node(store, effects, name, &["--push"]).await
 }
 
 /// One delivery: its event-version header, if any, and its body.

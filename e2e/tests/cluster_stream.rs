@@ -30,32 +30,18 @@ use a2a_core::{
 use a2a_server::http::HttpConfig;
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use futures::StreamExt as _;
-use support::durable::{Sut, start};
+use support::durable::{LEASE_MS, Sut, cluster_node, job_row, start};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
-/// The lease timeout the nodes run with.
-const LEASE_MS: u64 = 2000;
-
 async fn node(store: &str, effects: &Path, name: &str) -> Sut {
-    let lease = LEASE_MS.to_string();
-    start(
-        store,
-        effects,
-        &["--node-id", name, "--lease-timeout-ms", &lease],
-    )
-    .await
+    cluster_node(store, effects, name, &[]).await
 }
 
 /// The node named in a task's job row, and how many times it was started.
 async fn job_node(url: &str, task_id: &str) -> (String, i64) {
-    use sqlx::Connection as _;
-    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
-    sqlx::query_as("SELECT node, attempts FROM jobs WHERE task_id = $1")
-        .bind(task_id)
-        .fetch_one(&mut db)
-        .await
-        .unwrap()
+    let (_, node, attempts) = job_row(url, task_id).await;
+    (node, attempts)
 }
 
 /// The next event, which must come within a minute.

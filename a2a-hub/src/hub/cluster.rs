@@ -118,10 +118,25 @@ impl Hub {
                 }
             }
         };
-        match record.last_seq().await {
-            Ok(last) => seen.last = last,
+        // What the other nodes posted since this node loaded its record and
+        // before its listener started was announced to nobody here.
+        seen.last = record.loaded_up_to();
+        match record.others_since(seen.last).await {
+            Ok(missed) => {
+                for (seq, message) in missed {
+                    if seen.first(seq) {
+                        match record.observers_of(&message.id).await {
+                            Ok(observers) => self.remote_observed(&message, observers),
+                            Err(err) => {
+                                tracing::warn!(error = %err, "collaboration hub: cannot read who observes another node's message");
+                            }
+                        }
+                        self.remote_message(&record, message).await;
+                    }
+                }
+            }
             Err(err) => {
-                tracing::warn!(error = %err, "collaboration hub: cannot read the record's last message")
+                tracing::warn!(error = %err, "collaboration hub: cannot read what the other nodes posted since the start");
             }
         }
         loop {

@@ -100,6 +100,10 @@ pub(crate) struct PgRecord {
     node: Arc<str>,
     channel: Arc<str>,
     lease: Duration,
+    /// The last message place when the record was loaded: what other nodes
+    /// post after it reaches this node by notice, or by the read that
+    /// follows its listener's start (notices before that are not heard).
+    loaded_up_to: i64,
 }
 
 /// What a hub starts from, besides its record's handle.
@@ -156,7 +160,7 @@ pub(crate) fn open(
         .unwrap_or_else(|| format!("hub-{}", uuid::Uuid::new_v4().simple()));
     let setup = {
         let (options, schema, node) = (options.clone(), settings.schema.clone(), node.clone());
-        move || -> Result<(super::Loaded, (String, bool)), HubError> {
+        move || -> Result<(super::Loaded, ((String, bool), i64)), HubError> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -167,14 +171,21 @@ pub(crate) fn open(
                     .map_err(|e| pg_error(&e))?;
                 create_schema(&mut conn, &schema).await?;
                 MIGRATOR.run(&mut conn).await.map_err(|e| pg_error(&e))?;
+                // Read before the load: a message committed in between is
+                // read again after the listener starts, never missed.
+                let loaded_up_to: i64 =
+                    sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages")
+                        .fetch_one(&mut conn)
+                        .await
+                        .map_err(|e| pg_error(&e))?;
                 let loaded = load(&mut conn, &node, window).await?;
                 let operator = operator_token(&mut conn, fresh_token).await?;
                 let _ = conn.close().await;
-                Ok((loaded, operator))
+                Ok((loaded, (operator, loaded_up_to)))
             })
         }
     };
-    let (loaded, operator) = std::thread::scope(|scope| {
+    let (loaded, (operator, loaded_up_to)) = std::thread::scope(|scope| {
         scope
             .spawn(setup)
             .join()
@@ -191,6 +202,7 @@ pub(crate) fn open(
             node: node.into(),
             channel: format!("a2a_hub_{}", settings.schema).into(),
             lease: settings.lease,
+            loaded_up_to,
         },
         loaded,
         operator,
@@ -779,12 +791,21 @@ impl PgRecord {
         Ok(messages.pop())
     }
 
-    /// The highest place in the messages table so far.
-    pub(crate) async fn last_seq(&self) -> Result<i64, HubError> {
-        sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| pg_error(&e))
+    /// The last message place when the record was loaded.
+    pub(crate) fn loaded_up_to(&self) -> i64 {
+        self.loaded_up_to
+    }
+
+    /// The agents that keep an observer record of message `id` (what a
+    /// message's notice names, for a message read back instead).
+    pub(crate) async fn observers_of(&self, id: &str) -> Result<Vec<String>, HubError> {
+        sqlx::query_scalar(
+            "SELECT agent FROM observed WHERE body::jsonb ->> 'messageId' = $1 ORDER BY seq",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| pg_error(&e))
     }
 
     /// The thread `id` as the record holds it, with its participants.

@@ -140,3 +140,27 @@ pub async fn states(client: &Client) -> HashMap<String, (TaskState, String)> {
         token = page.next_page_token;
     }
 }
+
+/// The lease timeout the cluster tests' nodes run with.
+pub const LEASE_MS: u64 = 2000;
+
+/// Starts `durable-sut` as cluster node `name` on `store` with the tests'
+/// lease timeout, and `extra` arguments besides.
+pub async fn cluster_node(store: &str, effects: &Path, name: &str, extra: &[&str]) -> Sut {
+    let lease = LEASE_MS.to_string();
+    let mut args = vec!["--node-id", name, "--lease-timeout-ms", &lease];
+    args.extend_from_slice(extra);
+    start(store, effects, &args).await
+}
+
+/// A task's job row: its state, the node that holds it, and how many times
+/// it was started (the lease's epoch).
+pub async fn job_row(url: &str, task_id: &str) -> (String, String, i64) {
+    use sqlx::Connection as _;
+    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query_as("SELECT state, node, attempts FROM jobs WHERE task_id = $1")
+        .bind(task_id)
+        .fetch_one(&mut db)
+        .await
+        .unwrap()
+}

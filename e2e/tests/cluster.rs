@@ -27,8 +27,7 @@ use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use a2a_store_sql::{PostgresCluster, PostgresStore};
 use futures::StreamExt;
 use support::durable::{
-    LEASE_MS, Sut, cluster_node, committed, effects_per_turn, job_row, start, states,
-    wait_for_effects,
+    LEASE_MS, Sut, cluster_node, committed, effects_per_turn, job_row, states, wait_for_effects,
 };
 
 async fn node(store: &str, effects: &Path, name: &str) -> Sut {

@@ -12,7 +12,7 @@ use std::path::Path;
 use a2a_client::Client;
 use a2a_core::{SendMessageResponse, StreamResponse, TaskState};
 use sqlx::Connection as _;
-use support::durable::{LEASE_MS, Sut, cluster_node, effects, job_row, start, wait_for_effects};
+use support::durable::{Sut, cluster_node, effects, job_row, wait_for_effects};
 
 async fn node(store: &str, effects: &Path, name: &str) -> Sut {
     cluster_node(store, effects, name, &[]).await

@@ -16,7 +16,7 @@ use std::time::Duration;
 use a2a_client::Client;
 use a2a_core::{SendMessageConfiguration, StreamResponse, TaskPushNotificationConfig, TaskState};
 use sqlx::Connection as _;
-use support::durable::{LEASE_MS, Sut, cluster_node, job_row, start, wait_for_effects};
+use support::durable::{Sut, cluster_node, wait_for_effects};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// How long the webhook takes to answer each delivery.

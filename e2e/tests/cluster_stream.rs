@@ -30,7 +30,7 @@ use a2a_core::{
 use a2a_server::http::HttpConfig;
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use futures::StreamExt as _;
-use support::durable::{LEASE_MS, Sut, cluster_node, job_row, start};
+use support::durable::{LEASE_MS, Sut, cluster_node, job_row};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 

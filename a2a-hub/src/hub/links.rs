@@ -19,7 +19,8 @@ pub struct AgentLink {
 }
 
 enum LinkClient {
-    Ready(Client),
+    /// Boxed: a client is several times the size of the other variant.
+    Ready(Box<Client>),
     /// Connected on first use, and again after a failed attempt: a remote
     /// that is down when the hub starts does not stop the hub.
     Remote(Box<RemoteClient>),
@@ -46,7 +47,7 @@ impl AgentLink {
     pub fn client(endpoint: impl Into<String>, client: Client) -> Self {
         AgentLink {
             endpoint: endpoint.into(),
-            client: LinkClient::Ready(client),
+            client: LinkClient::Ready(Box::new(client)),
         }
     }
 
@@ -82,7 +83,7 @@ impl AgentLink {
     /// reached.
     pub(super) async fn get(&self) -> Result<Client, ClientError> {
         match &self.client {
-            LinkClient::Ready(client) => Ok(client.clone()),
+            LinkClient::Ready(client) => Ok((**client).clone()),
             LinkClient::Remote(remote) => {
                 let mut client = remote.client.lock().await;
                 if let Some(client) = &*client {

@@ -135,6 +135,13 @@ fn valid_schema(schema: &str) -> bool {
         && !schema.as_bytes()[0].is_ascii_digit()
 }
 
+/// What the one-off setup of [`open`] read.
+struct Setup {
+    loaded: super::Loaded,
+    operator: (String, bool),
+    loaded_up_to: i64,
+}
+
 /// Opens the record: creates the schema and its tables when they are not
 /// there, and loads what the hub keeps in memory. The one-off work runs on
 /// a thread of its own (the builder is not async); the pool it returns
@@ -160,7 +167,7 @@ pub(crate) fn open(
         .unwrap_or_else(|| format!("hub-{}", uuid::Uuid::new_v4().simple()));
     let setup = {
         let (options, schema, node) = (options.clone(), settings.schema.clone(), node.clone());
-        move || -> Result<(super::Loaded, ((String, bool), i64)), HubError> {
+        move || -> Result<Setup, HubError> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -181,11 +188,19 @@ pub(crate) fn open(
                 let loaded = load(&mut conn, &node, window).await?;
                 let operator = operator_token(&mut conn, fresh_token).await?;
                 let _ = conn.close().await;
-                Ok((loaded, (operator, loaded_up_to)))
+                Ok(Setup {
+                    loaded,
+                    operator,
+                    loaded_up_to,
+                })
             })
         }
     };
-    let (loaded, (operator, loaded_up_to)) = std::thread::scope(|scope| {
+    let Setup {
+        loaded,
+        operator,
+        loaded_up_to,
+    } = std::thread::scope(|scope| {
         scope
             .spawn(setup)
             .join()

@@ -11,8 +11,7 @@ use std::path::Path;
 
 use a2a_client::Client;
 use a2a_core::{SendMessageResponse, StreamResponse, TaskState};
-use sqlx::Connection as _;
-use support::durable::{Sut, cluster_node, effects, job_row, wait_for_effects};
+use support::durable::{Sut, cluster_node, effects, job_row, stored_events, wait_for_effects};
 
 async fn node(store: &str, effects: &Path, name: &str) -> Sut {
     cluster_node(store, effects, name, &[]).await
@@ -33,22 +32,6 @@ fn noted(lines: &[(String, String, u64)], kind: &str, task: &str, turn: u64) -> 
     lines
         .iter()
         .any(|(k, t, n)| k == kind && t == task && *n == turn)
-}
-
-/// The task's stored events, in version order.
-async fn stored_events(url: &str, task_id: &str) -> Vec<(i64, StreamResponse)> {
-    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
-    let rows: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT e.version, e.event FROM task_events e JOIN tasks t ON t.seq = e.task_seq \
-         WHERE t.task_id = $1 ORDER BY e.version",
-    )
-    .bind(task_id)
-    .fetch_all(&mut db)
-    .await
-    .unwrap();
-    rows.into_iter()
-        .map(|(version, json)| (version, serde_json::from_str(&json).unwrap()))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

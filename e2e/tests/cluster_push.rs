@@ -16,7 +16,7 @@ use std::time::Duration;
 use a2a_client::Client;
 use a2a_core::{SendMessageConfiguration, StreamResponse, TaskPushNotificationConfig, TaskState};
 use sqlx::Connection as _;
-use support::durable::{Sut, cluster_node, wait_for_effects};
+use support::durable::{Sut, cluster_node, stored_events, wait_for_effects};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// How long the webhook takes to answer each delivery.
@@ -102,23 +102,11 @@ async fn slow_webhook() -> (String, Received) {
 }
 
 /// The task's stored events by version.
-async fn stored_events(url: &str, task_id: &str) -> BTreeMap<u64, StreamResponse> {
-    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
-    let rows: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT e.version, e.event FROM task_events e JOIN tasks t ON t.seq = e.task_seq \
-         WHERE t.task_id = $1 ORDER BY e.version",
-    )
-    .bind(task_id)
-    .fetch_all(&mut db)
-    .await
-    .unwrap();
-    rows.into_iter()
-        .map(|(v, json)| {
-            (
-                u64::try_from(v).unwrap(),
-                serde_json::from_str(&json).unwrap(),
-            )
-        })
+async fn stored_by_version(url: &str, task_id: &str) -> BTreeMap<u64, StreamResponse> {
+    stored_events(url, task_id)
+        .await
+        .into_iter()
+        .map(|(v, event)| (u64::try_from(v).unwrap(), event))
         .collect()
 }
 
@@ -163,7 +151,7 @@ async fn pushes_owed_by_a_killed_node_are_sent_by_the_node_that_takes_over() {
     let heard_before_kill = received.all().len();
     one.child.start_kill().unwrap();
     one.child.wait().await.unwrap();
-    let stored_at_kill = stored_events(&url, &task_id).await.len();
+    let stored_at_kill = stored_by_version(&url, &task_id).await.len();
     assert!(
         heard_before_kill < stored_at_kill,
         "the webhook was to be behind at the kill ({heard_before_kill} heard, {stored_at_kill} stored)"
@@ -172,7 +160,7 @@ async fn pushes_owed_by_a_killed_node_are_sent_by_the_node_that_takes_over() {
     // Node 2 takes the task over and finishes it.
     let done = support::wait_for_state(&c2, &task_id, TaskState::Completed).await;
     assert_eq!(support::status_text(&done), "4 turns done");
-    let stored = stored_events(&url, &task_id).await;
+    let stored = stored_by_version(&url, &task_id).await;
     let last = *stored.keys().last().unwrap();
 
     // Every stored event reaches the webhook, and the outbox empties.

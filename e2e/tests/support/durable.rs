@@ -164,3 +164,20 @@ pub async fn job_row(url: &str, task_id: &str) -> (String, String, i64) {
         .await
         .unwrap()
 }
+
+/// A task's stored events (`task_events`), in version order.
+pub async fn stored_events(url: &str, task_id: &str) -> Vec<(i64, a2a_core::StreamResponse)> {
+    use sqlx::Connection as _;
+    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT e.version, e.event FROM task_events e JOIN tasks t ON t.seq = e.task_seq \
+         WHERE t.task_id = $1 ORDER BY e.version",
+    )
+    .bind(task_id)
+    .fetch_all(&mut db)
+    .await
+    .unwrap();
+    rows.into_iter()
+        .map(|(version, json)| (version, serde_json::from_str(&json).unwrap()))
+        .collect()
+}

@@ -79,10 +79,14 @@ where
             // A placeholder where the path names no operation (0.3's rpcs, an
             // unknown name): the method is no credential.
             let method = method_of(parts.uri.path()).unwrap_or(Method::SendMessage);
-            let params = ServiceParams::from_headers(parts.headers.clone());
+            // The headers are lent to the head's context and given back, not
+            // copied: tonic reads them again for the call.
+            let params = ServiceParams::from_headers(std::mem::take(&mut parts.headers));
             let mut ctx =
                 CallContext::new(method, params).with_binding(a2a_server::telemetry::binding::GRPC);
-            match service.authenticate_head(&mut ctx).await {
+            let checked = service.authenticate_head(&mut ctx).await;
+            parts.headers = ctx.service_params.into_headers();
+            match checked {
                 Ok(head) => {
                     parts.extensions.insert(head);
                 }

@@ -69,6 +69,14 @@ impl ServiceParams {
         }
     }
 
+    /// The header map the parameters were read from, given back: a
+    /// binding that lent a request's headers to a context for its head's
+    /// authentication returns them to the request without a copy (copied
+    /// only when the parameters were shared meanwhile).
+    pub fn into_headers(self) -> HeaderMap {
+        std::sync::Arc::try_unwrap(self.values).unwrap_or_else(|shared| (*shared).clone())
+    }
+
     /// The header map the parameters were read from.
     pub(crate) fn headers(&self) -> &HeaderMap {
         &self.values
@@ -91,6 +99,12 @@ impl ServiceParams {
     /// Every value of `key`.
     pub fn get_all(&self, key: &str) -> impl Iterator<Item = &str> {
         self.values_of(key)
+    }
+
+    /// The `Authorization` header's value (by a ready name: no parsing of
+    /// the name on every request).
+    pub(crate) fn authorization(&self) -> Option<&str> {
+        self.values_of(axum::http::header::AUTHORIZATION).next()
     }
 
     /// The protocol version the caller asked for (`A2A-Version`).

@@ -738,8 +738,8 @@ fn a_gateway_cluster_with_its_hub_finishes_a_killed_node_s_work_and_the_node_tak
     });
 
     eprintln!(
-        "sent in {sent:?}, half the first turns stored after {half:?}, remote tasks recorded \
-         after {:?}",
+        "200 executions and {HUB_EXCHANGES} hub exchanges sent in {sent:?}, half the first \
+         turns stored after {half:?}, remote tasks recorded after {:?}",
         started.elapsed()
     );
     let kill_epoch = std::time::SystemTime::now()

@@ -46,6 +46,9 @@ const ECHO_TASKS: usize = 20;
 /// process task; and on the rejoined node before its second kill.
 const HUB_EXCHANGES: usize = 100;
 const HUB_BACK: usize = 10;
+/// Every exchange comes from 127.0.0.1 without authentication: the guards
+/// that count per address would refuse all but a few of them.
+const HUB_GUARDS: &str = "[hub.guards]\npair_limit = 1000\nanonymous_threads = 1000\n";
 
 // ===== a PostgreSQL server of the test's own =====
 
@@ -182,10 +185,6 @@ impl Drop for Postgres {
             .output();
     }
 }
-
-/// Every exchange comes from 127.0.0.1 without authentication: the guards
-/// that count per address would refuse all but a few of them.
-const HUB_GUARDS: &str = "[hub.guards]\npair_limit = 1000\nanonymous_threads = 1000\n";
 
 // ===== the agents' effects =====
 
@@ -488,9 +487,9 @@ async fn hub_settles(url: &str, threads: &[String]) {
     }
 }
 
-/// Checks, on `node`, that each thread of `threads` (person `person-N`'s
-/// question to `proc`, by thread) holds the question and its answer once:
-/// `TEXT`; answers the process tasks the exchanges ran.
+/// Checks, on `node`, that each thread of `threads` ((person, thread))
+/// holds the person's question and `proc`'s answer `text` to it, once, and
+/// nothing else; returns the process tasks the exchanges ran.
 async fn answered_once(
     http: &reqwest::Client,
     node: &str,

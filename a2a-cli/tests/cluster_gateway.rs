@@ -2,11 +2,15 @@
 //! cluster. Three real nodes share one database (each agent in its own
 //! schema); the file has a Rust agent (`echo`), a process agent (`proc`,
 //! tests/agents/turns.py, whose turns are noted in a file) and a remote agent
-//! (`far`: another `a2a serve` whose process agent is the same script).
-//! 200 executions run spread over the nodes, one node is killed outright,
-//! and every acknowledged task completes on the others without a
-//! checkpointed turn running twice; the killed node comes back under its
-//! name and takes back its jobs.
+//! (`far`: another `a2a serve` whose process agent is the same script),
+//! and the collaboration hub (`[hub]`: its record in the schema `a2a_hub`
+//! of the same database, one hub for every node). 200 executions and 100
+//! hub exchanges (a person asks `proc` in a thread of its own) run spread
+//! over the nodes, one node is killed outright while it holds some of the
+//! exchanges' deliveries, and every acknowledged task completes on the
+//! others without a checkpointed turn running twice, and every exchange's
+//! answer lands in its thread once; the killed node comes back under its
+//! name and takes back its jobs and deliveries.
 //!
 //! The nodes run on a PostgreSQL server of the test's own (initdb): three
 //! nodes with three agents each open more connections than a shared server
@@ -38,6 +42,13 @@ const TURN_MS: u64 = 2000;
 const PROC_TASKS: usize = 100;
 const FAR_TASKS: usize = 80;
 const ECHO_TASKS: usize = 20;
+/// Hub exchanges in the failover, each asking `proc` for the work of a
+/// process task; and on the rejoined node before its second kill.
+const HUB_EXCHANGES: usize = 100;
+const HUB_BACK: usize = 10;
+/// Every exchange comes from 127.0.0.1 without authentication: the guards
+/// that count per address would refuse all but a few of them.
+const HUB_GUARDS: &str = "[hub.guards]\npair_limit = 1000\nanonymous_threads = 1000\n";
 
 // ===== a PostgreSQL server of the test's own =====
 
@@ -378,6 +389,141 @@ async fn jobs(url: &str, agent: &str) -> HashMap<String, (String, i64)> {
         .collect()
 }
 
+// ===== the hub =====
+
+/// Asks `agent` through the hub of `node`, as `person`, in a thread of its
+/// own: the thread, once the agent took the message (the exchange is
+/// acknowledged).
+async fn collaborate(
+    http: &reqwest::Client,
+    node: &str,
+    person: &str,
+    agent: &str,
+    text: &str,
+) -> String {
+    let body = json!({"target": agent, "text": text, "from": person});
+    let response = http
+        .post(format!("{node}/hub/api/collaborate"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("collaborating on {node}: {e}"));
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert!(
+        status.is_success(),
+        "collaborating on {node}: {status} {text}"
+    );
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["collaboration"]["delivered"], true, "{answer}");
+    answer["collaboration"]["thread"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no thread in {answer}"))
+        .to_owned()
+}
+
+/// The messages of hub thread `thread`, oldest first, read on `node`
+/// (`None` while the node cannot say).
+async fn thread_messages(http: &reqwest::Client, node: &str, thread: &str) -> Option<Vec<Value>> {
+    let url = format!("{node}/hub/api/messages?thread={thread}&limit=1000");
+    let response = http.get(url).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let list: Value = serde_json::from_str(&response.text().await.ok()?).ok()?;
+    list["messages"].as_array().cloned()
+}
+
+/// Runs `query` (pairs of text) on the database at `url`.
+async fn pairs(url: &str, query: &str) -> Vec<(String, String)> {
+    use sqlx::Connection as _;
+    let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+    let rows = sqlx::query_as(query).fetch_all(&mut db).await.unwrap();
+    let _ = db.close().await;
+    rows
+}
+
+/// (thread, node) of each hub delivery waiting for its agent's answer: the
+/// node holds its lease.
+async fn hub_deliveries(url: &str) -> Vec<(String, String)> {
+    pairs(
+        url,
+        "SELECT COALESCE(m.thread_id, ''), d.node FROM a2a_hub.deliveries d \
+         JOIN a2a_hub.messages m ON m.id = d.message_id",
+    )
+    .await
+}
+
+/// (thread, node that posted it) of each message in a hub thread that no
+/// person wrote: the agents' answers, and the hub's notices if any.
+async fn hub_answers(url: &str) -> Vec<(String, String)> {
+    pairs(
+        url,
+        "SELECT thread_id, node FROM a2a_hub.messages \
+         WHERE thread_id IS NOT NULL AND (body::jsonb)->'from'->>'kind' <> 'person'",
+    )
+    .await
+}
+
+/// Waits (on the database) until every thread of `threads` has an answer
+/// and no delivery waits any more.
+async fn hub_settles(url: &str, threads: &[String]) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let answered: HashSet<String> =
+            hub_answers(url).await.into_iter().map(|(t, _)| t).collect();
+        let open = threads.iter().filter(|t| !answered.contains(*t)).count();
+        let waiting = hub_deliveries(url).await.len();
+        if open == 0 && waiting == 0 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{open} of {} hub exchanges never answered; {waiting} deliveries still wait",
+            threads.len()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Checks, on `node`, that each thread of `threads` ((person, thread))
+/// holds the person's question and `proc`'s answer `text` to it, once, and
+/// nothing else; returns the process tasks the exchanges ran.
+async fn answered_once(
+    http: &reqwest::Client,
+    node: &str,
+    threads: &[(String, String)],
+    text: &str,
+) -> Vec<String> {
+    let read: Vec<Option<Vec<Value>>> = futures::stream::iter(threads)
+        .map(|(_, thread)| thread_messages(http, node, thread))
+        .buffered(16)
+        .collect()
+        .await;
+    let mut tasks = Vec::new();
+    for ((person, thread), messages) in threads.iter().zip(read) {
+        let messages = messages.unwrap_or_else(|| panic!("thread {thread} unread on {node}"));
+        let [question, answer] = messages.as_slice() else {
+            panic!("thread {thread}: not a question and one answer: {messages:#?}");
+        };
+        assert_eq!(question["from"], json!({"kind": "person", "name": person}));
+        assert_eq!(
+            answer["from"],
+            json!({"kind": "agent", "name": "proc"}),
+            "{answer}"
+        );
+        assert_eq!(answer["text"], text, "{answer}");
+        assert_eq!(answer["replyTo"], question["id"], "{answer}");
+        let task = question["deliveries"][0]["taskId"].as_str();
+        tasks.push(
+            task.unwrap_or_else(|| panic!("no task in {question}"))
+                .to_owned(),
+        );
+    }
+    tasks
+}
+
 // ===== the cluster =====
 
 /// What the nodes are started with.
@@ -425,7 +571,7 @@ fn kill(node: &mut Server) {
 }
 
 #[test]
-fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_back() {
+fn a_gateway_cluster_with_its_hub_finishes_a_killed_node_s_work_and_the_node_takes_it_back() {
     let Some(postgres) = Postgres::start() else {
         return;
     };
@@ -465,7 +611,10 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
             "[agents.echo]\nkind = \"rust\"\nexecutor = \"echo\"\n\n\
              [agents.proc]\nkind = \"process\"\ncommand = [\"python3\", {script:?}]\n\
              env = {{ EFFECTS = {local_effects:?} }}\n\n\
-             [agents.far]\nkind = \"remote\"\nurl = {:?}\n",
+             [agents.far]\nkind = \"remote\"\nurl = {:?}\n\n\
+             [hub]\ndefault_channel = \"general\"\n\n\
+             [hub.channels.general]\ndescription = \"Where people ask the agents.\"\n\n\
+             {HUB_GUARDS}",
             remote.url
         ),
     )
@@ -530,12 +679,35 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
         given.iter().map(|(_, id)| id).collect::<HashSet<_>>().len(),
         given.len()
     );
+    // 100 hub exchanges spread over the nodes: people ask the process agent
+    // for the same work, each in a thread of their own.
+    let exchanges: Vec<(String, String)> = runtime.block_on(
+        futures::stream::iter(0..HUB_EXCHANGES)
+            .map(|i| {
+                let (http, node, work) = (&http, &nodes[i % 3], &work);
+                async move {
+                    let person = format!("person-{i}");
+                    let thread = collaborate(http, node, &person, "proc", work).await;
+                    (person, thread)
+                }
+            })
+            .buffered(16)
+            .collect(),
+    );
+    assert_eq!(
+        exchanges
+            .iter()
+            .map(|(_, t)| t)
+            .collect::<HashSet<_>>()
+            .len(),
+        HUB_EXCHANGES
+    );
     // Mid-flight: about half of the process tasks have a turn stored, and
     // every remote task is recorded in its local task (else a resumed
     // execution would rightly send the message to the remote again).
     let sent = started.elapsed();
     wait_until("half the process agent's first turns", || {
-        committed(&local_effects) >= PROC_TASKS / 2
+        committed(&local_effects) >= (PROC_TASKS + HUB_EXCHANGES) / 2
     });
     let half = started.elapsed();
     runtime.block_on(async {
@@ -565,15 +737,38 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
     });
 
     eprintln!(
-        "sent in {sent:?}, half the first turns stored after {half:?}, remote tasks recorded \
-         after {:?}",
+        "200 executions and {HUB_EXCHANGES} hub exchanges sent in {sent:?}, half the first \
+         turns stored after {half:?}, remote tasks recorded after {:?}",
         started.elapsed()
     );
     let kill_epoch = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs_f64();
-    eprintln!("nodes {nodes:?}; node 1 killed at {kill_epoch:.3}");
+    // Node 1 follows some exchanges' tasks at its death: their answers are
+    // its to post (the hub's delivery leases, on record).
+    let held_by_one = || {
+        let held = runtime.block_on(hub_deliveries(&setup.url));
+        held.into_iter()
+            .filter(|(_, node)| node == "node-1")
+            .map(|(thread, _)| thread)
+            .collect::<HashSet<String>>()
+    };
+    let mut held = held_by_one();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while held.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "node 1 held no hub delivery: {:?}",
+            runtime.block_on(hub_deliveries(&setup.url))
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        held = held_by_one();
+    }
+    eprintln!(
+        "nodes {nodes:?}; node 1 killed at {kill_epoch:.3} holding {} hub deliveries",
+        held.len()
+    );
     kill(&mut one);
     let killed = Instant::now();
     let lines = effects(&local_effects);
@@ -616,6 +811,19 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
     let failover = killed.elapsed();
     let settled = runtime.block_on(settle(&http, &nodes[1], &given));
     let far_failover = killed.elapsed();
+    // Every exchange's answer lands in its thread, once; those node 1
+    // followed, posted by the others.
+    let threads: Vec<String> = exchanges.iter().map(|(_, t)| t.clone()).collect();
+    runtime.block_on(hub_settles(&setup.url, &threads));
+    let hub_failover = killed.elapsed();
+    let turns_done = format!("{TURNS} turns done");
+    let hub_tasks = runtime.block_on(answered_once(&http, &nodes[1], &exchanges, &turns_done));
+    let answers = runtime.block_on(hub_answers(&setup.url));
+    let hub_taken = answers
+        .iter()
+        .filter(|(thread, node)| held.contains(thread) && node != "node-1")
+        .count();
+    assert!(hub_taken > 0, "no hub delivery of node 1 taken over");
 
     // Every acknowledged task completed.
     for (agent, id) in &given {
@@ -632,7 +840,8 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
     // None lost, none run again past a checkpoint.
     let local = effects(&local_effects);
     let runs = runs_per_turn(&local);
-    for (_, id) in given.iter().filter(|(agent, _)| *agent == "proc") {
+    let proc_tasks = given.iter().filter(|(agent, _)| *agent == "proc");
+    for id in proc_tasks.map(|(_, id)| id).chain(&hub_tasks) {
         for turn in 1..=TURNS {
             assert!(
                 runs.contains_key(&(id.clone(), turn)),
@@ -684,13 +893,17 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
          and {} remote executions taken over; first resumed turn {:.2} s after the kill, every \
          local task settled after {:.2} s (turns of {TURN_MS} ms; the last turn of node 1's \
          cut-short work stored after {cut_done:.2} s), every remote one after {:.2} s; \
-         {rerun} unstored turns ran again; {early} executions resumed before the kill",
+         {rerun} unstored turns ran again; {early} executions resumed before the kill; \
+         {HUB_EXCHANGES} hub exchanges, {hub_taken} of node 1's {} deliveries taken over, \
+         every answer in its thread once after {:.2} s",
         given.len(),
         taken[0],
         taken[1],
         first_resumed.as_secs_f64(),
         failover.as_secs_f64(),
         far_failover.as_secs_f64(),
+        held.len(),
+        hub_failover.as_secs_f64(),
     );
 
     // The killed node comes back under its name and runs new work; killed
@@ -710,6 +923,20 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
         })
         .buffered(30)
         .collect(),
+    );
+    let back_exchanges: Vec<(String, String)> = runtime.block_on(
+        futures::stream::iter(0..HUB_BACK)
+            .map(|i| {
+                let (http, node) = (&http, &one.url);
+                async move {
+                    let person = format!("person-back-{i}");
+                    let work = format!("turns 3 ms {TURN_MS}");
+                    let thread = collaborate(http, node, &person, "proc", &work).await;
+                    (person, thread)
+                }
+            })
+            .buffered(HUB_BACK)
+            .collect(),
     );
     let before = committed(&local_effects);
     wait_until("a turn of node 1's new work", || {
@@ -737,7 +964,31 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
         );
         assert_eq!(status_text(task), "3 turns done", "{task}");
     }
-    runs_per_turn(&effects(&local_effects));
+    // The exchanges asked of the rejoined node are answered once too, and
+    // it reads every thread of the one hub.
+    let back_threads: Vec<String> = back_exchanges.iter().map(|(_, t)| t.clone()).collect();
+    runtime.block_on(hub_settles(&setup.url, &back_threads));
+    let back_hub_tasks = runtime.block_on(answered_once(
+        &http,
+        &one.url,
+        &back_exchanges,
+        "3 turns done",
+    ));
+    runtime.block_on(answered_once(&http, &one.url, &exchanges, &turns_done));
+    let runs = runs_per_turn(&effects(&local_effects));
+    for id in &back_hub_tasks {
+        for turn in 1..=3 {
+            assert!(
+                runs.contains_key(&(id.clone(), turn)),
+                "{id} never did turn {turn}"
+            );
+        }
+    }
+    let back_hub_by_one = runtime
+        .block_on(hub_answers(&setup.url))
+        .iter()
+        .filter(|(thread, node)| back_threads.contains(thread) && node == "node-1")
+        .count();
     let (proc_jobs, far_jobs) = runtime.block_on(async {
         (
             jobs(&setup.url, "proc").await,
@@ -758,7 +1009,8 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
         .count();
     eprintln!(
         "rejoin: node-1 restarted {:.2} s after its second kill and took back {taken_back} of \
-         its {} executions (lease {lease_time:?})",
+         its {} executions (lease {lease_time:?}); it posted {back_hub_by_one} of the answers \
+         to the {HUB_BACK} hub exchanges asked of it",
         restarted.as_secs_f64(),
         back.len()
     );
@@ -775,10 +1027,6 @@ fn a_gateway_cluster_finishes_a_killed_node_s_work_and_the_node_takes_its_jobs_b
     if !far_recorded {
         eprintln!("(some remote tasks were not yet recorded at the second kill)");
     }
-
-    // TODO(hub on PostgreSQL): once the hub keeps its record in PostgreSQL,
-    // add a `[hub]` table to the file and run 100 hub exchanges across the
-    // nodes here, killing one node mid-way as above.
 
     drop((one, two, three, remote));
     drop(postgres);

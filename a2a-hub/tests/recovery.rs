@@ -176,3 +176,63 @@ async fn a_delivery_under_way_when_the_hub_dies_is_answered_after_the_restart() 
         .unwrap();
     assert_eq!(pending, 0, "the delivery is done");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_that_dies_right_after_acknowledging_a_delivery_still_answers_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_owned();
+
+    // The first hub dies the moment it says beta took the message: before
+    // beta starts, before anything else runs on its runtime.
+    let thread = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let thread = runtime.block_on(async {
+            let (hub, _gateway) = start(&path, Arc::new(Notify::new())).await;
+            let done = hub
+                .collaborate(
+                    Sender::Agent("alpha".into()),
+                    Collaborate::new("beta", "parser review"),
+                )
+                .await
+                .unwrap();
+            assert!(done.delivered);
+            done.thread
+        });
+        drop(runtime);
+        thread
+    })
+    .await
+    .unwrap();
+
+    // What it acknowledged was on record: the restarted hub follows beta's
+    // resumed task and posts the answer, once.
+    let (hub, _gateway) = start(dir.path(), Arc::new(Notify::new())).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let answers = loop {
+        let answers: Vec<_> = hub
+            .messages(None, Some(&thread), 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.from.name() == "beta")
+            .collect();
+        if !answers.is_empty() {
+            break answers;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the acknowledged delivery was never answered"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    hub.wait_idle().await;
+    let said = hub.messages(None, Some(&thread), 100).await.unwrap();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert_eq!(
+        answers[0].text,
+        "reviewed after the restart: @beta parser review"
+    );
+}

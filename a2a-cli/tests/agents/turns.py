@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A process agent whose turns can be counted (a2a-cli/tests/cluster_gateway.rs).
 
-`turns N ms M` does N turns of M ms each. Every turn notes `effect` in the
+`turns N ms M` does N turns of M ms each (mentions, `@name`, are not words:
+the hub delivers `@proc turns N ms M`). Every turn notes `effect` in the
 file $EFFECTS before its work, sends an artifact with the turn's checkpoint,
 and notes `committed` once the gateway says the checkpoint is stored. A
 resumed execution starts after the turn of its checkpoint. So a checkpointed
@@ -49,7 +50,7 @@ def run(line):
     task = line["taskId"]
     resumed = 1 if line.get("resumed") else 0
     text = "".join(p.get("text", "") for p in line["message"].get("parts", []))
-    words = text.split()
+    words = [w for w in text.split() if not w.startswith("@")]
     turns = int(words[1]) if len(words) > 1 else 3
     ms = int(words[3]) if len(words) > 3 else 100
     note("start", task, line["message"].get("messageId", "?"), resumed, NODE)

@@ -105,9 +105,15 @@ impl Hub {
                     .await;
             }
         };
-        let _ = done.send(Ok(()));
         let answer = self
-            .answer(&client, &message, &mut tracked, response, stale.as_deref())
+            .answer(
+                &client,
+                &message,
+                &mut tracked,
+                response,
+                stale.as_deref(),
+                done,
+            )
             .await;
         match answer {
             Some(answer) => {
@@ -224,6 +230,11 @@ impl Hub {
     /// The agent's answer: `response` itself, or, when that is a task still
     /// at work, the task once it settles (followed on record, so that a
     /// restart follows it again). `None` when following stops first.
+    ///
+    /// `done` hears that the agent took the message once the delivery is
+    /// on record: a hub (or cluster node) killed right after it said so
+    /// must leave the task to a restart (or another node) to follow, or the
+    /// answer to an acknowledged message would never land.
     async fn answer(
         &self,
         client: &Client,
@@ -231,10 +242,14 @@ impl Hub {
         tracked: &mut Tracked,
         response: SendMessageResponse,
         stale: Option<&str>,
+        done: oneshot::Sender<Result<(), Undelivered>>,
     ) -> Option<SendMessageResponse> {
         let task_id = match &response {
             SendMessageResponse::Task(task) if !settles(&task.status, stale) => task.id.clone(),
-            _ => return Some(response),
+            _ => {
+                let _ = done.send(Ok(()));
+                return Some(response);
+            }
         };
         let pending = Write::Delivery {
             message_id: message.id.clone(),
@@ -247,6 +262,7 @@ impl Hub {
                 tracing::warn!(error = %err, "collaboration hub: a delivery could not be recorded; it is followed but not resumed after a restart");
             }
         }
+        let _ = done.send(Ok(()));
         // Shown at work once a restart would follow it again.
         tracked.task_id = Some(task_id.clone());
         self.track(message, tracked, DeliveryState::Working, None)

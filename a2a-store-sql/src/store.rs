@@ -747,11 +747,61 @@ where
 
     /// `JobStore::heartbeat`.
     pub(crate) async fn heartbeat(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.execute_write(
-            "UPDATE jobs SET heartbeat_us = $1 WHERE state = 'RUNNING' AND node = $2",
-            vec![Bind::I64(micros(at)), Bind::Text(node.to_owned())],
-        )
+        let running = self
+            .execute_write(
+                "UPDATE jobs SET heartbeat_us = $1 WHERE state = 'RUNNING' AND node = $2",
+                vec![Bind::I64(micros(at)), Bind::Text(node.to_owned())],
+            )
+            .await?;
+        if self.keeps_outbox() {
+            // Finished jobs whose pushes this node still sends keep their
+            // lease too. The outbox holds only what is unsent, so the join
+            // starts from a handful of rows, whatever the jobs table holds.
+            self.execute_write(
+                "UPDATE jobs j SET heartbeat_us = $1 FROM push_outbox o \
+                 JOIN tasks t ON t.seq = o.task_seq \
+                 WHERE j.task_id = t.task_id AND j.owner_tenant = t.owner_tenant \
+                 AND j.owner_user = t.owner_user AND j.node = $2 \
+                 AND j.state NOT IN ('RUNNING', 'PENDING')",
+                vec![Bind::I64(micros(at)), Bind::Text(node.to_owned())],
+            )
+            .await?;
+        }
+        Ok(running)
+    }
+
+    /// `JobStore::take_over_deliveries`.
+    pub(crate) async fn take_over_deliveries(
+        &self,
+        pass: &LeasePass<'_>,
+        node: &str,
+    ) -> Result<Vec<Job>, StoreError> {
+        if !self.keeps_outbox() {
+            return Ok(Vec::new());
+        }
+        // A compare-and-set per row, as a lease pass's: a heartbeat renewed
+        // meanwhile no longer matches, and of two nodes sweeping at once one
+        // takes each job.
+        let rows = sqlx::query(&format!(
+            "UPDATE jobs SET node = $1, heartbeat_us = $2 WHERE task_id IN ( \
+                 SELECT j.task_id FROM push_outbox o JOIN tasks t ON t.seq = o.task_seq \
+                 JOIN jobs j ON j.task_id = t.task_id AND j.owner_tenant = t.owner_tenant \
+                 AND j.owner_user = t.owner_user \
+                 WHERE j.state NOT IN ('RUNNING', 'PENDING') \
+                 AND (j.heartbeat_us < $3 OR j.node = $4) \
+                 GROUP BY j.task_id ORDER BY j.task_id LIMIT $5) \
+             AND state NOT IN ('RUNNING', 'PENDING') AND (heartbeat_us < $3 OR node = $4) \
+             RETURNING {JOB_COLUMNS}"
+        ))
+        .bind(node)
+        .bind(micros(pass.at))
+        .bind(micros(pass.expired_before))
+        .bind(pass.restarted.unwrap_or(""))
+        .bind(i64::try_from(pass.limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.writer)
         .await
+        .map_err(backend)?;
+        Self::read_jobs(&rows)
     }
 
     /// `JobStore::finish`.
@@ -1196,6 +1246,14 @@ macro_rules! delegate_store_traits {
 
                 async fn take_over(&self, pass: &LeasePass<'_>) -> Result<Recovered, StoreError> {
                     self.store.take_over(pass).await
+                }
+
+                async fn take_over_deliveries(
+                    &self,
+                    pass: &LeasePass<'_>,
+                    node: &str,
+                ) -> Result<Vec<Job>, StoreError> {
+                    self.store.take_over_deliveries(pass, node).await
                 }
 
                 async fn claim(

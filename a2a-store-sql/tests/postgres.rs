@@ -526,3 +526,99 @@ async fn a_cluster_store_keeps_a_push_outbox_for_tasks_with_webhooks() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_finished_job_s_owed_pushes_keep_its_lease_until_its_node_dies() {
+    use a2a_server::store::{JobState, JobStore, LeasePass, NewJob};
+    in_fresh_schema(None, |_single, options| async move {
+        let cluster = PostgresStore::connect_with(PostgresStore::cluster_options(options), None)
+            .await
+            .unwrap();
+        let caller = Caller::default();
+        let at = |s: i64| chrono::DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+        let lease = chrono::Duration::seconds(5);
+        let stale = chrono::Duration::hours(1);
+        for id in ["finished", "running"] {
+            let job = NewJob {
+                task_id: id,
+                owner: &caller,
+                node: "node-a",
+                request: "{}",
+                at: at(0),
+            };
+            cluster.record(&job).await.unwrap();
+            cluster
+                .save(
+                    &caller,
+                    TaskPushNotificationConfig::new(id, "https://hooks.example/a"),
+                )
+                .await
+                .unwrap();
+            let task = Task::new(id, "c", TaskState::Working);
+            let event: StreamResponse = task.clone().into();
+            cluster
+                .create(&caller, &task, &Cause::event(&event))
+                .await
+                .unwrap();
+        }
+        cluster
+            .finish("finished", JobState::Completed, None, at(1))
+            .await
+            .unwrap();
+        // Node a is alive: its heartbeat keeps the finished job it still
+        // sends pushes for, so node b's sweep takes nothing.
+        cluster.heartbeat("node-a", at(10)).await.unwrap();
+        let sweep = |now: i64| LeasePass::new(at(now), lease, stale);
+        assert!(
+            cluster
+                .take_over_deliveries(&sweep(12), "node-b")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        // Node a falls silent past its lease: node b takes the finished
+        // job's deliveries, never the RUNNING job (a lease pass's to move).
+        let taken = cluster
+            .take_over_deliveries(&sweep(20), "node-b")
+            .await
+            .unwrap();
+        assert_eq!(
+            taken
+                .iter()
+                .map(|j| (j.task_id.as_str(), j.node.as_str(), j.state))
+                .collect::<Vec<_>>(),
+            [("finished", "node-b", JobState::Completed)]
+        );
+        assert_eq!(taken[0].owner, caller);
+        // Taken once: node c sweeping at the same moment finds nothing.
+        assert!(
+            cluster
+                .take_over_deliveries(&sweep(20), "node-c")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        // Node b dies too, then comes back under its name: its first pass
+        // takes back what it was sending, whatever the heartbeat says.
+        let restarted = sweep(21).restarted("node-b");
+        let back = cluster
+            .take_over_deliveries(&restarted, "node-b")
+            .await
+            .unwrap();
+        assert_eq!(back.len(), 1);
+        // Sent: nothing is owed any more, so nothing is swept, ever.
+        cluster
+            .delivered(&caller, "finished", 1)
+            .await
+            .unwrap();
+        assert!(
+            cluster
+                .take_over_deliveries(&sweep(10_000), "node-c")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        cluster.close().await;
+    })
+    .await;
+}

@@ -2,7 +2,9 @@
 //! while its webhook is slow and deliveries are queued; the node that takes
 //! the task over sends what was left, so the webhook hears every event at
 //! least once, each delivery naming its event (`A2A-Event-Version`) so
-//! repeats can be told apart.
+//! repeats can be told apart. A task that finished before its pushes were
+//! sent has no execution to take over: another node sweeps its outbox once
+//! the dead node's lease on the job expires.
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
 
@@ -163,7 +165,24 @@ async fn pushes_owed_by_a_killed_node_are_sent_by_the_node_that_takes_over() {
     let stored = stored_by_version(&url, &task_id).await;
     let last = *stored.keys().last().unwrap();
 
-    // Every stored event reaches the webhook, and the outbox empties.
+    let (all, repeats) = every_event_heard(&url, &task_id, &received, &stored).await;
+    eprintln!(
+        "push outbox: {all} deliveries of {last} events ({repeats} repeats); the webhook had {heard_before_kill} when node 1 was killed"
+    );
+    drop(two);
+    support::drop_postgres_database(&url).await;
+}
+
+/// Waits until the webhook heard every stored event of the task (by its
+/// `A2A-Event-Version`) and the outbox is empty; checks that each delivery
+/// is the stored event it names. Returns the deliveries and the repeats.
+async fn every_event_heard(
+    url: &str,
+    task_id: &str,
+    received: &Received,
+    stored: &BTreeMap<u64, StreamResponse>,
+) -> (usize, usize) {
+    let last = *stored.keys().last().unwrap();
     let all = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             let heard: BTreeSet<String> = received
@@ -172,7 +191,7 @@ async fn pushes_owed_by_a_killed_node_are_sent_by_the_node_that_takes_over() {
                 .filter_map(|(version, _)| version)
                 .collect();
             if (1..=last).all(|v| heard.contains(&format!("{task_id}/{v}")))
-                && outbox_rows(&url).await == 0
+                && outbox_rows(url).await == 0
             {
                 return received.all();
             }
@@ -204,9 +223,47 @@ async fn pushes_owed_by_a_killed_node_are_sent_by_the_node_that_takes_over() {
             repeats += 1;
         }
     }
+    (all.len(), repeats)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushes_owed_for_a_finished_task_by_a_killed_node_are_swept_by_another() {
+    let Some(url) = support::postgres_database("push_outbox_swept").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let effects = dir.path().join("effects.log");
+    let (hook, received) = slow_webhook().await;
+    let mut one = node(&url, &effects, "node-1").await;
+    let two = node(&url, &effects, "node-2").await;
+    let c1 = Client::connect(&one.url).await.unwrap();
+
+    // The task ends on node 1 long before its webhook, at 700 ms per
+    // delivery, has heard its events: no execution is left to resume them.
+    let mut request = support::request("turns 3 ms 20");
+    request.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        task_push_notification_config: Some(TaskPushNotificationConfig::new("", hook.as_str())),
+        ..Default::default()
+    });
+    let task_id = support::send_task(&c1, request).await.id;
+    let done = support::wait_for_state(&c1, &task_id, TaskState::Completed).await;
+    assert_eq!(support::status_text(&done), "3 turns done");
+    let stored = stored_by_version(&url, &task_id).await;
+    let heard_before_kill = received.all().len();
+    one.child.start_kill().unwrap();
+    one.child.wait().await.unwrap();
+    assert!(
+        outbox_rows(&url).await > 0,
+        "node 1 was to owe pushes at the kill ({heard_before_kill} heard of {} stored)",
+        stored.len()
+    );
+
+    // Node 2 sweeps the finished task's outbox once node 1's lease expires.
+    let (all, repeats) = every_event_heard(&url, &task_id, &received, &stored).await;
     eprintln!(
-        "push outbox: {} deliveries of {last} events ({repeats} repeats); the webhook had {heard_before_kill} when node 1 was killed",
-        all.len()
+        "swept outbox: {all} deliveries of {} events ({repeats} repeats); the webhook had {heard_before_kill} when node 1 was killed",
+        stored.len()
     );
     drop(two);
     support::drop_postgres_database(&url).await;

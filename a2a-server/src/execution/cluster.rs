@@ -362,5 +362,13 @@ async fn lease_pass(
             link.resuming().remove(&task_id);
         });
     }
+    // Finished tasks whose node died before it sent their pushes: no
+    // execution resumes them, so their outbox is sent from here.
+    if let Some(push) = &shared.push {
+        for job in jobs.take_over_deliveries(&pass, node).await? {
+            let owed = push.redeliver(&job.owner, &job.task_id).await;
+            tracing::info!(task_id = %job.task_id, owed, "sending the pushes a previous node left");
+        }
+    }
     Ok((abandoned, queued))
 }

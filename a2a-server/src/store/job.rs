@@ -327,7 +327,10 @@ pub trait JobStore: Send + Sync + 'static {
     /// [`StoreError::AlreadyExists`].
     async fn record(&self, job: &NewJob<'_>) -> Result<(), StoreError>;
 
-    /// Refreshes the heartbeat of every RUNNING job of `node` at once. Returns how many.
+    /// Refreshes the heartbeat of every RUNNING job of `node` at once, and,
+    /// on a store that keeps a push outbox, of `node`'s finished jobs whose
+    /// pushes it still sends (see [`JobStore::take_over_deliveries`]).
+    /// Returns how many RUNNING jobs.
     async fn heartbeat(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError>;
 
     /// Ends a job: `state` is one of [`JobState::FINISHED`] (anything else is
@@ -362,6 +365,25 @@ pub trait JobStore: Send + Sync + 'static {
     async fn take_over(&self, pass: &LeasePass<'_>) -> Result<Recovered, StoreError> {
         let _ = pass;
         Err(StoreError::Unsupported("cluster leases"))
+    }
+
+    /// Cluster mode's sweep of pushes a dead node still owed: finished jobs
+    /// whose task's push outbox ([`crate::store::PushConfigStore::undelivered`])
+    /// still holds events and whose lease expired (or, after a restart, that
+    /// were `pass.restarted`'s) move to `node`, heartbeat `pass.at`; returns
+    /// them (at most `pass.limit`). While a node sends a finished task's
+    /// owed pushes, its [`JobStore::heartbeat`] keeps that job's lease, so a
+    /// live node's deliveries are never taken; two nodes sweeping at once
+    /// cannot both take a job.
+    ///
+    /// The default takes nothing: a store without an outbox owes no pushes.
+    async fn take_over_deliveries(
+        &self,
+        pass: &LeasePass<'_>,
+        node: &str,
+    ) -> Result<Vec<Job>, StoreError> {
+        let _ = (pass, node);
+        Ok(Vec::new())
     }
 
     /// PENDING becomes RUNNING on `node`, one more attempt, heartbeat `at`.

@@ -209,6 +209,18 @@ impl JobStore for Timed<dyn JobStore> {
         self.time("job.take_over", self.inner.take_over(pass)).await
     }
 
+    async fn take_over_deliveries(
+        &self,
+        pass: &LeasePass<'_>,
+        node: &str,
+    ) -> Result<Vec<Job>, StoreError> {
+        self.time(
+            "job.take_over_deliveries",
+            self.inner.take_over_deliveries(pass, node),
+        )
+        .await
+    }
+
     async fn claim(
         &self,
         task_id: &str,

@@ -285,10 +285,12 @@ pub(crate) fn failure_reason(task: Option<&Task>) -> Option<String> {
 }
 
 fn end_reason(state: TaskState, message: Option<&Message>) -> Option<String> {
-    let text = message.map(Message::text).filter(|t| !t.is_empty());
+    // The text only where it is kept: most turns complete, and joining a
+    // message's parts costs more than the rest of this check.
+    let text = || message.map(Message::text).filter(|t| !t.is_empty());
     match state {
-        TaskState::Failed => text,
-        TaskState::Canceled => Some(text.unwrap_or_else(|| CANCELED_REASON.to_owned())),
+        TaskState::Failed => text(),
+        TaskState::Canceled => Some(text().unwrap_or_else(|| CANCELED_REASON.to_owned())),
         _ => None,
     }
 }

@@ -607,10 +607,7 @@ async fn a_finished_job_s_owed_pushes_keep_its_lease_until_its_node_dies() {
             .unwrap();
         assert_eq!(back.len(), 1);
         // Sent: nothing is owed any more, so nothing is swept, ever.
-        cluster
-            .delivered(&caller, "finished", 1)
-            .await
-            .unwrap();
+        cluster.delivered(&caller, "finished", 1).await.unwrap();
         assert!(
             cluster
                 .take_over_deliveries(&sweep(10_000), "node-c")

@@ -1,6 +1,6 @@
 //! A message's way in, step by step: validate it, route it to its
 //! handlers and observers (where a loop guard may hold it back), record
-//! it, and fan it out to its handlers.
+//! it with its deliveries, and fan it out to its handlers.
 
 use std::sync::Arc;
 
@@ -200,6 +200,15 @@ impl Hub {
         }
         let mut routed = self.route(checked)?;
         routed.writes.extend(with);
+        // The deliveries go on record with the message: once the post is
+        // acknowledged, a hub that dies before (or while) it delivers
+        // leaves them to its restart, or to another node.
+        if !routed.handlers.is_empty() {
+            routed.writes.push(Write::Outbox {
+                message_id: routed.message.id.clone(),
+                agents: routed.handlers.iter().map(|(a, _)| a.clone()).collect(),
+            });
+        }
         self.record(&routed.message, routed.writes, routed.threads)
             .await?;
         if let Some((id, parent)) = &routed.log_line {
@@ -485,7 +494,8 @@ impl Hub {
         Ok(())
     }
 
-    /// Fan out: a delivery to each handler, in the background.
+    /// Fan out: a delivery to each handler, in the background (each is on
+    /// record already, waiting to start).
     fn fan_out(&self, message: &Arc<HubMessage>, handlers: Vec<(String, Role)>) -> Vec<Delivering> {
         let mut delivering = Vec::with_capacity(handlers.len());
         for (agent, role) in handlers {

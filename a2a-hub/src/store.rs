@@ -1,8 +1,8 @@
 //! The hub's record, in SQLite or (for a gateway cluster) in PostgreSQL
 //! ([`postgres`]): threads and their participants, messages,
 //! the collaboration routes that let a pair continue its thread, observer
-//! records, deliveries still waiting for an agent's answer, and the loop
-//! guards' recent events.
+//! records, deliveries not done yet (waiting to start, or for an agent's
+//! answer), and the loop guards' recent events.
 //!
 //! Everything a message changes is written in one transaction before the
 //! poster hears back, so a crash leaves the message either whole or absent

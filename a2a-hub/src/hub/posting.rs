@@ -150,7 +150,9 @@ impl<'a> Draft<'a> {
 impl Hub {
     /// Posts a message: stores it, then calls its handlers (without waiting
     /// for them) and records it for its observers. Answers once the message
-    /// is on record.
+    /// is on record with its deliveries: a hub that stops before it called
+    /// a handler calls it after its restart (in a cluster, another node
+    /// does once this one's lease expires).
     pub async fn post(&self, post: Post) -> Result<HubMessage, HubError> {
         let (message, _) = self.post_routed(post, None).await?;
         Ok((*message).clone())

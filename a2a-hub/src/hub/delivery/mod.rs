@@ -599,8 +599,8 @@ impl Hub {
     }
 
     /// Stops following deliveries and waits for the hub's background work
-    /// (up to `grace`). Deliveries still waiting for an answer are followed
-    /// again on the next start.
+    /// (up to `grace`). Deliveries not done (not sent yet, or waiting for
+    /// an answer) are taken up again on the next start.
     pub async fn shutdown(&self, grace: Duration) {
         self.inner.stop.cancel();
         self.inner.tasks.close();

@@ -147,9 +147,58 @@ pub fn decide(sender: &Sender, mentions: &[String], place: Place<'_>) -> Decisio
     }
 }
 
+/// The role [`decide`] gave `agent`, a handler of a message of `sender`
+/// that mentions `mentions`, in a thread or not: what a delivery on record
+/// (which keeps the message, not its decision) is sent as again.
+pub(crate) fn role_of(sender: &Sender, mentions: &[String], agent: &str, in_thread: bool) -> Role {
+    let own = sender.agent();
+    let first = mentions.iter().find(|name| Some(name.as_str()) != own);
+    match first {
+        Some(first) if first == agent => Role::Primary,
+        Some(_) => Role::Secondary,
+        None if in_thread => Role::Participant,
+        None => Role::Default,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_role_of_a_handler_is_the_one_routing_gave_it() {
+        let members = names(&["alpha", "beta", "gamma"]);
+        let participants = names(&["alpha", "gamma"]);
+        let ann = Sender::Person("ann".into());
+        let alpha = Sender::Agent("alpha".into());
+        for (sender, mentioned) in [
+            (&ann, names(&["beta", "gamma"])),
+            (&alpha, names(&["alpha", "gamma", "beta"])),
+            (&alpha, names(&["beta"])),
+            (&ann, names(&[])),
+            (&alpha, names(&[])),
+        ] {
+            for place in [
+                Place::Channel {
+                    default_agent: Some("beta"),
+                    members: &members,
+                },
+                Place::Thread {
+                    participants: &participants,
+                    members: &members,
+                },
+            ] {
+                let in_thread = matches!(place, Place::Thread { .. });
+                for (agent, role) in decide(sender, &mentioned, place).handlers {
+                    assert_eq!(
+                        role_of(sender, &mentioned, &agent, in_thread),
+                        role,
+                        "{agent} of {sender:?} mentioning {mentioned:?}"
+                    );
+                }
+            }
+        }
+    }
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()

@@ -1,8 +1,8 @@
 //! The hub's record, in SQLite or (for a gateway cluster) in PostgreSQL
 //! ([`postgres`]): threads and their participants, messages,
 //! the collaboration routes that let a pair continue its thread, observer
-//! records, deliveries still waiting for an agent's answer, and the loop
-//! guards' recent events.
+//! records, deliveries not done yet (waiting to start, or for an agent's
+//! answer), and the loop guards' recent events.
 //!
 //! Everything a message changes is written in one transaction before the
 //! poster hears back, so a crash leaves the message either whole or absent
@@ -65,6 +65,10 @@ CREATE TABLE IF NOT EXISTS observed (
     t TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS observed_by_agent ON observed (agent, seq);
+-- A delivery on record: from the transaction that stores its message (an
+-- outbox row, task_id '' until the agent takes the message) until its
+-- answer lands, so that neither a delivery not yet started nor one whose
+-- answer is awaited is lost with the process.
 CREATE TABLE IF NOT EXISTS deliveries (
     message_id TEXT NOT NULL,
     agent TEXT NOT NULL,
@@ -127,6 +131,17 @@ pub(crate) enum Write {
     ExpireObserved {
         before: DateTime<Utc>,
     },
+    /// The deliveries a message causes, waiting to start: written in the
+    /// message's transaction, so that a post acknowledged is a post whose
+    /// deliveries a restart (or, in a cluster, another node) starts when
+    /// this process does not.
+    Outbox {
+        message_id: String,
+        agents: Vec<String>,
+    },
+    /// The agent took the delivery as task `task_id`: followed from now
+    /// on. In PostgreSQL only while this node holds the delivery, failing
+    /// the transaction ([`TAKEN_OVER`]) otherwise.
     Delivery {
         message_id: String,
         agent: String,
@@ -214,12 +229,14 @@ pub(crate) struct LoadedThread {
     pub(crate) paused_until: Option<String>,
 }
 
-/// A delivery whose answer had not come when the hub stopped.
+/// A delivery on record that was not done when the hub stopped: not
+/// started yet, or waiting for its answer.
 #[derive(Debug, Clone)]
 pub(crate) struct PendingDelivery {
     pub(crate) message_id: String,
     pub(crate) agent: String,
-    pub(crate) task_id: String,
+    /// The agent's task; `None` while the delivery waits to start.
+    pub(crate) task_id: Option<String>,
     /// How many times it was followed so far (0 when no state is on
     /// record: a record written before states were kept).
     pub(crate) attempt: u32,
@@ -514,6 +531,17 @@ impl Write {
             Write::ExpireObserved { before } => {
                 conn.execute("DELETE FROM observed WHERE t <= ?1", [stamp(*before)])
             }
+            Write::Outbox { message_id, agents } => {
+                let mut statement = conn
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO deliveries (message_id, agent, task_id) VALUES (?1, ?2, '')",
+                    )
+                    .map_err(e)?;
+                for agent in agents {
+                    statement.execute(params![message_id, agent]).map_err(e)?;
+                }
+                return Ok(());
+            }
             Write::Delivery {
                 message_id,
                 agent,
@@ -734,7 +762,7 @@ fn load_observed(
     Ok(observed)
 }
 
-/// The deliveries that wait for an answer.
+/// The deliveries on record: waiting to start, or for an answer.
 fn load_deliveries(conn: &Connection) -> Result<Vec<PendingDelivery>, HubError> {
     let e = |err: rusqlite::Error| store_error(&err);
     let mut statement = conn
@@ -752,13 +780,18 @@ fn load_deliveries(conn: &Connection) -> Result<Vec<PendingDelivery>, HubError> 
             Ok(PendingDelivery {
                 message_id: row.get(0)?,
                 agent: row.get(1)?,
-                task_id: row.get(2)?,
+                task_id: task_of(row.get(2)?),
                 attempt,
                 log_line: row.get(4)?,
             })
         })
         .map_err(e)?;
     rows.map(|row| row.map_err(e)).collect()
+}
+
+/// A delivery's task as stored: empty while the delivery waits to start.
+pub(crate) fn task_of(stored: String) -> Option<String> {
+    (!stored.is_empty()).then_some(stored)
 }
 
 /// The guards' events, oldest first; rows that cannot be read are skipped.

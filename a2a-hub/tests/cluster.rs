@@ -430,3 +430,63 @@ async fn a_delivery_whose_node_dies_is_taken_over_and_answered_once() {
     two.hub.shutdown(Duration::from_secs(5)).await;
     drop_schema(admin, &schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_whose_node_dies_before_delivering_it_is_delivered_by_another_once() {
+    let Some((mut admin, schema)) = fresh_schema().await else {
+        return;
+    };
+    let two = world_of(node(&schema, "two"), team(), HashMap::new());
+    let mut on_two = two.hub.subscribe();
+
+    // Node one acknowledges a person's post, then dies the moment the post
+    // returns: its delivery to beta was spawned on its runtime but never
+    // ran, as in a process killed right after it answered 201.
+    let one_schema = schema.clone();
+    let (posted, one_calls) = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let posted = runtime.block_on(async move {
+            let one = world_of(node(&one_schema, "one"), team(), HashMap::new());
+            let posted = one
+                .hub
+                .post(Post::new(
+                    Sender::Person("ann".into()),
+                    "general",
+                    "@beta can you check the build",
+                ))
+                .await
+                .unwrap();
+            (posted, one.calls.clone())
+        });
+        drop(runtime);
+        posted
+    })
+    .await
+    .unwrap();
+    assert_eq!(posted.handlers, ["beta"]);
+    assert_eq!(one_calls.count("beta"), 0, "node one never delivered it");
+
+    // Node two takes the delivery over once node one's lease expires,
+    // delivers it, and beta's answer lands once.
+    let answer = next_event(&mut on_two, |event| match event {
+        HubEvent::Message(m) if m.from == Sender::Agent("beta".into()) => Some(m.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(answer.text, "beta: beta can you check the build");
+    assert_eq!(answer.reply_to.as_deref(), Some(posted.id.as_str()));
+    two.hub.wait_idle().await;
+    let said = two.channel_messages("general").await;
+    let answers = said
+        .iter()
+        .filter(|m| m.from == Sender::Agent("beta".into()))
+        .count();
+    assert_eq!(answers, 1, "{said:?}");
+    assert_eq!(two.calls.count("beta"), 1);
+    assert!(deliveries(&mut admin, &schema).await.is_empty());
+    two.hub.shutdown(Duration::from_secs(5)).await;
+    drop_schema(admin, &schema).await;
+}

@@ -14,7 +14,9 @@ use a2a_client::{CallOptions, Client, ClientError, ClientErrorKind, EventStream,
 use a2a_conversation::Clock;
 use a2a_core::operation::{Request, Response, UnaryResponse};
 use a2a_core::{AgentCard, AgentInterface, Message, SendMessageResponse};
-use a2a_hub::{AgentLink, ChannelConfig, Collaborate, HubConfig, HubErrorKind, HubMessage, Sender};
+use a2a_hub::{
+    AgentLink, ChannelConfig, Collaborate, HubConfig, HubErrorKind, HubMessage, Post, Sender,
+};
 use tokio::time::Instant;
 
 use support::{Script, World, silent, world, world_with};
@@ -192,6 +194,40 @@ async fn refused_at_once(status: u16) {
     assert_eq!(messages.len(), 2, "{messages:?}");
     assert!(messages[1].text.contains("delivery to beta failed"));
     assert!(world.calls.all().is_empty(), "{:?}", world.calls.all());
+}
+
+/// The deliveries on record in the hub's database in `dir`.
+fn on_record(dir: &std::path::Path) -> i64 {
+    let db = rusqlite::Connection::open(dir.join(a2a_hub::HUB_DB)).expect("hub.db");
+    db.query_row("SELECT COUNT(*) FROM deliveries", [], |row| row.get(0))
+        .expect("deliveries")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_delivery_leaves_the_record_with_its_notice_and_is_not_sent_again() {
+    let dir = tempfile::tempdir().expect("dir");
+    let fake = Fake::always(Answer::Status(403));
+    let links = || HashMap::from([("beta".to_owned(), fake.link())]);
+    let world = world_with(config(), agents(), Some(dir.path()), links()).await;
+    let post = Post::new(
+        Sender::Person("ann".into()),
+        "general",
+        "@beta please review",
+    );
+    world.hub.post(post).await.expect("post");
+    world.hub.wait_idle().await;
+    assert_eq!(fake.attempts().len(), 1);
+    let said = world.channel_messages("general").await;
+    assert_eq!(notices(&said).len(), 1, "{said:?}");
+    // The delivery went on record with the post, and left it with the
+    // notice that it failed: a restart has nothing to send again.
+    assert_eq!(on_record(dir.path()), 0);
+    world.hub.shutdown(Duration::from_secs(1)).await;
+    drop(world);
+    let again = world_with(config(), agents(), Some(dir.path()), links()).await;
+    again.hub.wait_idle().await;
+    assert_eq!(fake.attempts().len(), 1, "sent again after the restart");
+    assert_eq!(notices(&again.channel_messages("general").await).len(), 1);
 }
 
 #[tokio::test(start_paused = true)]

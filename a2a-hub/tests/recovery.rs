@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use a2a_core::{A2aError, AgentCard};
 use a2a_gateway::{AgentDefinition, Gateway};
-use a2a_hub::{Collaborate, Hub, HubConfig, HubEvent, Sender};
+use a2a_hub::{Collaborate, Hub, HubConfig, HubEvent, Post, Sender};
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use tokio::sync::Notify;
 
@@ -47,7 +47,20 @@ impl AgentExecutor for Quiet {
     }
 }
 
-/// A hub in `dir/hub` with alpha and a durable beta (`dir/beta`).
+/// Answers every message at once.
+struct Reader;
+
+#[async_trait::async_trait]
+impl AgentExecutor for Reader {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        events
+            .complete_with_text(format!("gamma read: {}", ctx.message.text()))
+            .await
+    }
+}
+
+/// A hub in `dir/hub` with alpha, a durable beta (`dir/beta`) and gamma,
+/// which answers at once.
 async fn start(dir: &Path, started: Arc<Notify>) -> (Hub, Gateway) {
     let hub = Hub::builder(HubConfig::default())
         .data_dir(dir.join("hub"))
@@ -77,6 +90,11 @@ async fn start(dir: &Path, started: Arc<Notify>) -> (Hub, Gateway) {
             "beta",
             AgentCard::new("beta", "reviews"),
             Reviewer { started },
+        ))
+        .agent(AgentDefinition::new(
+            "gamma",
+            AgentCard::new("gamma", "reads"),
+            Reader,
         ))
         .handler_setup(move |name, handler| match name {
             "beta" => handler
@@ -235,4 +253,71 @@ async fn a_hub_that_dies_right_after_acknowledging_a_delivery_still_answers_it()
         answers[0].text,
         "reviewed after the restart: @beta parser review"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_that_dies_right_after_acknowledging_a_post_still_delivers_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_owned();
+
+    // The first hub dies the moment the post returns: its deliveries were
+    // spawned on its runtime but never ran, as in a process killed right
+    // after it answered 201.
+    tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (hub, _gateway) = start(&path, Arc::new(Notify::new())).await;
+            let posted = hub
+                .post(Post::new(
+                    Sender::Person("ann".into()),
+                    "general",
+                    "@gamma can you check the release notes",
+                ))
+                .await
+                .unwrap();
+            assert_eq!(posted.handlers, ["gamma"]);
+        });
+        drop(runtime);
+    })
+    .await
+    .unwrap();
+
+    // The acknowledged post's delivery was on record: the restarted hub
+    // delivers it, and gamma's answer lands once.
+    let (hub, _gateway) = start(dir.path(), Arc::new(Notify::new())).await;
+    let answers = |said: &[a2a_hub::HubMessage]| {
+        said.iter()
+            .filter(|m| m.from.name() == "gamma")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let said = hub.messages(Some("general"), None, 100).await.unwrap();
+        if !answers(&said).is_empty() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the acknowledged post was never delivered: {said:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    hub.wait_idle().await;
+    let said = hub.messages(Some("general"), None, 100).await.unwrap();
+    let answered = answers(&said);
+    assert_eq!(answered.len(), 1, "{said:?}");
+    assert_eq!(
+        answered[0].text,
+        "gamma read: @gamma can you check the release notes"
+    );
+    assert_eq!(said.len(), 2, "{said:?}");
+    let db = rusqlite::Connection::open(dir.path().join("hub").join(a2a_hub::HUB_DB)).unwrap();
+    let pending: i64 = db
+        .query_row("SELECT COUNT(*) FROM deliveries", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(pending, 0, "the delivery is done");
 }

@@ -109,8 +109,9 @@ impl Hub {
     /// Links every agent of `gateway` but the hub itself, through the
     /// gateway in this process (the agents see the caller `agent:<hub>`),
     /// except those `remote` links directly; logs the mapping table; and
-    /// starts following the deliveries that were waiting for an answer when
-    /// the hub last stopped.
+    /// takes up the deliveries that were not done when the hub last
+    /// stopped: sends those not started, follows those waiting for an
+    /// answer.
     pub fn connect(
         &self,
         gateway: &Gateway,

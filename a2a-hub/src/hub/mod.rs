@@ -95,8 +95,8 @@ struct State {
 }
 
 impl State {
-    /// The state the record holds, and the deliveries that were waiting for
-    /// an answer when the hub last stopped.
+    /// The state the record holds, and the deliveries that were not done
+    /// (not started, or waiting for an answer) when the hub last stopped.
     fn from_record(
         loaded: Loaded,
         guards: &GuardConfig,

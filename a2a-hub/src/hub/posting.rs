@@ -1,6 +1,6 @@
 //! A message's way in, step by step: validate it, route it to its
 //! handlers and observers (where a loop guard may hold it back), record
-//! it, and fan it out to its handlers.
+//! it with its deliveries, and fan it out to its handlers.
 
 use std::sync::Arc;
 
@@ -150,7 +150,9 @@ impl<'a> Draft<'a> {
 impl Hub {
     /// Posts a message: stores it, then calls its handlers (without waiting
     /// for them) and records it for its observers. Answers once the message
-    /// is on record.
+    /// is on record with its deliveries: a hub that stops before it called
+    /// a handler calls it after its restart (in a cluster, another node
+    /// does once this one's lease expires).
     pub async fn post(&self, post: Post) -> Result<HubMessage, HubError> {
         let (message, _) = self.post_routed(post, None).await?;
         Ok((*message).clone())
@@ -200,6 +202,15 @@ impl Hub {
         }
         let mut routed = self.route(checked)?;
         routed.writes.extend(with);
+        // The deliveries go on record with the message: once the post is
+        // acknowledged, a hub that dies before (or while) it delivers
+        // leaves them to its restart, or to another node.
+        if !routed.handlers.is_empty() {
+            routed.writes.push(Write::Outbox {
+                message_id: routed.message.id.clone(),
+                agents: routed.handlers.iter().map(|(a, _)| a.clone()).collect(),
+            });
+        }
         self.record(&routed.message, routed.writes, routed.threads)
             .await?;
         if let Some((id, parent)) = &routed.log_line {
@@ -485,7 +496,8 @@ impl Hub {
         Ok(())
     }
 
-    /// Fan out: a delivery to each handler, in the background.
+    /// Fan out: a delivery to each handler, in the background (each is on
+    /// record already, waiting to start).
     fn fan_out(&self, message: &Arc<HubMessage>, handlers: Vec<(String, Role)>) -> Vec<Delivering> {
         let mut delivering = Vec::with_capacity(handlers.len());
         for (agent, role) in handlers {

@@ -14,9 +14,11 @@
 //!   checked and its event inserted in one transaction, serialized per key
 //!   by a transaction-scoped advisory lock, so two nodes cannot both admit
 //!   the limit's last call.
-//! - **Deliveries as leases.** A delivery waiting for its agent's answer is
-//!   a row naming the node that follows it and the database time it last
-//!   said so. Nodes renew their own rows; a node takes over rows whose
+//! - **Deliveries as leases.** A delivery is a row naming the node that
+//!   holds it and the database time it last said so, from the transaction
+//!   that stores its message (task_id '' until the agent takes it) until
+//!   its answer lands: a node that dies before it even started a delivery
+//!   leaves it to the others. Nodes renew their own rows; a node takes over rows whose
 //!   heartbeat is older than the lease timeout with one conditional
 //!   `UPDATE`. The answer lands with a `DELETE … WHERE node = me` in the
 //!   transaction that posts it ([`Write::Landed`]), so of two nodes that
@@ -422,7 +424,7 @@ fn pending_rows(rows: Vec<sqlx::postgres::PgRow>) -> Result<Vec<PendingDelivery>
             Ok(PendingDelivery {
                 message_id: row.try_get(0).map_err(e)?,
                 agent: row.try_get(1).map_err(e)?,
-                task_id: row.try_get(2).map_err(e)?,
+                task_id: super::task_of(row.try_get(2).map_err(e)?),
                 attempt,
                 log_line: row.try_get(4).map_err(e)?,
             })
@@ -596,16 +598,34 @@ impl PgRecord {
                     .await
                     .map_err(e)?;
             }
+            Write::Outbox { message_id, agents } => {
+                // One statement however many agents: a post's cost grows
+                // by one round trip, not one per handler.
+                sqlx::query(
+                    "INSERT INTO deliveries (message_id, agent, task_id, node, heartbeat)
+                     SELECT $1, agent, '', $3, now() FROM UNNEST($2::text[]) AS agent
+                     ON CONFLICT (message_id, agent) DO NOTHING",
+                )
+                .bind(message_id)
+                .bind(agents)
+                .bind(&*self.node)
+                .execute(&mut *conn)
+                .await
+                .map_err(e)?;
+            }
             Write::Delivery {
                 message_id,
                 agent,
                 task_id,
             } => {
-                sqlx::query(
+                // The row is this node's outbox row, unless another node
+                // took the delivery over meanwhile: then that node delivers.
+                let recorded = sqlx::query(
                     "INSERT INTO deliveries (message_id, agent, task_id, node, heartbeat)
                      VALUES ($1, $2, $3, $4, now())
                      ON CONFLICT (message_id, agent) DO UPDATE SET task_id = excluded.task_id,
-                         node = excluded.node, heartbeat = excluded.heartbeat",
+                         heartbeat = excluded.heartbeat
+                     WHERE deliveries.node = excluded.node",
                 )
                 .bind(message_id)
                 .bind(agent)
@@ -614,6 +634,9 @@ impl PgRecord {
                 .execute(&mut *conn)
                 .await
                 .map_err(e)?;
+                if recorded.rows_affected() == 0 {
+                    return Err(HubError::store(&TAKEN_OVER));
+                }
             }
             Write::Delivered { message_id, agent } => {
                 sqlx::query("DELETE FROM deliveries WHERE message_id = $1 AND agent = $2")

@@ -23,6 +23,7 @@ use a2a_conversation::EntryType;
 use super::links::AgentLink;
 use super::{HUB_METADATA, Hub, Post, Waiting, channel_context};
 use crate::model::{DeliveryState, DeliveryStatus, HubEvent, HubMessage, Role, Sender};
+use crate::routing;
 use crate::store::{PendingDelivery, Write};
 
 /// Failed reads of a delivery's task in a row before it is given up.
@@ -37,9 +38,9 @@ struct Tracked {
     line: Option<String>,
     /// Whether that line is on record with the delivery's state.
     line_recorded: bool,
-    /// Whether the delivery waits on record (as this node's, in a
-    /// cluster): its answer lands only while it does.
-    on_record: bool,
+    /// Whether another node took the delivery over (it delivers and
+    /// answers it; this node lets go).
+    taken_over: bool,
 }
 
 impl Tracked {
@@ -50,14 +51,15 @@ impl Tracked {
             task_id: None,
             line: None,
             line_recorded: false,
-            on_record: false,
+            taken_over: false,
         }
     }
 }
 
 impl Hub {
-    /// Delivers `message` to `agent` as `role`; `done` hears whether the
-    /// agent took it. Then waits for the answer and posts it.
+    /// Delivers `message` to `agent` as `role` (a delivery on record since
+    /// the message was); `done` hears whether the agent took it. Then waits
+    /// for the answer and posts it.
     pub(super) async fn deliver(
         &self,
         message: Arc<HubMessage>,
@@ -65,7 +67,22 @@ impl Hub {
         role: Role,
         done: oneshot::Sender<Result<(), Undelivered>>,
     ) {
-        let mut tracked = Tracked::new(&agent, 1);
+        self.send_delivery(message, Tracked::new(&agent, 1), role, done)
+            .await;
+    }
+
+    /// Sends a delivery on record that the agent has not taken yet (a new
+    /// one, or one the hub had not started when it stopped), then follows
+    /// it to its answer. Its row leaves the record with the answer, or with
+    /// the notice that it failed.
+    async fn send_delivery(
+        &self,
+        message: Arc<HubMessage>,
+        mut tracked: Tracked,
+        role: Role,
+        done: oneshot::Sender<Result<(), Undelivered>>,
+    ) {
+        let agent = tracked.agent.clone();
         let link = self.links().links.get(&agent).cloned();
         let Some(link) = link else {
             let undelivered = Undelivered {
@@ -85,9 +102,13 @@ impl Hub {
         let stale = waiting.as_ref().and_then(|w| w.asked.clone());
         let mut request =
             self.request_for(&message, &agent, role, &context, waiting.map(|w| w.task));
-        tracked.line = self
-            .log_delivery(&message, &agent, &context, &request.message.message_id)
-            .await;
+        // A delivery sent again after a restart continues the line it was
+        // logged as the first time, when that went on record.
+        if tracked.line.is_none() {
+            tracked.line = self
+                .log_delivery(&message, &agent, &context, &request.message.message_id)
+                .await;
+        }
         if let (Some(log), Some(line)) = (&self.inner.log, &tracked.line) {
             a2a_conversation::mark_logged(&mut request.message, log, line);
         }
@@ -168,7 +189,7 @@ impl Hub {
     /// task could not be read any more; left as it stands when the hub is
     /// stopping (the next start follows it again).
     async fn gave_up(&self, message: &HubMessage, tracked: &mut Tracked) {
-        if self.inner.stop.is_cancelled() {
+        if self.inner.stop.is_cancelled() || tracked.taken_over {
             return;
         }
         let reason = "its task could no longer be read".to_owned();
@@ -257,9 +278,17 @@ impl Hub {
             task_id: task_id.clone(),
         };
         match self.inner.store.write(vec![pending]).await {
-            Ok(()) => tracked.on_record = true,
+            Ok(()) => {}
+            Err(err) if taken_over(&err) => {
+                // This node was taken for dead: the node that holds the
+                // delivery now sends it again and posts its answer.
+                tracing::info!(agent = %tracked.agent, message = %message.id, "collaboration hub: another node took this delivery over; it delivers it");
+                tracked.taken_over = true;
+                let _ = done.send(Ok(()));
+                return None;
+            }
             Err(err) => {
-                tracing::warn!(error = %err, "collaboration hub: a delivery could not be recorded; it is followed but not resumed after a restart");
+                tracing::warn!(error = %err, "collaboration hub: a delivery's task could not be recorded; a restart sends the message again");
             }
         }
         let _ = done.send(Ok(()));
@@ -332,15 +361,9 @@ impl Hub {
         let agent = tracked.agent.clone();
         // The delivery leaves the record with its answer, in one
         // transaction; in a cluster only while this node still holds it.
-        let settled = match tracked.on_record {
-            true => Write::Landed {
-                message_id: message.id.clone(),
-                agent: agent.clone(),
-            },
-            false => Write::Delivered {
-                message_id: message.id.clone(),
-                agent: agent.clone(),
-            },
+        let settled = Write::Landed {
+            message_id: message.id.clone(),
+            agent: agent.clone(),
         };
         let (state, reason) = outcome(&answer);
         if let SendMessageResponse::Task(task) = &answer {
@@ -418,6 +441,9 @@ impl Hub {
     /// Tells the operator that the agent did not get `message`: a notice in
     /// the operator's channel (a sink) and in the message's place, a
     /// warning in the log and a line on record, continuing the delivery's.
+    /// The delivery leaves the record with the notice in its place, in one
+    /// transaction: a hub that dies before it told sends the message again
+    /// after its restart.
     async fn escalate(&self, message: &HubMessage, tracked: &Tracked, undelivered: &Undelivered) {
         let agent = &tracked.agent;
         let notice = format!("delivery to {agent} failed: {agent} {undelivered}");
@@ -440,11 +466,23 @@ impl Hub {
             text: notice,
             mirror: false,
         };
-        let _ = self.post_routed(post, Some(message.id.clone())).await;
+        let settled = Write::Landed {
+            message_id: message.id.clone(),
+            agent: agent.clone(),
+        };
+        let posted = self
+            .post_logged(post, Some(message.id.clone()), None, Some(settled.clone()))
+            .await;
+        if let Err(err) = posted {
+            if !taken_over(&err) {
+                let _ = self.inner.store.write(vec![settled]).await;
+            }
+        }
     }
 
-    /// Follows again the deliveries that were waiting for an answer when
-    /// the hub last stopped (in a cluster: those this node held).
+    /// Takes up again the deliveries on record when the hub last stopped
+    /// (in a cluster: those this node held): sends those not started yet,
+    /// follows those waiting for an answer.
     pub(super) fn resume_pending(&self) {
         let pending =
             std::mem::take(&mut *self.inner.pending.lock().unwrap_or_else(|e| e.into_inner()));
@@ -455,8 +493,9 @@ impl Hub {
         }
     }
 
-    /// Follows a delivery on record (this node's after a restart, or one
-    /// taken over from a node that died) and posts its answer.
+    /// Takes up a delivery on record (this node's after a restart, or one
+    /// taken over from a node that died): sends it when the agent has not
+    /// taken it yet, else follows its task; and posts its answer.
     pub(super) async fn resume_delivery(&self, pending: PendingDelivery) {
         let message = match self.inner.store.message(pending.message_id.clone()).await {
             Ok(Some(message)) => message,
@@ -476,11 +515,25 @@ impl Hub {
                 self.remote_thread(record, thread).await;
             }
         }
+        let Some(task_id) = pending.task_id else {
+            // Acknowledged with its message, never taken by the agent: sent
+            // now, in the role routing gave it then.
+            let mut tracked = Tracked::new(&pending.agent, pending.attempt + 1);
+            tracked.line_recorded = pending.log_line.is_some();
+            tracked.line = pending.log_line;
+            let in_thread = message.thread.is_some();
+            let role =
+                routing::role_of(&message.from, &message.mentions, &pending.agent, in_thread);
+            // Nobody waits to hear that the agent took it.
+            let (done, _) = oneshot::channel();
+            return self
+                .send_delivery(Arc::new(message), tracked, role, done)
+                .await;
+        };
         let mut tracked = Tracked::new(&pending.agent, pending.attempt.max(1) + 1);
-        tracked.task_id = Some(pending.task_id.clone());
+        tracked.task_id = Some(task_id.clone());
         tracked.line = pending.log_line.clone();
         tracked.line_recorded = true;
-        tracked.on_record = true;
         self.track(&message, &mut tracked, DeliveryState::Resumed, None)
             .await;
         let link = self.links().links.get(&pending.agent).cloned();
@@ -498,7 +551,7 @@ impl Hub {
         let Ok(client) = link.get().await else {
             return;
         };
-        let followed = follow(&client, &pending.task_id, None, &self.inner.stop).await;
+        let followed = follow(&client, &task_id, None, &self.inner.stop).await;
         match followed {
             Some(task) => {
                 let context = context_of(&message);
@@ -546,8 +599,8 @@ impl Hub {
     }
 
     /// Stops following deliveries and waits for the hub's background work
-    /// (up to `grace`). Deliveries still waiting for an answer are followed
-    /// again on the next start.
+    /// (up to `grace`). Deliveries not done (not sent yet, or waiting for
+    /// an answer) are taken up again on the next start.
     pub async fn shutdown(&self, grace: Duration) {
         self.inner.stop.cancel();
         self.inner.tasks.close();

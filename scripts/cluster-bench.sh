@@ -9,7 +9,7 @@
 # a database is made per run and dropped after it; CPU of all `postgres`
 # processes on the machine counts as the database's; `gateway`: each node is
 # `a2a serve --config` of a gateway file with the echo agent, its store in
-# the agent's schema, loaded at /agents/echo; `a2a serve` runs as many worker
+# the agent's schema, loaded at /agents/echo, with the hub on; `a2a serve` runs as many worker
 # threads as the machine has cores)
 set -euo pipefail
 server=${1:-postgres://postgres@127.0.0.1:5432}; secs=${2:-10}; gateway=${3:-}
@@ -20,7 +20,9 @@ path=/
 if [ "$gateway" = gateway ]; then
   cargo build --release -q -p a2a-cli
   work=$(mktemp -d)
-  printf '[agents.echo]\nkind = "rust"\nexecutor = "echo"\n' > "$work/gateway.toml"
+  # The hub on too (its record in the database's schema a2a_hub), as a
+  # gateway with people in it runs.
+  printf '[agents.echo]\nkind = "rust"\nexecutor = "echo"\n\n[hub]\ndefault_channel = "general"\n\n[hub.channels.general]\ndescription = "people"\n' > "$work/gateway.toml"
   path=/agents/echo
 fi
 # Node $1 on database $2 (cluster flags after them), in the background.

@@ -292,9 +292,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 },
             )
             .await?;
-            let mut app = gateway.router(HttpConfig::default());
+            let http = HttpConfig::default();
+            let mut app = gateway.router(http.clone());
             if let Some(opened) = opened_hub {
-                app = app.merge(a2a_hub::http::router(opened.clone(), gateway.clone()));
+                app = app.merge(a2a_hub::http::router_with_config(
+                    opened.clone(),
+                    gateway.clone(),
+                    http,
+                ));
                 hub = Some(opened);
             }
             sayln!(

@@ -28,11 +28,12 @@
 //! agent's name.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_core::Method;
 use a2a_gateway::Gateway;
-use a2a_server::http::call_context;
+use a2a_server::http::{HttpConfig, call_context};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
@@ -64,8 +65,17 @@ struct Api {
 }
 
 /// The hub's routes (its page at `/hub`, the API under `/hub/api`),
-/// authenticated as `gateway` is. Merge them into the gateway's router.
+/// authenticated as `gateway` is, their bodies held to the default
+/// [`HttpConfig`]'s read timeout and budget. Merge them into the gateway's
+/// router; a gateway served with another [`HttpConfig`] gives it to
+/// [`router_with_config`].
 pub fn router(hub: Hub, gateway: Gateway) -> Router {
+    router_with_config(hub, gateway, HttpConfig::default())
+}
+
+/// [`router`], the API's bodies held to `config`'s read timeout and body
+/// budget: the ones the gateway's own routes are served with.
+pub fn router_with_config(hub: Hub, gateway: Gateway, config: HttpConfig) -> Router {
     Router::new()
         .route("/hub", get(page))
         .route("/hub/", get(page))
@@ -77,7 +87,7 @@ pub fn router(hub: Hub, gateway: Gateway) -> Router {
         .route("/hub/api/events", get(events))
         .layer(axum::middleware::from_fn(same_origin_json))
         .layer(axum::middleware::from_fn_with_state(
-            gateway.clone(),
+            (gateway.clone(), Arc::new(config)),
             authenticated_head,
         ))
         .with_state(Api { hub, gateway })
@@ -88,18 +98,18 @@ pub fn router(hub: Hub, gateway: Gateway) -> Router {
 /// gateway refuses never makes the hub read, hold or parse a body), and the
 /// body is held to the read timeout and the body budget the bindings use.
 async fn authenticated_head(
-    State(gateway): State<Gateway>,
-    request: axum::extract::Request,
+    State((gateway, config)): State<(Gateway, Arc<HttpConfig>)>,
+    mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
     let api = request.uri().path().starts_with("/hub/api/");
     if api && gateway.authenticates() {
-        let ctx = call_context(
-            Method::SendMessage,
-            request.headers().clone(),
-            request.uri().query(),
-        );
-        if let Err(err) = gateway.identify(&ctx).await {
+        // The headers are lent to the check and given back, not copied.
+        let headers = std::mem::take(request.headers_mut());
+        let ctx = call_context(Method::SendMessage, headers, request.uri().query());
+        let identified = gateway.identify(&ctx).await;
+        *request.headers_mut() = ctx.service_params.into_headers();
+        if let Err(err) = identified {
             return ApiError {
                 status: StatusCode::UNAUTHORIZED,
                 message: err.message().to_owned(),
@@ -109,7 +119,7 @@ async fn authenticated_head(
             .into_response();
         }
     }
-    match a2a_server::http::guard_body(request, &a2a_server::http::HttpConfig::default()) {
+    match a2a_server::http::guard_body(request, &config) {
         Ok(request) => next.run(request).await,
         Err(over) => ApiError {
             status: StatusCode::SERVICE_UNAVAILABLE,

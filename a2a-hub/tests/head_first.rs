@@ -81,3 +81,38 @@ async fn a_body_that_trickles_in_is_cut_by_the_read_timeout() {
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     assert!(answer.contains("not received within 30 s"), "{answer}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_api_holds_bodies_to_the_config_it_is_served_with() {
+    let world = world_built(general_and_ops(), team(), None, HashMap::new(), |g| g).await;
+    let mut config = a2a_server::http::HttpConfig::default();
+    config.body_budget = a2a_server::http::BodyBudget::new(100);
+    config.body_read_timeout = Duration::from_secs(2);
+    let app = a2a_hub::http::router_with_config(world.hub.clone(), world.gateway.clone(), config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    // A body over this config's budget (not the default's 256 MiB) is
+    // refused before it is read.
+    let mut stream = announce(&url, "/hub/api/messages", "", 1000, b"{").await;
+    let answer = first_answer(&mut stream, Duration::from_secs(600)).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after"),
+        "{answer}"
+    );
+
+    // A body within it that trickles is cut at this config's 2 s, well
+    // before the default's 30 s.
+    let mut stream = announce(&url, "/hub/api/messages", "", 50, b"{").await;
+    let started = tokio::time::Instant::now();
+    let answer = first_answer(&mut stream, Duration::from_secs(600)).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("not received within 2 s"), "{answer}");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(30),
+        "cut after {waited:?}"
+    );
+}

@@ -142,22 +142,41 @@ pub fn parts_content(parts: &[a2a_core::Part]) -> serde_json::Value {
 /// random draws would: at 20,000 lines a second, two lines of the same
 /// second share an id about once every 11 seconds.
 pub fn new_entry_id(t: DateTime<Utc>) -> String {
-    let second = calendar_second(&t);
-    let mut id = *b"msg_YYYYMMDD_HHMMSS_rrrrrr";
-    // `YYYY-MM-DDTHH:MM:SS` → `YYYYMMDD_HHMMSS`.
-    id[4..8].copy_from_slice(&second[0..4]);
-    id[8..10].copy_from_slice(&second[5..7]);
-    id[10..12].copy_from_slice(&second[8..10]);
-    id[13..15].copy_from_slice(&second[11..13]);
-    id[15..17].copy_from_slice(&second[14..16]);
-    id[17..19].copy_from_slice(&second[17..19]);
-    let mut suffix = scrambled_sequence();
-    for slot in id[20..].iter_mut().rev() {
-        *slot = ID_ALPHABET[(suffix % 36) as usize];
-        suffix /= 36;
+    EntryId::new(&calendar_second(&t)).as_str().to_owned()
+}
+
+/// A line id this process made ([`new_entry_id`]), kept inline: the hot
+/// path writes it into its line and keeps it as the chain's tip without a
+/// `String` each time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EntryId([u8; ENTRY_ID_LEN]);
+
+/// The length of a line id: `msg_YYYYMMDD_HHMMSS_` and 6 characters.
+const ENTRY_ID_LEN: usize = 26;
+
+impl EntryId {
+    /// A fresh id in the second `second` (as [`calendar_second`] gives it).
+    fn new(second: &[u8; 19]) -> EntryId {
+        let mut id = *b"msg_YYYYMMDD_HHMMSS_rrrrrr";
+        // `YYYY-MM-DDTHH:MM:SS` → `YYYYMMDD_HHMMSS`.
+        id[4..8].copy_from_slice(&second[0..4]);
+        id[8..10].copy_from_slice(&second[5..7]);
+        id[10..12].copy_from_slice(&second[8..10]);
+        id[13..15].copy_from_slice(&second[11..13]);
+        id[15..17].copy_from_slice(&second[14..16]);
+        id[17..19].copy_from_slice(&second[17..19]);
+        let mut suffix = scrambled_sequence();
+        for slot in id[20..].iter_mut().rev() {
+            *slot = ID_ALPHABET[(suffix % 36) as usize];
+            suffix /= 36;
+        }
+        EntryId(id)
     }
-    // ASCII by construction.
-    String::from_utf8(id.to_vec()).unwrap_or_default()
+
+    /// The id as text (ASCII by construction, so never empty).
+    pub(crate) fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
 }
 
 const ID_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -251,8 +270,13 @@ fn iso_micros(t: &DateTime<Utc>) -> String {
 
 /// Appends `t` as ISO 8601 in UTC with microseconds (`2026-11-23T04:05:06.123456Z`).
 fn push_iso_micros(out: &mut Vec<u8>, t: &DateTime<Utc>) {
+    push_iso_micros_in(out, &calendar_second(t), t);
+}
+
+/// As [`push_iso_micros`], with `t` to the second already looked up.
+fn push_iso_micros_in(out: &mut Vec<u8>, second: &[u8; 19], t: &DateTime<Utc>) {
     let mut text = *b"YYYY-MM-DDTHH:MM:SS.uuuuuuZ";
-    text[..19].copy_from_slice(&calendar_second(t));
+    text[..19].copy_from_slice(second);
     // A leap second shows as a nanosecond count past one second.
     digits(&mut text[20..26], t.timestamp_subsec_micros() % 1_000_000);
     out.extend_from_slice(&text);
@@ -340,8 +364,26 @@ impl Line<'_> {
     pub fn write_json(&self, id: &str, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"id\":");
         write_str(out, id);
+        self.write_after_id(&calendar_second(&self.t), out);
+    }
+
+    /// Appends the line's JSON with a fresh id (as [`new_entry_id`] makes)
+    /// to `out`, and returns the id: the time's calendar fields are looked
+    /// up once for both, and the id, made here, needs no escaping.
+    pub(crate) fn write_json_new_id(&self, out: &mut Vec<u8>) -> EntryId {
+        let second = calendar_second(&self.t);
+        let id = EntryId::new(&second);
+        out.extend_from_slice(b"{\"id\":\"");
+        out.extend_from_slice(&id.0);
+        out.push(b'"');
+        self.write_after_id(&second, out);
+        id
+    }
+
+    /// Everything after the id; `second` is the line's time to the second.
+    fn write_after_id(&self, second: &[u8; 19], out: &mut Vec<u8>) {
         out.extend_from_slice(b",\"t\":\"");
-        push_iso_micros(out, &self.t);
+        push_iso_micros_in(out, second, &self.t);
         out.extend_from_slice(b"\",\"from_agent\":");
         write_str(out, self.from_agent);
         out.extend_from_slice(b",\"to_agent\":");
@@ -398,22 +440,62 @@ pub(crate) fn day_of_id(id: &str) -> Option<chrono::NaiveDate> {
 /// client, its answer) takes the tip as its parent and becomes the new tip.
 /// The exchange then reads back as one chain.
 #[derive(Debug, Clone, Default)]
-pub struct ChainTip(Arc<Mutex<Option<String>>>);
+pub struct ChainTip(Arc<Mutex<Option<TipId>>>);
+
+/// A chain's latest line: one this process made (the usual case, kept
+/// inline), or any other id it was given.
+#[derive(Debug, Clone)]
+pub(crate) enum TipId {
+    /// Made here, by [`new_entry_id`].
+    Made(EntryId),
+    /// Given from outside (a caller's line, an id read back).
+    Given(String),
+}
+
+impl TipId {
+    /// The id as text.
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            TipId::Made(id) => id.as_str(),
+            TipId::Given(id) => id,
+        }
+    }
+}
 
 impl ChainTip {
     /// A tip at `id`.
     pub fn at(id: Option<String>) -> ChainTip {
-        ChainTip(Arc::new(Mutex::new(id)))
+        ChainTip(Arc::new(Mutex::new(id.map(TipId::Given))))
+    }
+
+    /// A tip at the line `id` this process made, if any.
+    pub(crate) fn at_made(id: Option<EntryId>) -> ChainTip {
+        ChainTip(Arc::new(Mutex::new(id.map(TipId::Made))))
     }
 
     /// The latest line, if any.
     pub fn get(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.lock().as_ref().map(|id| id.as_str().to_owned())
+    }
+
+    /// The latest line, if any, without a copy of its text when this
+    /// process made it.
+    pub(crate) fn id(&self) -> Option<TipId> {
+        self.lock().clone()
     }
 
     /// Moves the tip to `id`.
     pub fn set(&self, id: String) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(id);
+        *self.lock() = Some(TipId::Given(id));
+    }
+
+    /// Moves the tip to the line `id` this process made.
+    pub(crate) fn set_made(&self, id: EntryId) {
+        *self.lock() = Some(TipId::Made(id));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<TipId>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

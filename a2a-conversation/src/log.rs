@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use chrono::{DateTime, NaiveDate, Utc};
 use tokio::sync::oneshot;
 
-use crate::entry::{Line, LogEntry, new_entry_id};
+use crate::entry::{EntryId, Line, LogEntry};
 use crate::{ARCHIVE_DIR, STREAM_DIR};
 
 mod cut;
@@ -570,24 +570,31 @@ impl ConversationLog {
     /// with a [`LogEntry`] of the same fields, but encoded straight from the
     /// borrowed fields (the cheap way for code that logs on every request).
     pub async fn append_line(&self, line: Line<'_>) -> Result<String, LogError> {
-        let id = new_entry_id(line.t);
+        let id = self.append_new_line(line).await?;
+        Ok(id.as_str().to_owned())
+    }
+
+    /// As [`append_line`](Self::append_line), returning the id inline (no
+    /// `String` per line on the recorder's path).
+    pub(crate) async fn append_new_line(&self, line: Line<'_>) -> Result<EntryId, LogError> {
         let shared = &self.shared;
         let max = shared.max_body();
         let queued = with_scratch(|json| {
-            line.write_json(&id, json);
+            let id = line.write_json_new_id(json);
             if json.len() > max {
-                shared.cut(&cut::owned(&line, &id), json)?;
+                shared.cut(&cut::owned(&line, id.as_str()), json)?;
             }
             shared.stamp(json);
-            Ok::<_, serde_json::Error>(
+            Ok::<_, serde_json::Error>((
+                id,
                 self.shared
                     .try_queue(line.t, json)
                     .map_err(|r| (r, json.clone())),
-            )
+            ))
         });
         match queued {
-            Ok(Ok(())) => Ok(id),
-            Ok(Err((refused, json))) => {
+            Ok((id, Ok(()))) => Ok(id),
+            Ok((id, Err((refused, json)))) => {
                 self.refused(line.t, refused, json).await?;
                 Ok(id)
             }

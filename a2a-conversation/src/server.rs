@@ -18,6 +18,7 @@
 //! between (status messages that do not end the turn, artifacts), so each
 //! message is in the log once.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use a2a_core::{A2aError, Artifact, Message, SendMessageRequest, StreamResponse, Task, TaskState};
@@ -25,6 +26,7 @@ use a2a_server::observer::{CallObserver, ExecutionObserver, Observer};
 use a2a_server::{CallContext, HandlerBuilder, RequestContext};
 use async_trait::async_trait;
 
+use crate::entry::{EntryId, TipId};
 use crate::{ChainTip, ConversationLog, EntryType, Line, LineContent, metadata_keys};
 
 /// Writes a server's lines to a [`ConversationLog`], as its agent. Cheap to
@@ -127,7 +129,7 @@ impl Recorder {
         content: LineContent<'_>,
         parent: Option<&str>,
         metadata: &[(&str, &str)],
-    ) -> Option<String> {
+    ) -> Option<EntryId> {
         let log = &self.shared.log;
         let line = Line {
             t: log.now(),
@@ -138,7 +140,7 @@ impl Recorder {
             parent_id: parent,
             metadata,
         };
-        match log.append_line(line).await {
+        match log.append_new_line(line).await {
             Ok(id) => Some(id),
             Err(err) => {
                 tracing::debug!(error = %err, "a conversation log line was not written");
@@ -147,11 +149,10 @@ impl Recorder {
         }
     }
 
-    /// Logs an incoming message and returns the exchange it opens; a
-    /// message its sender logged in this log ([`mark_logged`]) is not
-    /// logged again.
-    async fn request(&self, call: &CallContext, message: &Message) -> Exchange {
-        let peer = peer_name(call, message);
+    /// Logs an incoming message from `peer` and returns the exchange it
+    /// opens; a message its sender logged in this log ([`mark_logged`]) is
+    /// not logged again.
+    async fn request(&self, peer: Peer, message: &Message) -> Exchange {
         let metadata = message.metadata.as_ref();
         let parent = metadata
             .and_then(|m| m.get(metadata_keys::LOG_PARENT))
@@ -187,7 +188,7 @@ impl Recorder {
         Exchange {
             recorder: self.clone(),
             peer,
-            tip: ChainTip::at(id),
+            tip: ChainTip::at_made(id),
             artifacts: Vec::new(),
             caller_logs: false,
         }
@@ -250,7 +251,10 @@ struct Call {
 #[async_trait]
 impl CallObserver for Call {
     async fn accepted(&mut self, ctx: &mut RequestContext) -> Option<Box<dyn ExecutionObserver>> {
-        let exchange = self.recorder.request(&ctx.call, &ctx.message).await;
+        // The peer as `call` found it: the message's sender does not change
+        // on the way.
+        let peer = self.request.peer.clone();
+        let exchange = self.recorder.request(peer, &ctx.message).await;
         ctx.extensions.insert(exchange.tip.clone());
         Some(Box::new(exchange))
     }
@@ -263,7 +267,7 @@ impl CallObserver for Call {
 /// Who an execution answers, and the latest line of its exchange.
 struct Exchange {
     recorder: Recorder,
-    peer: String,
+    peer: Peer,
     tip: ChainTip,
     /// Artifacts the agent wrote this turn: each is logged once, whole, when
     /// the turn ends (not chunk by chunk).
@@ -328,19 +332,19 @@ impl Exchange {
             ("contextId", &task.context_id),
             ("taskId", &task.id),
         ]);
-        let parent = self.tip.get();
+        let parent = self.tip.id();
         let id = self
             .recorder
             .append(
                 EntryType::Response,
                 (&self.recorder.shared.agent, &self.peer),
                 LineContent::Parts(&artifact.parts),
-                parent.as_deref(),
+                parent.as_ref().map(TipId::as_str),
                 ids.as_slice(),
             )
             .await;
         if let Some(id) = id {
-            self.tip.set(id);
+            self.tip.set_made(id);
         }
     }
 
@@ -351,19 +355,19 @@ impl Exchange {
             ("state", state.map_or("", TaskState::as_str)),
             ("taskId", &message.task_id),
         ]);
-        let parent = self.tip.get();
+        let parent = self.tip.id();
         let id = self
             .recorder
             .append(
                 kind,
                 (&self.recorder.shared.agent, &self.peer),
                 LineContent::Parts(&message.parts),
-                parent.as_deref(),
+                parent.as_ref().map(TipId::as_str),
                 ids.as_slice(),
             )
             .await;
         if let Some(id) = id {
-            self.tip.set(id);
+            self.tip.set_made(id);
         }
     }
 }
@@ -371,7 +375,7 @@ impl Exchange {
 /// What a refusal's line says of the request.
 #[derive(Debug)]
 struct RequestIds {
-    peer: String,
+    peer: Peer,
     context_id: String,
     message_id: String,
     task_id: String,
@@ -431,22 +435,25 @@ fn kind_of(state: TaskState) -> EntryType {
 /// The sender: the agent named in the message's metadata, else the
 /// authenticated user (an agent of a gateway, `agent:NAME`, by its name),
 /// else `user`.
-fn peer_name(call: &CallContext, message: &Message) -> String {
+fn peer_name(call: &CallContext, message: &Message) -> Peer {
     if let Some(name) = message
         .metadata
         .as_ref()
         .and_then(|m| m.get(metadata_keys::FROM_AGENT))
         .and_then(|v| v.as_str())
     {
-        return name.to_owned();
+        return Cow::Owned(name.to_owned());
     }
     let user = &call.user.name;
     if let Some(agent) = user.strip_prefix("agent:").filter(|a| !a.is_empty()) {
-        return agent.to_owned();
+        return Cow::Owned(agent.to_owned());
     }
     if user.is_empty() {
-        "user".to_owned()
+        Cow::Borrowed("user")
     } else {
-        user.clone()
+        Cow::Owned(user.clone())
     }
 }
+
+/// Who an exchange is with: `user`, the most common, without an allocation.
+type Peer = Cow<'static, str>;

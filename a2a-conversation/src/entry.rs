@@ -177,6 +177,13 @@ impl EntryId {
     pub(crate) fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
+
+    /// The id as a JSON string: it has nothing to escape.
+    fn quoted(&self) -> [u8; ENTRY_ID_LEN + 2] {
+        let mut quoted = [b'"'; ENTRY_ID_LEN + 2];
+        quoted[1..=ENTRY_ID_LEN].copy_from_slice(&self.0);
+        quoted
+    }
 }
 
 const ID_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -373,9 +380,8 @@ impl Line<'_> {
     pub(crate) fn write_json_new_id(&self, out: &mut Vec<u8>) -> EntryId {
         let second = calendar_second(&self.t);
         let id = EntryId::new(&second);
-        out.extend_from_slice(b"{\"id\":\"");
-        out.extend_from_slice(&id.0);
-        out.push(b'"');
+        out.extend_from_slice(b"{\"id\":");
+        out.extend_from_slice(&id.quoted());
         self.write_after_id(&second, out);
         id
     }
@@ -391,7 +397,26 @@ impl Line<'_> {
         out.extend_from_slice(b",\"type\":\"");
         out.extend_from_slice(self.kind.as_str().as_bytes());
         out.extend_from_slice(b"\",\"content\":");
-        match self.content {
+        self.content.write_json(out);
+        out.extend_from_slice(b",\"parent_id\":");
+        push_opt_str(out, self.parent_id);
+        out.extend_from_slice(b",\"metadata\":{");
+        for (n, (key, value)) in self.metadata.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            write_str(out, key);
+            out.push(b':');
+            write_str(out, value);
+        }
+        out.extend_from_slice(b"}}");
+    }
+}
+
+impl LineContent<'_> {
+    /// Appends the content's JSON: a string, or the parts' array.
+    fn write_json(self, out: &mut Vec<u8>) {
+        match self {
             LineContent::Text(text) => write_str(out, text),
             LineContent::Parts(parts) => {
                 if parts.iter().all(|p| p.as_text().is_some()) {
@@ -405,18 +430,165 @@ impl Line<'_> {
                 }
             }
         }
+    }
+
+    /// The content as an entry holds it.
+    pub(crate) fn to_value(self) -> serde_json::Value {
+        match self {
+            LineContent::Text(text) => serde_json::Value::String(text.to_owned()),
+            LineContent::Parts(parts) => parts_content(parts),
+        }
+    }
+}
+
+/// A metadata key of a server's own lines ([`Record`]): known in advance,
+/// so written as it is, with nothing to check or escape. In key order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Key {
+    ArtifactId,
+    Code,
+    ContextId,
+    MessageId,
+    State,
+    TaskId,
+}
+
+impl Key {
+    /// The key.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Key::ArtifactId => "artifactId",
+            Key::Code => "code",
+            Key::ContextId => "contextId",
+            Key::MessageId => "messageId",
+            Key::State => "state",
+            Key::TaskId => "taskId",
+        }
+    }
+
+    /// The key as a JSON member name, colon included.
+    fn quoted(self) -> &'static [u8] {
+        match self {
+            Key::ArtifactId => b"\"artifactId\":",
+            Key::Code => b"\"code\":",
+            Key::ContextId => b"\"contextId\":",
+            Key::MessageId => b"\"messageId\":",
+            Key::State => b"\"state\":",
+            Key::TaskId => b"\"taskId\":",
+        }
+    }
+}
+
+/// An agent's name with its JSON string made once: the name a server's
+/// lines give it on every line.
+#[derive(Debug)]
+pub(crate) struct AgentName {
+    text: String,
+    json: Box<[u8]>,
+}
+
+impl AgentName {
+    pub(crate) fn new(text: String) -> AgentName {
+        let mut json = Vec::with_capacity(text.len() + 2);
+        write_str(&mut json, &text);
+        AgentName {
+            text,
+            json: json.into_boxed_slice(),
+        }
+    }
+}
+
+/// One side of a [`Record`]: a name to escape, or one already encoded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Side<'a> {
+    Name(&'a str),
+    Encoded(&'a AgentName),
+}
+
+impl Side<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Side::Name(name) => name,
+            Side::Encoded(name) => &name.text,
+        }
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Side::Name(name) => write_str(out, name),
+            Side::Encoded(name) => out.extend_from_slice(&name.json),
+        }
+    }
+}
+
+/// A server's own line ([`Recorder`](crate::Recorder)): a [`Line`] whose
+/// parts the recorder knows in advance are written without being checked
+/// (its agent's name encoded once, metadata keys from [`Key`], a parent
+/// line this process made). Its JSON is exactly that of the same [`Line`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Record<'a> {
+    pub(crate) t: DateTime<Utc>,
+    pub(crate) kind: EntryType,
+    pub(crate) from_agent: Side<'a>,
+    pub(crate) to_agent: Side<'a>,
+    pub(crate) content: LineContent<'a>,
+    pub(crate) parent_id: Option<&'a TipId>,
+    /// Sorted by key.
+    pub(crate) metadata: &'a [(Key, &'a str)],
+}
+
+impl Record<'_> {
+    /// Appends the line's JSON with a fresh id to `out`, and returns the id.
+    pub(crate) fn write_json_new_id(&self, out: &mut Vec<u8>) -> EntryId {
+        let second = calendar_second(&self.t);
+        let id = EntryId::new(&second);
+        out.extend_from_slice(b"{\"id\":");
+        out.extend_from_slice(&id.quoted());
+        out.extend_from_slice(b",\"t\":\"");
+        push_iso_micros_in(out, &second, &self.t);
+        out.extend_from_slice(b"\",\"from_agent\":");
+        self.from_agent.write_json(out);
+        out.extend_from_slice(b",\"to_agent\":");
+        self.to_agent.write_json(out);
+        out.extend_from_slice(b",\"type\":\"");
+        out.extend_from_slice(self.kind.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"content\":");
+        self.content.write_json(out);
         out.extend_from_slice(b",\"parent_id\":");
-        push_opt_str(out, self.parent_id);
+        match self.parent_id {
+            Some(TipId::Made(parent)) => out.extend_from_slice(&parent.quoted()),
+            Some(TipId::Given(parent)) => write_str(out, parent),
+            None => out.extend_from_slice(b"null"),
+        }
         out.extend_from_slice(b",\"metadata\":{");
         for (n, (key, value)) in self.metadata.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
-            write_str(out, key);
-            out.push(b':');
+            out.extend_from_slice(key.quoted());
             write_str(out, value);
         }
         out.extend_from_slice(b"}}");
+        id
+    }
+
+    /// The line as an owned entry with id `id` (for cutting a long one).
+    pub(crate) fn to_entry(&self, id: &str) -> LogEntry {
+        LogEntry {
+            id: id.to_owned(),
+            t: self.t,
+            from_agent: self.from_agent.as_str().to_owned(),
+            to_agent: Some(self.to_agent.as_str().to_owned()),
+            kind: self.kind,
+            content: self.content.to_value(),
+            parent_id: self.parent_id.map(|p| p.as_str().to_owned()),
+            metadata: self
+                .metadata
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), (*v).into()))
+                .collect(),
+            node: None,
+        }
     }
 }
 
@@ -656,6 +828,82 @@ mod tests {
                 serde_json::to_string(&entry).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn a_record_is_written_as_the_same_line_would_be() {
+        let t = Utc::now();
+        let agent = AgentName::new("beta \"b\"".into());
+        let parts = [a2a_core::Part::text("hi\n"), a2a_core::Part::text("there")];
+        let made = TipId::Made(EntryId::new(&calendar_second(&t)));
+        let given = TipId::Given("a \"given\" id".into());
+        for (from, to) in [
+            (Side::Name("us\ter"), Side::Encoded(&agent)),
+            (Side::Encoded(&agent), Side::Name("user")),
+        ] {
+            for parent in [None, Some(&made), Some(&given)] {
+                for metadata in [
+                    &[][..],
+                    &[(Key::ContextId, "c\u{1}"), (Key::State, "completed")][..],
+                    &[
+                        (Key::ArtifactId, "a"),
+                        (Key::Code, "x"),
+                        (Key::ContextId, "c"),
+                        (Key::MessageId, "m"),
+                        (Key::TaskId, "t"),
+                    ][..],
+                ] {
+                    let record = Record {
+                        t,
+                        kind: EntryType::Response,
+                        from_agent: from,
+                        to_agent: to,
+                        content: LineContent::Parts(&parts),
+                        parent_id: parent,
+                        metadata,
+                    };
+                    let mut fast = Vec::new();
+                    let id = record.write_json_new_id(&mut fast);
+                    let pairs: Vec<(&str, &str)> =
+                        metadata.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                    let line = Line {
+                        t,
+                        kind: EntryType::Response,
+                        from_agent: from.as_str(),
+                        to_agent: Some(to.as_str()),
+                        content: LineContent::Parts(&parts),
+                        parent_id: parent.map(TipId::as_str),
+                        metadata: &pairs,
+                    };
+                    let mut slow = Vec::new();
+                    line.write_json(id.as_str(), &mut slow);
+                    assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap());
+                    assert_eq!(
+                        serde_json::to_value(record.to_entry(id.as_str())).unwrap(),
+                        serde_json::from_str::<serde_json::Value>(&String::from_utf8({
+                            let mut again = Vec::new();
+                            line.write_json(id.as_str(), &mut again);
+                            again
+                        }).unwrap())
+                        .unwrap()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_chain_tip_reads_back_what_was_set() {
+        let tip = ChainTip::default();
+        assert_eq!(tip.get(), None);
+        let id = EntryId::new(&calendar_second(&Utc::now()));
+        tip.set_made(id);
+        assert_eq!(tip.get().as_deref(), Some(id.as_str()));
+        assert_eq!(tip.id().map(|t| t.as_str().to_owned()).as_deref(), Some(id.as_str()));
+        tip.set("elsewhere".into());
+        assert_eq!(tip.get().as_deref(), Some("elsewhere"));
+        assert_eq!(ChainTip::at(Some("x".into())).get().as_deref(), Some("x"));
+        assert_eq!(ChainTip::at_made(None).get(), None);
     }
 
     #[test]

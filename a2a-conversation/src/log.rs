@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use chrono::{DateTime, NaiveDate, Utc};
 use tokio::sync::oneshot;
 
-use crate::entry::{EntryId, Line, LogEntry};
+use crate::entry::{EntryId, Line, LogEntry, Record};
 use crate::{ARCHIVE_DIR, STREAM_DIR};
 
 mod cut;
@@ -276,6 +276,9 @@ struct Pending {
     bytes: Vec<u8>,
     /// How many lines `bytes` holds.
     lines: usize,
+    /// Where the line being encoded into `bytes` starts: should encoding
+    /// panic, the next lock cuts the part written off.
+    encoding: Option<usize>,
     /// The day of each run of lines in `bytes`, and where the run starts.
     days: Vec<(NaiveDate, usize)>,
     /// The time of the last line queued.
@@ -356,8 +359,15 @@ impl std::fmt::Debug for Shared {
 
 fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
     // A panic while holding the lock leaves whole lines behind (bytes are
-    // appended in one call), so the data is still good.
-    pending.lock().unwrap_or_else(PoisonError::into_inner)
+    // appended in one call, or cut back to where the line being encoded
+    // began), so the data is still good.
+    pending.lock().unwrap_or_else(|poisoned| {
+        let mut pending = poisoned.into_inner();
+        if let Some(start) = pending.encoding.take() {
+            pending.bytes.truncate(start);
+        }
+        pending
+    })
 }
 
 impl Pending {
@@ -368,6 +378,14 @@ impl Pending {
             ..Pending::default()
         }
     }
+}
+
+/// Why a line encoded into the queue was not left there.
+enum Unqueued {
+    /// The writer has stopped.
+    Stopped,
+    /// Too long or no room: the line with its id, taken back out.
+    Aside(EntryId, Vec<u8>),
 }
 
 /// Why a line was not queued.
@@ -388,13 +406,51 @@ impl Shared {
         if pending.lines >= self.config.queue.max(1) || over_bytes {
             return Err(Refused::Full);
         }
-        let day = t.date_naive();
-        if pending.days.last().is_none_or(|(last, _)| *last != day) {
-            let start = pending.bytes.len();
-            pending.days.push((day, start));
-        }
+        let start = pending.bytes.len();
         pending.bytes.extend_from_slice(json);
         pending.bytes.push(b'\n');
+        self.queued(pending, t, start);
+        Ok(())
+    }
+
+    /// Encodes a line with `encode` straight into the queue, and queues it
+    /// if it is within the length bound and there is room: no scratch
+    /// buffer and no copy. The lock is held while encoding (a microsecond
+    /// or so); the writer only takes it to swap the buffer out.
+    fn queue_encoded(
+        &self,
+        t: DateTime<Utc>,
+        encode: impl FnOnce(&mut Vec<u8>) -> EntryId,
+    ) -> Result<EntryId, Unqueued> {
+        let mut pending = lock(&self.pending);
+        if pending.stopped {
+            return Err(Unqueued::Stopped);
+        }
+        let start = pending.bytes.len();
+        pending.encoding = Some(start);
+        let id = encode(&mut pending.bytes);
+        pending.encoding = None;
+        let length = pending.bytes.len() - start;
+        let stamped = length + self.node_suffix.as_ref().map_or(0, |s| s.len() - 1);
+        let bytes = start + pending.writing;
+        let over_bytes = bytes > 0 && bytes + stamped + 1 > self.config.queue_bytes;
+        if length > self.max_body() || pending.lines >= self.config.queue.max(1) || over_bytes {
+            let json = pending.bytes.split_off(start);
+            return Err(Unqueued::Aside(id, json));
+        }
+        self.stamp(&mut pending.bytes);
+        pending.bytes.push(b'\n');
+        self.queued(pending, t, start);
+        Ok(id)
+    }
+
+    /// Books a line just added to `pending.bytes` at `start`, and wakes the
+    /// writer if it waits for it.
+    fn queued(&self, mut pending: MutexGuard<'_, Pending>, t: DateTime<Utc>, start: usize) {
+        let day = t.date_naive();
+        if pending.days.last().is_none_or(|(last, _)| *last != day) {
+            pending.days.push((day, start));
+        }
         pending.lines += 1;
         pending.last_t = Some(t);
         let wake =
@@ -405,7 +461,6 @@ impl Shared {
             drop(pending);
             self.wake.notify_one();
         }
-        Ok(())
     }
 
     /// Re-encodes `entry`, whose line `json` is over the length bound,
@@ -575,33 +630,58 @@ impl ConversationLog {
     }
 
     /// As [`append_line`](Self::append_line), returning the id inline (no
-    /// `String` per line on the recorder's path).
+    /// `String` per line).
     pub(crate) async fn append_new_line(&self, line: Line<'_>) -> Result<EntryId, LogError> {
+        self.append_encoded(
+            line.t,
+            |out| line.write_json_new_id(out),
+            |id| cut::owned(&line, id),
+        )
+        .await
+    }
+
+    /// Queues a server's own line with a fresh id, which it returns (the
+    /// recorder's path).
+    pub(crate) async fn append_record(&self, record: Record<'_>) -> Result<EntryId, LogError> {
+        self.append_encoded(
+            record.t,
+            |out| record.write_json_new_id(out),
+            |id| record.to_entry(id),
+        )
+        .await
+    }
+
+    /// Queues the line `encode` writes (with a fresh id, which it returns),
+    /// encoded straight into the queue; `owned` gives the line as an entry
+    /// should it be too long and need cutting.
+    async fn append_encoded(
+        &self,
+        t: DateTime<Utc>,
+        encode: impl FnOnce(&mut Vec<u8>) -> EntryId,
+        owned: impl FnOnce(&str) -> LogEntry,
+    ) -> Result<EntryId, LogError> {
         let shared = &self.shared;
-        let max = shared.max_body();
-        let queued = with_scratch(|json| {
-            let id = line.write_json_new_id(json);
-            if json.len() > max {
-                shared.cut(&cut::owned(&line, id.as_str()), json)?;
-            }
-            shared.stamp(json);
-            Ok::<_, serde_json::Error>((
-                id,
-                self.shared
-                    .try_queue(line.t, json)
-                    .map_err(|r| (r, json.clone())),
-            ))
-        });
-        match queued {
-            Ok((id, Ok(()))) => Ok(id),
-            Ok((id, Err((refused, json)))) => {
-                self.refused(line.t, refused, json).await?;
+        let (id, mut json) = match shared.queue_encoded(t, encode) {
+            Ok(id) => return Ok(id),
+            Err(Unqueued::Stopped) => return Err(LogError::Stopped),
+            Err(Unqueued::Aside(id, json)) => (id, json),
+        };
+        // Too long, or no room: the way of any other line.
+        if json.len() > shared.max_body() {
+            shared
+                .cut(&owned(id.as_str()), &mut json)
+                .map_err(|e| LogError::Io {
+                    context: "encoding a conversation log line".into(),
+                    source: std::io::Error::other(e),
+                })?;
+        }
+        shared.stamp(&mut json);
+        match shared.try_queue(t, &json) {
+            Ok(()) => Ok(id),
+            Err(refused) => {
+                self.refused(t, refused, json).await?;
                 Ok(id)
             }
-            Err(e) => Err(LogError::Io {
-                context: "encoding a conversation log line".into(),
-                source: std::io::Error::other(e),
-            }),
         }
     }
 
@@ -1299,6 +1379,29 @@ mod tests {
         assert_eq!(read.entries[2].metadata["failed"], 2);
         assert_eq!(texts[3], "after");
         assert_eq!(log.written(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_panic_while_encoding_into_the_queue_leaves_no_part_of_a_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ConversationLog::open(dir.path(), LogConfig::default()).unwrap();
+        log.append(entry("before")).await.unwrap();
+        let shared = log.shared.clone();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = shared.queue_encoded(Utc::now(), |out| {
+                out.extend_from_slice(b"{\"id\":\"torn");
+                panic!("encoding failed halfway");
+            });
+        }));
+        assert!(panicked.is_err());
+        log.append(entry("after")).await.unwrap();
+        log.flush().await.unwrap();
+        let read = LogReader::new(dir.path())
+            .day(Utc::now().date_naive())
+            .unwrap();
+        assert_eq!(read.skipped, 0);
+        let texts: Vec<String> = read.entries.iter().map(LogEntry::content_text).collect();
+        assert_eq!(texts, ["before", "after"]);
     }
 
     #[tokio::test]

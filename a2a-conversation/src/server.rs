@@ -26,8 +26,8 @@ use a2a_server::observer::{CallObserver, ExecutionObserver, Observer};
 use a2a_server::{CallContext, HandlerBuilder, RequestContext};
 use async_trait::async_trait;
 
-use crate::entry::{EntryId, TipId};
-use crate::{ChainTip, ConversationLog, EntryType, Line, LineContent, metadata_keys};
+use crate::entry::{AgentName, EntryId, Key, Record, Side, TipId};
+use crate::{ChainTip, ConversationLog, EntryType, LineContent, metadata_keys};
 
 /// Writes a server's lines to a [`ConversationLog`], as its agent. Cheap to
 /// clone.
@@ -49,7 +49,7 @@ pub struct Recorder {
 #[derive(Debug)]
 struct Shared {
     log: ConversationLog,
-    agent: String,
+    agent: AgentName,
     /// [`log_token`] of `log`.
     token: String,
 }
@@ -114,7 +114,7 @@ impl Recorder {
             shared: Arc::new(Shared {
                 token: log_token(&log),
                 log,
-                agent: agent.into(),
+                agent: AgentName::new(agent.into()),
             }),
         }
     }
@@ -125,22 +125,22 @@ impl Recorder {
     async fn append(
         &self,
         kind: EntryType,
-        (from, to): (&str, &str),
+        (from, to): (Side<'_>, Side<'_>),
         content: LineContent<'_>,
-        parent: Option<&str>,
-        metadata: &[(&str, &str)],
+        parent: Option<&TipId>,
+        metadata: &[(Key, &str)],
     ) -> Option<EntryId> {
         let log = &self.shared.log;
-        let line = Line {
+        let record = Record {
             t: log.now(),
             kind,
             from_agent: from,
-            to_agent: Some(to),
+            to_agent: to,
             content,
             parent_id: parent,
             metadata,
         };
-        match log.append_new_line(line).await {
+        match log.append_record(record).await {
             Ok(id) => Some(id),
             Err(err) => {
                 tracing::debug!(error = %err, "a conversation log line was not written");
@@ -172,16 +172,17 @@ impl Recorder {
             }
         }
         let ids = Ids::sorted([
-            ("contextId", &message.context_id),
-            ("messageId", &message.message_id),
-            ("taskId", &message.task_id),
+            (Key::ContextId, &message.context_id),
+            (Key::MessageId, &message.message_id),
+            (Key::TaskId, &message.task_id),
         ]);
+        let parent = parent.map(|line| TipId::Given(line.to_owned()));
         let id = self
             .append(
                 EntryType::Request,
-                (&peer, &self.shared.agent),
+                (Side::Name(&peer), Side::Encoded(&self.shared.agent)),
                 LineContent::Parts(&message.parts),
-                parent,
+                parent.as_ref(),
                 ids.as_slice(),
             )
             .await;
@@ -198,14 +199,14 @@ impl Recorder {
     async fn error(&self, request: &RequestIds, err: &A2aError) {
         let code = err.kind().to_string();
         let ids = Ids::sorted([
-            ("code", &code),
-            ("contextId", &request.context_id),
-            ("messageId", &request.message_id),
-            ("taskId", &request.task_id),
+            (Key::Code, &code),
+            (Key::ContextId, &request.context_id),
+            (Key::MessageId, &request.message_id),
+            (Key::TaskId, &request.task_id),
         ]);
         self.append(
             EntryType::Error,
-            (&self.shared.agent, &request.peer),
+            (Side::Encoded(&self.shared.agent), Side::Name(&request.peer)),
             LineContent::Text(err.message()),
             None,
             ids.as_slice(),
@@ -328,18 +329,18 @@ impl ExecutionObserver for Exchange {
 impl Exchange {
     async fn artifact(&self, artifact: &Artifact, task: &Task) {
         let ids = Ids::sorted([
-            ("artifactId", &artifact.artifact_id),
-            ("contextId", &task.context_id),
-            ("taskId", &task.id),
+            (Key::ArtifactId, &artifact.artifact_id),
+            (Key::ContextId, &task.context_id),
+            (Key::TaskId, &task.id),
         ]);
         let parent = self.tip.id();
         let id = self
             .recorder
             .append(
                 EntryType::Response,
-                (&self.recorder.shared.agent, &self.peer),
+                (Side::Encoded(&self.recorder.shared.agent), Side::Name(&self.peer)),
                 LineContent::Parts(&artifact.parts),
-                parent.as_ref().map(TipId::as_str),
+                parent.as_ref(),
                 ids.as_slice(),
             )
             .await;
@@ -350,19 +351,19 @@ impl Exchange {
 
     async fn said(&self, kind: EntryType, message: &Message, state: Option<TaskState>) {
         let ids = Ids::sorted([
-            ("contextId", &message.context_id),
-            ("messageId", &message.message_id),
-            ("state", state.map_or("", TaskState::as_str)),
-            ("taskId", &message.task_id),
+            (Key::ContextId, &message.context_id),
+            (Key::MessageId, &message.message_id),
+            (Key::State, state.map_or("", TaskState::as_str)),
+            (Key::TaskId, &message.task_id),
         ]);
         let parent = self.tip.id();
         let id = self
             .recorder
             .append(
                 kind,
-                (&self.recorder.shared.agent, &self.peer),
+                (Side::Encoded(&self.recorder.shared.agent), Side::Name(&self.peer)),
                 LineContent::Parts(&message.parts),
-                parent.as_ref().map(TipId::as_str),
+                parent.as_ref(),
                 ids.as_slice(),
             )
             .await;
@@ -395,19 +396,19 @@ impl RequestIds {
 /// A line's metadata: the A2A ids and a few more, sorted by key (the order
 /// a stored entry's metadata reads back in), on the stack.
 struct Ids<'a> {
-    pairs: [(&'a str, &'a str); 4],
+    pairs: [(Key, &'a str); 4],
     len: usize,
 }
 
 impl<'a> Ids<'a> {
     /// The pairs with a value, given in key order (checked in debug builds).
-    fn sorted<const N: usize>(given: [(&'a str, &'a str); N]) -> Ids<'a> {
+    fn sorted<const N: usize>(given: [(Key, &'a str); N]) -> Ids<'a> {
         debug_assert!(
             given.windows(2).all(|w| w[0].0 < w[1].0),
             "keys out of order"
         );
         let mut ids = Ids {
-            pairs: [("", ""); 4],
+            pairs: [(Key::Code, ""); 4],
             len: 0,
         };
         for (key, value) in given {
@@ -419,7 +420,7 @@ impl<'a> Ids<'a> {
         ids
     }
 
-    fn as_slice(&self) -> &[(&'a str, &'a str)] {
+    fn as_slice(&self) -> &[(Key, &'a str)] {
         &self.pairs[..self.len]
     }
 }

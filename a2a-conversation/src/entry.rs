@@ -466,15 +466,35 @@ impl Key {
         }
     }
 
-    /// The key as a JSON member name, colon included.
-    fn quoted(self) -> &'static [u8] {
+    /// Appends the key as a JSON member name, colon included: each arm a
+    /// copy of a length known when compiled (no call to `memcpy`).
+    fn write_json(self, out: &mut Vec<u8>) {
         match self {
-            Key::ArtifactId => b"\"artifactId\":",
-            Key::Code => b"\"code\":",
-            Key::ContextId => b"\"contextId\":",
-            Key::MessageId => b"\"messageId\":",
-            Key::State => b"\"state\":",
-            Key::TaskId => b"\"taskId\":",
+            Key::ArtifactId => out.extend_from_slice(b"\"artifactId\":"),
+            Key::Code => out.extend_from_slice(b"\"code\":"),
+            Key::ContextId => out.extend_from_slice(b"\"contextId\":"),
+            Key::MessageId => out.extend_from_slice(b"\"messageId\":"),
+            Key::State => out.extend_from_slice(b"\"state\":"),
+            Key::TaskId => out.extend_from_slice(b"\"taskId\":"),
+        }
+    }
+}
+
+impl EntryType {
+    /// Appends the line's type and the names around it, from the closing
+    /// quote of the field before to the content's name: one copy of a
+    /// length known when compiled.
+    fn write_type_member(self, out: &mut Vec<u8>) {
+        match self {
+            EntryType::Request => out.extend_from_slice(b",\"type\":\"request\",\"content\":"),
+            EntryType::Response => {
+                out.extend_from_slice(b",\"type\":\"response\",\"content\":");
+            }
+            EntryType::Error => out.extend_from_slice(b",\"type\":\"error\",\"content\":"),
+            EntryType::Decision => {
+                out.extend_from_slice(b",\"type\":\"decision\",\"content\":");
+            }
+            EntryType::State => out.extend_from_slice(b",\"type\":\"state\",\"content\":"),
         }
     }
 }
@@ -501,8 +521,12 @@ impl AgentName {
 /// One side of a [`Record`]: a name to escape, or one already encoded.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Side<'a> {
+    /// A name to escape.
     Name(&'a str),
+    /// A name encoded in advance.
     Encoded(&'a AgentName),
+    /// `user`, the caller with no name.
+    User,
 }
 
 impl Side<'_> {
@@ -510,6 +534,7 @@ impl Side<'_> {
         match self {
             Side::Name(name) => name,
             Side::Encoded(name) => &name.text,
+            Side::User => "user",
         }
     }
 
@@ -517,6 +542,7 @@ impl Side<'_> {
         match self {
             Side::Name(name) => write_str(out, name),
             Side::Encoded(name) => out.extend_from_slice(&name.json),
+            Side::User => out.extend_from_slice(b"\"user\""),
         }
     }
 }
@@ -550,9 +576,7 @@ impl Record<'_> {
         self.from_agent.write_json(out);
         out.extend_from_slice(b",\"to_agent\":");
         self.to_agent.write_json(out);
-        out.extend_from_slice(b",\"type\":\"");
-        out.extend_from_slice(self.kind.as_str().as_bytes());
-        out.extend_from_slice(b"\",\"content\":");
+        self.kind.write_type_member(out);
         self.content.write_json(out);
         out.extend_from_slice(b",\"parent_id\":");
         match self.parent_id {
@@ -565,7 +589,7 @@ impl Record<'_> {
             if n > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(key.quoted());
+            key.write_json(out);
             write_str(out, value);
         }
         out.extend_from_slice(b"}}");
@@ -840,6 +864,7 @@ mod tests {
         for (from, to) in [
             (Side::Name("us\ter"), Side::Encoded(&agent)),
             (Side::Encoded(&agent), Side::Name("user")),
+            (Side::User, Side::Encoded(&agent)),
         ] {
             for parent in [None, Some(&made), Some(&given)] {
                 for metadata in [

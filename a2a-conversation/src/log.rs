@@ -77,12 +77,47 @@ impl Clock {
     /// The time now.
     pub fn now(&self) -> DateTime<Utc> {
         match self {
-            Clock::System => Utc::now(),
+            Clock::System => system_now(),
             Clock::Tokio { start, anchor } => {
                 let elapsed = tokio::time::Instant::now().saturating_duration_since(*anchor);
                 *start + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX)
             }
         }
+    }
+}
+
+/// The system's time, as `Utc::now` gives it, with the date worked out once
+/// per day per thread instead of for every line.
+fn system_now() -> DateTime<Utc> {
+    thread_local! {
+        static DAY: std::cell::Cell<Option<(u64, NaiveDate)>> = const { std::cell::Cell::new(None) };
+    }
+    let Ok(since_epoch) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
+        return Utc::now();
+    };
+    let secs = since_epoch.as_secs();
+    let days = secs / 86_400;
+    let date = DAY.with(|day| match day.get() {
+        Some((cached, date)) if cached == days => Some(date),
+        _ => {
+            let date = i64::try_from(secs)
+                .ok()
+                .and_then(|secs| DateTime::from_timestamp(secs, 0))
+                .map(|t| t.naive_utc().date());
+            if let Some(date) = date {
+                day.set(Some((days, date)));
+            }
+            date
+        }
+    });
+    let seconds_of_day = u32::try_from(secs % 86_400).unwrap_or(0);
+    let time = chrono::NaiveTime::from_num_seconds_from_midnight_opt(
+        seconds_of_day,
+        since_epoch.subsec_nanos(),
+    );
+    match (date, time) {
+        (Some(date), Some(time)) => date.and_time(time).and_utc(),
+        _ => Utc::now(),
     }
 }
 
@@ -447,7 +482,9 @@ impl Shared {
     /// Books a line just added to `pending.bytes` at `start`, and wakes the
     /// writer if it waits for it.
     fn queued(&self, mut pending: MutexGuard<'_, Pending>, t: DateTime<Utc>, start: usize) {
-        let day = t.date_naive();
+        // The UTC date as stored (what `date_naive` gives, without its
+        // offset arithmetic).
+        let day = t.naive_utc().date();
         if pending.days.last().is_none_or(|(last, _)| *last != day) {
             pending.days.push((day, start));
         }
@@ -660,13 +697,24 @@ impl ConversationLog {
         encode: impl FnOnce(&mut Vec<u8>) -> EntryId,
         owned: impl FnOnce(&str) -> LogEntry,
     ) -> Result<EntryId, LogError> {
+        match self.shared.queue_encoded(t, encode) {
+            Ok(id) => Ok(id),
+            Err(Unqueued::Stopped) => Err(LogError::Stopped),
+            // Boxed: inline, the slow path's state would enlarge every
+            // line's future (and the recorder's around it).
+            Err(Unqueued::Aside(id, json)) => Box::pin(self.append_aside(t, id, json, owned)).await,
+        }
+    }
+
+    /// Queues a line that was too long (cut here) or found no room.
+    async fn append_aside(
+        &self,
+        t: DateTime<Utc>,
+        id: EntryId,
+        mut json: Vec<u8>,
+        owned: impl FnOnce(&str) -> LogEntry,
+    ) -> Result<EntryId, LogError> {
         let shared = &self.shared;
-        let (id, mut json) = match shared.queue_encoded(t, encode) {
-            Ok(id) => return Ok(id),
-            Err(Unqueued::Stopped) => return Err(LogError::Stopped),
-            Err(Unqueued::Aside(id, json)) => (id, json),
-        };
-        // Too long, or no room: the way of any other line.
         if json.len() > shared.max_body() {
             shared
                 .cut(&owned(id.as_str()), &mut json)
@@ -1379,6 +1427,17 @@ mod tests {
         assert_eq!(read.entries[2].metadata["failed"], 2);
         assert_eq!(texts[3], "after");
         assert_eq!(log.written(), 4);
+    }
+
+    #[test]
+    fn the_system_clock_reads_as_chrono_does() {
+        for _ in 0..3 {
+            let before = Utc::now();
+            let now = system_now();
+            let after = Utc::now();
+            assert!(before <= now && now <= after, "{before} {now} {after}");
+            assert_eq!(now.date_naive(), now.naive_utc().date());
+        }
     }
 
     #[tokio::test]

@@ -180,7 +180,7 @@ impl Recorder {
         let id = self
             .append(
                 EntryType::Request,
-                (Side::Name(&peer), Side::Encoded(&self.shared.agent)),
+                (side(&peer), Side::Encoded(&self.shared.agent)),
                 LineContent::Parts(&message.parts),
                 parent.as_ref(),
                 ids.as_slice(),
@@ -206,7 +206,7 @@ impl Recorder {
         ]);
         self.append(
             EntryType::Error,
-            (Side::Encoded(&self.shared.agent), Side::Name(&request.peer)),
+            (Side::Encoded(&self.shared.agent), side(&request.peer)),
             LineContent::Text(err.message()),
             None,
             ids.as_slice(),
@@ -338,7 +338,7 @@ impl Exchange {
             .recorder
             .append(
                 EntryType::Response,
-                (Side::Encoded(&self.recorder.shared.agent), Side::Name(&self.peer)),
+                (Side::Encoded(&self.recorder.shared.agent), side(&self.peer)),
                 LineContent::Parts(&artifact.parts),
                 parent.as_ref(),
                 ids.as_slice(),
@@ -361,7 +361,7 @@ impl Exchange {
             .recorder
             .append(
                 kind,
-                (Side::Encoded(&self.recorder.shared.agent), Side::Name(&self.peer)),
+                (Side::Encoded(&self.recorder.shared.agent), side(&self.peer)),
                 LineContent::Parts(&message.parts),
                 parent.as_ref(),
                 ids.as_slice(),
@@ -458,3 +458,11 @@ fn peer_name(call: &CallContext, message: &Message) -> Peer {
 
 /// Who an exchange is with: `user`, the most common, without an allocation.
 type Peer = Cow<'static, str>;
+
+/// The peer as a side of a line: `user` is written without a check.
+fn side(peer: &Peer) -> Side<'_> {
+    match peer {
+        Cow::Borrowed("user") => Side::User,
+        peer => Side::Name(peer),
+    }
+}

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use a2a_core::json_writer::{write_str, write_str_contents};
-use chrono::{DateTime, Datelike, Timelike, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 
 /// What a line records.
@@ -165,7 +165,8 @@ impl EntryId {
         id[13..15].copy_from_slice(&second[11..13]);
         id[15..17].copy_from_slice(&second[14..16]);
         id[17..19].copy_from_slice(&second[17..19]);
-        let mut suffix = scrambled_sequence();
+        // Below 36^6 < 2^32: 32-bit division is the cheaper.
+        let mut suffix = u32::try_from(scrambled_sequence()).unwrap_or(0);
         for slot in id[20..].iter_mut().rev() {
             *slot = ID_ALPHABET[(suffix % 36) as usize];
             suffix /= 36;
@@ -212,13 +213,17 @@ fn scrambled_sequence() -> u64 {
 /// arithmetic costs more than the rest of an id.
 fn calendar_second(t: &DateTime<Utc>) -> [u8; 19] {
     thread_local! {
-        static LAST: std::cell::Cell<(i64, [u8; 19])> = const { std::cell::Cell::new((i64::MIN, [0; 19])) };
+        static LAST: std::cell::Cell<Option<((NaiveDate, u32), [u8; 19])>> = const { std::cell::Cell::new(None) };
     }
-    let secs = t.timestamp();
+    // The date and the second of the day as chrono stores them: comparing
+    // them costs less than working out the timestamp.
+    let naive = t.naive_utc();
+    let key = (naive.date(), naive.time().num_seconds_from_midnight());
     LAST.with(|last| {
-        let (cached, text) = last.get();
-        if cached == secs {
-            return text;
+        if let Some((cached, text)) = last.get() {
+            if cached == key {
+                return text;
+            }
         }
         let f = Fields::of(t);
         let mut text = *b"YYYY-MM-DDTHH:MM:SS";
@@ -228,7 +233,7 @@ fn calendar_second(t: &DateTime<Utc>) -> [u8; 19] {
         digits(&mut text[11..13], f.hour);
         digits(&mut text[14..16], f.minute);
         digits(&mut text[17..19], f.second);
-        last.set((secs, text));
+        last.set(Some((key, text)));
         text
     })
 }
@@ -267,6 +272,26 @@ fn digits(out: &mut [u8], mut value: u32) {
     }
 }
 
+/// Writes `value` into `out` (of even length) as zero-padded decimal
+/// digits, two at a time from a table: half the divisions of [`digits`].
+fn digit_pairs(out: &mut [u8], mut value: u32) {
+    const PAIRS: [u8; 200] = {
+        let mut pairs = [0u8; 200];
+        let mut n = 0;
+        while n < 100 {
+            pairs[2 * n] = b'0' + (n / 10) as u8;
+            pairs[2 * n + 1] = b'0' + (n % 10) as u8;
+            n += 1;
+        }
+        pairs
+    };
+    for pair in out.rchunks_exact_mut(2) {
+        let at = (value % 100) as usize * 2;
+        pair.copy_from_slice(&PAIRS[at..at + 2]);
+        value /= 100;
+    }
+}
+
 /// `t` as ISO 8601 in UTC with microseconds (`2026-11-23T04:05:06.123456Z`).
 #[cfg(test)]
 fn iso_micros(t: &DateTime<Utc>) -> String {
@@ -285,7 +310,7 @@ fn push_iso_micros_in(out: &mut Vec<u8>, second: &[u8; 19], t: &DateTime<Utc>) {
     let mut text = *b"YYYY-MM-DDTHH:MM:SS.uuuuuuZ";
     text[..19].copy_from_slice(second);
     // A leap second shows as a nanosecond count past one second.
-    digits(&mut text[20..26], t.timestamp_subsec_micros() % 1_000_000);
+    digit_pairs(&mut text[20..26], t.timestamp_subsec_micros() % 1_000_000);
     out.extend_from_slice(&text);
 }
 
@@ -914,6 +939,16 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn digit_pairs_write_what_digits_writes() {
+        for value in [0, 7, 42, 100, 999_999, 123_456, 900_009] {
+            let (mut pairs, mut one_by_one) = ([0u8; 6], [0u8; 6]);
+            digit_pairs(&mut pairs, value);
+            digits(&mut one_by_one, value);
+            assert_eq!(pairs, one_by_one, "{value}");
         }
     }
 

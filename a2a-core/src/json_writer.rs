@@ -115,10 +115,11 @@ fn needs_escape(chunk: u64) -> bool {
 }
 
 /// Appends `text` as a JSON string, escaped as `serde_json` escapes it.
-// This and the checks under it are `#[inline]` so that other crates inline
-// them too: the conversation log writes a dozen short strings per line, and
-// a call each cost more than checking them.
-#[inline]
+// This and the checks under it are inlined into other crates too: the
+// conversation log writes a dozen short strings per line, and a call each
+// cost more than checking them (with plain `#[inline]`, one of the two was
+// still called).
+#[inline(always)]
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
     out.reserve(text.len() + 2);
     out.push(b'"');
@@ -128,7 +129,7 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
 
 /// Appends `text` escaped for the inside of a JSON string (no quotes), as
 /// `serde_json` escapes it: for a string written in pieces.
-#[inline]
+#[inline(always)]
 pub fn write_str_contents(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     if is_clean(bytes) {

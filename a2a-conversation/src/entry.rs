@@ -927,14 +927,20 @@ mod tests {
                     };
                     let mut slow = Vec::new();
                     line.write_json(id.as_str(), &mut slow);
-                    assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap());
+                    assert_eq!(
+                        String::from_utf8(fast).unwrap(),
+                        String::from_utf8(slow).unwrap()
+                    );
                     assert_eq!(
                         serde_json::to_value(record.to_entry(id.as_str())).unwrap(),
-                        serde_json::from_str::<serde_json::Value>(&String::from_utf8({
-                            let mut again = Vec::new();
-                            line.write_json(id.as_str(), &mut again);
-                            again
-                        }).unwrap())
+                        serde_json::from_str::<serde_json::Value>(
+                            &String::from_utf8({
+                                let mut again = Vec::new();
+                                line.write_json(id.as_str(), &mut again);
+                                again
+                            })
+                            .unwrap()
+                        )
                         .unwrap()
                     );
                 }
@@ -959,7 +965,10 @@ mod tests {
         let id = EntryId::new(&calendar_second(&Utc::now()));
         tip.set_made(id);
         assert_eq!(tip.get().as_deref(), Some(id.as_str()));
-        assert_eq!(tip.id().map(|t| t.as_str().to_owned()).as_deref(), Some(id.as_str()));
+        assert_eq!(
+            tip.id().map(|t| t.as_str().to_owned()).as_deref(),
+            Some(id.as_str())
+        );
         tip.set("elsewhere".into());
         assert_eq!(tip.get().as_deref(), Some("elsewhere"));
         assert_eq!(ChainTip::at(Some("x".into())).get().as_deref(), Some("x"));

@@ -303,8 +303,9 @@ enum Command {
 }
 
 /// What waits for the writer. Appenders add encoded lines to one shared
-/// buffer under a short lock, and the writer swaps the whole buffer out:
-/// no allocation, channel message or wake-up per line.
+/// buffer under a short lock (lines given by reference are encoded straight
+/// into it), and the writer swaps the whole buffer out: no allocation,
+/// channel message, copy or wake-up per line.
 #[derive(Default)]
 struct Pending {
     /// Encoded lines, each ending in `\n`.

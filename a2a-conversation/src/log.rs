@@ -399,14 +399,20 @@ fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
     // began), so the data is still good.
     pending.lock().unwrap_or_else(|poisoned| {
         let mut pending = poisoned.into_inner();
-        if let Some(start) = pending.encoding.take() {
-            pending.bytes.truncate(start);
-        }
+        pending.cut_torn();
         pending
     })
 }
 
 impl Pending {
+    /// Cuts off the part of a line whose encoding panicked (see
+    /// `encoding`): called wherever the lock is taken back after a panic.
+    fn cut_torn(&mut self) {
+        if let Some(start) = self.encoding.take() {
+            self.bytes.truncate(start);
+        }
+    }
+
     /// Empty, with room for a burst of lines before the first reallocation.
     fn with_room() -> Pending {
         Pending {
@@ -1072,6 +1078,9 @@ impl Writer {
     /// everything is written.
     fn take(&mut self) -> bool {
         let mut pending = lock(&self.shared.pending);
+        // A wait hands the lock back poisoned or not: a line torn by a
+        // panic while the writer waited is cut off here.
+        pending.cut_torn();
         while pending.bytes.is_empty() && pending.commands.is_empty() && !pending.closed {
             pending.writer_idle = true;
             pending = self
@@ -1079,6 +1088,7 @@ impl Writer {
                 .wake
                 .wait(pending)
                 .unwrap_or_else(PoisonError::into_inner);
+            pending.cut_torn();
         }
         pending.writer_idle = false;
         if pending.closed && pending.bytes.is_empty() && pending.commands.is_empty() {

@@ -212,8 +212,10 @@ fn scrambled_sequence() -> u64 {
 /// the current second: lines come thousands a second, and the calendar
 /// arithmetic costs more than the rest of an id.
 fn calendar_second(t: &DateTime<Utc>) -> [u8; 19] {
+    /// A second (the date, and the second of the day) and its text.
+    type Cached = ((NaiveDate, u32), [u8; 19]);
     thread_local! {
-        static LAST: std::cell::Cell<Option<((NaiveDate, u32), [u8; 19])>> = const { std::cell::Cell::new(None) };
+        static LAST: std::cell::Cell<Option<Cached>> = const { std::cell::Cell::new(None) };
     }
     // The date and the second of the day as chrono stores them: comparing
     // them costs less than working out the timestamp.
@@ -622,7 +624,7 @@ impl Record<'_> {
     }
 
     /// The line as an owned entry with id `id` (for cutting a long one).
-    pub(crate) fn to_entry(&self, id: &str) -> LogEntry {
+    pub(crate) fn to_entry(self, id: &str) -> LogEntry {
         LogEntry {
             id: id.to_owned(),
             t: self.t,

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use a2a_core::json_writer::{write_str, write_str_contents};
-use chrono::{DateTime, Datelike, Timelike, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 
 /// What a line records.
@@ -142,22 +142,49 @@ pub fn parts_content(parts: &[a2a_core::Part]) -> serde_json::Value {
 /// random draws would: at 20,000 lines a second, two lines of the same
 /// second share an id about once every 11 seconds.
 pub fn new_entry_id(t: DateTime<Utc>) -> String {
-    let second = calendar_second(&t);
-    let mut id = *b"msg_YYYYMMDD_HHMMSS_rrrrrr";
-    // `YYYY-MM-DDTHH:MM:SS` → `YYYYMMDD_HHMMSS`.
-    id[4..8].copy_from_slice(&second[0..4]);
-    id[8..10].copy_from_slice(&second[5..7]);
-    id[10..12].copy_from_slice(&second[8..10]);
-    id[13..15].copy_from_slice(&second[11..13]);
-    id[15..17].copy_from_slice(&second[14..16]);
-    id[17..19].copy_from_slice(&second[17..19]);
-    let mut suffix = scrambled_sequence();
-    for slot in id[20..].iter_mut().rev() {
-        *slot = ID_ALPHABET[(suffix % 36) as usize];
-        suffix /= 36;
+    EntryId::new(&calendar_second(&t)).as_str().to_owned()
+}
+
+/// A line id this process made ([`new_entry_id`]), kept inline: the hot
+/// path writes it into its line and keeps it as the chain's tip without a
+/// `String` each time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EntryId([u8; ENTRY_ID_LEN]);
+
+/// The length of a line id: `msg_YYYYMMDD_HHMMSS_` and 6 characters.
+const ENTRY_ID_LEN: usize = 26;
+
+impl EntryId {
+    /// A fresh id in the second `second` (as [`calendar_second`] gives it).
+    fn new(second: &[u8; 19]) -> EntryId {
+        let mut id = *b"msg_YYYYMMDD_HHMMSS_rrrrrr";
+        // `YYYY-MM-DDTHH:MM:SS` → `YYYYMMDD_HHMMSS`.
+        id[4..8].copy_from_slice(&second[0..4]);
+        id[8..10].copy_from_slice(&second[5..7]);
+        id[10..12].copy_from_slice(&second[8..10]);
+        id[13..15].copy_from_slice(&second[11..13]);
+        id[15..17].copy_from_slice(&second[14..16]);
+        id[17..19].copy_from_slice(&second[17..19]);
+        // Below 36^6 < 2^32: 32-bit division is the cheaper.
+        let mut suffix = u32::try_from(scrambled_sequence()).unwrap_or(0);
+        for slot in id[20..].iter_mut().rev() {
+            *slot = ID_ALPHABET[(suffix % 36) as usize];
+            suffix /= 36;
+        }
+        EntryId(id)
     }
-    // ASCII by construction.
-    String::from_utf8(id.to_vec()).unwrap_or_default()
+
+    /// The id as text (ASCII by construction, so never empty).
+    pub(crate) fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+
+    /// The id as a JSON string: it has nothing to escape.
+    fn quoted(&self) -> [u8; ENTRY_ID_LEN + 2] {
+        let mut quoted = [b'"'; ENTRY_ID_LEN + 2];
+        quoted[1..=ENTRY_ID_LEN].copy_from_slice(&self.0);
+        quoted
+    }
 }
 
 const ID_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -185,14 +212,20 @@ fn scrambled_sequence() -> u64 {
 /// the current second: lines come thousands a second, and the calendar
 /// arithmetic costs more than the rest of an id.
 fn calendar_second(t: &DateTime<Utc>) -> [u8; 19] {
+    /// A second (the date, and the second of the day) and its text.
+    type Cached = ((NaiveDate, u32), [u8; 19]);
     thread_local! {
-        static LAST: std::cell::Cell<(i64, [u8; 19])> = const { std::cell::Cell::new((i64::MIN, [0; 19])) };
+        static LAST: std::cell::Cell<Option<Cached>> = const { std::cell::Cell::new(None) };
     }
-    let secs = t.timestamp();
+    // The date and the second of the day as chrono stores them: comparing
+    // them costs less than working out the timestamp.
+    let naive = t.naive_utc();
+    let key = (naive.date(), naive.time().num_seconds_from_midnight());
     LAST.with(|last| {
-        let (cached, text) = last.get();
-        if cached == secs {
-            return text;
+        if let Some((cached, text)) = last.get() {
+            if cached == key {
+                return text;
+            }
         }
         let f = Fields::of(t);
         let mut text = *b"YYYY-MM-DDTHH:MM:SS";
@@ -202,7 +235,7 @@ fn calendar_second(t: &DateTime<Utc>) -> [u8; 19] {
         digits(&mut text[11..13], f.hour);
         digits(&mut text[14..16], f.minute);
         digits(&mut text[17..19], f.second);
-        last.set((secs, text));
+        last.set(Some((key, text)));
         text
     })
 }
@@ -241,6 +274,26 @@ fn digits(out: &mut [u8], mut value: u32) {
     }
 }
 
+/// Writes `value` into `out` (of even length) as zero-padded decimal
+/// digits, two at a time from a table: half the divisions of [`digits`].
+fn digit_pairs(out: &mut [u8], mut value: u32) {
+    const PAIRS: [u8; 200] = {
+        let mut pairs = [0u8; 200];
+        let mut n = 0;
+        while n < 100 {
+            pairs[2 * n] = b'0' + (n / 10) as u8;
+            pairs[2 * n + 1] = b'0' + (n % 10) as u8;
+            n += 1;
+        }
+        pairs
+    };
+    for pair in out.rchunks_exact_mut(2) {
+        let at = (value % 100) as usize * 2;
+        pair.copy_from_slice(&PAIRS[at..at + 2]);
+        value /= 100;
+    }
+}
+
 /// `t` as ISO 8601 in UTC with microseconds (`2026-11-23T04:05:06.123456Z`).
 #[cfg(test)]
 fn iso_micros(t: &DateTime<Utc>) -> String {
@@ -251,10 +304,15 @@ fn iso_micros(t: &DateTime<Utc>) -> String {
 
 /// Appends `t` as ISO 8601 in UTC with microseconds (`2026-11-23T04:05:06.123456Z`).
 fn push_iso_micros(out: &mut Vec<u8>, t: &DateTime<Utc>) {
+    push_iso_micros_in(out, &calendar_second(t), t);
+}
+
+/// As [`push_iso_micros`], with `t` to the second already looked up.
+fn push_iso_micros_in(out: &mut Vec<u8>, second: &[u8; 19], t: &DateTime<Utc>) {
     let mut text = *b"YYYY-MM-DDTHH:MM:SS.uuuuuuZ";
-    text[..19].copy_from_slice(&calendar_second(t));
+    text[..19].copy_from_slice(second);
     // A leap second shows as a nanosecond count past one second.
-    digits(&mut text[20..26], t.timestamp_subsec_micros() % 1_000_000);
+    digit_pairs(&mut text[20..26], t.timestamp_subsec_micros() % 1_000_000);
     out.extend_from_slice(&text);
 }
 
@@ -340,8 +398,25 @@ impl Line<'_> {
     pub fn write_json(&self, id: &str, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"id\":");
         write_str(out, id);
+        self.write_after_id(&calendar_second(&self.t), out);
+    }
+
+    /// Appends the line's JSON with a fresh id (as [`new_entry_id`] makes)
+    /// to `out`, and returns the id: the time's calendar fields are looked
+    /// up once for both, and the id, made here, needs no escaping.
+    pub(crate) fn write_json_new_id(&self, out: &mut Vec<u8>) -> EntryId {
+        let second = calendar_second(&self.t);
+        let id = EntryId::new(&second);
+        out.extend_from_slice(b"{\"id\":");
+        out.extend_from_slice(&id.quoted());
+        self.write_after_id(&second, out);
+        id
+    }
+
+    /// Everything after the id; `second` is the line's time to the second.
+    fn write_after_id(&self, second: &[u8; 19], out: &mut Vec<u8>) {
         out.extend_from_slice(b",\"t\":\"");
-        push_iso_micros(out, &self.t);
+        push_iso_micros_in(out, second, &self.t);
         out.extend_from_slice(b"\",\"from_agent\":");
         write_str(out, self.from_agent);
         out.extend_from_slice(b",\"to_agent\":");
@@ -349,7 +424,26 @@ impl Line<'_> {
         out.extend_from_slice(b",\"type\":\"");
         out.extend_from_slice(self.kind.as_str().as_bytes());
         out.extend_from_slice(b"\",\"content\":");
-        match self.content {
+        self.content.write_json(out);
+        out.extend_from_slice(b",\"parent_id\":");
+        push_opt_str(out, self.parent_id);
+        out.extend_from_slice(b",\"metadata\":{");
+        for (n, (key, value)) in self.metadata.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            write_str(out, key);
+            out.push(b':');
+            write_str(out, value);
+        }
+        out.extend_from_slice(b"}}");
+    }
+}
+
+impl LineContent<'_> {
+    /// Appends the content's JSON: a string, or the parts' array.
+    fn write_json(self, out: &mut Vec<u8>) {
+        match self {
             LineContent::Text(text) => write_str(out, text),
             LineContent::Parts(parts) => {
                 if parts.iter().all(|p| p.as_text().is_some()) {
@@ -363,18 +457,189 @@ impl Line<'_> {
                 }
             }
         }
+    }
+
+    /// The content as an entry holds it.
+    pub(crate) fn to_value(self) -> serde_json::Value {
+        match self {
+            LineContent::Text(text) => serde_json::Value::String(text.to_owned()),
+            LineContent::Parts(parts) => parts_content(parts),
+        }
+    }
+}
+
+/// A metadata key of a server's own lines ([`Record`]): known in advance,
+/// so written as it is, with nothing to check or escape. In key order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Key {
+    ArtifactId,
+    Code,
+    ContextId,
+    MessageId,
+    State,
+    TaskId,
+}
+
+impl Key {
+    /// The key.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Key::ArtifactId => "artifactId",
+            Key::Code => "code",
+            Key::ContextId => "contextId",
+            Key::MessageId => "messageId",
+            Key::State => "state",
+            Key::TaskId => "taskId",
+        }
+    }
+
+    /// Appends the key as a JSON member name, colon included: each arm a
+    /// copy of a length known when compiled (no call to `memcpy`).
+    fn write_json(self, out: &mut Vec<u8>) {
+        match self {
+            Key::ArtifactId => out.extend_from_slice(b"\"artifactId\":"),
+            Key::Code => out.extend_from_slice(b"\"code\":"),
+            Key::ContextId => out.extend_from_slice(b"\"contextId\":"),
+            Key::MessageId => out.extend_from_slice(b"\"messageId\":"),
+            Key::State => out.extend_from_slice(b"\"state\":"),
+            Key::TaskId => out.extend_from_slice(b"\"taskId\":"),
+        }
+    }
+}
+
+impl EntryType {
+    /// Appends the line's type and the names around it, from the closing
+    /// quote of the field before to the content's name: one copy of a
+    /// length known when compiled.
+    fn write_type_member(self, out: &mut Vec<u8>) {
+        match self {
+            EntryType::Request => out.extend_from_slice(b",\"type\":\"request\",\"content\":"),
+            EntryType::Response => {
+                out.extend_from_slice(b",\"type\":\"response\",\"content\":");
+            }
+            EntryType::Error => out.extend_from_slice(b",\"type\":\"error\",\"content\":"),
+            EntryType::Decision => {
+                out.extend_from_slice(b",\"type\":\"decision\",\"content\":");
+            }
+            EntryType::State => out.extend_from_slice(b",\"type\":\"state\",\"content\":"),
+        }
+    }
+}
+
+/// An agent's name with its JSON string made once: the name a server's
+/// lines give it on every line.
+#[derive(Debug)]
+pub(crate) struct AgentName {
+    text: String,
+    json: Box<[u8]>,
+}
+
+impl AgentName {
+    pub(crate) fn new(text: String) -> AgentName {
+        let mut json = Vec::with_capacity(text.len() + 2);
+        write_str(&mut json, &text);
+        AgentName {
+            text,
+            json: json.into_boxed_slice(),
+        }
+    }
+}
+
+/// One side of a [`Record`]: a name to escape, or one already encoded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Side<'a> {
+    /// A name to escape.
+    Name(&'a str),
+    /// A name encoded in advance.
+    Encoded(&'a AgentName),
+    /// `user`, the caller with no name.
+    User,
+}
+
+impl Side<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Side::Name(name) => name,
+            Side::Encoded(name) => &name.text,
+            Side::User => "user",
+        }
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Side::Name(name) => write_str(out, name),
+            Side::Encoded(name) => out.extend_from_slice(&name.json),
+            Side::User => out.extend_from_slice(b"\"user\""),
+        }
+    }
+}
+
+/// A server's own line ([`Recorder`](crate::Recorder)): a [`Line`] whose
+/// parts the recorder knows in advance are written without being checked
+/// (its agent's name encoded once, metadata keys from [`Key`], a parent
+/// line this process made). Its JSON is exactly that of the same [`Line`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Record<'a> {
+    pub(crate) t: DateTime<Utc>,
+    pub(crate) kind: EntryType,
+    pub(crate) from_agent: Side<'a>,
+    pub(crate) to_agent: Side<'a>,
+    pub(crate) content: LineContent<'a>,
+    pub(crate) parent_id: Option<&'a TipId>,
+    /// Sorted by key.
+    pub(crate) metadata: &'a [(Key, &'a str)],
+}
+
+impl Record<'_> {
+    /// Appends the line's JSON with a fresh id to `out`, and returns the id.
+    pub(crate) fn write_json_new_id(&self, out: &mut Vec<u8>) -> EntryId {
+        let second = calendar_second(&self.t);
+        let id = EntryId::new(&second);
+        out.extend_from_slice(b"{\"id\":");
+        out.extend_from_slice(&id.quoted());
+        out.extend_from_slice(b",\"t\":\"");
+        push_iso_micros_in(out, &second, &self.t);
+        out.extend_from_slice(b"\",\"from_agent\":");
+        self.from_agent.write_json(out);
+        out.extend_from_slice(b",\"to_agent\":");
+        self.to_agent.write_json(out);
+        self.kind.write_type_member(out);
+        self.content.write_json(out);
         out.extend_from_slice(b",\"parent_id\":");
-        push_opt_str(out, self.parent_id);
+        match self.parent_id {
+            Some(TipId::Made(parent)) => out.extend_from_slice(&parent.quoted()),
+            Some(TipId::Given(parent)) => write_str(out, parent),
+            None => out.extend_from_slice(b"null"),
+        }
         out.extend_from_slice(b",\"metadata\":{");
         for (n, (key, value)) in self.metadata.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
-            write_str(out, key);
-            out.push(b':');
+            key.write_json(out);
             write_str(out, value);
         }
         out.extend_from_slice(b"}}");
+        id
+    }
+
+    /// The line as an owned entry with id `id` (for cutting a long one).
+    pub(crate) fn to_entry(self, id: &str) -> LogEntry {
+        LogEntry {
+            id: id.to_owned(),
+            t: self.t,
+            from_agent: self.from_agent.as_str().to_owned(),
+            to_agent: Some(self.to_agent.as_str().to_owned()),
+            kind: self.kind,
+            content: self.content.to_value(),
+            parent_id: self.parent_id.map(|p| p.as_str().to_owned()),
+            metadata: self
+                .metadata
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), (*v).into()))
+                .collect(),
+            node: None,
+        }
     }
 }
 
@@ -398,22 +663,62 @@ pub(crate) fn day_of_id(id: &str) -> Option<chrono::NaiveDate> {
 /// client, its answer) takes the tip as its parent and becomes the new tip.
 /// The exchange then reads back as one chain.
 #[derive(Debug, Clone, Default)]
-pub struct ChainTip(Arc<Mutex<Option<String>>>);
+pub struct ChainTip(Arc<Mutex<Option<TipId>>>);
+
+/// A chain's latest line: one this process made (the usual case, kept
+/// inline), or any other id it was given.
+#[derive(Debug, Clone)]
+pub(crate) enum TipId {
+    /// Made here, by [`new_entry_id`].
+    Made(EntryId),
+    /// Given from outside (a caller's line, an id read back).
+    Given(String),
+}
+
+impl TipId {
+    /// The id as text.
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            TipId::Made(id) => id.as_str(),
+            TipId::Given(id) => id,
+        }
+    }
+}
 
 impl ChainTip {
     /// A tip at `id`.
     pub fn at(id: Option<String>) -> ChainTip {
-        ChainTip(Arc::new(Mutex::new(id)))
+        ChainTip(Arc::new(Mutex::new(id.map(TipId::Given))))
+    }
+
+    /// A tip at the line `id` this process made, if any.
+    pub(crate) fn at_made(id: Option<EntryId>) -> ChainTip {
+        ChainTip(Arc::new(Mutex::new(id.map(TipId::Made))))
     }
 
     /// The latest line, if any.
     pub fn get(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.lock().as_ref().map(|id| id.as_str().to_owned())
+    }
+
+    /// The latest line, if any, without a copy of its text when this
+    /// process made it.
+    pub(crate) fn id(&self) -> Option<TipId> {
+        self.lock().clone()
     }
 
     /// Moves the tip to `id`.
     pub fn set(&self, id: String) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(id);
+        *self.lock() = Some(TipId::Given(id));
+    }
+
+    /// Moves the tip to the line `id` this process made.
+    pub(crate) fn set_made(&self, id: EntryId) {
+        *self.lock() = Some(TipId::Made(id));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<TipId>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -574,6 +879,102 @@ mod tests {
                 serde_json::to_string(&entry).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn a_record_is_written_as_the_same_line_would_be() {
+        let t = Utc::now();
+        let agent = AgentName::new("beta \"b\"".into());
+        let parts = [a2a_core::Part::text("hi\n"), a2a_core::Part::text("there")];
+        let made = TipId::Made(EntryId::new(&calendar_second(&t)));
+        let given = TipId::Given("a \"given\" id".into());
+        for (from, to) in [
+            (Side::Name("us\ter"), Side::Encoded(&agent)),
+            (Side::Encoded(&agent), Side::Name("user")),
+            (Side::User, Side::Encoded(&agent)),
+        ] {
+            for parent in [None, Some(&made), Some(&given)] {
+                for metadata in [
+                    &[][..],
+                    &[(Key::ContextId, "c\u{1}"), (Key::State, "completed")][..],
+                    &[
+                        (Key::ArtifactId, "a"),
+                        (Key::Code, "x"),
+                        (Key::ContextId, "c"),
+                        (Key::MessageId, "m"),
+                        (Key::TaskId, "t"),
+                    ][..],
+                ] {
+                    let record = Record {
+                        t,
+                        kind: EntryType::Response,
+                        from_agent: from,
+                        to_agent: to,
+                        content: LineContent::Parts(&parts),
+                        parent_id: parent,
+                        metadata,
+                    };
+                    let mut fast = Vec::new();
+                    let id = record.write_json_new_id(&mut fast);
+                    let pairs: Vec<(&str, &str)> =
+                        metadata.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                    let line = Line {
+                        t,
+                        kind: EntryType::Response,
+                        from_agent: from.as_str(),
+                        to_agent: Some(to.as_str()),
+                        content: LineContent::Parts(&parts),
+                        parent_id: parent.map(TipId::as_str),
+                        metadata: &pairs,
+                    };
+                    let mut slow = Vec::new();
+                    line.write_json(id.as_str(), &mut slow);
+                    assert_eq!(
+                        String::from_utf8(fast).unwrap(),
+                        String::from_utf8(slow).unwrap()
+                    );
+                    assert_eq!(
+                        serde_json::to_value(record.to_entry(id.as_str())).unwrap(),
+                        serde_json::from_str::<serde_json::Value>(
+                            &String::from_utf8({
+                                let mut again = Vec::new();
+                                line.write_json(id.as_str(), &mut again);
+                                again
+                            })
+                            .unwrap()
+                        )
+                        .unwrap()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn digit_pairs_write_what_digits_writes() {
+        for value in [0, 7, 42, 100, 999_999, 123_456, 900_009] {
+            let (mut pairs, mut one_by_one) = ([0u8; 6], [0u8; 6]);
+            digit_pairs(&mut pairs, value);
+            digits(&mut one_by_one, value);
+            assert_eq!(pairs, one_by_one, "{value}");
+        }
+    }
+
+    #[test]
+    fn a_chain_tip_reads_back_what_was_set() {
+        let tip = ChainTip::default();
+        assert_eq!(tip.get(), None);
+        let id = EntryId::new(&calendar_second(&Utc::now()));
+        tip.set_made(id);
+        assert_eq!(tip.get().as_deref(), Some(id.as_str()));
+        assert_eq!(
+            tip.id().map(|t| t.as_str().to_owned()).as_deref(),
+            Some(id.as_str())
+        );
+        tip.set("elsewhere".into());
+        assert_eq!(tip.get().as_deref(), Some("elsewhere"));
+        assert_eq!(ChainTip::at(Some("x".into())).get().as_deref(), Some("x"));
+        assert_eq!(ChainTip::at_made(None).get(), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use chrono::{DateTime, NaiveDate, Utc};
 use tokio::sync::oneshot;
 
-use crate::entry::{Line, LogEntry, new_entry_id};
+use crate::entry::{EntryId, Line, LogEntry, Record};
 use crate::{ARCHIVE_DIR, STREAM_DIR};
 
 mod cut;
@@ -77,12 +77,47 @@ impl Clock {
     /// The time now.
     pub fn now(&self) -> DateTime<Utc> {
         match self {
-            Clock::System => Utc::now(),
+            Clock::System => system_now(),
             Clock::Tokio { start, anchor } => {
                 let elapsed = tokio::time::Instant::now().saturating_duration_since(*anchor);
                 *start + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX)
             }
         }
+    }
+}
+
+/// The system's time, as `Utc::now` gives it, with the date worked out once
+/// per day per thread instead of for every line.
+fn system_now() -> DateTime<Utc> {
+    thread_local! {
+        static DAY: std::cell::Cell<Option<(u64, NaiveDate)>> = const { std::cell::Cell::new(None) };
+    }
+    let Ok(since_epoch) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
+        return Utc::now();
+    };
+    let secs = since_epoch.as_secs();
+    let days = secs / 86_400;
+    let date = DAY.with(|day| match day.get() {
+        Some((cached, date)) if cached == days => Some(date),
+        _ => {
+            let date = i64::try_from(secs)
+                .ok()
+                .and_then(|secs| DateTime::from_timestamp(secs, 0))
+                .map(|t| t.naive_utc().date());
+            if let Some(date) = date {
+                day.set(Some((days, date)));
+            }
+            date
+        }
+    });
+    let seconds_of_day = u32::try_from(secs % 86_400).unwrap_or(0);
+    let time = chrono::NaiveTime::from_num_seconds_from_midnight_opt(
+        seconds_of_day,
+        since_epoch.subsec_nanos(),
+    );
+    match (date, time) {
+        (Some(date), Some(time)) => date.and_time(time).and_utc(),
+        _ => Utc::now(),
     }
 }
 
@@ -268,14 +303,18 @@ enum Command {
 }
 
 /// What waits for the writer. Appenders add encoded lines to one shared
-/// buffer under a short lock, and the writer swaps the whole buffer out:
-/// no allocation, channel message or wake-up per line.
+/// buffer under a short lock (lines given by reference are encoded straight
+/// into it), and the writer swaps the whole buffer out: no allocation,
+/// channel message, copy or wake-up per line.
 #[derive(Default)]
 struct Pending {
     /// Encoded lines, each ending in `\n`.
     bytes: Vec<u8>,
     /// How many lines `bytes` holds.
     lines: usize,
+    /// Where the line being encoded into `bytes` starts: should encoding
+    /// panic, the next lock cuts the part written off.
+    encoding: Option<usize>,
     /// The day of each run of lines in `bytes`, and where the run starts.
     days: Vec<(NaiveDate, usize)>,
     /// The time of the last line queued.
@@ -356,11 +395,24 @@ impl std::fmt::Debug for Shared {
 
 fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
     // A panic while holding the lock leaves whole lines behind (bytes are
-    // appended in one call), so the data is still good.
-    pending.lock().unwrap_or_else(PoisonError::into_inner)
+    // appended in one call, or cut back to where the line being encoded
+    // began), so the data is still good.
+    pending.lock().unwrap_or_else(|poisoned| {
+        let mut pending = poisoned.into_inner();
+        pending.cut_torn();
+        pending
+    })
 }
 
 impl Pending {
+    /// Cuts off the part of a line whose encoding panicked (see
+    /// `encoding`): called wherever the lock is taken back after a panic.
+    fn cut_torn(&mut self) {
+        if let Some(start) = self.encoding.take() {
+            self.bytes.truncate(start);
+        }
+    }
+
     /// Empty, with room for a burst of lines before the first reallocation.
     fn with_room() -> Pending {
         Pending {
@@ -368,6 +420,14 @@ impl Pending {
             ..Pending::default()
         }
     }
+}
+
+/// Why a line encoded into the queue was not left there.
+enum Unqueued {
+    /// The writer has stopped.
+    Stopped,
+    /// Too long or no room: the line with its id, taken back out.
+    Aside(EntryId, Vec<u8>),
 }
 
 /// Why a line was not queued.
@@ -388,13 +448,53 @@ impl Shared {
         if pending.lines >= self.config.queue.max(1) || over_bytes {
             return Err(Refused::Full);
         }
-        let day = t.date_naive();
-        if pending.days.last().is_none_or(|(last, _)| *last != day) {
-            let start = pending.bytes.len();
-            pending.days.push((day, start));
-        }
+        let start = pending.bytes.len();
         pending.bytes.extend_from_slice(json);
         pending.bytes.push(b'\n');
+        self.queued(pending, t, start);
+        Ok(())
+    }
+
+    /// Encodes a line with `encode` straight into the queue, and queues it
+    /// if it is within the length bound and there is room: no scratch
+    /// buffer and no copy. The lock is held while encoding (a microsecond
+    /// or so); the writer only takes it to swap the buffer out.
+    fn queue_encoded(
+        &self,
+        t: DateTime<Utc>,
+        encode: impl FnOnce(&mut Vec<u8>) -> EntryId,
+    ) -> Result<EntryId, Unqueued> {
+        let mut pending = lock(&self.pending);
+        if pending.stopped {
+            return Err(Unqueued::Stopped);
+        }
+        let start = pending.bytes.len();
+        pending.encoding = Some(start);
+        let id = encode(&mut pending.bytes);
+        pending.encoding = None;
+        let length = pending.bytes.len() - start;
+        let stamped = length + self.node_suffix.as_ref().map_or(0, |s| s.len() - 1);
+        let bytes = start + pending.writing;
+        let over_bytes = bytes > 0 && bytes + stamped + 1 > self.config.queue_bytes;
+        if length > self.max_body() || pending.lines >= self.config.queue.max(1) || over_bytes {
+            let json = pending.bytes.split_off(start);
+            return Err(Unqueued::Aside(id, json));
+        }
+        self.stamp(&mut pending.bytes);
+        pending.bytes.push(b'\n');
+        self.queued(pending, t, start);
+        Ok(id)
+    }
+
+    /// Books a line just added to `pending.bytes` at `start`, and wakes the
+    /// writer if it waits for it.
+    fn queued(&self, mut pending: MutexGuard<'_, Pending>, t: DateTime<Utc>, start: usize) {
+        // The UTC date as stored (what `date_naive` gives, without its
+        // offset arithmetic).
+        let day = t.naive_utc().date();
+        if pending.days.last().is_none_or(|(last, _)| *last != day) {
+            pending.days.push((day, start));
+        }
         pending.lines += 1;
         pending.last_t = Some(t);
         let wake =
@@ -405,7 +505,6 @@ impl Shared {
             drop(pending);
             self.wake.notify_one();
         }
-        Ok(())
     }
 
     /// Re-encodes `entry`, whose line `json` is over the length bound,
@@ -570,31 +669,74 @@ impl ConversationLog {
     /// with a [`LogEntry`] of the same fields, but encoded straight from the
     /// borrowed fields (the cheap way for code that logs on every request).
     pub async fn append_line(&self, line: Line<'_>) -> Result<String, LogError> {
-        let id = new_entry_id(line.t);
+        let id = self.append_new_line(line).await?;
+        Ok(id.as_str().to_owned())
+    }
+
+    /// As [`append_line`](Self::append_line), returning the id inline (no
+    /// `String` per line).
+    pub(crate) async fn append_new_line(&self, line: Line<'_>) -> Result<EntryId, LogError> {
+        self.append_encoded(
+            line.t,
+            |out| line.write_json_new_id(out),
+            |id| cut::owned(&line, id),
+        )
+        .await
+    }
+
+    /// Queues a server's own line with a fresh id, which it returns (the
+    /// recorder's path).
+    pub(crate) async fn append_record(&self, record: Record<'_>) -> Result<EntryId, LogError> {
+        self.append_encoded(
+            record.t,
+            |out| record.write_json_new_id(out),
+            |id| record.to_entry(id),
+        )
+        .await
+    }
+
+    /// Queues the line `encode` writes (with a fresh id, which it returns),
+    /// encoded straight into the queue; `owned` gives the line as an entry
+    /// should it be too long and need cutting.
+    async fn append_encoded(
+        &self,
+        t: DateTime<Utc>,
+        encode: impl FnOnce(&mut Vec<u8>) -> EntryId,
+        owned: impl FnOnce(&str) -> LogEntry,
+    ) -> Result<EntryId, LogError> {
+        match self.shared.queue_encoded(t, encode) {
+            Ok(id) => Ok(id),
+            Err(Unqueued::Stopped) => Err(LogError::Stopped),
+            // Boxed: inline, the slow path's state would enlarge every
+            // line's future (and the recorder's around it).
+            Err(Unqueued::Aside(id, json)) => Box::pin(self.append_aside(t, id, json, owned)).await,
+        }
+    }
+
+    /// Queues a line that was too long (cut here) or found no room.
+    async fn append_aside(
+        &self,
+        t: DateTime<Utc>,
+        id: EntryId,
+        mut json: Vec<u8>,
+        owned: impl FnOnce(&str) -> LogEntry,
+    ) -> Result<EntryId, LogError> {
         let shared = &self.shared;
-        let max = shared.max_body();
-        let queued = with_scratch(|json| {
-            line.write_json(&id, json);
-            if json.len() > max {
-                shared.cut(&cut::owned(&line, &id), json)?;
-            }
-            shared.stamp(json);
-            Ok::<_, serde_json::Error>(
-                self.shared
-                    .try_queue(line.t, json)
-                    .map_err(|r| (r, json.clone())),
-            )
-        });
-        match queued {
-            Ok(Ok(())) => Ok(id),
-            Ok(Err((refused, json))) => {
-                self.refused(line.t, refused, json).await?;
+        if json.len() > shared.max_body() {
+            shared
+                .cut(&owned(id.as_str()), &mut json)
+                .map_err(|e| LogError::Io {
+                    context: "encoding a conversation log line".into(),
+                    source: std::io::Error::other(e),
+                })?;
+        }
+        shared.stamp(&mut json);
+        match shared.try_queue(t, &json) {
+            Ok(()) => Ok(id),
+            Err(refused) => {
+                self.refused(t, refused, json).await?;
                 Ok(id)
             }
-            Err(e) => Err(LogError::Io {
-                context: "encoding a conversation log line".into(),
-                source: std::io::Error::other(e),
-            }),
         }
     }
 
@@ -936,6 +1078,9 @@ impl Writer {
     /// everything is written.
     fn take(&mut self) -> bool {
         let mut pending = lock(&self.shared.pending);
+        // A wait hands the lock back poisoned or not: a line torn by a
+        // panic while the writer waited is cut off here.
+        pending.cut_torn();
         while pending.bytes.is_empty() && pending.commands.is_empty() && !pending.closed {
             pending.writer_idle = true;
             pending = self
@@ -943,6 +1088,7 @@ impl Writer {
                 .wake
                 .wait(pending)
                 .unwrap_or_else(PoisonError::into_inner);
+            pending.cut_torn();
         }
         pending.writer_idle = false;
         if pending.closed && pending.bytes.is_empty() && pending.commands.is_empty() {
@@ -1292,6 +1438,40 @@ mod tests {
         assert_eq!(read.entries[2].metadata["failed"], 2);
         assert_eq!(texts[3], "after");
         assert_eq!(log.written(), 4);
+    }
+
+    #[test]
+    fn the_system_clock_reads_as_chrono_does() {
+        for _ in 0..3 {
+            let before = Utc::now();
+            let now = system_now();
+            let after = Utc::now();
+            assert!(before <= now && now <= after, "{before} {now} {after}");
+            assert_eq!(now.date_naive(), now.naive_utc().date());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panic_while_encoding_into_the_queue_leaves_no_part_of_a_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ConversationLog::open(dir.path(), LogConfig::default()).unwrap();
+        log.append(entry("before")).await.unwrap();
+        let shared = log.shared.clone();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = shared.queue_encoded(Utc::now(), |out| {
+                out.extend_from_slice(b"{\"id\":\"torn");
+                panic!("encoding failed halfway");
+            });
+        }));
+        assert!(panicked.is_err());
+        log.append(entry("after")).await.unwrap();
+        log.flush().await.unwrap();
+        let read = LogReader::new(dir.path())
+            .day(Utc::now().date_naive())
+            .unwrap();
+        assert_eq!(read.skipped, 0);
+        let texts: Vec<String> = read.entries.iter().map(LogEntry::content_text).collect();
+        assert_eq!(texts, ["before", "after"]);
     }
 
     #[tokio::test]

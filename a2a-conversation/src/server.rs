@@ -18,6 +18,7 @@
 //! between (status messages that do not end the turn, artifacts), so each
 //! message is in the log once.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use a2a_core::{A2aError, Artifact, Message, SendMessageRequest, StreamResponse, Task, TaskState};
@@ -25,7 +26,8 @@ use a2a_server::observer::{CallObserver, ExecutionObserver, Observer};
 use a2a_server::{CallContext, HandlerBuilder, RequestContext};
 use async_trait::async_trait;
 
-use crate::{ChainTip, ConversationLog, EntryType, Line, LineContent, metadata_keys};
+use crate::entry::{AgentName, EntryId, Key, Record, Side, TipId};
+use crate::{ChainTip, ConversationLog, EntryType, LineContent, metadata_keys};
 
 /// Writes a server's lines to a [`ConversationLog`], as its agent. Cheap to
 /// clone.
@@ -47,7 +49,7 @@ pub struct Recorder {
 #[derive(Debug)]
 struct Shared {
     log: ConversationLog,
-    agent: String,
+    agent: AgentName,
     /// [`log_token`] of `log`.
     token: String,
 }
@@ -112,7 +114,7 @@ impl Recorder {
             shared: Arc::new(Shared {
                 token: log_token(&log),
                 log,
-                agent: agent.into(),
+                agent: AgentName::new(agent.into()),
             }),
         }
     }
@@ -123,22 +125,22 @@ impl Recorder {
     async fn append(
         &self,
         kind: EntryType,
-        (from, to): (&str, &str),
+        (from, to): (Side<'_>, Side<'_>),
         content: LineContent<'_>,
-        parent: Option<&str>,
-        metadata: &[(&str, &str)],
-    ) -> Option<String> {
+        parent: Option<&TipId>,
+        metadata: &[(Key, &str)],
+    ) -> Option<EntryId> {
         let log = &self.shared.log;
-        let line = Line {
+        let record = Record {
             t: log.now(),
             kind,
             from_agent: from,
-            to_agent: Some(to),
+            to_agent: to,
             content,
             parent_id: parent,
             metadata,
         };
-        match log.append_line(line).await {
+        match log.append_record(record).await {
             Ok(id) => Some(id),
             Err(err) => {
                 tracing::debug!(error = %err, "a conversation log line was not written");
@@ -147,11 +149,10 @@ impl Recorder {
         }
     }
 
-    /// Logs an incoming message and returns the exchange it opens; a
-    /// message its sender logged in this log ([`mark_logged`]) is not
-    /// logged again.
-    async fn request(&self, call: &CallContext, message: &Message) -> Exchange {
-        let peer = peer_name(call, message);
+    /// Logs an incoming message from `peer` and returns the exchange it
+    /// opens; a message its sender logged in this log ([`mark_logged`]) is
+    /// not logged again.
+    async fn request(&self, peer: Peer, message: &Message) -> Exchange {
         let metadata = message.metadata.as_ref();
         let parent = metadata
             .and_then(|m| m.get(metadata_keys::LOG_PARENT))
@@ -171,23 +172,24 @@ impl Recorder {
             }
         }
         let ids = Ids::sorted([
-            ("contextId", &message.context_id),
-            ("messageId", &message.message_id),
-            ("taskId", &message.task_id),
+            (Key::ContextId, &message.context_id),
+            (Key::MessageId, &message.message_id),
+            (Key::TaskId, &message.task_id),
         ]);
+        let parent = parent.map(|line| TipId::Given(line.to_owned()));
         let id = self
             .append(
                 EntryType::Request,
-                (&peer, &self.shared.agent),
+                (side(&peer), Side::Encoded(&self.shared.agent)),
                 LineContent::Parts(&message.parts),
-                parent,
+                parent.as_ref(),
                 ids.as_slice(),
             )
             .await;
         Exchange {
             recorder: self.clone(),
             peer,
-            tip: ChainTip::at(id),
+            tip: ChainTip::at_made(id),
             artifacts: Vec::new(),
             caller_logs: false,
         }
@@ -197,14 +199,14 @@ impl Recorder {
     async fn error(&self, request: &RequestIds, err: &A2aError) {
         let code = err.kind().to_string();
         let ids = Ids::sorted([
-            ("code", &code),
-            ("contextId", &request.context_id),
-            ("messageId", &request.message_id),
-            ("taskId", &request.task_id),
+            (Key::Code, &code),
+            (Key::ContextId, &request.context_id),
+            (Key::MessageId, &request.message_id),
+            (Key::TaskId, &request.task_id),
         ]);
         self.append(
             EntryType::Error,
-            (&self.shared.agent, &request.peer),
+            (Side::Encoded(&self.shared.agent), side(&request.peer)),
             LineContent::Text(err.message()),
             None,
             ids.as_slice(),
@@ -250,7 +252,10 @@ struct Call {
 #[async_trait]
 impl CallObserver for Call {
     async fn accepted(&mut self, ctx: &mut RequestContext) -> Option<Box<dyn ExecutionObserver>> {
-        let exchange = self.recorder.request(&ctx.call, &ctx.message).await;
+        // The peer as `call` found it: the message's sender does not change
+        // on the way.
+        let peer = self.request.peer.clone();
+        let exchange = self.recorder.request(peer, &ctx.message).await;
         ctx.extensions.insert(exchange.tip.clone());
         Some(Box::new(exchange))
     }
@@ -263,7 +268,7 @@ impl CallObserver for Call {
 /// Who an execution answers, and the latest line of its exchange.
 struct Exchange {
     recorder: Recorder,
-    peer: String,
+    peer: Peer,
     tip: ChainTip,
     /// Artifacts the agent wrote this turn: each is logged once, whole, when
     /// the turn ends (not chunk by chunk).
@@ -324,46 +329,46 @@ impl ExecutionObserver for Exchange {
 impl Exchange {
     async fn artifact(&self, artifact: &Artifact, task: &Task) {
         let ids = Ids::sorted([
-            ("artifactId", &artifact.artifact_id),
-            ("contextId", &task.context_id),
-            ("taskId", &task.id),
+            (Key::ArtifactId, &artifact.artifact_id),
+            (Key::ContextId, &task.context_id),
+            (Key::TaskId, &task.id),
         ]);
-        let parent = self.tip.get();
+        let parent = self.tip.id();
         let id = self
             .recorder
             .append(
                 EntryType::Response,
-                (&self.recorder.shared.agent, &self.peer),
+                (Side::Encoded(&self.recorder.shared.agent), side(&self.peer)),
                 LineContent::Parts(&artifact.parts),
-                parent.as_deref(),
+                parent.as_ref(),
                 ids.as_slice(),
             )
             .await;
         if let Some(id) = id {
-            self.tip.set(id);
+            self.tip.set_made(id);
         }
     }
 
     async fn said(&self, kind: EntryType, message: &Message, state: Option<TaskState>) {
         let ids = Ids::sorted([
-            ("contextId", &message.context_id),
-            ("messageId", &message.message_id),
-            ("state", state.map_or("", TaskState::as_str)),
-            ("taskId", &message.task_id),
+            (Key::ContextId, &message.context_id),
+            (Key::MessageId, &message.message_id),
+            (Key::State, state.map_or("", TaskState::as_str)),
+            (Key::TaskId, &message.task_id),
         ]);
-        let parent = self.tip.get();
+        let parent = self.tip.id();
         let id = self
             .recorder
             .append(
                 kind,
-                (&self.recorder.shared.agent, &self.peer),
+                (Side::Encoded(&self.recorder.shared.agent), side(&self.peer)),
                 LineContent::Parts(&message.parts),
-                parent.as_deref(),
+                parent.as_ref(),
                 ids.as_slice(),
             )
             .await;
         if let Some(id) = id {
-            self.tip.set(id);
+            self.tip.set_made(id);
         }
     }
 }
@@ -371,7 +376,7 @@ impl Exchange {
 /// What a refusal's line says of the request.
 #[derive(Debug)]
 struct RequestIds {
-    peer: String,
+    peer: Peer,
     context_id: String,
     message_id: String,
     task_id: String,
@@ -391,19 +396,19 @@ impl RequestIds {
 /// A line's metadata: the A2A ids and a few more, sorted by key (the order
 /// a stored entry's metadata reads back in), on the stack.
 struct Ids<'a> {
-    pairs: [(&'a str, &'a str); 4],
+    pairs: [(Key, &'a str); 4],
     len: usize,
 }
 
 impl<'a> Ids<'a> {
     /// The pairs with a value, given in key order (checked in debug builds).
-    fn sorted<const N: usize>(given: [(&'a str, &'a str); N]) -> Ids<'a> {
+    fn sorted<const N: usize>(given: [(Key, &'a str); N]) -> Ids<'a> {
         debug_assert!(
             given.windows(2).all(|w| w[0].0 < w[1].0),
             "keys out of order"
         );
         let mut ids = Ids {
-            pairs: [("", ""); 4],
+            pairs: [(Key::Code, ""); 4],
             len: 0,
         };
         for (key, value) in given {
@@ -415,7 +420,7 @@ impl<'a> Ids<'a> {
         ids
     }
 
-    fn as_slice(&self) -> &[(&'a str, &'a str)] {
+    fn as_slice(&self) -> &[(Key, &'a str)] {
         &self.pairs[..self.len]
     }
 }
@@ -431,22 +436,33 @@ fn kind_of(state: TaskState) -> EntryType {
 /// The sender: the agent named in the message's metadata, else the
 /// authenticated user (an agent of a gateway, `agent:NAME`, by its name),
 /// else `user`.
-fn peer_name(call: &CallContext, message: &Message) -> String {
+fn peer_name(call: &CallContext, message: &Message) -> Peer {
     if let Some(name) = message
         .metadata
         .as_ref()
         .and_then(|m| m.get(metadata_keys::FROM_AGENT))
         .and_then(|v| v.as_str())
     {
-        return name.to_owned();
+        return Cow::Owned(name.to_owned());
     }
     let user = &call.user.name;
     if let Some(agent) = user.strip_prefix("agent:").filter(|a| !a.is_empty()) {
-        return agent.to_owned();
+        return Cow::Owned(agent.to_owned());
     }
     if user.is_empty() {
-        "user".to_owned()
+        Cow::Borrowed("user")
     } else {
-        user.clone()
+        Cow::Owned(user.clone())
+    }
+}
+
+/// Who an exchange is with: `user`, the most common, without an allocation.
+type Peer = Cow<'static, str>;
+
+/// The peer as a side of a line: `user` is written without a check.
+fn side(peer: &Peer) -> Side<'_> {
+    match peer {
+        Cow::Borrowed("user") => Side::User,
+        peer => Side::Name(peer),
     }
 }

@@ -100,6 +100,7 @@ fn write_value(out: &mut Vec<u8>, value: &impl serde::Serialize) {
 
 /// Whether any of the eight bytes of `chunk` must be escaped in a JSON
 /// string: a control character, a quote or a backslash.
+#[inline]
 fn needs_escape(chunk: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -114,6 +115,11 @@ fn needs_escape(chunk: u64) -> bool {
 }
 
 /// Appends `text` as a JSON string, escaped as `serde_json` escapes it.
+// This and the checks under it are inlined into other crates too: the
+// conversation log writes a dozen short strings per line, and a call each
+// cost more than checking them (with plain `#[inline]`, one of the two was
+// still called).
+#[inline(always)]
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
     out.reserve(text.len() + 2);
     out.push(b'"');
@@ -123,6 +129,7 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
 
 /// Appends `text` escaped for the inside of a JSON string (no quotes), as
 /// `serde_json` escapes it: for a string written in pieces.
+#[inline(always)]
 pub fn write_str_contents(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     if is_clean(bytes) {
@@ -133,6 +140,7 @@ pub fn write_str_contents(out: &mut Vec<u8>, text: &str) {
 }
 
 /// Whether `bytes` go into a JSON string as they are, eight at a time.
+#[inline]
 fn is_clean(bytes: &[u8]) -> bool {
     let word = |chunk: &[u8]| u64::from_le_bytes(chunk.try_into().unwrap_or([b' '; 8]));
     if let Some(last) = bytes.len().checked_sub(8) {

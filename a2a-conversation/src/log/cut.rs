@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::entry::{Line, LineContent, LogEntry, parts_content};
+use crate::entry::{Line, LogEntry};
 
 /// The metadata key of a cut line: how many bytes were cut from it in all.
 pub(crate) const CUT_BYTES_KEY: &str = "cutBytes";
@@ -20,10 +20,7 @@ pub(crate) fn owned(line: &Line<'_>, id: &str) -> LogEntry {
         from_agent: line.from_agent.to_owned(),
         to_agent: line.to_agent.map(str::to_owned),
         kind: line.kind,
-        content: match line.content {
-            LineContent::Text(text) => Value::String(text.to_owned()),
-            LineContent::Parts(parts) => parts_content(parts),
-        },
+        content: line.content.to_value(),
         parent_id: line.parent_id.map(str::to_owned),
         metadata: line
             .metadata

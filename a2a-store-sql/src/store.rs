@@ -755,12 +755,14 @@ where
             .await?;
         if self.keeps_outbox() {
             // Finished jobs whose pushes this node still sends keep their
-            // lease too. The outbox holds only what is unsent, so the join
-            // starts from a handful of rows, whatever the jobs table holds.
+            // lease too. The outbox holds only what is unsent: nearly always
+            // empty, which the uncorrelated EXISTS checks once (a one-time
+            // filter) before any join is planned over the jobs.
             self.execute_write(
                 "UPDATE jobs j SET heartbeat_us = $1 FROM push_outbox o \
                  JOIN tasks t ON t.seq = o.task_seq \
-                 WHERE j.task_id = t.task_id AND j.owner_tenant = t.owner_tenant \
+                 WHERE EXISTS (SELECT 1 FROM push_outbox) \
+                 AND j.task_id = t.task_id AND j.owner_tenant = t.owner_tenant \
                  AND j.owner_user = t.owner_user AND j.node = $2 \
                  AND j.state NOT IN ('RUNNING', 'PENDING')",
                 vec![Bind::I64(micros(at)), Bind::Text(node.to_owned())],

@@ -103,6 +103,18 @@ async fn slow_webhook() -> (String, Received) {
     (url, received)
 }
 
+/// Starts a task of the test agent (`text`) whose events go to `hook`;
+/// returns at once with its id.
+async fn send_pushed(client: &Client, text: &str, hook: &str) -> String {
+    let mut request = support::request(text);
+    request.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        task_push_notification_config: Some(TaskPushNotificationConfig::new("", hook)),
+        ..Default::default()
+    });
+    support::send_task(client, request).await.id
+}
+
 /// The task's stored events by version.
 async fn stored_by_version(url: &str, task_id: &str) -> BTreeMap<u64, StreamResponse> {
     stored_events(url, task_id)
@@ -135,13 +147,7 @@ async fn pushes_owed_by_a_killed_node_are_sent_by_the_node_that_takes_over() {
 
     // Four turns of 300 ms on node 1, each pushed to a webhook that takes
     // 700 ms per delivery: deliveries fall behind the work.
-    let mut request = support::request("turns 4 ms 300");
-    request.configuration = Some(SendMessageConfiguration {
-        return_immediately: true,
-        task_push_notification_config: Some(TaskPushNotificationConfig::new("", hook.as_str())),
-        ..Default::default()
-    });
-    let task_id = support::send_task(&c1, request).await.id;
+    let task_id = send_pushed(&c1, "turns 4 ms 300", &hook).await;
     // Two turns done while the webhook has heard of at most two events: node
     // 1 owes it some. Then it dies.
     wait_for_effects(&effects, |lines| {
@@ -240,13 +246,7 @@ async fn pushes_owed_for_a_finished_task_by_a_killed_node_are_swept_by_another()
 
     // The task ends on node 1 long before its webhook, at 700 ms per
     // delivery, has heard its events: no execution is left to resume them.
-    let mut request = support::request("turns 3 ms 20");
-    request.configuration = Some(SendMessageConfiguration {
-        return_immediately: true,
-        task_push_notification_config: Some(TaskPushNotificationConfig::new("", hook.as_str())),
-        ..Default::default()
-    });
-    let task_id = support::send_task(&c1, request).await.id;
+    let task_id = send_pushed(&c1, "turns 3 ms 20", &hook).await;
     let done = support::wait_for_state(&c1, &task_id, TaskState::Completed).await;
     assert_eq!(support::status_text(&done), "3 turns done");
     let stored = stored_by_version(&url, &task_id).await;

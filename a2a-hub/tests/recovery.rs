@@ -109,6 +109,29 @@ async fn start(dir: &Path, started: Arc<Notify>) -> (Hub, Gateway) {
     (hub, gateway)
 }
 
+/// Runs `first` as a hub process would, on a runtime of its own, and then
+/// drops that runtime at once, as a process killed with SIGKILL stops:
+/// whatever it spawned and had not finished never runs again. Answers what
+/// `first` returned.
+async fn until_killed<F, Fut, T>(first: F) -> T
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = T>,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let answer = runtime.block_on(first());
+        drop(runtime);
+        answer
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_under_way_when_the_hub_dies_is_answered_after_the_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -116,47 +139,38 @@ async fn a_delivery_under_way_when_the_hub_dies_is_answered_after_the_restart() 
 
     // The first hub delivers, then dies with beta at work (its runtime
     // dropped mid-flight, as a killed process would be).
-    let thread = tokio::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
+    let thread = until_killed(move || async move {
+        let started = Arc::new(Notify::new());
+        let (hub, _gateway) = start(&path, started.clone()).await;
+        let done = hub
+            .collaborate(
+                Sender::Agent("alpha".into()),
+                Collaborate::new("beta", "auth module review"),
+            )
+            .await
             .unwrap();
-        let thread = runtime.block_on(async {
-            let started = Arc::new(Notify::new());
-            let (hub, _gateway) = start(&path, started.clone()).await;
-            let done = hub
-                .collaborate(
-                    Sender::Agent("alpha".into()),
-                    Collaborate::new("beta", "auth module review"),
-                )
-                .await
+        assert!(done.delivered);
+        started.notified().await;
+        // The delivery is on record once the hub follows beta's task.
+        let db = path.join("hub").join(a2a_hub::HUB_DB);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            let pending: i64 = conn
+                .query_row("SELECT COUNT(*) FROM deliveries", [], |row| row.get(0))
                 .unwrap();
-            assert!(done.delivered);
-            started.notified().await;
-            // The delivery is on record once the hub follows beta's task.
-            let db = path.join("hub").join(a2a_hub::HUB_DB);
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-            loop {
-                let conn = rusqlite::Connection::open(&db).unwrap();
-                let pending: i64 = conn
-                    .query_row("SELECT COUNT(*) FROM deliveries", [], |row| row.get(0))
-                    .unwrap();
-                if pending == 1 {
-                    break;
-                }
-                assert!(
-                    tokio::time::Instant::now() < deadline,
-                    "no delivery on record"
-                );
-                tokio::time::sleep(Duration::from_millis(10)).await;
+            if pending == 1 {
+                break;
             }
-            done.thread
-        });
-        drop(runtime);
-        thread
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no delivery on record"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        done.thread
     })
-    .await
-    .unwrap();
+    .await;
 
     // The restarted hub finds the delivery; beta's job resumes and answers.
     let (hub, _gateway) = start(dir.path(), Arc::new(Notify::new())).await;
@@ -202,28 +216,19 @@ async fn a_hub_that_dies_right_after_acknowledging_a_delivery_still_answers_it()
 
     // The first hub dies the moment it says beta took the message: before
     // beta starts, before anything else runs on its runtime.
-    let thread = tokio::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
+    let thread = until_killed(move || async move {
+        let (hub, _gateway) = start(&path, Arc::new(Notify::new())).await;
+        let done = hub
+            .collaborate(
+                Sender::Agent("alpha".into()),
+                Collaborate::new("beta", "parser review"),
+            )
+            .await
             .unwrap();
-        let thread = runtime.block_on(async {
-            let (hub, _gateway) = start(&path, Arc::new(Notify::new())).await;
-            let done = hub
-                .collaborate(
-                    Sender::Agent("alpha".into()),
-                    Collaborate::new("beta", "parser review"),
-                )
-                .await
-                .unwrap();
-            assert!(done.delivered);
-            done.thread
-        });
-        drop(runtime);
-        thread
+        assert!(done.delivered);
+        done.thread
     })
-    .await
-    .unwrap();
+    .await;
 
     // What it acknowledged was on record: the restarted hub follows beta's
     // resumed task and posts the answer, once.
@@ -263,27 +268,19 @@ async fn a_hub_that_dies_right_after_acknowledging_a_post_still_delivers_it() {
     // The first hub dies the moment the post returns: its deliveries were
     // spawned on its runtime but never ran, as in a process killed right
     // after it answered 201.
-    tokio::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
+    until_killed(move || async move {
+        let (hub, _gateway) = start(&path, Arc::new(Notify::new())).await;
+        let posted = hub
+            .post(Post::new(
+                Sender::Person("ann".into()),
+                "general",
+                "@gamma can you check the release notes",
+            ))
+            .await
             .unwrap();
-        runtime.block_on(async {
-            let (hub, _gateway) = start(&path, Arc::new(Notify::new())).await;
-            let posted = hub
-                .post(Post::new(
-                    Sender::Person("ann".into()),
-                    "general",
-                    "@gamma can you check the release notes",
-                ))
-                .await
-                .unwrap();
-            assert_eq!(posted.handlers, ["gamma"]);
-        });
-        drop(runtime);
+        assert_eq!(posted.handlers, ["gamma"]);
     })
-    .await
-    .unwrap();
+    .await;
 
     // The acknowledged post's delivery was on record: the restarted hub
     // delivers it, and gamma's answer lands once.

@@ -78,17 +78,24 @@ where
             let (mut parts, body) = request.into_parts();
             // A placeholder where the path names no operation (0.3's rpcs, an
             // unknown name): the method is no credential.
-            let method = method_of(parts.uri.path()).unwrap_or(Method::SendMessage);
+            let named = method_of(parts.uri.path());
+            let method = named.unwrap_or(Method::SendMessage);
             // The headers are lent to the head's context and given back, not
             // copied: tonic reads them again for the call.
             let params = ServiceParams::from_headers(std::mem::take(&mut parts.headers));
             let mut ctx =
                 CallContext::new(method, params).with_binding(a2a_server::telemetry::binding::GRPC);
             let checked = service.authenticate_head(&mut ctx).await;
-            parts.headers = ctx.service_params.into_headers();
+            parts.headers = std::mem::take(&mut ctx.service_params).into_headers();
             match checked {
                 Ok(head) => {
                     parts.extensions.insert(head);
+                    // The context goes on with the call, which gives it the
+                    // headers back rather than building it again (its
+                    // requested extensions are read from the same headers).
+                    if named.is_some() {
+                        parts.extensions.insert(HeadContext(ctx));
+                    }
                 }
                 // The body is dropped unread.
                 Err(err) => return Ok(to_status(&err).into_http()),
@@ -158,7 +165,29 @@ impl http_body::Body for Budgeted {
     }
 }
 
+/// The context a head naming its operation was authenticated with, without
+/// its service parameters (they went back to the request).
+#[derive(Clone)]
+pub(crate) struct HeadContext(CallContext);
+
 /// The [`HeadCheck`] the head's authentication left in `extensions`.
 pub(crate) fn head_check(extensions: &mut tonic::Extensions) -> HeadCheck {
     extensions.remove::<HeadCheck>().unwrap_or_default()
+}
+
+/// The context for a call of `method` whose service parameters are
+/// `params`: the head's, when its authentication built one for the same
+/// operation, else a new one.
+pub(crate) fn call_context(
+    extensions: &mut tonic::Extensions,
+    method: Method,
+    params: ServiceParams,
+) -> CallContext {
+    match extensions.remove::<HeadContext>() {
+        Some(HeadContext(mut ctx)) if ctx.method == method => {
+            ctx.service_params = params;
+            ctx
+        }
+        _ => CallContext::new(method, params).with_binding(a2a_server::telemetry::binding::GRPC),
+    }
 }

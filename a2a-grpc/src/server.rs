@@ -53,12 +53,12 @@ impl GrpcService {
     async fn call(
         &self,
         metadata: MetadataMap,
+        extensions: &mut tonic::Extensions,
         request: Request,
-        head: a2a_server::auth::HeadCheck,
     ) -> Result<(CallContext, Response), Status> {
+        let head = crate::head::head_check(extensions);
         let params = ServiceParams::from_headers(metadata.into_headers());
-        let mut ctx = CallContext::new(request.method(), params)
-            .with_binding(a2a_server::telemetry::binding::GRPC);
+        let mut ctx = crate::head::call_context(extensions, request.method(), params);
         match self.service.call_checked(&mut ctx, request, head).await {
             Ok(response) => Ok((ctx, response)),
             Err(err) => Err(to_status(&err)),
@@ -139,9 +139,8 @@ impl UnaryService<Request> for GrpcServer {
         let service = self.service.clone();
         Box::pin(async move {
             let (metadata, mut extensions, request) = request.into_parts();
-            let head = crate::head::head_check(&mut extensions);
             let method = request.method();
-            let (ctx, response) = service.call(metadata, request, head).await?;
+            let (ctx, response) = service.call(metadata, &mut extensions, request).await?;
             match response.into_unary() {
                 Ok(answer) if answer.is_answer_to(method) => {
                     Ok(reply(&ctx, GrpcAnswer::of(answer)))
@@ -162,9 +161,8 @@ impl ServerStreamingService<Request> for GrpcServer {
         let service = self.service.clone();
         Box::pin(async move {
             let (metadata, mut extensions, request) = request.into_parts();
-            let head = crate::head::head_check(&mut extensions);
             let method = request.method();
-            match service.call(metadata, request, head).await? {
+            match service.call(metadata, &mut extensions, request).await? {
                 (ctx, Response::Stream(events)) => {
                     let events = events.map(|item| match item {
                         Ok(event) => Ok(GrpcAnswer::Event(event.to_proto())),

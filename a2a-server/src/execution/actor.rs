@@ -574,11 +574,13 @@ impl Actor {
             });
         }
         // A new task's caller waits for this write and has not learned the
-        // task's id yet: a short retry, then it is told to try again.
+        // task's id yet: a short retry, counted from the first try (which
+        // may have waited out the pool), then it is told to try again.
         let mut failed = false;
         let budget = self.shared.config.store_retry.min(FIRST_WRITE_RETRY);
         let store = self.shared.store.as_ref();
-        let mut created = super::persist::retrying(budget, &mut failed, || {
+        let started = tokio::time::Instant::now();
+        let mut created = super::persist::retrying_since(started, budget, &mut failed, || {
             store.create(&self.caller, &task, &cause)
         })
         .await;

@@ -114,9 +114,38 @@ pub(crate) async fn persist(
 /// Runs `write` until it succeeds or fails for good: a transient store
 /// failure (a lost connection, a busy or full database) is tried again with
 /// backoff (20 ms doubling to 2 s) while `budget` lasts; `failed` is set
-/// when any attempt failed. The clock is read only once something failed, so
-/// a write that succeeds costs nothing more.
+/// when any attempt failed. The budget counts from the first failure: the
+/// clock is read only once something failed, so a write that succeeds costs
+/// nothing more.
 pub(crate) async fn retrying<T, F, Fut>(
+    budget: Duration,
+    failed: &mut bool,
+    write: F,
+) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    retrying_until(None, budget, failed, write).await
+}
+
+/// [`retrying`] with the budget counted from `started` (a caller waiting
+/// for the answer, whose first try may itself have waited long).
+pub(crate) async fn retrying_since<T, F, Fut>(
+    started: tokio::time::Instant,
+    budget: Duration,
+    failed: &mut bool,
+    write: F,
+) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    retrying_until(Some(started + budget), budget, failed, write).await
+}
+
+async fn retrying_until<T, F, Fut>(
+    mut deadline: Option<tokio::time::Instant>,
     budget: Duration,
     failed: &mut bool,
     mut write: F,
@@ -125,7 +154,6 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, StoreError>>,
 {
-    let mut deadline = None;
     let mut wait = Duration::from_millis(20);
     loop {
         match write().await {
@@ -251,5 +279,35 @@ mod tests {
             .is_err()
         );
         assert_eq!(*current.task, store.get(&caller, "t").await.unwrap().task);
+    }
+
+    /// A write whose every try waits 3 s (a pool waiting out its acquire
+    /// timeout) and fails: how many tries a 2 s budget gives it, and when
+    /// the failure is answered.
+    async fn slow_failures(since_start: bool) -> (u32, Duration) {
+        let started = tokio::time::Instant::now();
+        let mut tries = 0;
+        let write = || {
+            tries += 1;
+            async {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                Err::<(), _>(StoreError::Backend("pool timed out".into()))
+            }
+        };
+        let budget = Duration::from_secs(2);
+        let result = match since_start {
+            true => retrying_since(started, budget, &mut false, write).await,
+            false => retrying(budget, &mut false, write).await,
+        };
+        assert!(result.is_err());
+        (tries, started.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_budget_counted_from_the_start_includes_a_slow_first_try() {
+        // From the first failure, a slow first try is followed by another.
+        assert_eq!(slow_failures(false).await, (2, Duration::from_millis(6020)));
+        // From the start, a caller waiting for its answer is told at once.
+        assert_eq!(slow_failures(true).await, (1, Duration::from_secs(3)));
     }
 }

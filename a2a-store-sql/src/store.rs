@@ -806,30 +806,35 @@ where
         Self::read_jobs(&rows)
     }
 
-    /// `JobStore::finish`.
+    /// `JobStore::finish`, and with `node`, `JobStore::finish_on`.
     pub(crate) async fn finish_job(
         &self,
         task_id: &str,
         state: JobState,
         reason: Option<&str>,
         at: DateTime<Utc>,
+        node: Option<&str>,
     ) -> Result<(), StoreError> {
         if !state.is_finished() {
             return Err(StoreError::Invalid(format!(
                 "a job cannot finish as {state}"
             )));
         }
-        let written = self
-            .execute_write(
-                "UPDATE jobs SET state = $1, reason = $2, updated_us = $3 WHERE task_id = $4",
-                vec![
-                    Bind::Text(state.as_str().to_owned()),
-                    Bind::OptText(reason.map(str::to_owned)),
-                    Bind::I64(micros(at)),
-                    Bind::Text(task_id.to_owned()),
-                ],
-            )
-            .await?;
+        let mut binds = vec![
+            Bind::Text(state.as_str().to_owned()),
+            Bind::OptText(reason.map(str::to_owned)),
+            Bind::I64(micros(at)),
+            Bind::Text(task_id.to_owned()),
+        ];
+        let statement = match node {
+            None => "UPDATE jobs SET state = $1, reason = $2, updated_us = $3 WHERE task_id = $4",
+            Some(node) => {
+                binds.push(Bind::Text(node.to_owned()));
+                "UPDATE jobs SET state = $1, reason = $2, updated_us = $3, \
+                 node = $5, heartbeat_us = $3 WHERE task_id = $4"
+            }
+        };
+        let written = self.execute_write(statement, binds).await?;
         if written == 0 {
             return Err(StoreError::NotFound(task_id.to_owned()));
         }
@@ -1233,7 +1238,22 @@ macro_rules! delegate_store_traits {
                     reason: Option<&str>,
                     at: DateTime<Utc>,
                 ) -> Result<(), StoreError> {
-                    self.store.finish_job(task_id, state, reason, at).await
+                    self.store
+                        .finish_job(task_id, state, reason, at, None)
+                        .await
+                }
+
+                async fn finish_on(
+                    &self,
+                    task_id: &str,
+                    state: JobState,
+                    reason: Option<&str>,
+                    at: DateTime<Utc>,
+                    node: &str,
+                ) -> Result<(), StoreError> {
+                    self.store
+                        .finish_job(task_id, state, reason, at, Some(node))
+                        .await
                 }
 
                 async fn recover(

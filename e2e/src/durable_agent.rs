@@ -14,7 +14,8 @@ use a2a_server::store::Checkpoint;
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 
 /// The crash-test agent. Messages are `turns N` (default 3) and optionally
-/// `ms M` (time per turn, default 20).
+/// `ms M` (time per turn, default 20); with `ask` the task ends its turns
+/// INPUT_REQUIRED instead of completing.
 #[derive(Debug, Clone)]
 pub struct TurnAgent {
     effects: Arc<Mutex<std::fs::File>>,
@@ -85,6 +86,11 @@ impl AgentExecutor for TurnAgent {
                 return Err(err);
             }
             self.note(&format!("committed {task} {turn}"))?;
+        }
+        if text.split_whitespace().any(|word| word == "ask") {
+            return events
+                .require_input(format!("{turns} turns done; what next?"))
+                .await;
         }
         events
             .complete_with_text(format!("{turns} turns done"))

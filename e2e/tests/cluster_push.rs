@@ -4,7 +4,9 @@
 //! least once, each delivery naming its event (`A2A-Event-Version`) so
 //! repeats can be told apart. A task that finished before its pushes were
 //! sent has no execution to take over: another node sweeps its outbox once
-//! the dead node's lease on the job expires.
+//! the dead node's lease on the job expires. That holds for a task canceled
+//! by a node that did not run it, too: the canceling node sends the cancel's
+//! pushes under the job's lease, so its death leaves them to another.
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
 
@@ -266,5 +268,60 @@ async fn pushes_owed_for_a_finished_task_by_a_killed_node_are_swept_by_another()
         stored.len()
     );
     drop(two);
+    support::drop_postgres_database(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pushes_of_a_cancel_by_a_node_that_dies_are_sent_by_another() {
+    let Some(url) = support::postgres_database("push_outbox_cancel").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let effects = dir.path().join("effects.log");
+    let (hook, received) = slow_webhook().await;
+    let one = node(&url, &effects, "node-1").await;
+    let mut two = node(&url, &effects, "node-2").await;
+    let c1 = Client::connect(&one.url).await.unwrap();
+    let c2 = Client::connect(&two.url).await.unwrap();
+
+    // The task's turn ends on node 1 waiting for input: no execution runs.
+    let task_id = send_pushed(&c1, "turns 1 ask", &hook).await;
+    support::wait_for_state(&c1, &task_id, TaskState::InputRequired).await;
+    // Node 2 cancels it: node 2 writes the cancel and owes its push, which
+    // the webhook (700 ms a delivery) has not answered when node 2 dies.
+    let canceled = c2
+        .cancel_task(
+            a2a_core::CancelTaskRequest {
+                id: task_id.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    two.child.start_kill().unwrap();
+    two.child.wait().await.unwrap();
+    let (state, holder, _) = support::durable::job_row(&url, &task_id).await;
+    assert_eq!(
+        (state.as_str(), holder.as_str()),
+        ("CANCELED", "node-2"),
+        "the canceling node holds the job while it sends the cancel's pushes"
+    );
+
+    // Node 1, alive all along, sweeps the cancel's push once node 2's lease
+    // expires (were the lease still node 1's, its heartbeat would keep it
+    // and nobody would send the cancel).
+    let stored = stored_by_version(&url, &task_id).await;
+    assert!(matches!(
+        stored.values().last(),
+        Some(StreamResponse::StatusUpdate(update)) if update.status.state == TaskState::Canceled
+    ));
+    let (all, repeats) = every_event_heard(&url, &task_id, &received, &stored).await;
+    eprintln!(
+        "a dead node's cancel: {all} deliveries of {} events ({repeats} repeats)",
+        stored.len()
+    );
+    drop(one);
     support::drop_postgres_database(&url).await;
 }

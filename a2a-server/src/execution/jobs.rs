@@ -645,12 +645,15 @@ pub(crate) async fn record_cancel(shared: &super::Shared, task_id: &str) {
         return;
     };
     let outcome = match jobs.get(task_id).await {
+        // This node wrote the cancel and sends its pushes: the job's lease
+        // becomes its own while it does.
         Ok(Some(job)) if job.state != JobState::Running => {
-            jobs.finish(
+            jobs.finish_on(
                 task_id,
                 JobState::Canceled,
                 Some(CANCELED_REASON),
                 shared.clock.now(),
+                &shared.job_config.node,
             )
             .await
         }

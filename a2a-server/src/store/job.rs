@@ -343,6 +343,28 @@ pub trait JobStore: Send + Sync + 'static {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
 
+    /// Ends a job as [`JobStore::finish`] does and moves it to `node`, its
+    /// lease renewed at `at`: a node that writes a task's last event without
+    /// running its execution (a cancel of a task waiting for input) sends
+    /// that event's pushes, so the job's lease must be its own while it
+    /// does (see [`JobStore::take_over_deliveries`]): were the lease left
+    /// with a live node that never heard of the event, no node would send
+    /// it once the writer died.
+    ///
+    /// The default ignores `node`: a store without a push outbox owes no
+    /// pushes to anyone.
+    async fn finish_on(
+        &self,
+        task_id: &str,
+        state: JobState,
+        reason: Option<&str>,
+        at: DateTime<Utc>,
+        node: &str,
+    ) -> Result<(), StoreError> {
+        let _ = node;
+        self.finish(task_id, state, reason, at).await
+    }
+
     /// Recovery after a restart: RUNNING jobs whose heartbeat is older than
     /// `stale_before` become ABANDONED (with [`ABANDONED_REASON`]); the other
     /// RUNNING jobs become PENDING. Returns the abandoned jobs and every

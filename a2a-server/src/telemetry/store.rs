@@ -196,6 +196,21 @@ impl JobStore for Timed<dyn JobStore> {
             .await
     }
 
+    async fn finish_on(
+        &self,
+        task_id: &str,
+        state: JobState,
+        reason: Option<&str>,
+        at: DateTime<Utc>,
+        node: &str,
+    ) -> Result<(), StoreError> {
+        self.time(
+            "job.finish",
+            self.inner.finish_on(task_id, state, reason, at, node),
+        )
+        .await
+    }
+
     async fn recover(
         &self,
         stale_before: DateTime<Utc>,

@@ -19,8 +19,7 @@ use a2a_core::{
     TaskPushNotificationConfig,
 };
 use a2a_core::{
-    CancelTaskRequest, GetTaskRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
-    TaskState,
+    GetTaskRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, TaskState,
 };
 use a2a_server::push::{PushError, PushSender};
 use a2a_server::{AgentExecutor, EventQueue, RequestContext};
@@ -132,13 +131,7 @@ async fn send_on_one_subscribe_on_two_cancel_on_three() {
     // A third node cancels it; the execution on node 1 stops, and node 2's
     // subscriber hears the end.
     let canceled = c3
-        .cancel_task(
-            CancelTaskRequest {
-                id: task_id.clone(),
-                ..Default::default()
-            },
-            None,
-        )
+        .cancel_task(support::cancel_request(&task_id), None)
         .await
         .unwrap();
     assert_eq!(canceled.status.state, TaskState::Canceled);

@@ -290,13 +290,7 @@ async fn the_pushes_of_a_cancel_by_a_node_that_dies_are_sent_by_another() {
     // Node 2 cancels it: node 2 writes the cancel and owes its push, which
     // the webhook (700 ms a delivery) has not answered when node 2 dies.
     let canceled = c2
-        .cancel_task(
-            a2a_core::CancelTaskRequest {
-                id: task_id.clone(),
-                ..Default::default()
-            },
-            None,
-        )
+        .cancel_task(support::cancel_request(&task_id), None)
         .await
         .unwrap();
     assert_eq!(canceled.status.state, TaskState::Canceled);

@@ -7,7 +7,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use a2a_core::{
-    AuthenticationInfo, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, ErrorKind,
+    AuthenticationInfo, DeleteTaskPushNotificationConfigRequest, ErrorKind,
     GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
     ListTasksRequest, Message, Part, SendMessageConfiguration, SendMessageResponse, StreamResponse,
     SubscribeToTaskRequest, TaskPushNotificationConfig, TaskState,
@@ -248,10 +248,7 @@ async fn list_tasks_filters_and_pages(binding: &str) {
 async fn cancel_running_waiting_and_terminal(binding: &str) {
     let server = server().await;
     let client = client(&server, binding);
-    let cancel = |id: &str| CancelTaskRequest {
-        id: id.into(),
-        ..Default::default()
-    };
+    let cancel = support::cancel_request;
 
     let running = send_task(&client, immediate("wait")).await;
     let canceled = client.cancel_task(cancel(&running.id), None).await.unwrap();

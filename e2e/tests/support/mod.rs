@@ -76,6 +76,14 @@ pub fn immediate(text: &str) -> SendMessageRequest {
     request
 }
 
+/// CancelTask of task `id`, nothing else set.
+pub fn cancel_request(id: &str) -> a2a_core::CancelTaskRequest {
+    a2a_core::CancelTaskRequest {
+        id: id.into(),
+        ..Default::default()
+    }
+}
+
 pub async fn send_task(client: &Client, request: SendMessageRequest) -> Task {
     match client
         .send_message(request, None)

@@ -579,8 +579,7 @@ impl Actor {
         let mut failed = false;
         let budget = self.shared.config.store_retry.min(FIRST_WRITE_RETRY);
         let store = self.shared.store.as_ref();
-        let started = tokio::time::Instant::now();
-        let mut created = super::persist::retrying_since(started, budget, &mut failed, || {
+        let mut created = super::persist::retrying_from_start(budget, &mut failed, || {
             store.create(&self.caller, &task, &cause)
         })
         .await;

@@ -126,25 +126,50 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, StoreError>>,
 {
-    retrying_until(None, budget, failed, write).await
+    retrying_from(None, budget, failed, write).await
 }
 
-/// [`retrying`] with the budget counted from `started` (a caller waiting
-/// for the answer, whose first try may itself have waited long).
-pub(crate) async fn retrying_since<T, F, Fut>(
-    started: tokio::time::Instant,
+/// [`retrying`] with the budget counted from the first try's start, for a
+/// caller waiting on the answer: a first try that waited long (a pool
+/// waiting out its acquire timeout) leaves less time to retry. The start is
+/// noted only when the first try has to wait, so a store that answers at
+/// once (in memory) never reads the clock.
+pub(crate) async fn retrying_from_start<T, F, Fut>(
     budget: Duration,
     failed: &mut bool,
-    write: F,
+    mut write: F,
 ) -> Result<T, StoreError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, StoreError>>,
 {
-    retrying_until(Some(started + budget), budget, failed, write).await
+    let mut first = std::pin::pin!(write());
+    let mut started = None;
+    let outcome = std::future::poll_fn(|cx| {
+        let poll = first.as_mut().poll(cx);
+        if poll.is_pending() && started.is_none() {
+            started = Some(tokio::time::Instant::now());
+        }
+        poll
+    })
+    .await;
+    match outcome {
+        Err(err) if err.is_transient() => {
+            *failed = true;
+            let deadline = started.unwrap_or_else(tokio::time::Instant::now) + budget;
+            let wait = Duration::from_millis(20);
+            if tokio::time::Instant::now() + wait > deadline {
+                return Err(err);
+            }
+            tracing::warn!(error = %err, retry_in = ?wait, "store write failed; retrying");
+            tokio::time::sleep(wait).await;
+            retrying_from(Some(deadline), budget, failed, write).await
+        }
+        other => other,
+    }
 }
 
-async fn retrying_until<T, F, Fut>(
+async fn retrying_from<T, F, Fut>(
     mut deadline: Option<tokio::time::Instant>,
     budget: Duration,
     failed: &mut bool,
@@ -284,7 +309,7 @@ mod tests {
     /// A write whose every try waits 3 s (a pool waiting out its acquire
     /// timeout) and fails: how many tries a 2 s budget gives it, and when
     /// the failure is answered.
-    async fn slow_failures(since_start: bool) -> (u32, Duration) {
+    async fn slow_failures(from_start: bool) -> (u32, Duration) {
         let started = tokio::time::Instant::now();
         let mut tries = 0;
         let write = || {
@@ -295,8 +320,8 @@ mod tests {
             }
         };
         let budget = Duration::from_secs(2);
-        let result = match since_start {
-            true => retrying_since(started, budget, &mut false, write).await,
+        let result = match from_start {
+            true => retrying_from_start(budget, &mut false, write).await,
             false => retrying(budget, &mut false, write).await,
         };
         assert!(result.is_err());

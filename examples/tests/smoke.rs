@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{Server, assert_line, run, run_to_end};
+use support::{Server, TempDir, assert_line, run, run_to_end};
 
 /// Any free port on loopback: the servers print the address they got.
 const ANY_PORT: &str = "127.0.0.1:0";
@@ -94,4 +94,102 @@ fn auth_client_is_refused_without_the_token_and_sees_the_extended_card_with_it()
     );
     assert!(!success, "a wrong token was accepted:\n{wrong}");
     assert!(!wrong.contains("with the token:"), "{wrong}");
+}
+
+#[test]
+fn grpc_client_talks_grpc_without_a_card() {
+    let server = Server::start(env!("CARGO_BIN_EXE_hello_world"), &[ANY_PORT], &[]);
+    let endpoint = server.url.trim_start_matches("http://");
+    let out = run(env!("CARGO_BIN_EXE_grpc_client"), &[endpoint, "gRPC"], &[]);
+    assert_line(&out, "is TASK_STATE_COMPLETED: Hello, gRPC!");
+    assert_line(&out, "streamed status: TASK_STATE_COMPLETED Hello, gRPC!");
+}
+
+#[test]
+fn pick_binding_takes_the_preferred_binding_the_card_offers() {
+    let server = Server::start(env!("CARGO_BIN_EXE_hello_world"), &[ANY_PORT], &[]);
+    let endpoint = server.url.trim_start_matches("http://");
+    let cases = [
+        (vec![], format!("using: JSONRPC at {}/", server.url)),
+        (vec!["GRPC"], format!("using: GRPC at {endpoint}")),
+        (
+            vec!["HTTP+JSON", "GRPC"],
+            format!("using: HTTP+JSON at {}", server.url),
+        ),
+        // Not offered: the next preference, then the card's order.
+        (
+            vec!["NO-SUCH", "GRPC"],
+            format!("using: GRPC at {endpoint}"),
+        ),
+    ];
+    for (preferred, expected) in cases {
+        let mut args = vec![server.url.as_str()];
+        args.extend(&preferred);
+        let out = run(env!("CARGO_BIN_EXE_pick_binding"), &args, &[]);
+        assert_line(&out, "offered: GRPC at");
+        assert!(out.lines().any(|l| l == expected), "{preferred:?}: {out}");
+        assert_line(&out, "answer: Hello, binding!");
+    }
+}
+
+#[test]
+fn signed_client_verifies_the_signed_card_and_refuses_an_unsigned_one() {
+    let signed = Server::start(env!("CARGO_BIN_EXE_signed_agent"), &[ANY_PORT], &[]);
+    let jwks = format!("{}/.well-known/jwks.json", signed.url);
+    let out = run(
+        env!("CARGO_BIN_EXE_signed_client"),
+        &[&signed.url, &jwks],
+        &[],
+    );
+    assert_line(
+        &out,
+        r#"card of "signed-hello" verified with key key-1 (EdDSA)"#,
+    );
+    assert_line(&out, "answer: Hello, world! (from a signed agent)");
+
+    // hello_world's card carries no signature: the client will not use it.
+    let unsigned = Server::start(env!("CARGO_BIN_EXE_hello_world"), &[ANY_PORT], &[]);
+    let (success, out) = run_to_end(
+        env!("CARGO_BIN_EXE_signed_client"),
+        &[&unsigned.url, &jwks],
+        &[],
+    );
+    assert!(!success, "an unsigned card was accepted:\n{out}");
+    assert_line(&out, r#"card of "hello" not verified"#);
+    assert!(!out.contains("answer:"), "{out}");
+}
+
+#[test]
+fn durable_agent_resumes_after_kill_9_without_repeating_a_step() {
+    let dir = TempDir::new("durable");
+    let agent = env!("CARGO_BIN_EXE_durable_agent");
+    let client = env!("CARGO_BIN_EXE_durable_client");
+    let mut first = Server::start(agent, &[ANY_PORT, dir.arg()], &[]);
+    let out = run(client, &[&first.url, "count", "8"], &[]);
+    let task = out
+        .trim()
+        .strip_prefix("task ")
+        .expect("a task id")
+        .to_owned();
+    first.wait_for_line(|l| l == "step 2 done");
+    first.kill();
+    assert!(
+        dir.path().join("a2a.db").exists(),
+        "the store is in the data directory"
+    );
+
+    let mut second = Server::start(agent, &[ANY_PORT, dir.arg()], &[]);
+    let resumed =
+        second.wait_for_line(|l| l.starts_with(&format!("task {task} resumes after step ")));
+    let done: u64 = resumed.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!((2..8).contains(&done), "{resumed}");
+    // The second run does the steps after the checkpoint, and only those.
+    let steps = second.lines_until(|l| l == "step 8 done");
+    let expected: Vec<String> = (done + 1..=8).map(|s| format!("step {s} done")).collect();
+    assert_eq!(steps, expected);
+
+    let out = run(client, &[&second.url, "wait", &task], &[]);
+    assert_line(&out, "TASK_STATE_COMPLETED: counted to 8");
+    // Every step's chunk exactly once, in order, across both runs.
+    assert_line(&out, "artifact count: 1 2 3 4 5 6 7 8");
 }

@@ -1,6 +1,8 @@
 //! Starting the example programs and reading what they print, with deadlines.
 
+use std::collections::VecDeque;
 use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -14,6 +16,8 @@ pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
 pub(crate) struct Server {
     child: Child,
     lines: Receiver<String>,
+    /// Lines printed before the card line, not yet waited for.
+    early: VecDeque<String>,
     /// `http://ADDRESS` from its `agent card:` line.
     pub(crate) url: String,
 }
@@ -41,9 +45,12 @@ impl Server {
         let mut server = Server {
             child,
             lines,
+            early: VecDeque::new(),
             url: String::new(),
         };
-        let line = server.wait_for_line(|l| l.starts_with("agent card: http://"));
+        let mut before = server.lines_until(|l| l.starts_with("agent card: http://"));
+        let line = before.pop().expect("the awaited line is the last");
+        server.early = before.into();
         let card = line.trim_start_matches("agent card: ");
         server.url = card
             .strip_suffix("/.well-known/agent-card.json")
@@ -54,13 +61,31 @@ impl Server {
 
     /// Waits for the next line that satisfies `wanted`, and returns it.
     pub(crate) fn wait_for_line(&mut self, wanted: impl Fn(&str) -> bool) -> String {
+        let mut lines = self.lines_until(wanted);
+        lines.pop().expect("the awaited line is the last")
+    }
+
+    /// Waits for the next line that satisfies `wanted`, and returns the
+    /// lines up to it, it included.
+    pub(crate) fn lines_until(&mut self, wanted: impl Fn(&str) -> bool) -> Vec<String> {
         let deadline = Instant::now() + PATIENCE;
         let mut seen = Vec::new();
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if wanted(&line) => return line,
-                Ok(line) => seen.push(line),
+            let next = match self.early.pop_front() {
+                Some(line) => Ok(line),
+                None => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    self.lines.recv_timeout(left)
+                }
+            };
+            match next {
+                Ok(line) => {
+                    let done = wanted(&line);
+                    seen.push(line);
+                    if done {
+                        return seen;
+                    }
+                }
                 Err(RecvTimeoutError::Timeout) => {
                     panic!("no awaited line within {PATIENCE:?}; printed: {seen:#?}")
                 }
@@ -72,6 +97,13 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// Kills the server the hard way (SIGKILL: no shutdown code runs) and
+    /// waits until it is gone.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -126,4 +158,36 @@ pub(crate) fn assert_line(out: &str, wanted: &str) {
         out.lines().any(|l| l.contains(wanted)),
         "no line with {wanted:?} in:\n{out}"
     );
+}
+
+/// A fresh directory under the system's temporary one, removed when dropped.
+pub(crate) struct TempDir(PathBuf);
+
+impl TempDir {
+    pub(crate) fn new(name: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "a2a-examples-{name}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("creating a temporary directory");
+        TempDir(dir)
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The path as a program argument.
+    pub(crate) fn arg(&self) -> &str {
+        self.0.to_str().expect("temporary paths are UTF-8")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

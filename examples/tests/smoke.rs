@@ -87,13 +87,26 @@ fn auth_client_is_refused_without_the_token_and_sees_the_extended_card_with_it()
     assert_line(&out, r#"with the token: Hello alice, you said "hi""#);
     assert_line(&out, r#"extended card skills: ["greet", "admin"]"#);
     // The wrong token is refused like none at all.
-    let (success, wrong) = run_to_end(
+    let wrong = run_to_end(
         env!("CARGO_BIN_EXE_auth_client"),
         &[&server.url],
         &[("A2A_TOKEN", "guessed")],
     );
-    assert!(!success, "a wrong token was accepted:\n{wrong}");
-    assert!(!wrong.contains("with the token:"), "{wrong}");
+    assert!(
+        !wrong.success,
+        "a wrong token was accepted:\n{}",
+        wrong.stdout
+    );
+    assert!(
+        !wrong.stdout.contains("with the token:"),
+        "{}",
+        wrong.stdout
+    );
+    assert!(
+        wrong.stderr.contains("the bearer token is not valid"),
+        "{}",
+        wrong.stderr
+    );
 }
 
 #[test]
@@ -149,14 +162,23 @@ fn signed_client_verifies_the_signed_card_and_refuses_an_unsigned_one() {
 
     // hello_world's card carries no signature: the client will not use it.
     let unsigned = Server::start(env!("CARGO_BIN_EXE_hello_world"), &[ANY_PORT], &[]);
-    let (success, out) = run_to_end(
+    let refused = run_to_end(
         env!("CARGO_BIN_EXE_signed_client"),
         &[&unsigned.url, &jwks],
         &[],
     );
-    assert!(!success, "an unsigned card was accepted:\n{out}");
-    assert_line(&out, r#"card of "hello" not verified"#);
-    assert!(!out.contains("answer:"), "{out}");
+    assert!(
+        !refused.success,
+        "an unsigned card was accepted:\n{}",
+        refused.stdout
+    );
+    assert_line(&refused.stdout, r#"card of "hello" not verified"#);
+    assert!(!refused.stdout.contains("answer:"), "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("is not trusted"),
+        "{}",
+        refused.stderr
+    );
 }
 
 #[test]
@@ -192,4 +214,54 @@ fn durable_agent_resumes_after_kill_9_without_repeating_a_step() {
     assert_line(&out, "TASK_STATE_COMPLETED: counted to 8");
     // Every step's chunk exactly once, in order, across both runs.
     assert_line(&out, "artifact count: 1 2 3 4 5 6 7 8");
+}
+
+#[test]
+fn gateway_editor_gets_its_draft_from_the_writer_through_peers() {
+    let server = Server::start(env!("CARGO_BIN_EXE_gateway_peers"), &[ANY_PORT], &[]);
+    let editor = format!("{}/agents/editor", server.url);
+    let out = run(env!("CARGO_BIN_EXE_hello_client"), &[&editor], &[]);
+    // The writer saw the editor call as the user "agent:editor".
+    assert_line(
+        &out,
+        "is TASK_STATE_COMPLETED: edited: A DRAFT ABOUT WORLD (FOR AGENT:EDITOR)",
+    );
+    // The writer on its own, and the root card is the editor's.
+    let writer = format!("{}/agents/writer", server.url);
+    let out = run(env!("CARGO_BIN_EXE_hello_client"), &[&writer], &[]);
+    assert_line(
+        &out,
+        "is TASK_STATE_COMPLETED: a draft about world (for anonymous)",
+    );
+    let out = run(env!("CARGO_BIN_EXE_hello_client"), &[&server.url], &[]);
+    assert_line(&out, "edited: A DRAFT ABOUT WORLD");
+}
+
+#[test]
+fn process_agents_in_python_and_javascript_stream_through_the_gateway_file() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/process/gateway.toml");
+    let server = Server::start(
+        env!("CARGO_BIN_EXE_process_gateway"),
+        &[ANY_PORT, file],
+        &[],
+    );
+    for (agent, language) in [("python", "Python"), ("node", "JavaScript")] {
+        let url = format!("{}/agents/{agent}", server.url);
+        let out = run(
+            env!("CARGO_BIN_EXE_streaming_client"),
+            &[&url, "one two three"],
+            &[],
+        );
+        assert_line(&out, "status: TASK_STATE_WORKING 3 words to go");
+        assert_line(
+            &out,
+            r#"artifact words (append: true, last chunk: true): "three ""#,
+        );
+        assert_line(&out, r#"artifact words = "one two three ""#);
+        let last = out.lines().rfind(|l| l.starts_with("status:")).unwrap();
+        assert_eq!(
+            last,
+            format!("status: TASK_STATE_COMPLETED 3 words, from {language}")
+        );
+    }
 }

@@ -117,38 +117,61 @@ impl Drop for Server {
 /// Runs `bin` to its end and returns what it printed; fails the test if it
 /// fails or takes longer than [`PATIENCE`].
 pub(crate) fn run(bin: &str, args: &[&str], env: &[(&str, &str)]) -> String {
-    let (success, out) = run_to_end(bin, args, env);
-    assert!(success, "{bin} {args:?} failed; printed:\n{out}");
-    out
+    let ended = run_to_end(bin, args, env);
+    assert!(
+        ended.success,
+        "{bin} {args:?} failed; printed:\n{}\nand on stderr:\n{}",
+        ended.stdout, ended.stderr
+    );
+    ended.stdout
 }
 
-/// Runs `bin` to its end (within [`PATIENCE`]): whether it succeeded, and
-/// what it printed.
-pub(crate) fn run_to_end(bin: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+/// How a program run to its end ended.
+pub(crate) struct Ended {
+    pub(crate) success: bool,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+/// Runs `bin` to its end, within [`PATIENCE`].
+pub(crate) fn run_to_end(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Ended {
     let mut child = Command::new(bin)
         .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|err| panic!("starting {bin}: {err}"));
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = stdout.read_to_string(&mut out);
-        let _ = tx.send(out);
-    });
-    let out = match rx.recv_timeout(PATIENCE) {
-        Ok(out) => out,
-        Err(_) => {
+    // Both pipes read at once: a program blocked on a full stderr pipe
+    // would never close its stdout.
+    let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            let _ = tx.send(text);
+        });
+        rx
+    };
+    let stdout = read(Box::new(child.stdout.take().expect("stdout is piped")));
+    let stderr = read(Box::new(child.stderr.take().expect("stderr is piped")));
+    let deadline = Instant::now() + PATIENCE;
+    let mut within = |rx: Receiver<String>| {
+        let left = deadline.saturating_duration_since(Instant::now());
+        rx.recv_timeout(left).unwrap_or_else(|_| {
             let _ = child.kill();
             let _ = child.wait();
             panic!("{bin} {args:?} did not finish within {PATIENCE:?}");
-        }
+        })
     };
+    let (stdout, stderr) = (within(stdout), within(stderr));
     let status = child.wait().expect("waiting for the program");
-    (status.success(), out)
+    Ended {
+        success: status.success(),
+        stdout,
+        stderr,
+    }
 }
 
 /// Asserts that `out` has a line containing `wanted`.

@@ -265,3 +265,38 @@ fn process_agents_in_python_and_javascript_stream_through_the_gateway_file() {
         );
     }
 }
+
+#[test]
+fn hub_lead_opens_a_thread_with_the_reviewer_who_answers_in_it() {
+    let server = Server::start(env!("CARGO_BIN_EXE_hub_team"), &[ANY_PORT], &[]);
+    let out = run(
+        env!("CARGO_BIN_EXE_hub_client"),
+        &[&server.url, "the login page needs a look"],
+        &[],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "#general ann: the login page needs a look",
+        "{out}"
+    );
+    // The hub's notice of the thread, and the lead's answer, in #general.
+    assert_line(
+        &out,
+        r#"#general hub: lead opened the thread "lead → reviewer"#,
+    );
+    assert_line(
+        &out,
+        r#"#general lead: on it: delivered to reviewer in "lead → reviewer"#,
+    );
+    // The thread: the lead's request (mentioning the reviewer) and the answer.
+    let thread = lines.iter().position(|l| l.starts_with("thread ")).unwrap();
+    assert!(lines[thread].ends_with("(lead, reviewer):"), "{out}");
+    assert_eq!(
+        lines[thread + 1..],
+        [
+            "  lead: @reviewer please review: the login page needs a look",
+            "  reviewer: reviewed what lead asked (@reviewer please review: the login page needs a look): looks good",
+        ],
+        "{out}"
+    );
+}

@@ -300,3 +300,181 @@ fn hub_lead_opens_a_thread_with_the_reviewer_who_answers_in_it() {
         "{out}"
     );
 }
+
+/// A stand-in OTLP/HTTP collector on a free port: the signal (`traces`,
+/// `metrics`) and body of every export it gets.
+#[cfg(feature = "otel")]
+fn collector(
+    runtime: &tokio::runtime::Runtime,
+) -> (String, std::sync::mpsc::Receiver<(String, Vec<u8>)>) {
+    use axum::body::Bytes;
+    use axum::extract::Path;
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let export = move |Path(signal): Path<String>, body: Bytes| {
+        let _ = tx.send((signal, body.to_vec()));
+        // An empty body is an empty ExportServiceResponse: all accepted.
+        async { axum::http::StatusCode::OK }
+    };
+    let app = axum::Router::new().route("/v1/{signal}", axum::routing::post(export));
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
+#[cfg(feature = "otel")]
+#[test]
+fn otel_agent_exports_call_and_execution_spans_and_metrics() {
+    use std::time::{Duration, Instant};
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (endpoint, exports) = collector(&runtime);
+    // Export at once rather than every few seconds.
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+    ];
+    let server = Server::start(env!("CARGO_BIN_EXE_otel_agent"), &[ANY_PORT], &env);
+    let out = run(env!("CARGO_BIN_EXE_hello_client"), &[&server.url], &[]);
+    assert_line(&out, "Hello, world!");
+
+    // OTLP bodies are protobuf, whose strings are plain UTF-8 bytes: the
+    // names show up as they are.
+    // (hello_client's blocking send goes as a stream too: the card says
+    // the agent streams, and a stream can be followed if it is cut.)
+    let mut wanted = vec![
+        ("traces", "SendStreamingMessage"),
+        ("traces", "execution"),
+        ("traces", "otel-example"),
+        ("metrics", "a2a.server.requests"),
+    ];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !wanted.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok((signal, body)) = exports.recv_timeout(left) else {
+            panic!("never exported: {wanted:?}");
+        };
+        wanted.retain(|(kind, name)| {
+            *kind != signal || !body.windows(name.len()).any(|w| w == name.as_bytes())
+        });
+    }
+}
+
+/// Fails the test in CI (`CI=true`), where everything a test needs must be
+/// there; elsewhere says what is skipped and why.
+fn required_or_skip(what: &str, why: &str) {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{what} is required in CI: {why}");
+    }
+    eprintln!("NOTICE: skipping a test: {what} is missing ({why})");
+}
+
+/// A fresh PostgreSQL database on the tests' server (`A2A_TEST_POSTGRES_URL`,
+/// default `postgres://postgres@127.0.0.1:5432/test`), dropped with this.
+struct Database {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl Database {
+    /// `None` when the server cannot be reached (outside CI).
+    fn create() -> Option<Database> {
+        let admin = std::env::var("A2A_TEST_POSTGRES_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+        let name = format!("a2a_examples_{}", std::process::id());
+        let create = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE); CREATE DATABASE {name}");
+        if let Err(err) = on_admin(&admin, &create) {
+            required_or_skip(&format!("PostgreSQL at {admin}"), &err.to_string());
+            return None;
+        }
+        let (server, _) = admin.rsplit_once('/').unwrap();
+        let url = format!("{server}/{name}");
+        Some(Database { admin, name, url })
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let drop = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        if let Err(err) = on_admin(&self.admin, &drop) {
+            eprintln!("cannot drop the test database {}: {err}", self.name);
+        }
+    }
+}
+
+/// Runs `statements` on the database at `url`.
+fn on_admin(url: &str, statements: &str) -> Result<(), sqlx::Error> {
+    use sqlx::Connection as _;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut admin = sqlx::PgConnection::connect(url).await?;
+        for statement in statements.split("; ") {
+            sqlx::query(statement).execute(&mut admin).await?;
+        }
+        admin.close().await
+    })
+}
+
+/// A port no one listens on now (the script's nodes take fixed ports).
+fn free_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port().to_string()
+}
+
+#[test]
+fn cluster_script_serves_every_task_from_either_node() {
+    // `a2a` is another package's binary: built beside these by
+    // `cargo test --workspace`, or by `cargo build -p a2a-cli`.
+    let a2a = std::path::Path::new(env!("CARGO_BIN_EXE_hello_world")).with_file_name("a2a");
+    if !a2a.exists() {
+        return required_or_skip("the a2a binary", "cargo build -p a2a-cli");
+    }
+    let Some(database) = Database::create() else {
+        return;
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/cluster/two_nodes.sh");
+    let (port1, port2) = (free_port(), free_port());
+    let env = [
+        ("A2A", a2a.to_str().unwrap()),
+        ("PORT1", port1.as_str()),
+        ("PORT2", port2.as_str()),
+    ];
+    let out = run("bash", &[script, "--exit", &database.url], &env);
+    let task_after = |prefix: &str| {
+        let line = out.lines().find(|l| l.starts_with(prefix)).unwrap();
+        line.trim_start_matches(prefix).to_owned()
+    };
+    let first = task_after("sent to node-1: task ");
+    let second = task_after("sent to node-2: task ");
+    let lines: Vec<&str> = out.lines().collect();
+    let read = lines
+        .iter()
+        .position(|l| *l == "read from node-2:")
+        .unwrap();
+    assert!(
+        lines[read + 1].starts_with(&format!("  task {first} [COMPLETED]")),
+        "{out}"
+    );
+    assert_line(&out, "artifact echo: hello from node one");
+    // After node-1's kill -9, node-2 has both tasks.
+    let after = lines
+        .iter()
+        .position(|l| *l == "both tasks, from node-2:")
+        .unwrap();
+    assert!(
+        lines[after + 1].starts_with(&format!("  task {first} [COMPLETED]")),
+        "{out}"
+    );
+    assert!(
+        lines[after + 2].starts_with(&format!("  task {second} [COMPLETED]")),
+        "{out}"
+    );
+}

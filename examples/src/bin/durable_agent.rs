@@ -20,8 +20,8 @@ use a2a_server::store::Checkpoint;
 use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
 use a2a_store_sql::SqliteStore;
 
-/// Counts to the number in the message ("count 10"), a step a second
-/// (a tenth of one here, to keep the demo short).
+/// Counts to the number in the message ("count 10"), a step every 100 ms:
+/// each step stands in for work whose effect must happen once.
 struct Counter;
 
 #[async_trait::async_trait]

@@ -7,7 +7,8 @@
 #
 # POSTGRES_URL defaults to postgres://postgres@127.0.0.1:5432/test (a
 # database that exists; the nodes create their tables in it). The nodes
-# listen on 127.0.0.1:$PORT1 and :$PORT2 (default 9001 and 9002) and keep
+# listen on 127.0.0.1:$PORT1 and :$PORT2 (default 9001 and 9002; 0 takes a
+# free port, and the script reads which from the node's log) and keep
 # serving after the demo until Ctrl-C, or stop at once with --exit. The `a2a`
 # binary is $A2A, or built with cargo. Each node's log is in $LOGS (default:
 # a temporary directory, removed on exit).
@@ -41,23 +42,27 @@ start() {
   pids+=($!)
 }
 
-# Waits up to 20 s for a node's port to take connections.
-await() {
+# Waits up to 20 s for node $1 to say where it listens, and prints its URL.
+url_of() {
   for _ in $(seq 200); do
-    if (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    local line
+    line=$(grep -m1 '^Agent card: ' "$logs/$1.log" 2>/dev/null || true)
+    if [ -n "$line" ]; then
+      line=${line#Agent card: }
+      echo "${line%/.well-known/agent-card.json}"
+      return 0
+    fi
     sleep 0.1
   done
-  echo "the node on port $1 did not start; its log:" >&2
-  cat "$logs"/*.log >&2
+  echo "$1 did not start; its log:" >&2
+  cat "$logs/$1.log" >&2
   return 1
 }
 
 start node-1 "$port1"
 start node-2 "$port2"
-await "$port1"
-await "$port2"
-node1=http://127.0.0.1:$port1
-node2=http://127.0.0.1:$port2
+node1=$(url_of node-1)
+node2=$(url_of node-2)
 echo "node-1: $node1"
 echo "node-2: $node2"
 

@@ -183,11 +183,14 @@ fn signed_client_verifies_the_signed_card_and_refuses_an_unsigned_one() {
 
 #[test]
 fn durable_agent_resumes_after_kill_9_without_repeating_a_step() {
+    // Steps take 100 ms: the kill lands long before the last one, even on
+    // a slow machine.
+    const STEPS: u64 = 20;
     let dir = TempDir::new("durable");
     let agent = env!("CARGO_BIN_EXE_durable_agent");
     let client = env!("CARGO_BIN_EXE_durable_client");
     let mut first = Server::start(agent, &[ANY_PORT, dir.arg()], &[]);
-    let out = run(client, &[&first.url, "count", "8"], &[]);
+    let out = run(client, &[&first.url, "count", &STEPS.to_string()], &[]);
     let task = out
         .trim()
         .strip_prefix("task ")
@@ -204,16 +207,20 @@ fn durable_agent_resumes_after_kill_9_without_repeating_a_step() {
     let resumed =
         second.wait_for_line(|l| l.starts_with(&format!("task {task} resumes after step ")));
     let done: u64 = resumed.rsplit(' ').next().unwrap().parse().unwrap();
-    assert!((2..8).contains(&done), "{resumed}");
+    assert!((2..STEPS).contains(&done), "{resumed}");
     // The second run does the steps after the checkpoint, and only those.
-    let steps = second.lines_until(|l| l == "step 8 done");
-    let expected: Vec<String> = (done + 1..=8).map(|s| format!("step {s} done")).collect();
+    let last = format!("step {STEPS} done");
+    let steps = second.lines_until(|l| l == last);
+    let expected: Vec<String> = (done + 1..=STEPS)
+        .map(|s| format!("step {s} done"))
+        .collect();
     assert_eq!(steps, expected);
 
     let out = run(client, &[&second.url, "wait", &task], &[]);
-    assert_line(&out, "TASK_STATE_COMPLETED: counted to 8");
+    assert_line(&out, &format!("TASK_STATE_COMPLETED: counted to {STEPS}"));
     // Every step's chunk exactly once, in order, across both runs.
-    assert_line(&out, "artifact count: 1 2 3 4 5 6 7 8");
+    let count: Vec<String> = (1..=STEPS).map(|s| s.to_string()).collect();
+    assert_line(&out, &format!("artifact count: {}", count.join(" ")));
 }
 
 #[test]
@@ -423,12 +430,6 @@ fn on_admin(url: &str, statements: &str) -> Result<(), sqlx::Error> {
     })
 }
 
-/// A port no one listens on now (the script's nodes take fixed ports).
-fn free_port() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port().to_string()
-}
-
 #[test]
 fn cluster_script_serves_every_task_from_either_node() {
     // `a2a` is another package's binary: built beside these by
@@ -441,11 +442,11 @@ fn cluster_script_serves_every_task_from_either_node() {
         return;
     };
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/cluster/two_nodes.sh");
-    let (port1, port2) = (free_port(), free_port());
+    // Port 0: each node takes a free port, and the script reads which.
     let env = [
         ("A2A", a2a.to_str().unwrap()),
-        ("PORT1", port1.as_str()),
-        ("PORT2", port2.as_str()),
+        ("PORT1", "0"),
+        ("PORT2", "0"),
     ];
     let out = run("bash", &[script, "--exit", &database.url], &env);
     let task_after = |prefix: &str| {

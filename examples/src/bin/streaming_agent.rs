@@ -18,10 +18,8 @@ struct Storyteller;
 impl AgentExecutor for Storyteller {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
         let topic = ctx.message.text();
-        let working = |text: &str| Some(events.agent_message(vec![Part::text(text)]));
-        events
-            .status(TaskState::Working, working("thinking about it"))
-            .await?;
+        let note = events.agent_message(vec![Part::text("thinking about it")]);
+        events.status(TaskState::Working, Some(note)).await?;
 
         // A whole artifact in one event.
         let title = Artifact::text(format!("A story about {topic}"))
@@ -37,6 +35,12 @@ impl AgentExecutor for Storyteller {
             "The end.".to_owned(),
         ];
         for (i, chunk) in chunks.iter().enumerate() {
+            // Stands in for real work (a model producing tokens, say); a
+            // canceled task needs no more of it.
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(100)) => {}
+                () = ctx.cancellation.cancelled() => return Ok(()),
+            }
             let piece = Artifact::text(chunk.clone())
                 .with_id("story")
                 .with_name("story");
@@ -44,12 +48,6 @@ impl AgentExecutor for Storyteller {
                 events.artifact(piece).await?;
             } else {
                 events.append_artifact(piece, i == chunks.len() - 1).await?;
-            }
-            // Stands in for real work (a model producing tokens, say);
-            // stop early if the task is canceled meanwhile.
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_millis(100)) => {}
-                () = ctx.cancellation.cancelled() => return Ok(()),
             }
         }
         events.complete_with_text("story told").await

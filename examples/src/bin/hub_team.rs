@@ -31,12 +31,12 @@ struct Lead {
 impl AgentExecutor for Lead {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
         // Where the message was, who wrote it, what this agent is asked to do.
-        let Some(where_) = HubContext::of(&ctx.message) else {
+        let Some(place) = HubContext::of(&ctx.message) else {
             return events
                 .complete_with_text("I work in the hub: post in #general")
                 .await;
         };
-        if where_.thread.is_some() {
+        if place.thread.is_some() {
             // The reviewer's answer in our thread reaches us as a
             // participant. Ending without text posts nothing, so the two
             // agents do not talk in circles.

@@ -1,7 +1,10 @@
 //! A complete A2A agent, served over JSON-RPC, HTTP+JSON and gRPC.
 //!
-//! Run with: `cargo run -p examples --bin hello_world`
+//! Run with: `cargo run -p examples --bin hello_world [-- 127.0.0.1:8080]`
 //! Then:     `cargo run -p a2a-cli -- send http://127.0.0.1:8080 world`
+//!
+//! It prints `agent card: http://ADDRESS/.well-known/agent-card.json` once it
+//! listens (give `127.0.0.1:0` to take any free port).
 
 use a2a_core::{A2aError, AgentCard, binding};
 use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
@@ -19,7 +22,10 @@ impl AgentExecutor for Hello {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:8080".into());
+    let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let card = AgentCard::new("hello", "Says hello")
         .with_interface(format!("http://{addr}/"), binding::JSONRPC)

@@ -43,6 +43,7 @@ cargo test --workspace --doc --locked
 # OpenTelemetry (off by default): one trace across client, agents and bindings.
 cargo test --locked -p e2e --features otel --test otel
 cargo test --locked -p a2a-cli --features otel --test otlp
+cargo test --locked -p examples --features otel --test smoke otel_agent
 # The interop suites (ignored by a plain `cargo test`, which lacks the peers).
 cargo test --locked -p e2e --test interop -- --ignored
 cargo test --locked -p e2e --test interop_v03 -- --ignored

@@ -357,6 +357,43 @@ pub async fn serve_with(
     stop: impl std::future::Future<Output = ()> + Send + 'static,
     config: ServeConfig,
 ) -> std::io::Result<()> {
+    serve_connections(listener, app, Some(service), stop, config).await
+}
+
+/// [`serve`] for an app that hosts no agent (a push-notification
+/// receiver, a card or key server): the same header timeout, connection
+/// limit and graceful shutdown on Ctrl-C or SIGTERM, with no executions to
+/// wait for.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// let app = axum::Router::new().route("/hook", axum::routing::post(|| async { "ok" }));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:9000").await?;
+/// a2a_server::http::serve_app(listener, app).await
+/// # }
+/// ```
+pub async fn serve_app(listener: tokio::net::TcpListener, app: Router) -> std::io::Result<()> {
+    serve_app_with(listener, app, shutdown_signal(), ServeConfig::default()).await
+}
+
+/// [`serve_app`] until `stop` resolves, with every connection setting
+/// given (its `grace` is unused: there are no executions).
+pub async fn serve_app_with(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    config: ServeConfig,
+) -> std::io::Result<()> {
+    serve_connections(listener, app, None, stop, config).await
+}
+
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    service: Option<A2aService>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    config: ServeConfig,
+) -> std::io::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto::Builder;
     use tower::ServiceExt as _;
@@ -454,7 +491,9 @@ pub async fn serve_with(
     // Connections finish what they are doing and take no more requests...
     let draining = tokio::spawn(graceful.shutdown());
     // ...while running executions get the grace period.
-    service.shutdown(config.grace).await;
+    if let Some(service) = service {
+        service.shutdown(config.grace).await;
+    }
     // Executions are over; what is still connected only waits for events that
     // will not come from this process any more.
     if tokio::time::timeout(CONNECTION_DRAIN, draining)

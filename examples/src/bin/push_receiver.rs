@@ -60,9 +60,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_state(hook);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let webhook = format!("http://{}/webhook", listener.local_addr()?);
-    // The webhook serves no A2A agent, so it has no A2aService for
-    // `a2a_server::http::serve`; plain axum is enough for this local demo.
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    // The webhook hosts no agent: `serve_app` gives it the same header
+    // timeout, connection limit and graceful shutdown as an agent's server.
+    tokio::spawn(a2a_server::http::serve_app(listener, app));
     println!("webhook: {webhook}");
 
     // Anyone can POST to a webhook; show that a call without the token is refused.

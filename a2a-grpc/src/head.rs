@@ -22,8 +22,8 @@ const OVER_BUDGET: &str =
 
 /// `inner` behind the head's authentication: a caller the service refuses
 /// is answered `UNAUTHENTICATED` without a byte of its body read; one it
-/// admits reaches `inner` with the [`HeadCheck`] in the request's
-/// extensions and its body counted against `budget`.
+/// admits reaches `inner` with the [`Head`] in the request's extensions and
+/// its body counted against `budget`.
 #[derive(Clone)]
 pub(crate) struct HeadFirst<S> {
     pub(crate) inner: S,
@@ -88,13 +88,15 @@ where
             let checked = service.authenticate_head(&mut ctx).await;
             parts.headers = std::mem::take(&mut ctx.service_params).into_headers();
             match checked {
-                Ok(head) => {
-                    parts.extensions.insert(head);
-                    // The context goes on with the call, which gives it the
-                    // headers back rather than building it again (its
-                    // requested extensions are read from the same headers).
+                // What the head's check found goes on with a call of an
+                // operation it named (0.3's rpcs check again), with its
+                // context, which the call gives the headers back rather than
+                // building it again (its requested extensions are read from
+                // the same headers). One value: each more in the request's
+                // extensions costs a map insert and removal.
+                Ok(check) => {
                     if named.is_some() {
-                        parts.extensions.insert(HeadContext(ctx));
+                        parts.extensions.insert(Head { check, ctx });
                     }
                 }
                 // The body is dropped unread.
@@ -165,29 +167,31 @@ impl http_body::Body for Budgeted {
     }
 }
 
-/// The context a head naming its operation was authenticated with, without
-/// its service parameters (they went back to the request).
+/// What the head's authentication found for a call of an operation the
+/// head named: the check, and the context it was made with, without its
+/// service parameters (they went back to the request).
 #[derive(Clone)]
-pub(crate) struct HeadContext(CallContext);
-
-/// The [`HeadCheck`] the head's authentication left in `extensions`.
-pub(crate) fn head_check(extensions: &mut tonic::Extensions) -> HeadCheck {
-    extensions.remove::<HeadCheck>().unwrap_or_default()
+pub(crate) struct Head {
+    check: HeadCheck,
+    ctx: CallContext,
 }
 
-/// The context for a call of `method` whose service parameters are
-/// `params`: the head's, when its authentication built one for the same
-/// operation, else a new one.
-pub(crate) fn call_context(
+/// The [`HeadCheck`] of a call of `method` whose service parameters are
+/// `params`, and its context: the head's, when its authentication left one
+/// for the same operation in `extensions`, else none and a new one.
+pub(crate) fn head_of(
     extensions: &mut tonic::Extensions,
     method: Method,
     params: ServiceParams,
-) -> CallContext {
-    match extensions.remove::<HeadContext>() {
-        Some(HeadContext(mut ctx)) if ctx.method == method => {
+) -> (HeadCheck, CallContext) {
+    match extensions.remove::<Head>() {
+        Some(Head { check, mut ctx }) if ctx.method == method => {
             ctx.service_params = params;
-            ctx
+            (check, ctx)
         }
-        _ => CallContext::new(method, params).with_binding(a2a_server::telemetry::binding::GRPC),
+        _ => (
+            HeadCheck::default(),
+            CallContext::new(method, params).with_binding(a2a_server::telemetry::binding::GRPC),
+        ),
     }
 }

@@ -56,9 +56,8 @@ impl GrpcService {
         extensions: &mut tonic::Extensions,
         request: Request,
     ) -> Result<(CallContext, Response), Status> {
-        let head = crate::head::head_check(extensions);
         let params = ServiceParams::from_headers(metadata.into_headers());
-        let mut ctx = crate::head::call_context(extensions, request.method(), params);
+        let (head, mut ctx) = crate::head::head_of(extensions, request.method(), params);
         match self.service.call_checked(&mut ctx, request, head).await {
             Ok(response) => Ok((ctx, response)),
             Err(err) => Err(to_status(&err)),

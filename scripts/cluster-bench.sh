@@ -11,6 +11,13 @@
 # `a2a serve --config` of a gateway file with the echo agent, its store in
 # the agent's schema, loaded at /agents/echo, with the hub on; `a2a serve` runs as many worker
 # threads as the machine has cores)
+# The two modes run different agents: a2a-bench's echo answers with one
+# event (one task write per SendMessage), the gateway's `echo` (a2a serve's
+# built-in agent) streams working, an artifact per word and the completion
+# (three writes, each with its count triggers, and a push-config lookup per
+# event). pg_stat_statements shows the same statements per SendMessage for
+# `a2a serve` with and without `--config`: the gateway's extra database CPU
+# is its agent's, not the gateway's.
 set -euo pipefail
 server=${1:-postgres://postgres@127.0.0.1:5432}; secs=${2:-10}; gateway=${3:-}
 cd "$(dirname "$0")/.."

@@ -55,7 +55,8 @@ def parse(path, cache):
     return cache[path]
 
 
-INCLUDE = re.compile(r"\{\{#(?:include|rustdoc_include) ([^}:]+)(?::([^}]*))?\}\}")
+# mdBook leaves an include written `\{{#include ...}}` as text.
+INCLUDE = re.compile(r"(?<!\\)\{\{#(?:include|rustdoc_include) ([^}:]+)(?::([^}]*))?\}\}")
 
 
 def check_sources(src):

@@ -2,8 +2,8 @@
 # Runs the whole test suite. Installs what the interop tests need into
 # git-ignored folders of the repository (.venv, .venv03, e2e/interop/node_modules),
 # the hub's browser test its driver (a2a-hub/tests/browser/node_modules) and
-# Debian's Chromium when it is missing; needs only cargo, python3 (>= 3.10)
-# and npm (and apt-get for Chromium).
+# Debian's Chromium when it is missing, and mdBook into .tools; needs only
+# cargo, python3 (>= 3.10) and npm (and apt-get for Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +35,23 @@ if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 &&
   { "${apt[@]}" update -qq && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq chromium; } ||
     echo "warning: could not install Chromium (apt-get); the browser test will be skipped"
 fi
+
+# The book (docs/): mdBook, pinned, builds it with the snippets it includes
+# from examples/ (an include it cannot read is only logged by mdBook, so any
+# error or warning fails here); then scripts/check-book.py checks that Rust
+# blocks are includes of existing anchors, and every relative link and
+# #anchor of the HTML (external links are listed, not fetched).
+MDBOOK_VERSION=0.5.4
+if [ "$(.tools/bin/mdbook --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
+  cargo install --quiet --locked mdbook --version "$MDBOOK_VERSION" \
+    --no-default-features --features search --root .tools
+fi
+book_log=$(.tools/bin/mdbook build docs 2>&1) || { echo "$book_log"; exit 1; }
+if grep -E '(ERROR|WARN)' <<<"$book_log"; then
+  echo "mdbook build docs: errors or warnings above"
+  exit 1
+fi
+python3 scripts/check-book.py docs
 
 cargo test --workspace --all-targets --locked
 # The SDK crates alone, without A2A 0.3 (the workspace build turns `v03` on).

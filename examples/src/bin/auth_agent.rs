@@ -18,11 +18,13 @@ struct Greeter;
 #[async_trait::async_trait]
 impl AgentExecutor for Greeter {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        // ANCHOR: executor
         // Set by the authenticator before the call reached the agent.
         let who = &ctx.call.user.name;
         events
             .complete_with_text(format!("Hello {who}, you said {:?}", ctx.message.text()))
             .await
+        // ANCHOR_END: executor
     }
 }
 
@@ -34,6 +36,7 @@ async fn main() -> std::io::Result<()> {
     let token = std::env::var("A2A_TOKEN").unwrap_or_else(|_| "s3cret".into());
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
+    // ANCHOR: cards
     let greet = AgentSkill::new("greet", "Greet", "Says hello to the caller");
     let card = AgentCard::new("greeter", "Greets callers it knows")
         .with_interface(format!("http://{addr}/"), binding::JSONRPC)
@@ -50,10 +53,13 @@ async fn main() -> std::io::Result<()> {
     let handler = DefaultRequestHandler::builder(Greeter, card)
         .extended_card(extended)
         .build();
+    // ANCHOR_END: cards
+    // ANCHOR: auth
     // Every call on every binding must carry `Authorization: Bearer <token>`;
     // the public card stays readable and declares the scheme (named "bearer").
     let auth = BearerAuth::new().token(token, Principal::new("alice"));
     let service = A2aService::new(handler).with_authentication(auth);
+    // ANCHOR_END: auth
     let app = a2a_grpc::router(service.clone(), Default::default());
     println!("agent card: http://{addr}/.well-known/agent-card.json");
     a2a_server::http::serve(listener, app, service).await

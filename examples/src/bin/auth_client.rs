@@ -24,12 +24,14 @@ async fn main() -> Result<(), a2a_client::ClientError> {
         Err(err) => println!("without a token: refused ({err})"),
     }
 
+    // ANCHOR: credential
     // The interceptor puts the credential where the card's scheme says:
     // for the "bearer" scheme, an `Authorization: Bearer` header.
     let client = ClientBuilder::new()
         .interceptor(AuthInterceptor::new().credential("bearer", token))
         .connect(&url)
         .await?;
+    // ANCHOR_END: credential
     match client.send_text("hi").await? {
         SendMessageResponse::Task(task) => {
             let reply = task.status.message.map(|m| m.text()).unwrap_or_default();
@@ -37,7 +39,9 @@ async fn main() -> Result<(), a2a_client::ClientError> {
         }
         SendMessageResponse::Message(message) => println!("with the token: {}", message.text()),
     }
+    // ANCHOR: extended
     let extended = client.get_extended_agent_card(None).await?;
+    // ANCHOR_END: extended
     let skills: Vec<&str> = extended.skills.iter().map(|s| s.id.as_str()).collect();
     println!("extended card skills: {skills:?}");
     Ok(())

@@ -34,6 +34,7 @@ impl AgentExecutor for Counter {
         else {
             return events.reject("say \"count N\"").await;
         };
+        // ANCHOR: checkpoint
         // On a resumed execution, the steps up to the checkpoint are done:
         // their events are stored, their effects must not happen again.
         let done = ctx.checkpoint.as_ref().map_or(0, |c| c.turn);
@@ -42,6 +43,7 @@ impl AgentExecutor for Counter {
         } else {
             events.working().await?;
         }
+        // ANCHOR_END: checkpoint
         for step in done + 1..=goal {
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_millis(100)) => {}
@@ -56,12 +58,14 @@ impl AgentExecutor for Counter {
             );
             event.append = step > 1;
             event.last_chunk = step == goal;
+            // ANCHOR: step
             // The event and the checkpoint are stored in one write; once
             // this returns, a restart resumes after this step.
             events
                 .send_checkpointed(event, Checkpoint::new(step, Vec::new()))
                 .await?;
             println!("step {step} done");
+            // ANCHOR_END: step
         }
         events
             .complete_with_text(format!("counted to {goal}"))
@@ -81,6 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
         .with_interface(addr.to_string(), binding::GRPC)
         .with_streaming(true);
+    // ANCHOR: store
     // One store for tasks, push configs and jobs. With a job store every
     // execution is recorded before the client learns its task id, and the
     // unfinished ones are resumed when the server starts.
@@ -90,6 +95,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .push_config_store(store.clone())
         .job_store(store)
         .build();
+    // ANCHOR_END: store
     let service = A2aService::new(handler);
     let app = a2a_grpc::router(service.clone(), Default::default());
     println!("agent card: http://{addr}/.well-known/agent-card.json");

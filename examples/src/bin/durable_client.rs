@@ -20,18 +20,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect(url).await?;
     match command.as_str() {
         "count" => {
+            // ANCHOR: immediately
             let mut request = SendMessageRequest::new(Message::user_text(format!("count {value}")));
             // Answer at once: the work goes on whether or not anyone waits.
             request.configuration = Some(SendMessageConfiguration {
                 return_immediately: true,
                 ..Default::default()
             });
+            // ANCHOR_END: immediately
             match client.send_message(request, None).await? {
                 SendMessageResponse::Task(task) => println!("task {}", task.id),
                 SendMessageResponse::Message(m) => println!("reply: {}", m.text()),
             }
         }
         "wait" => {
+            // ANCHOR: follow
             // Reads the task's events; when the stream is cut (the agent
             // restarting, say) it reads the task and subscribes again.
             let mut follower = TaskFollower::subscribing(&client, value.as_str());
@@ -46,6 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     FollowUpdate::Event(_) | FollowUpdate::Task(_) => {}
                 }
             };
+            // ANCHOR_END: follow
             let said = task.status.message.map(|m| m.text()).unwrap_or_default();
             println!("{}: {said}", task.status.state);
             for artifact in &task.artifacts {

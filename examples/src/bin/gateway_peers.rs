@@ -25,11 +25,13 @@ struct Writer;
 #[async_trait::async_trait]
 impl AgentExecutor for Writer {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        // ANCHOR: caller
         // Another agent of the gateway calls as the user "agent:NAME".
         let who = match ctx.call.user.name.as_str() {
             "" => "anonymous",
             name => name,
         };
+        // ANCHOR_END: caller
         let draft = format!("a draft about {} (for {who})", ctx.message.text());
         events.complete_with_text(draft).await
     }
@@ -43,6 +45,7 @@ struct Editor {
 #[async_trait::async_trait]
 impl AgentExecutor for Editor {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        // ANCHOR: peers
         // An ordinary A2A client, whatever kind of agent "writer" is (Rust,
         // a process, a remote server): in process here, no network.
         let writer = self.peers.client("writer")?;
@@ -50,6 +53,7 @@ impl AgentExecutor for Editor {
             .send_text(&ctx.message.text())
             .await
             .map_err(|err| A2aError::internal(format!("the writer failed: {err}")))?;
+        // ANCHOR_END: peers
         let draft = match answer {
             SendMessageResponse::Task(task) => task.status.message.map(|m| m.text()),
             SendMessageResponse::Message(message) => Some(message.text()),
@@ -66,6 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
+    // ANCHOR: gateway
     // The cards give names, descriptions and skills; the gateway writes
     // their interfaces from the address it is built for.
     let gateway = Gateway::builder()
@@ -86,6 +91,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("agent {}: {}", agent.name, agent.card_url);
     }
     let app = gateway.router(HttpConfig::default());
+    // ANCHOR_END: gateway
     println!("agent card: http://{addr}/.well-known/agent-card.json");
     a2a_server::http::serve(listener, app, gateway.service().clone()).await?;
     Ok(())

@@ -16,10 +16,12 @@ async fn main() -> Result<(), a2a_client::ClientError> {
     let endpoint = args.next().unwrap_or_else(|| "127.0.0.1:8080".into());
     let text = args.next().unwrap_or_else(|| "gRPC".into());
 
+    // ANCHOR: transport
     // The connection is made on the first call; `https://host:port` uses TLS.
     let transport = GrpcTransport::connect_lazy(&endpoint)?;
     let interface = AgentInterface::new(endpoint, binding::GRPC);
     let client = a2a_client::Client::from_transport(transport, interface);
+    // ANCHOR_END: transport
 
     match client.send_text(&text).await? {
         SendMessageResponse::Task(task) => {

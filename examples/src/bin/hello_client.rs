@@ -11,6 +11,7 @@ async fn main() -> Result<(), a2a_client::ClientError> {
     let url = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "http://127.0.0.1:8080".into());
+    // ANCHOR: send
     let client = a2a_client::Client::connect(&url).await?;
 
     match client.send_text("world").await? {
@@ -20,7 +21,9 @@ async fn main() -> Result<(), a2a_client::ClientError> {
         }
         SendMessageResponse::Message(message) => println!("reply: {}", message.text()),
     }
+    // ANCHOR_END: send
 
+    // ANCHOR: stream
     let request = SendMessageRequest::new(Message::user_text("streaming world"));
     let mut events = client.send_streaming_message(request, None).await?;
     while let Some(event) = events.next().await {
@@ -29,5 +32,6 @@ async fn main() -> Result<(), a2a_client::ClientError> {
             other => println!("event for task {}", other.task_id()),
         }
     }
+    // ANCHOR_END: stream
     Ok(())
 }

@@ -9,6 +9,7 @@
 use a2a_core::{A2aError, AgentCard, binding};
 use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
 
+// ANCHOR: agent
 struct Hello;
 
 #[async_trait::async_trait]
@@ -19,6 +20,7 @@ impl AgentExecutor for Hello {
             .await
     }
 }
+// ANCHOR_END: agent
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
@@ -27,6 +29,7 @@ async fn main() -> std::io::Result<()> {
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
+    // ANCHOR: serve
     let card = AgentCard::new("hello", "Says hello")
         .with_interface(format!("http://{addr}/"), binding::JSONRPC)
         .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
@@ -38,4 +41,5 @@ async fn main() -> std::io::Result<()> {
     println!("agent card: http://{addr}/.well-known/agent-card.json");
     // Header timeout, connection limits, graceful shutdown on Ctrl-C/SIGTERM.
     a2a_server::http::serve(listener, app, service).await
+    // ANCHOR_END: serve
 }

@@ -20,6 +20,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .next()
         .unwrap_or_else(|| "the login page needs a look".into());
 
+    // ANCHOR: post
     // A hub that authenticates takes `.bearer_token(..)` on the builder.
     let hub = HubApiClient::new(&url)?;
     // Opened before posting, so nothing that follows is missed.
@@ -32,6 +33,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..PostMessage::new(text)
         })
         .await?;
+    // ANCHOR_END: post
     println!("#general {}: {}", posted.from.name(), posted.text);
 
     // Done when the lead answered in the channel and the reviewer in a thread.

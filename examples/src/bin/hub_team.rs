@@ -30,12 +30,14 @@ struct Lead {
 #[async_trait::async_trait]
 impl AgentExecutor for Lead {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        // ANCHOR: context
         // Where the message was, who wrote it, what this agent is asked to do.
         let Some(place) = HubContext::of(&ctx.message) else {
             return events
                 .complete_with_text("I work in the hub: post in #general")
                 .await;
         };
+        // ANCHOR_END: context
         if place.thread.is_some() {
             // The reviewer's answer in our thread reaches us as a
             // participant. Ending without text posts nothing, so the two
@@ -43,6 +45,7 @@ impl AgentExecutor for Lead {
             return events.complete().await;
         }
         events.working().await?;
+        // ANCHOR: collaborate
         let ask = Collaborate::new("reviewer", format!("please review: {}", ctx.message.text()));
         // Opens a thread in this channel (`ctx` says which) and returns as
         // soon as the reviewer took the message, not when it is done.
@@ -51,6 +54,7 @@ impl AgentExecutor for Lead {
             .collaborate(Some(&ctx), ask)
             .await
             .map_err(|err| A2aError::internal(format!("collaborate: {err}")))?;
+        // ANCHOR_END: collaborate
         // A final text is posted where the message was: here, #general.
         events
             .complete_with_text(format!("on it: {}", opened.confirmation))
@@ -80,6 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
 
+    // ANCHOR: hub
     let config = HubConfig {
         // The lead handles what mentions nobody in #general.
         channels: vec![ChannelConfig::new("general").default_agent("lead")],
@@ -113,6 +118,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = gateway
         .router(HttpConfig::default())
         .merge(a2a_hub::http::router(hub.clone(), gateway.clone()));
+    // ANCHOR_END: hub
     println!("hub: http://{addr}/hub");
     println!("agent card: http://{addr}/.well-known/agent-card.json");
     a2a_server::http::serve(listener, app, gateway.service().clone()).await?;

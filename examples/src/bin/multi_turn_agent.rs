@@ -16,6 +16,7 @@ struct Booking;
 #[async_trait::async_trait]
 impl AgentExecutor for Booking {
     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        // ANCHOR: execute
         // Everything the user said on this task so far, this message last.
         // The task's history is the agent's memory between turns: nothing
         // is kept in the executor, so any number of bookings run at once.
@@ -43,6 +44,7 @@ impl AgentExecutor for Booking {
             },
             [] => unreachable!("the current message is always there"),
         }
+        // ANCHOR_END: execute
     }
 }
 

@@ -23,6 +23,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut answers = args;
     let client = a2a_client::Client::connect(&url).await?;
 
+    // ANCHOR: turn
     let mut message = Message::user_text("I need a hotel");
     loop {
         println!("> {}", message.text());
@@ -43,4 +44,5 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .with_task_id(task.id)
             .with_context_id(task.context_id);
     }
+    // ANCHOR_END: turn
 }

@@ -45,6 +45,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8080".into());
 
+    // ANCHOR: install
     // The exporters read OTEL_EXPORTER_OTLP_ENDPOINT and the rest.
     let resource = Resource::builder()
         .with_service_name("otel-example")
@@ -80,6 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .with_filter(only_a2a),
         )
         .init();
+    // ANCHOR_END: install
 
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;

@@ -18,6 +18,7 @@ async fn main() -> Result<(), a2a_client::ClientError> {
         .unwrap_or_else(|| "http://127.0.0.1:8080".into());
     let preferred: Vec<String> = args.collect();
 
+    // ANCHOR: pick
     let card = CardResolver::new().resolve(&url).await?;
     for interface in &card.supported_interfaces {
         println!(
@@ -32,6 +33,7 @@ async fn main() -> Result<(), a2a_client::ClientError> {
     }
     let client = builder.build(card)?;
     let chosen = client.interface();
+    // ANCHOR_END: pick
     println!("using: {} at {}", chosen.protocol_binding, chosen.url);
 
     match client.send_text("binding").await? {

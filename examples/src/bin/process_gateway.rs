@@ -26,8 +26,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let file = args
         .next()
         .unwrap_or_else(|| "examples/process/gateway.toml".into());
+    // ANCHOR: load
     // A mistake in the file is reported with its line, column and field.
     let config = GatewayConfig::load(&file)?;
+    // ANCHOR_END: load
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
 
@@ -35,6 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(default) = &config.default {
         builder = builder.default_agent(default.as_str());
     }
+    // ANCHOR: agents
     for agent in &config.agents {
         if !matches!(agent.source, AgentSource::Process { .. }) {
             return Err(format!(
@@ -54,6 +57,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         card.skills.clone_from(&agent.skills);
         builder = builder.agent(child.definition(card));
     }
+    // ANCHOR_END: agents
     let gateway = builder.build(&format!("http://{addr}"))?;
     for agent in gateway.agents() {
         println!("agent {}: {}", agent.name, agent.card_url);

@@ -24,11 +24,13 @@ impl AgentExecutor for Worker {
         for step in 1..=steps {
             let note = events.agent_message(vec![Part::text(format!("step {step} of {steps}"))]);
             events.status(TaskState::Working, Some(note)).await?;
+            // ANCHOR: work
             // Stands in for real work.
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_millis(100)) => {}
                 () = ctx.cancellation.cancelled() => return Ok(()),
             }
+            // ANCHOR_END: work
         }
         events
             .complete_with_text(format!("done with {:?}", ctx.message.text()))
@@ -48,6 +50,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
         .with_interface(addr.to_string(), binding::GRPC)
         .with_push_notifications(true);
+    // ANCHOR: policy
     // By default webhooks must be on public addresses (a client must not
     // make the agent call into its own network). This demo's receiver runs
     // on this machine, so loopback is allowed; allow nothing more.
@@ -55,6 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handler = DefaultRequestHandler::builder(Worker, card)
         .push_address_policy(policy)
         .build();
+    // ANCHOR_END: policy
     let service = A2aService::new(handler);
     let app = a2a_grpc::router(service.clone(), Default::default());
     println!("agent card: http://{addr}/.well-known/agent-card.json");

@@ -24,6 +24,7 @@ struct Webhook {
     events: mpsc::Sender<StreamResponse>,
 }
 
+// ANCHOR: check
 async fn notified(State(hook): State<Webhook>, headers: HeaderMap, body: String) -> StatusCode {
     // The agent echoes the token the client gave in the push config: a
     // notification without it did not come from that agent for that task.
@@ -41,6 +42,7 @@ async fn notified(State(hook): State<Webhook>, headers: HeaderMap, body: String)
         Err(_) => StatusCode::BAD_REQUEST,
     }
 }
+// ANCHOR_END: check
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -75,6 +77,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("forged notification answered {}", forged.status().as_u16());
 
     let client = a2a_client::Client::connect(&agent).await?;
+    // ANCHOR: request
     let mut request = SendMessageRequest::new(Message::user_text("report to my webhook"));
     let mut push = TaskPushNotificationConfig::new("", webhook);
     push.token = token;
@@ -87,6 +90,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let SendMessageResponse::Task(task) = client.send_message(request, None).await? else {
         return Err("the agent answered with a message, not a task".into());
+        // ANCHOR_END: request
     };
     println!("task {} is {}", task.id, task.status.state);
 

@@ -40,6 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
 
+    // ANCHOR: sign
     let (private_pem, jwks) = a2a_signing::testing::ed25519_pair("key-1");
     let signer = CardSigner::from_pem(&private_pem, SigningAlgorithm::EdDsa, "key-1")?;
     let mut card = AgentCard::new("signed-hello", "Says hello, with a signed card")
@@ -48,6 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_interface(addr.to_string(), binding::GRPC);
     // Sign last: any change to the card after this breaks the signature.
     signer.sign(&mut card)?;
+    // ANCHOR_END: sign
 
     let handler = DefaultRequestHandler::builder(Hello, card).build();
     let service = A2aService::new(handler);

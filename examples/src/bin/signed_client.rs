@@ -23,6 +23,7 @@ async fn main() -> Result<(), a2a_client::ClientError> {
         .next()
         .unwrap_or_else(|| format!("{url}/.well-known/jwks.json"));
 
+    // ANCHOR: verify
     let builder = ClientBuilder::new();
     // Or from a file: `TrustedKeys::from_jwks_json(&std::fs::read_to_string(path)?)`.
     let keys = builder.fetch_trusted_keys(&jwks).await?;
@@ -38,6 +39,7 @@ async fn main() -> Result<(), a2a_client::ClientError> {
     // The check that matters: a client built this way refuses any card that
     // does not verify, before a single call is made.
     let client = builder.verify_cards(keys).build(card)?;
+    // ANCHOR_END: verify
     match client.send_text("world").await? {
         SendMessageResponse::Task(task) => {
             let reply = task.status.message.map(|m| m.text()).unwrap_or_default();

@@ -12,6 +12,7 @@ use std::time::Duration;
 use a2a_core::{A2aError, AgentCard, Artifact, Part, TaskState, binding};
 use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
 
+// ANCHOR: execute
 struct Storyteller;
 
 #[async_trait::async_trait]
@@ -53,6 +54,7 @@ impl AgentExecutor for Storyteller {
         events.complete_with_text("story told").await
     }
 }
+// ANCHOR_END: execute
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {

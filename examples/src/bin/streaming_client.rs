@@ -19,6 +19,7 @@ async fn main() -> Result<(), a2a_client::ClientError> {
     let client = a2a_client::Client::connect(&url).await?;
 
     let request = SendMessageRequest::new(Message::user_text(topic));
+    // ANCHOR: stream
     let mut events = client.send_streaming_message(request, None).await?;
     // Artifact text by artifact id, as the chunks arrive.
     let mut artifacts: BTreeMap<String, String> = BTreeMap::new();
@@ -46,6 +47,7 @@ async fn main() -> Result<(), a2a_client::ClientError> {
             StreamResponse::Message(message) => println!("reply: {}", message.text()),
         }
     }
+    // ANCHOR_END: stream
     for (id, text) in &artifacts {
         println!("artifact {id} = {text:?}");
     }

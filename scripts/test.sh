@@ -2,7 +2,8 @@
 # Runs the whole test suite. Installs what the interop tests need into
 # git-ignored folders of the repository (.venv, .venv03, e2e/interop/node_modules),
 # the hub's browser test its driver (a2a-hub/tests/browser/node_modules) and
-# Debian's Chromium when it is missing, and mdBook into .tools; needs only
+# Debian's Chromium when it is missing, and mdBook into a cache of its own
+# (~/.cache/a2a-tools, kept between clones: it takes minutes to build); needs only
 # cargo, python3 (>= 3.10) and npm (and apt-get for Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,11 +43,12 @@ fi
 # blocks are includes of existing anchors, and every relative link and
 # #anchor of the HTML (external links are listed, not fetched).
 MDBOOK_VERSION=0.5.4
-if [ "$(.tools/bin/mdbook --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
+tools=${A2A_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/a2a-tools}
+if [ "$("$tools/bin/mdbook" --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
   cargo install --quiet --locked mdbook --version "$MDBOOK_VERSION" \
-    --no-default-features --features search --root .tools
+    --no-default-features --features search --root "$tools"
 fi
-book_log=$(.tools/bin/mdbook build docs 2>&1) || { echo "$book_log"; exit 1; }
+book_log=$("$tools/bin/mdbook" build docs 2>&1) || { echo "$book_log"; exit 1; }
 if grep -E '(ERROR|WARN)' <<<"$book_log"; then
   echo "mdbook build docs: errors or warnings above"
   exit 1

@@ -199,10 +199,17 @@ pub enum AgentSource {
     },
 }
 
-/// A gateway file as written. Its doc comments are the descriptions of the
-/// JSON Schema (feature `schema`), which editors show.
+// The doc comments of the raw types below are the descriptions of the JSON
+// Schema (feature `schema`): editors show them to whoever writes the file.
+
+/// An `a2a serve --config` file: the agents one server hosts, each under
+/// /agents/NAME, and optionally their collaboration hub.
 #[derive(Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(title = "a2a gateway file")
+)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
     /// The gateway as a whole.
@@ -221,7 +228,6 @@ struct RawFile {
     agents: BTreeMap<String, Spanned<RawAgent>>,
     /// The collaboration hub: channels, threads, loop guards (`a2a-hub`
     /// reads and checks this table).
-    #[serde(default)]
     #[allow(dead_code)]
     #[cfg_attr(
         feature = "schema",
@@ -232,7 +238,11 @@ struct RawFile {
 
 /// The `[gateway]` table.
 #[derive(Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Gateway")
+)]
 #[serde(deny_unknown_fields)]
 struct RawGateway {
     /// The agent the root card points to (default: the file's first).
@@ -248,7 +258,7 @@ struct RawGateway {
 #[cfg_attr(
     feature = "schema",
     derive(schemars::JsonSchema),
-    schemars(transform = schema::fields_by_kind)
+    schemars(rename = "Agent", transform = schema::fields_by_kind)
 )]
 #[serde(deny_unknown_fields)]
 struct RawAgent {
@@ -290,8 +300,7 @@ struct RawAgent {
     working_dir: Option<Spanned<String>>,
     /// Process agents: what a crash does to in-flight tasks: "fail" them
     /// (the default) or "resume" them by re-sending to the restarted child.
-    #[serde(default)]
-    #[cfg_attr(feature = "schema", schemars(schema_with = "schema::on_crash"))]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<schema::OnCrash>"))]
     on_crash: Option<Spanned<String>>,
     /// Process agents: variables of the gateway's environment passed on to
     /// the child (it inherits nothing else but PATH, HOME, LANG, LC_*, TZ
@@ -376,7 +385,11 @@ impl RawAgent {
 
 /// One skill of an agent's card.
 #[derive(Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Skill")
+)]
 #[serde(deny_unknown_fields)]
 struct RawSkill {
     /// Its id, unique in the card.
@@ -402,14 +415,16 @@ struct RawSkill {
 pub fn json_schema() -> serde_json::Value {
     let mut schema = schemars::generate::SchemaSettings::draft07()
         .into_generator()
-        .into_root_schema_for::<RawFile>();
-    schema.insert("title".into(), "a2a gateway file".into());
-    schema.into()
+        .into_root_schema_for::<RawFile>()
+        .to_value();
+    schema::without_null(&mut schema);
+    schema
 }
 
 #[cfg(feature = "schema")]
 mod schema {
     use schemars::{Schema, SchemaGenerator, json_schema};
+    use serde_json::Value;
 
     use super::{KIND_FIELDS, KINDS, required_field};
 
@@ -419,9 +434,45 @@ mod schema {
         json_schema!({ "type": "string", "enum": names })
     }
 
-    /// `on_crash`: a policy.
-    pub(super) fn on_crash(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "enum": ["fail", "resume"] })
+    /// Takes the null that schemars allows for every `Option` out of
+    /// `schema`: TOML has no null, an absent key is what `None` reads.
+    pub(super) fn without_null(schema: &mut Value) {
+        let Value::Object(map) = schema else {
+            if let Value::Array(items) = schema {
+                items.iter_mut().for_each(without_null);
+            }
+            return;
+        };
+        if let Some(Value::Array(types)) = map.get_mut("type") {
+            types.retain(|t| t != "null");
+            if let [only] = types.as_slice() {
+                let only = only.clone();
+                map.insert("type".into(), only);
+            }
+        }
+        if map.get("default") == Some(&Value::Null) {
+            map.remove("default");
+        }
+        if let Some(Value::Array(cases)) = map.get_mut("anyOf") {
+            cases.retain(|case| case.get("type").is_none_or(|t| t != "null"));
+            if let [Value::Object(only)] = cases.as_slice() {
+                let only = only.clone();
+                map.remove("anyOf");
+                map.extend(only);
+            }
+        }
+        map.values_mut().for_each(without_null);
+    }
+
+    /// What a process agent's crash does to its in-flight tasks.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    pub(super) enum OnCrash {
+        /// Fail them (the default).
+        Fail,
+        /// Re-send them to the restarted child.
+        Resume,
     }
 
     /// An agent's table: for each kind, the field it needs, and no field of
@@ -1048,7 +1099,7 @@ allowed_networks = []
     fn the_schema_knows_every_field_and_kind() {
         let schema = json_schema();
         assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
-        let agent = &schema["definitions"]["RawAgent"];
+        let agent = &schema["definitions"]["Agent"];
         let mut fields: Vec<&str> = agent["properties"]
             .as_object()
             .unwrap()

@@ -32,6 +32,9 @@ pub fn status(err: &anyhow::Error) -> u8 {
                 ClientErrorKind::Connection | ClientErrorKind::Timeout
             );
         }
+        if let Some(err) = cause.downcast_ref::<a2a_hub::api::HubApiError>() {
+            return err.kind() == a2a_hub::api::HubApiErrorKind::Unreachable;
+        }
         if let Some(err) = cause.downcast_ref::<reqwest::Error>() {
             return err.is_connect() || err.is_timeout();
         }

@@ -627,17 +627,15 @@ impl Checker<'_> {
         let mut spans = vec![("agent", line_column(self.text, span.start))];
         let mut note =
             |f: &'static str, s: Range<usize>| spans.push((f, line_column(self.text, s.start)));
-        let kind = match raw.kind.get_ref().as_str() {
-            "rust" => AgentKind::Rust,
-            "process" => AgentKind::Process,
-            "remote" => AgentKind::Remote,
-            other => {
-                return Err(self.error(
-                    raw.kind.span(),
-                    field("kind"),
-                    format!("unknown kind {other:?}: use \"rust\", \"process\" or \"remote\""),
-                ));
-            }
+        let Some(kind) = KINDS.into_iter().find(|k| k.as_str() == raw.kind.get_ref()) else {
+            return Err(self.error(
+                raw.kind.span(),
+                field("kind"),
+                format!(
+                    "unknown kind {:?}: use \"rust\", \"process\" or \"remote\"",
+                    raw.kind.get_ref()
+                ),
+            ));
         };
         for (f, owner) in KIND_FIELDS {
             if let Some(at) = raw.span_of(f) {

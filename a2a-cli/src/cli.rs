@@ -129,10 +129,13 @@ Examples:
 /// `a2a config`: gateway files.
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCommand {
-    /// Check a gateway file as `a2a serve --config` does before it starts
-    /// anything (syntax, unknown keys, each agent's fields, the Rust agents
-    /// this program has, the [hub] table); exit 0 and summarize it, or fail
-    /// naming the line, the column and the key.
+    /// Check a gateway file as `a2a serve --config` does, without serving.
+    ///
+    /// The same checks the server makes before it starts anything: the
+    /// syntax, unknown keys, each agent's fields for its kind, the Rust
+    /// agents this program has, the [hub] table. Exits 0 and summarizes the
+    /// file, or fails naming the line, the column and the key. It starts no
+    /// process and calls no remote agent.
     Check {
         /// The gateway file (TOML).
         file: PathBuf,

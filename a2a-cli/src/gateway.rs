@@ -221,13 +221,13 @@ async fn open_stores(
 
 /// Builds the gateway of `config`, served at `base_url`: every agent with its
 /// own store under `setup.location`, all logging to one conversation log,
-/// and the collaboration hub when the file has a `[hub]` table.
+/// and the collaboration hub of `hub_config` (what [`check`] found).
 pub(crate) async fn build(
     config: &GatewayConfig,
+    hub_config: Option<HubConfig>,
     base_url: &str,
     setup: Setup<'_>,
 ) -> anyhow::Result<(Gateway, Option<Hub>)> {
-    let hub_config = check(config)?;
     let mut setup = setup;
     if let Some(name) = &config.name {
         setup.conversations = setup.conversations.workspace(name.clone());

@@ -43,6 +43,10 @@
 //!
 //! Every error names the file, the line and column, and the field; a file
 //! with any error yields no configuration at all.
+//!
+//! With the feature `schema`, `json_schema` gives the file's JSON Schema,
+//! derived from the types below that read it (the repository keeps it as
+//! `schema/gateway.schema.json`, and `a2a config schema` prints it).
 
 use std::collections::BTreeMap;
 use std::ops::Range;

@@ -35,6 +35,14 @@ fn has_escapes(bytes: &[u8]) -> bool {
     bytes.contains(&0x1b)
 }
 
+/// `a2a` with nothing in the environment against colors but the pipes
+/// (`CLICOLOR_FORCE` would force clap's on anything).
+fn uncolored_command() -> Command {
+    let mut command = command();
+    command.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+    command
+}
+
 // ===== the gateway file: schema and check =====
 
 #[test]
@@ -330,20 +338,16 @@ fn read_until(from: impl std::io::Read + Send + 'static, wanted: &'static str) -
 #[test]
 fn piped_output_has_no_colors_even_without_no_color() {
     let dir = tempfile::tempdir().unwrap();
-    let mut plain = command();
-    plain.env_remove("NO_COLOR");
-    let help = plain.args(["serve", "--help"]).output().unwrap();
-    assert!(!has_escapes(&help.stdout) && help.status.success());
-    let usage = command()
-        .env_remove("NO_COLOR")
-        .arg("frobnicate")
+    let help = uncolored_command()
+        .args(["serve", "--help"])
         .output()
         .unwrap();
+    assert!(!has_escapes(&help.stdout) && help.status.success());
+    let usage = uncolored_command().arg("frobnicate").output().unwrap();
     assert!(!usage.stderr.is_empty() && !has_escapes(&usage.stderr));
 
     let server = serve_in_memory(&[]);
-    let sent = command()
-        .env_remove("NO_COLOR")
+    let sent = uncolored_command()
         .args(["send", &server.url, "hello"])
         .output()
         .unwrap();
@@ -352,8 +356,7 @@ fn piped_output_has_no_colors_even_without_no_color() {
 
     // `a2a serve`'s log, on a piped stderr.
     let file = talking_gateway(dir.path());
-    let mut child = command()
-        .env_remove("NO_COLOR")
+    let mut child = uncolored_command()
         .args(["serve", "--port", "0", "--store", "memory"])
         .args(["--no-conversation-log", "--config", arg(&file)])
         .stdin(Stdio::null())
@@ -386,8 +389,12 @@ fn on_terminal(args: &[&str], no_color: Option<&str>) -> Command {
             script.env_remove(name);
         }
     }
-    // A terminal that has colors: clap asks.
-    script.env("TERM", "xterm-256color").env_remove("NO_COLOR");
+    // A terminal that has colors (clap asks), and no other say on them.
+    script
+        .env("TERM", "xterm-256color")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE");
     if let Some(value) = no_color {
         script.env("NO_COLOR", value);
     }

@@ -133,7 +133,7 @@ pub enum ConfigCommand {
     ///
     /// The same checks the server makes before it starts anything: the
     /// syntax, unknown keys, each agent's fields for its kind, the Rust
-    /// agents this program has, the [hub] table. Exits 0 and summarizes the
+    /// agents this program has, the `[hub]` table. Exits 0 and summarizes the
     /// file, or fails naming the line, the column and the key. It starts no
     /// process and calls no remote agent.
     Check {

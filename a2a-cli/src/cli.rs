@@ -7,7 +7,7 @@ use a2a_store_sql::StoreLocation;
 
 /// `a2a`: serve and call A2A agents.
 #[derive(Debug, clap::Parser)]
-#[command(name = "a2a", version, about)]
+#[command(name = "a2a", version, about, after_help = crate::exit::HELP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -18,10 +18,13 @@ pub struct Cli {
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Run an A2A server with the built-in agent until Ctrl-C.
+    #[command(after_help = SERVE_EXAMPLES)]
     Serve(Box<ServeArgs>),
     /// Show an agent's card (and check its signature with --verify).
+    #[command(after_help = CARD_EXAMPLES)]
     Card(CardArgs),
     /// Send a message (blocking, or streamed with --stream).
+    #[command(after_help = SEND_EXAMPLES)]
     Send(SendArgs),
     /// Show a task.
     Get(GetArgs),
@@ -35,16 +38,127 @@ pub enum Command {
     #[command(subcommand)]
     Push(PushCommand),
     /// See and manage a server's durable executions.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = JOBS_EXAMPLES)]
     Jobs(JobsCommand),
     /// Read the conversation log in a data directory.
+    #[command(after_help = LOG_EXAMPLES)]
     Log(LogArgs),
     /// The conversations the gateway's agents keep, pair by pair (the
     /// conversation index of a data directory).
+    #[command(after_help = CONVERSATIONS_EXAMPLES)]
     Conversations(ConversationsArgs),
     /// Talk to the collaboration hub of a running gateway: channels,
     /// threads, posting, collaborating, following it live.
+    #[command(after_help = HUB_EXAMPLES)]
     Hub(HubArgs),
+    /// Check a gateway file (what `serve --config` reads) without serving,
+    /// or print its JSON Schema.
+    #[command(subcommand, after_help = CONFIG_EXAMPLES)]
+    Config(ConfigCommand),
+    /// Print the completion script of a shell.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man(ManArgs),
+}
+
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  a2a serve                                  # the echo agent on 127.0.0.1:9999, state in ./.a2a
+  a2a serve --config gateway.toml -p 8080    # the agents of a gateway file
+  a2a serve --store memory --auth-bearer-token s3cret
+  a2a serve --config gateway.toml --store postgres://a2a@db/a2a --node-id node-1";
+
+const CARD_EXAMPLES: &str = "\
+Examples:
+  a2a card http://127.0.0.1:9999
+  a2a card http://127.0.0.1:9999/agents/coder --json
+  a2a card https://agent.example.com --verify --jwks https://agent.example.com/jwks.json";
+
+const SEND_EXAMPLES: &str = "\
+Examples:
+  a2a send http://127.0.0.1:9999 \"hello\"
+  a2a send http://127.0.0.1:9999/agents/coder \"fix the build\" --stream
+  a2a send http://127.0.0.1:9999 \"summarize this\" --file notes.md --json
+  a2a send http://127.0.0.1:9999 \"and in French?\" --task TASK_ID";
+
+const JOBS_EXAMPLES: &str = "\
+Examples:
+  a2a jobs list --state-filter running
+  a2a jobs show TASK_ID --agent coder
+  a2a jobs cancel http://127.0.0.1:9999 TASK_ID --data-dir ./.a2a
+  a2a jobs prune --older-than-days 3";
+
+const LOG_EXAMPLES: &str = "\
+Examples:
+  a2a log today
+  a2a log tail -n 50 --data-dir /var/lib/a2a
+  a2a log date 2026-11-01 2026-11-07 --json
+  a2a log search \"deploy failed\" --agent coder --since 2026-11-01";
+
+const CONVERSATIONS_EXAMPLES: &str = "\
+Examples:
+  a2a conversations list
+  a2a conversations show planner,coder
+  a2a conversations list --store postgres://a2a@db/a2a --json";
+
+const HUB_EXAMPLES: &str = "\
+Examples:
+  a2a hub channels
+  a2a hub post \"@coder please review PR 12\" --channel dev
+  a2a hub collaborate reviewer \"check the release notes\"
+  a2a hub watch --url http://gateway.internal:9999 --token \"$A2A_TOKEN\"";
+
+const CONFIG_EXAMPLES: &str = "\
+Examples:
+  a2a config check gateway.toml
+  a2a config schema > schema/gateway.schema.json";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  a2a completions bash > ~/.local/share/bash-completion/completions/a2a
+  a2a completions zsh > \"${fpath[1]}/_a2a\"
+  a2a completions fish > ~/.config/fish/completions/a2a.fish";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  a2a man | man -l -
+  a2a man --out-dir /usr/local/share/man/man1";
+
+/// `a2a config`: gateway files.
+#[derive(Debug, clap::Subcommand)]
+pub enum ConfigCommand {
+    /// Check a gateway file as `a2a serve --config` does, without serving.
+    ///
+    /// The same checks the server makes before it starts anything: the
+    /// syntax, unknown keys, each agent's fields for its kind, the Rust
+    /// agents this program has, the `[hub]` table. Exits 0 and summarizes the
+    /// file, or fails naming the line, the column and the key. It starts no
+    /// process and calls no remote agent.
+    Check {
+        /// The gateway file (TOML).
+        file: PathBuf,
+    },
+    /// Print the JSON Schema of gateway files (for editors: taplo, Even
+    /// Better TOML).
+    Schema,
+}
+
+/// Arguments of `a2a completions`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `a2a man`.
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Write `a2a.1` and a page per subcommand (`a2a-serve.1`, ...) into
+    /// this directory instead of printing `a2a.1`.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 /// Arguments of `a2a hub`.

@@ -63,7 +63,7 @@ fn card(agent: &AgentConfig) -> AgentCard {
 }
 
 /// Checks what the file cannot: that its Rust agents exist in this program.
-fn check(config: &GatewayConfig) -> anyhow::Result<()> {
+fn check_executors(config: &GatewayConfig) -> anyhow::Result<()> {
     for agent in &config.agents {
         if let AgentSource::Rust { executor } = &agent.source {
             if !RUST_AGENTS.contains(&executor.as_str()) {
@@ -80,6 +80,29 @@ fn check(config: &GatewayConfig) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Everything `a2a serve --config` checks of a loaded file before it opens
+/// or starts anything: its Rust agents exist here, and its `[hub]` table
+/// (if any) is sound and its name is not an agent's. `a2a config check`
+/// runs the same. Returns the hub's configuration.
+pub(crate) fn check(config: &GatewayConfig) -> anyhow::Result<Option<HubConfig>> {
+    check_executors(config)?;
+    let text = std::fs::read_to_string(&config.path)
+        .with_context(|| format!("cannot read {}", config.path.display()))?;
+    let names: Vec<String> = config.agents.iter().map(|a| a.name.clone()).collect();
+    let Some(hub_config) = HubConfig::from_gateway_file(&config.path, &text, &names)? else {
+        return Ok(None);
+    };
+    if let Some(agent) = config.agents.iter().find(|a| a.name == DEFAULT_HUB_NAME) {
+        return Err(agent
+            .error(
+                "agent",
+                format!("{DEFAULT_HUB_NAME:?} is the collaboration hub's name in a gateway with a [hub] table; rename the agent"),
+            )
+            .into());
+    }
+    Ok(Some(hub_config))
 }
 
 /// One agent of the file, ready to host: a process agent is started here,
@@ -110,23 +133,9 @@ async fn definition(
     })
 }
 
-/// The collaboration hub of a gateway file with a `[hub]` table, opened
-/// (its record in `DATA_DIR/hub`, or in memory with `--store memory`).
-fn open_hub(config: &GatewayConfig, setup: &Setup<'_>) -> anyhow::Result<Option<Hub>> {
-    let text = std::fs::read_to_string(&config.path)
-        .with_context(|| format!("cannot read {}", config.path.display()))?;
-    let names: Vec<String> = config.agents.iter().map(|a| a.name.clone()).collect();
-    let Some(hub_config) = HubConfig::from_gateway_file(&config.path, &text, &names)? else {
-        return Ok(None);
-    };
-    if let Some(agent) = config.agents.iter().find(|a| a.name == DEFAULT_HUB_NAME) {
-        return Err(agent
-            .error(
-                "agent",
-                format!("{DEFAULT_HUB_NAME:?} is the collaboration hub's name in a gateway with a [hub] table; rename the agent"),
-            )
-            .into());
-    }
+/// The collaboration hub of a gateway file's `[hub]` table, opened (its
+/// record in `DATA_DIR/hub`, or in memory with `--store memory`).
+fn open_hub(hub_config: HubConfig, setup: &Setup<'_>) -> anyhow::Result<Hub> {
     let mut builder = Hub::builder(hub_config).conversations(setup.conversations.clone());
     if let Some(dir) = setup.hub_dir {
         builder = builder.data_dir(dir);
@@ -147,7 +156,7 @@ fn open_hub(config: &GatewayConfig, setup: &Setup<'_>) -> anyhow::Result<Option<
     if let Some(log) = &setup.log {
         builder = builder.conversation_log(log.clone());
     }
-    Ok(Some(builder.open()?))
+    Ok(builder.open()?)
 }
 
 /// The hub's direct links to the file's remote agents: delivery sees their
@@ -212,18 +221,20 @@ async fn open_stores(
 
 /// Builds the gateway of `config`, served at `base_url`: every agent with its
 /// own store under `setup.location`, all logging to one conversation log,
-/// and the collaboration hub when the file has a `[hub]` table.
+/// and the collaboration hub of `hub_config` (what [`check`] found).
 pub(crate) async fn build(
     config: &GatewayConfig,
+    hub_config: Option<HubConfig>,
     base_url: &str,
     setup: Setup<'_>,
 ) -> anyhow::Result<(Gateway, Option<Hub>)> {
-    check(config)?;
     let mut setup = setup;
     if let Some(name) = &config.name {
         setup.conversations = setup.conversations.workspace(name.clone());
     }
-    let hub = open_hub(config, &setup)?;
+    let hub = hub_config
+        .map(|hub_config| open_hub(hub_config, &setup))
+        .transpose()?;
     let mut builder = Gateway::builder().config_file(config.path.display().to_string());
     if let Some(default) = &config.default {
         builder = builder.default_agent(default);

@@ -1,11 +1,39 @@
 //! The `a2a` command line as a library: [`Cli`] is the argument model and
 //! [`run`] executes it. `main.rs` only parses and reports errors.
+//!
+//! # Exit status
+//!
+//! Defined in [`exit`], and listed by `a2a --help`:
+//!
+//! | status | meaning |
+//! | --- | --- |
+//! | 0 | success |
+//! | 1 | failure; the reason is on standard error |
+//! | 2 | usage error: an unknown command, a bad or missing argument |
+//! | 3 | unreachable: no connection to the server or agent, or it timed out (worth retrying) |
+//!
+//! # Colors
+//!
+//! Task states, `--help` and `a2a serve`'s log are colored only on a
+//! terminal, and never when `NO_COLOR` is set to anything but the empty
+//! string (<https://no-color.org>).
+//!
+//! # Gateway files, shells, manual
+//!
+//! `a2a config check FILE` checks a gateway file as `a2a serve --config
+//! FILE` would, without serving; `a2a config schema` prints its JSON
+//! Schema (kept in the repository as `schema/gateway.schema.json`).
+//! `a2a completions bash|zsh|fish|elvish|powershell` prints a completion
+//! script, and `a2a man` the manual page.
 
 mod agent;
 mod cli;
 mod commands;
+mod config;
 mod connect;
 mod conversations;
+mod docs;
+pub mod exit;
 mod gateway;
 mod hub;
 mod jobs;
@@ -16,10 +44,11 @@ mod telemetry;
 
 pub use self::agent::BuiltinAgent;
 pub use self::cli::{
-    CardArgs, Cli, Command, ConversationsArgs, ConversationsCommand, DEFAULT_HUB_URL, GetArgs,
-    HubArgs, HubCollaborateArgs, HubCommand, HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs,
-    JobsCommand, JobsListArgs, JobsPruneArgs, ListArgs, LogArgs, LogCommand, PushCommand, SendArgs,
-    ServeArgs, StateArgs, Target, TaskArgs,
+    CardArgs, Cli, Command, CompletionsArgs, ConfigCommand, ConversationsArgs,
+    ConversationsCommand, DEFAULT_HUB_URL, GetArgs, HubArgs, HubCollaborateArgs, HubCommand,
+    HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs, JobsCommand, JobsListArgs, JobsPruneArgs,
+    ListArgs, LogArgs, LogCommand, ManArgs, PushCommand, SendArgs, ServeArgs, StateArgs, Target,
+    TaskArgs,
 };
 pub use self::log::SearchArgs;
 
@@ -46,5 +75,8 @@ async fn execute(cli: Cli) -> anyhow::Result<()> {
         Command::Log(args) => log::run(&args),
         Command::Conversations(args) => conversations::run(&args).await,
         Command::Hub(args) => hub::run(args).await,
+        Command::Config(command) => config::run(&command),
+        Command::Completions(args) => docs::completions(&args),
+        Command::Man(args) => docs::man(&args),
     }
 }

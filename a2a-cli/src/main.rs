@@ -11,12 +11,13 @@ async fn main() -> std::process::ExitCode {
     // Huge-page faults stall a worker for milliseconds (see the function).
     // A kernel that refuses the switch serves the same, with that tail.
     let _ = a2a_alloc::disable_transparent_huge_pages();
+    // A usage error exits here with clap's status, `a2a_cli::exit::USAGE`.
     let cli = a2a_cli::Cli::parse();
     match a2a_cli::run(cli).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => a2a_cli::exit::SUCCESS.into(),
         Err(err) => {
             eprintln!("error: {err:#}");
-            std::process::ExitCode::FAILURE
+            a2a_cli::exit::status(&err).into()
         }
     }
 }

@@ -4,7 +4,7 @@
 //! `println!` raises on a closed pipe. (Rust ignores SIGPIPE, so the write
 //! itself is where a closed pipe shows.)
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::{IsTerminal, Write as _};
 
 use a2a_core::{AgentCard, Message, Part, PartContent, StreamResponse, Task, TaskState};
 use serde::Serialize;
@@ -89,9 +89,15 @@ pub(crate) fn json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     outln!("{}", serde_json::to_string_pretty(value)?)
 }
 
+/// Whether to color what goes to a stream: only a terminal, and only
+/// without `NO_COLOR` (set and not empty: <https://no-color.org>).
+pub(crate) fn colors(stream: &impl IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 fn paint(state: TaskState) -> String {
     let name = state.as_str().trim_start_matches("TASK_STATE_");
-    if !std::io::stdout().is_terminal() || std::env::var_os("NO_COLOR").is_some() {
+    if !colors(&std::io::stdout()) {
         return name.to_owned();
     }
     let color = match state {

@@ -167,9 +167,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Only --node-id reads it (the parser refuses it without), but a bad
     // value is refused before the cluster's database is opened.
     let lease = lease_timeout(args.lease_timeout)?;
-    // A gateway file is read whole before anything is opened or bound.
+    // A gateway file is read and checked whole before anything is opened or
+    // bound (as `a2a config check` does).
     let gateway_config = match &args.config {
-        Some(path) => Some(GatewayConfig::load(path)?),
+        Some(path) => {
+            let config = GatewayConfig::load(path)?;
+            let hub = crate::gateway::check(&config)?;
+            Some((config, hub))
+        }
         None => None,
     };
     let location = args.state.location()?;
@@ -260,7 +265,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             sayln!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
             (service, app, state)
         }
-        Some(config) => {
+        Some((config, hub_config)) => {
             let local_url = format!("{scheme}://{addr}");
             // The cards name the public address: every node serves the same.
             let base_url = match &args.public_url {
@@ -277,6 +282,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             });
             let (gateway, opened_hub) = crate::gateway::build(
                 &config,
+                hub_config,
                 &base_url,
                 crate::gateway::Setup {
                     location: &location,

@@ -32,6 +32,7 @@ impl Telemetry {
     pub(crate) fn init() -> anyhow::Result<Telemetry> {
         let log = tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
+            .with_ansi(crate::output::colors(&std::io::stderr()))
             .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| DEFAULT_LOG.into()));
         #[cfg(feature = "otel")]
         if otel::configured() {

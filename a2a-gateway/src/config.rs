@@ -43,6 +43,10 @@
 //!
 //! Every error names the file, the line and column, and the field; a file
 //! with any error yields no configuration at all.
+//!
+//! With the feature `schema`, `json_schema` gives the file's JSON Schema,
+//! derived from the types below that read it (the repository keeps it as
+//! `schema/gateway.schema.json`, and `a2a config schema` prints it).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -199,57 +203,301 @@ pub enum AgentSource {
     },
 }
 
+// The doc comments of the raw types below are the descriptions of the JSON
+// Schema (feature `schema`): editors show them to whoever writes the file.
+
+/// An `a2a serve --config` file: the agents one server hosts, each under
+/// /agents/NAME, and optionally their collaboration hub.
 #[derive(Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(title = "a2a gateway file")
+)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
+    /// The gateway as a whole.
     #[serde(default)]
     gateway: Option<RawGateway>,
+    /// The agents, by name (1 to 64 letters, digits, '-' or '_', starting
+    /// with a letter or digit); each is served under /agents/NAME.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            with = "BTreeMap<String, RawAgent>",
+            extend("propertyNames" = { "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$" })
+        )
+    )]
     agents: BTreeMap<String, Spanned<RawAgent>>,
-    /// The collaboration hub's table: `a2a-hub` reads and checks it.
-    #[serde(default)]
+    /// The collaboration hub: channels, threads, loop guards (`a2a-hub`
+    /// reads and checks this table).
     #[allow(dead_code)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<BTreeMap<String, serde_json::Value>>")
+    )]
     hub: Option<toml::Value>,
 }
 
+/// The `[gateway]` table.
 #[derive(Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Gateway")
+)]
 #[serde(deny_unknown_fields)]
 struct RawGateway {
+    /// The agent the root card points to (default: the file's first).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     default: Option<Spanned<String>>,
+    /// The workspace the agents' conversations are keyed in (default:
+    /// "default").
     name: Option<String>,
 }
 
+/// One `[agents.NAME]` table.
 #[derive(Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Agent", transform = schema::fields_by_kind)
+)]
 #[serde(deny_unknown_fields)]
 struct RawAgent {
+    /// What the agent is: "rust" (an agent the program registered),
+    /// "process" (a child process speaking the JSON-lines protocol) or
+    /// "remote" (an A2A agent the gateway forwards to).
+    #[cfg_attr(feature = "schema", schemars(schema_with = "schema::kind"))]
     kind: Spanned<String>,
+    /// The card's display name (default: the agent's name).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     title: Option<Spanned<String>>,
+    /// The card's description.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     description: Option<Spanned<String>>,
+    /// The card's skills.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<RawSkill>"))]
     skills: Vec<Spanned<RawSkill>>,
+    /// Rust agents: the name the program registered the agent under
+    /// (`a2a serve` has "echo").
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     executor: Option<Spanned<String>>,
+    /// Process agents: the program and its arguments, run in the config
+    /// file's directory.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<Vec<String>>", extend("minItems" = 1))
+    )]
     command: Option<Spanned<Vec<String>>>,
+    /// Process agents: environment variables set for the child.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<BTreeMap<String, String>>")
+    )]
     env: Option<Spanned<BTreeMap<String, String>>>,
+    /// Process agents: where the child runs, relative to the config file's
+    /// directory (default: that directory).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     working_dir: Option<Spanned<String>>,
+    /// Process agents: what a crash does to in-flight tasks: "fail" them
+    /// (the default) or "resume" them by re-sending to the restarted child.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<schema::OnCrash>"))]
     on_crash: Option<Spanned<String>>,
+    /// Process agents: variables of the gateway's environment passed on to
+    /// the child (it inherits nothing else but PATH, HOME, LANG, LC_*, TZ
+    /// and TMPDIR).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<String>>"))]
     pass_env: Option<Spanned<Vec<String>>>,
+    /// Process agents: seconds the child may say nothing about a task before
+    /// it is failed (default 600; 0: never).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<u64>", extend("minimum" = 0))
+    )]
     task_timeout_secs: Option<Spanned<i64>>,
+    /// Remote agents: the agent's base URL (its card is read from there), or
+    /// its card's URL.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<String>", extend("pattern" = "^https?://"))
+    )]
     url: Option<Spanned<String>>,
+    /// Remote agents: the environment variable holding the bearer token the
+    /// gateway presents to the agent.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     bearer_token_env: Option<Spanned<String>>,
+    /// Remote agents: other origins ("https://host", "http://host:port")
+    /// the card's interfaces may be at.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<String>>"))]
     allowed_origins: Option<Spanned<Vec<String>>>,
+    /// Remote agents: private networks (CIDR, "10.0.0.0/8") the agent may be
+    /// reached in, besides public addresses.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<String>>"))]
     allowed_networks: Option<Spanned<Vec<String>>>,
 }
 
+/// The fields that belong to one kind of agent: on an agent of another kind
+/// each is a mistake, not something to ignore.
+const KIND_FIELDS: [(&str, AgentKind); 11] = [
+    ("executor", AgentKind::Rust),
+    ("command", AgentKind::Process),
+    ("env", AgentKind::Process),
+    ("working_dir", AgentKind::Process),
+    ("on_crash", AgentKind::Process),
+    ("pass_env", AgentKind::Process),
+    ("task_timeout_secs", AgentKind::Process),
+    ("url", AgentKind::Remote),
+    ("bearer_token_env", AgentKind::Remote),
+    ("allowed_origins", AgentKind::Remote),
+    ("allowed_networks", AgentKind::Remote),
+];
+
+/// The kinds, as files write them.
+const KINDS: [AgentKind; 3] = [AgentKind::Rust, AgentKind::Process, AgentKind::Remote];
+
+/// The field an agent of `kind` cannot do without.
+fn required_field(kind: AgentKind) -> &'static str {
+    match kind {
+        AgentKind::Rust => "executor",
+        AgentKind::Process => "command",
+        AgentKind::Remote => "url",
+    }
+}
+
+impl RawAgent {
+    /// Where the file sets `field` of [`KIND_FIELDS`], if it does.
+    fn span_of(&self, field: &str) -> Option<Range<usize>> {
+        match field {
+            "executor" => self.executor.as_ref().map(Spanned::span),
+            "command" => self.command.as_ref().map(Spanned::span),
+            "env" => self.env.as_ref().map(Spanned::span),
+            "working_dir" => self.working_dir.as_ref().map(Spanned::span),
+            "on_crash" => self.on_crash.as_ref().map(Spanned::span),
+            "pass_env" => self.pass_env.as_ref().map(Spanned::span),
+            "task_timeout_secs" => self.task_timeout_secs.as_ref().map(Spanned::span),
+            "url" => self.url.as_ref().map(Spanned::span),
+            "bearer_token_env" => self.bearer_token_env.as_ref().map(Spanned::span),
+            "allowed_origins" => self.allowed_origins.as_ref().map(Spanned::span),
+            "allowed_networks" => self.allowed_networks.as_ref().map(Spanned::span),
+            _ => None,
+        }
+    }
+}
+
+/// One skill of an agent's card.
 #[derive(Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Skill")
+)]
 #[serde(deny_unknown_fields)]
 struct RawSkill {
+    /// Its id, unique in the card.
     id: String,
+    /// Its display name.
     name: String,
+    /// What it does.
     description: String,
+    /// Keywords.
     #[serde(default)]
     tags: Vec<String>,
+    /// Example prompts.
     #[serde(default)]
     examples: Vec<String>,
+}
+
+/// The JSON Schema of gateway files (draft 7, which editors' TOML support
+/// reads: taplo, Even Better TOML), derived from the types that read them.
+/// It says what a file may hold and which fields each kind of agent takes;
+/// what only loading can tell (that an executor exists, that a variable is
+/// set) is `a2a config check`'s.
+#[cfg(feature = "schema")]
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::generate::SchemaSettings::draft07()
+        .into_generator()
+        .into_root_schema_for::<RawFile>()
+        .to_value();
+    schema::without_null(&mut schema);
+    schema
+}
+
+#[cfg(feature = "schema")]
+mod schema {
+    use schemars::{Schema, SchemaGenerator, json_schema};
+    use serde_json::Value;
+
+    use super::{KIND_FIELDS, KINDS, required_field};
+
+    /// `kind`: one of the kinds.
+    pub(super) fn kind(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = KINDS.iter().map(|k| k.as_str()).collect();
+        json_schema!({ "type": "string", "enum": names })
+    }
+
+    /// Takes the null that schemars allows for every `Option` out of
+    /// `schema`: TOML has no null, an absent key is what `None` reads.
+    pub(super) fn without_null(schema: &mut Value) {
+        let Value::Object(map) = schema else {
+            if let Value::Array(items) = schema {
+                items.iter_mut().for_each(without_null);
+            }
+            return;
+        };
+        if let Some(Value::Array(types)) = map.get_mut("type") {
+            types.retain(|t| t != "null");
+            if let [only] = types.as_slice() {
+                let only = only.clone();
+                map.insert("type".into(), only);
+            }
+        }
+        if map.get("default") == Some(&Value::Null) {
+            map.remove("default");
+        }
+        if let Some(Value::Array(cases)) = map.get_mut("anyOf") {
+            cases.retain(|case| case.get("type").is_none_or(|t| t != "null"));
+            if let [Value::Object(only)] = cases.as_slice() {
+                let only = only.clone();
+                map.remove("anyOf");
+                map.extend(only);
+            }
+        }
+        map.values_mut().for_each(without_null);
+    }
+
+    /// What a process agent's crash does to its in-flight tasks.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    pub(super) enum OnCrash {
+        /// Fail them (the default).
+        Fail,
+        /// Re-send them to the restarted child.
+        Resume,
+    }
+
+    /// An agent's table: for each kind, the field it needs, and no field of
+    /// another kind (`false`: no value is valid).
+    pub(super) fn fields_by_kind(schema: &mut Schema) {
+        let cases: Vec<serde_json::Value> = KINDS
+            .iter()
+            .map(|&kind| {
+                let foreign: serde_json::Map<String, serde_json::Value> = KIND_FIELDS
+                    .iter()
+                    .filter(|(_, owner)| *owner != kind)
+                    .map(|(field, _)| ((*field).to_owned(), false.into()))
+                    .collect();
+                serde_json::json!({
+                    "if": { "properties": { "kind": { "const": kind.as_str() } }, "required": ["kind"] },
+                    "then": { "required": [required_field(kind)], "properties": foreign },
+                })
+            })
+            .collect();
+        schema.insert("allOf".into(), cases.into());
+    }
 }
 
 /// Whether `text` is an origin: an http or https URL with a host and
@@ -383,80 +631,18 @@ impl Checker<'_> {
         let mut spans = vec![("agent", line_column(self.text, span.start))];
         let mut note =
             |f: &'static str, s: Range<usize>| spans.push((f, line_column(self.text, s.start)));
-        let kind = match raw.kind.get_ref().as_str() {
-            "rust" => AgentKind::Rust,
-            "process" => AgentKind::Process,
-            "remote" => AgentKind::Remote,
-            other => {
-                return Err(self.error(
-                    raw.kind.span(),
-                    field("kind"),
-                    format!("unknown kind {other:?}: use \"rust\", \"process\" or \"remote\""),
-                ));
-            }
+        let Some(kind) = KINDS.into_iter().find(|k| k.as_str() == raw.kind.get_ref()) else {
+            return Err(self.error(
+                raw.kind.span(),
+                field("kind"),
+                format!(
+                    "unknown kind {:?}: use \"rust\", \"process\" or \"remote\"",
+                    raw.kind.get_ref()
+                ),
+            ));
         };
-        // Fields another kind uses are mistakes here, not silently ignored.
-        // Each field belongs to one kind; on another it is a mistake, not
-        // something to ignore.
-        let owned: [(&'static str, Option<Range<usize>>, AgentKind); 11] = [
-            (
-                "executor",
-                raw.executor.as_ref().map(Spanned::span),
-                AgentKind::Rust,
-            ),
-            (
-                "command",
-                raw.command.as_ref().map(Spanned::span),
-                AgentKind::Process,
-            ),
-            (
-                "env",
-                raw.env.as_ref().map(Spanned::span),
-                AgentKind::Process,
-            ),
-            (
-                "working_dir",
-                raw.working_dir.as_ref().map(Spanned::span),
-                AgentKind::Process,
-            ),
-            (
-                "on_crash",
-                raw.on_crash.as_ref().map(Spanned::span),
-                AgentKind::Process,
-            ),
-            (
-                "pass_env",
-                raw.pass_env.as_ref().map(Spanned::span),
-                AgentKind::Process,
-            ),
-            (
-                "task_timeout_secs",
-                raw.task_timeout_secs.as_ref().map(Spanned::span),
-                AgentKind::Process,
-            ),
-            (
-                "url",
-                raw.url.as_ref().map(Spanned::span),
-                AgentKind::Remote,
-            ),
-            (
-                "bearer_token_env",
-                raw.bearer_token_env.as_ref().map(Spanned::span),
-                AgentKind::Remote,
-            ),
-            (
-                "allowed_origins",
-                raw.allowed_origins.as_ref().map(Spanned::span),
-                AgentKind::Remote,
-            ),
-            (
-                "allowed_networks",
-                raw.allowed_networks.as_ref().map(Spanned::span),
-                AgentKind::Remote,
-            ),
-        ];
-        for (f, at, owner) in owned {
-            if let Some(at) = at {
+        for (f, owner) in KIND_FIELDS {
+            if let Some(at) = raw.span_of(f) {
                 if owner != kind {
                     return Err(self.error(
                         at,
@@ -467,7 +653,8 @@ impl Checker<'_> {
                 note(f, at);
             }
         }
-        let missing = |f: &str| {
+        let missing = || {
+            let f = required_field(kind);
             self.error(
                 span.clone(),
                 field(f),
@@ -476,13 +663,13 @@ impl Checker<'_> {
         };
         let source = match kind {
             AgentKind::Rust => {
-                let executor = raw.executor.ok_or_else(|| missing("executor"))?;
+                let executor = raw.executor.ok_or_else(missing)?;
                 AgentSource::Rust {
                     executor: executor.into_inner(),
                 }
             }
             AgentKind::Process => {
-                let command = raw.command.ok_or_else(|| missing("command"))?;
+                let command = raw.command.ok_or_else(missing)?;
                 if command
                     .get_ref()
                     .first()
@@ -556,9 +743,12 @@ impl Checker<'_> {
                 }
             }
             AgentKind::Remote => {
-                let url = raw.url.ok_or_else(|| missing("url"))?;
-                if !(url.get_ref().starts_with("http://") || url.get_ref().starts_with("https://"))
-                {
+                let url = raw.url.ok_or_else(missing)?;
+                let parsed = url::Url::parse(url.get_ref());
+                if !parsed.is_ok_and(|u| {
+                    matches!(u.scheme(), "http" | "https")
+                        && u.host_str().is_some_and(|h| !h.is_empty())
+                }) {
                     return Err(self.error(
                         url.span(),
                         field("url"),
@@ -867,6 +1057,74 @@ url = "http://127.0.0.1:9"
         let err = config.agents[0].error("executor", "no Rust agent registered as \"nope\"");
         assert_eq!((err.line, err.column), (4, 12));
         assert_eq!(err.field, "agents.a.executor");
+    }
+
+    #[test]
+    fn every_field_of_a_kind_is_located() {
+        let raw: RawAgent = toml::from_str(
+            r#"
+kind = "process"
+executor = "e"
+command = ["x"]
+env = { A = "b" }
+working_dir = "w"
+on_crash = "fail"
+pass_env = ["A"]
+task_timeout_secs = 1
+url = "http://x"
+bearer_token_env = "T"
+allowed_origins = []
+allowed_networks = []
+"#,
+        )
+        .unwrap();
+        for (field, _) in KIND_FIELDS {
+            assert!(raw.span_of(field).is_some(), "{field}");
+        }
+        for kind in KINDS {
+            let text = format!("[agents.a]\nkind = \"{kind}\"\n");
+            let err = parse(&text).unwrap_err();
+            assert_eq!(err.field, format!("agents.a.{}", required_field(kind)));
+        }
+    }
+
+    #[test]
+    fn a_remote_url_needs_a_host() {
+        for url in ["http://", "http://exa mple", "http//x", "mailto:x@y"] {
+            let text = format!("[agents.a]\nkind = \"remote\"\nurl = \"{url}\"\n");
+            assert_eq!(parse(&text).unwrap_err().field, "agents.a.url", "{url}");
+        }
+    }
+
+    #[cfg(feature = "schema")]
+    #[test]
+    fn the_schema_knows_every_field_and_kind() {
+        let schema = json_schema();
+        assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
+        let agent = &schema["definitions"]["Agent"];
+        let mut fields: Vec<&str> = agent["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        fields.sort_unstable();
+        let mut expected: Vec<&str> = ["kind", "title", "description", "skills"]
+            .into_iter()
+            .chain(KIND_FIELDS.iter().map(|(f, _)| *f))
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(fields, expected);
+        assert_eq!(
+            agent["properties"]["kind"]["enum"],
+            serde_json::json!(["rust", "process", "remote"])
+        );
+        assert_eq!(agent["additionalProperties"], false);
+        assert_eq!(agent["required"], serde_json::json!(["kind"]));
+        let cases = agent["allOf"].as_array().unwrap();
+        assert_eq!(cases[2]["then"]["required"], serde_json::json!(["url"]));
+        assert_eq!(cases[2]["then"]["properties"]["executor"], false);
+        assert!(cases[2]["then"]["properties"].get("url").is_none());
     }
 
     #[test]

@@ -273,10 +273,20 @@ async fn agent_options(
     use sqlx::Connection as _;
     let options: sqlx::postgres::PgConnectOptions = url.parse()?;
     let mut setup = sqlx::PgConnection::connect_with(&options).await?;
+    // `IF NOT EXISTS` does not make two creators at once safe: the second
+    // can fail on the catalog's unique index (cluster nodes starting
+    // together do this). Creators of one schema take turns on a
+    // transaction-scoped advisory lock.
+    let mut create = setup.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+        .bind(format!("a2a create schema {schema}"))
+        .execute(&mut *create)
+        .await?;
     // The name is checked by `agent_schema`: only letters, digits, '-' and '_'.
     sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
-        .execute(&mut setup)
+        .execute(&mut *create)
         .await?;
+    create.commit().await?;
     let _ = setup.close().await;
     Ok(options.options([("search_path", format!("\"{schema}\""))]))
 }

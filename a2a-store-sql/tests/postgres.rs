@@ -355,6 +355,37 @@ async fn gateway_agents_keep_their_state_in_schemas_of_their_own() {
     }
 }
 
+/// Cluster nodes start together: each opens every agent's store, creating
+/// its schema if missing. `CREATE SCHEMA IF NOT EXISTS` run by two at once
+/// can fail on the catalog's unique index (seen when two `tck-sut` nodes
+/// started together); eight openers of one new schema all succeed.
+#[tokio::test]
+async fn nodes_opening_one_new_agent_schema_at_once_all_succeed() {
+    use a2a_store_sql::StoreLocation;
+    let base: PgConnectOptions = url().parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
+    let mut admin = match PgConnection::connect_with(&base).await {
+        Ok(admin) => admin,
+        Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("PostgreSQL at {} is unreachable in CI: {err}", shown_url())
+        }
+        Err(_) => return,
+    };
+    let name = format!("race{}", &a2a_core::new_id().replace('-', "")[..12]);
+    let location = StoreLocation::Postgres(url());
+    let opens = (0..8).map(|_| {
+        let (location, name) = (location.clone(), name.clone());
+        tokio::spawn(async move { location.open_for_agent(&name, None).await })
+    });
+    for opened in futures::future::join_all(opens).await {
+        let store = opened.unwrap().expect("every node opens the agent's store");
+        drop(store);
+    }
+    sqlx::raw_sql(&format!("DROP SCHEMA \"a2a_agent_{name}\" CASCADE"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn the_cluster_bus_announces_committed_events_and_carries_cancels() {
     in_fresh_schema(None, |store, options| async move {

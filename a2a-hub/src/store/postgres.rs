@@ -227,16 +227,21 @@ pub(crate) fn open(
 }
 
 async fn create_schema(conn: &mut PgConnection, schema: &str) -> Result<(), HubError> {
-    let create = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
-    // Two nodes starting at once may both try; the loser finds it there.
-    for attempt in 0..3 {
-        match sqlx::query(&create).execute(&mut *conn).await {
-            Ok(_) => return Ok(()),
-            Err(_) if attempt < 2 => tokio::time::sleep(Duration::from_millis(50)).await,
-            Err(err) => return Err(pg_error(&err)),
-        }
-    }
-    Ok(())
+    // `IF NOT EXISTS` does not make two creators at once safe (the second
+    // can fail on the catalog's unique index): nodes starting together take
+    // turns on a transaction-scoped advisory lock.
+    let e = |err: sqlx::Error| pg_error(&err);
+    let mut create = conn.begin().await.map_err(e)?;
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+        .bind(format!("a2a create schema {schema}"))
+        .execute(&mut *create)
+        .await
+        .map_err(e)?;
+    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
+        .execute(&mut *create)
+        .await
+        .map_err(e)?;
+    create.commit().await.map_err(e)
 }
 
 /// The operator token on record, or `fresh` put there (first node wins).

@@ -1,5 +1,6 @@
-//! The `a2a` command line as a library: [`Cli`] is the argument model and
-//! [`run`] executes it. `main.rs` only parses and reports errors.
+#![doc = include_str!("../README.md")]
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
 mod cli;

@@ -1,7 +1,6 @@
 #![doc = include_str!("../README.md")]
 // docs.rs (`--cfg docsrs`) marks the items each feature adds.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
 use a2a_core::{
@@ -989,7 +988,10 @@ pub async fn job_writes_suite<S: TaskStore + JobStore>(store: &S) {
     assert_eq!(job_of(&jobless).await, None);
 
     // A stale version still fails as a conflict, and writes no job.
-    let stale = JobWrite::Record(&new(&jobless, "node-a", secs(23)));
+    // Bound first: Rust 1.85 (the MSRV) does not extend a temporary's life
+    // through an enum variant's constructor.
+    let stale_job = new(&jobless, "node-a", secs(23));
+    let stale = JobWrite::Record(&stale_job);
     assert!(matches!(
         write_with_job(store, &caller, &jobless_task, 7, stale).await,
         Err(StoreError::Conflict { found: 1, .. })

@@ -10,6 +10,10 @@
 # then builds each .crate as a download from crates.io would be built, all
 # in one target directory, so the dependencies are compiled once, not once
 # per crate. `--no-verify` only checks the manifests and the file lists.
+#
+# The overlay does not shadow crates.io: where crates.io has a higher
+# semver-compatible version of the same name (a2a-client 0.1.2 there is
+# another project's), the verify step resolves to it and fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

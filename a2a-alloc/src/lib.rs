@@ -1,6 +1,6 @@
-//! The global allocator of the `a2a` binaries: mimalloc, with each request
-//! sent down mimalloc's plain path whenever that path's own alignment
-//! already satisfies it.
+#![doc = include_str!("../README.md")]
+//!
+//! # Why not `MiMalloc`
 //!
 //! Why not `mimalloc::MiMalloc` as it is: it sends every allocation through
 //! `mi_malloc_aligned`, and mimalloc (v2 and v3 alike) takes the fast path
@@ -11,16 +11,8 @@
 //! instructions per request (`scripts/server-instructions.sh`), and memory
 //! wasted besides. The fix is the one the C API intends: plain `mi_malloc`
 //! when the alignment is one every mimalloc block already has.
-//!
-//! ```no_run
-//! #[global_allocator]
-//! static ALLOCATOR: a2a_alloc::Mimalloc = a2a_alloc::Mimalloc;
-//!
-//! fn main() {
-//!     // Before the heap grows; see the function for why.
-//!     let _ = a2a_alloc::disable_transparent_huge_pages();
-//! }
-//! ```
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;

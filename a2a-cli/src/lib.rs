@@ -1,30 +1,6 @@
-//! The `a2a` command line as a library: [`Cli`] is the argument model and
-//! [`run`] executes it. `main.rs` only parses and reports errors.
-//!
-//! # Exit status
-//!
-//! Defined in [`exit`], and listed by `a2a --help`:
-//!
-//! | status | meaning |
-//! | --- | --- |
-//! | 0 | success |
-//! | 1 | failure; the reason is on standard error |
-//! | 2 | usage error: an unknown command, a bad or missing argument |
-//! | 3 | unreachable: no connection to the server or agent, or it timed out (worth retrying) |
-//!
-//! # Colors
-//!
-//! Task states, `--help` and `a2a serve`'s log are colored only on a
-//! terminal, and never when `NO_COLOR` is set to anything but the empty
-//! string (<https://no-color.org>).
-//!
-//! # Gateway files, shells, manual
-//!
-//! `a2a config check FILE` checks a gateway file as `a2a serve --config
-//! FILE` would, without serving; `a2a config schema` prints its JSON
-//! Schema (kept in the repository as `schema/gateway.schema.json`).
-//! `a2a completions bash|zsh|fish|elvish|powershell` prints a completion
-//! script, and `a2a man` the manual page.
+#![doc = include_str!("../README.md")]
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
 mod cli;

@@ -1,20 +1,4 @@
-//! Calling A2A agents: a [`Client`] made from an agent card picks a transport
-//! (JSON-RPC and HTTP+JSON built in, gRPC through `a2a-grpc`) and offers the
-//! eleven operations; streams are `futures::Stream`s with an idle timeout
-//! instead of a whole-request deadline, and a task's stream cut before the
-//! task settles is picked up again, on the card's other interfaces if need
-//! be, without repeating an event ([`resume`]). `https://` URLs use TLS on every
-//! binding, checked against the system's roots and any given once to
-//! [`ClientBuilder::root_certificates`] (a private CA, say).
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), a2a_client::ClientError> {
-//! use a2a_client::{Client, ClientBuilder, CardResolver};
-//! let card = CardResolver::new().resolve("http://127.0.0.1:9999").await?;
-//! let client = ClientBuilder::new().prefer(["HTTP+JSON"]).build(card)?;
-//! let answer = client.send_text("hello").await?;
-//! # let _ = answer; Ok(()) }
-//! ```
+#![doc = include_str!("../README.md")]
 //!
 //! # Transports
 //!
@@ -25,12 +9,13 @@
 //! way implements [`ByOperation`] instead, one method per operation, and is
 //! a transport through its one dispatch.
 //!
-//! # Features
+//! # Streams and TLS
 //!
-//! | feature | default | what it adds |
-//! |---|---|---|
-//! | `v03` | no | A2A 0.3: `JsonRpcV03Transport` and `RestV03Transport`, which the built-in factories pick for interfaces whose `protocolVersion` is `0.3`; 0.3 cards read, and the 0.3-era `/.well-known/agent.json` tried when the card is not at the 1.0 path. Without it those interfaces are passed over. |
-//! | `otel` | no | W3C trace context sent with every call ([`telemetry`]) |
+//! A task's stream cut before the task settles is picked up again, on the card's
+//! other interfaces if need be, without repeating an event ([`resume`]). A private
+//! CA is given once to [`ClientBuilder::root_certificates`].
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod by_operation;
 mod client;

@@ -1,4 +1,6 @@
-//! The conversation log and the conversation index.
+#![doc = include_str!("../README.md")]
+//!
+//! # How it works
 //!
 //! - [`ConversationLog`] keeps every message that enters or leaves an agent
 //!   (requests, replies, status changes with a message, errors) as one line of
@@ -34,40 +36,8 @@
 //! ([`HandlerBuilderExt::conversation_log`]) and writes what the agent takes
 //! and gives; on a client, [`ClientExt::send_in_conversation`] continues a
 //! pair's conversation and logs both sides.
-//!
-//! ```no_run
-//! use a2a_conversation::{ChainTip, ClientExt as _, ConversationIndex, ConversationLog};
-//! use a2a_conversation::{Conversations, HandlerBuilderExt as _, LogConfig};
-//! use a2a_core::{A2aError, AgentCard, Message};
-//! use a2a_server::{AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
-//!
-//! /// Asks beta, on the record, and passes the answer on.
-//! struct Alpha {
-//!     beta: a2a_client::Client,
-//!     conversations: Conversations,
-//! }
-//!
-//! #[async_trait::async_trait]
-//! impl AgentExecutor for Alpha {
-//!     async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-//!         // The call joins the chain of the request that started this execution.
-//!         let tip = ctx.extensions.get::<ChainTip>();
-//!         let asked = Message::user_text(ctx.message.text());
-//!         let answer = self.beta.send_in_conversation(&self.conversations, asked, tip).await;
-//!         let answer = answer.map_err(|e| A2aError::internal(e.to_string()))?;
-//!         events.complete_with_text(format!("beta says: {answer:?}")).await
-//!     }
-//! }
-//!
-//! # async fn demo(beta: a2a_client::Client, card: AgentCard) {
-//! let log = ConversationLog::open("./.a2a", LogConfig::default()).expect("log");
-//! let index = ConversationIndex::open("./.a2a");
-//! let conversations = Conversations::new("alpha", "ws-1", index).log(log.clone());
-//! let handler = DefaultRequestHandler::builder(Alpha { beta, conversations }, card)
-//!     .conversation_log(log)
-//!     .build();
-//! # let _ = handler; }
-//! ```
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;
 mod entry;

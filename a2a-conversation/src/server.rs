@@ -88,7 +88,7 @@ pub trait HandlerBuilderExt: sealed::Sealed {
     /// Writes every message that enters or leaves this agent to `log`:
     /// requests, the agent's replies, status changes with a message,
     /// artifacts and refused requests, each line chained to the request it
-    /// answers (see the [module](self)). Appending never waits for the disk
+    /// answers (see [`Recorder`](crate::Recorder)). Appending never waits for the disk
     /// (see [`WhenFull`](crate::WhenFull)). It is the handler's
     /// [observer](a2a_server::observer), replacing any set before.
     #[must_use]

@@ -1,26 +1,6 @@
-//! The A2A (Agent2Agent) protocol 1.0 in Rust types: every data object and
-//! request/response message, their exact ProtoJSON form, and one error type that
-//! knows its code on every binding. No I/O; shared by the server and client crates.
-//!
-//! ```
-//! use a2a_core::{Message, SendMessageRequest, StreamResponse, Task, TaskState};
-//!
-//! let request = SendMessageRequest::new(Message::user_text("hello"));
-//! let json = serde_json::to_string(&request).unwrap();
-//! assert!(json.contains(r#""role":"ROLE_USER""#));
-//!
-//! let event: StreamResponse = serde_json::from_str(
-//!     r#"{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}"#,
-//! ).unwrap();
-//! assert_eq!(event.state(), Some(TaskState::Completed));
-//! ```
-//!
-//! # Features
-//!
-//! | feature | default | what it adds |
-//! |---|---|---|
-//! | `arbitrary` | no | [`arbitrary`]: proptest strategies for every message |
-//! | `v03` | no | [`v03`]: the A2A 0.3 wire forms (JSON-RPC, ProtoJSON, agent card) and their conversions to and from 1.0, for serving and calling 0.3 peers (without it, `v03` only recognizes a 0.3 version) |
+#![doc = include_str!("../README.md")]
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod card;
 mod error;

@@ -1,17 +1,13 @@
-//! The agent gateway: many named A2A agents in one server, one port, one data
-//! directory. An agent is a Rust [`AgentExecutor`](a2a_server::AgentExecutor),
-//! an external command speaking a JSON-lines protocol ([`process`]), or a
-//! remote A2A agent ([`remote`]); callers and other agents address them alike.
+#![doc = include_str!("../README.md")]
 //!
-//! Each agent has its own card, handler and tasks, and is served on every
-//! binding: JSON-RPC and HTTP+JSON under `/agents/<name>`, gRPC on the
-//! gateway's address with the agent's name as the interface's `tenant` (the
-//! spec's routing value, which clients copy into every request). Agents call
-//! each other by name through [`Peers`].
+//! # Where to start
 //!
-//! | feature | default | what it adds |
-//! |---|---|---|
-//! | `otel` | off | W3C trace context to process agents (the `traceparent` and `tracestate` fields of `execute`) and the `otel` features of `a2a-server` and `a2a-client` |
+//! [`Gateway::builder`] takes [`AgentDefinition`]s: Rust executors, external
+//! commands ([`process`]) and remote agents ([`remote`]); [`config`] reads a
+//! `gateway.toml` that describes them, and [`Peers`] lets agents call each other
+//! by name.
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod config;
 pub mod conversations;

@@ -1,5 +1,6 @@
-//! The collaboration hub: the agents of a gateway working together in
-//! channels and threads that people watch and join.
+#![doc = include_str!("../README.md")]
+//!
+//! # How it works
 //!
 //! There is no chat service behind it. The hub holds channels (from the
 //! configuration) and threads (each one A2A conversation, its id the
@@ -29,6 +30,8 @@
 //! People and scripts reach the hub through its HTTP API and live feed
 //! ([`http`], served beside the gateway), and programs call that API with
 //! [`api::HubApiClient`], which shares the API's types.
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
 pub mod api;

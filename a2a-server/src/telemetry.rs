@@ -7,7 +7,7 @@
 //! interested in them they cost a callsite check each. The `otel` feature adds
 //! what needs the OpenTelemetry crates: the call span's parent taken from the
 //! caller's `traceparent`/`tracestate` (any binding), the trace context sent
-//! on to push webhooks, and the metrics of [`otel`].
+//! on to push webhooks, and the metrics of the `otel` module.
 //!
 //! | span | target | fields |
 //! |---|---|---|

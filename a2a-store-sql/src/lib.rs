@@ -1,9 +1,6 @@
-//! Durable stores for A2A servers on SQL databases.
+#![doc = include_str!("../README.md")]
 //!
-//! [`SqliteStore`] (feature `sqlite`, the default) keeps a server's state in a
-//! file under a data directory; [`PostgresStore`] (feature `postgres`) in a
-//! PostgreSQL database. Each implements [`TaskStore`], [`PushConfigStore`] and
-//! [`JobStore`] on one connection pool, and is cheap to clone.
+//! # Guarantees
 //!
 //! Both behave exactly like the in-memory stores of `a2a-server` (the same
 //! conformance suites run against all of them), and more:
@@ -22,6 +19,8 @@
 //! [`TaskStore::events`]: a2a_server::store::TaskStore::events
 //! [`PushConfigStore`]: a2a_server::store::PushConfigStore
 //! [`JobStore`]: a2a_server::store::JobStore
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "postgres")]
 mod cluster;

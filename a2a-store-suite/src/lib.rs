@@ -1,24 +1,6 @@
-//! Conformance suites for A2A store backends: a backend that implements
-//! `a2a-server`'s [`TaskStore`], [`PushConfigStore`] or [`JobStore`] runs each
-//! suite with one line, and so behaves like every other (the in-memory stores
-//! of `a2a-server` and the SQL stores of `a2a-store-sql` run them all).
-//!
-//! Add the crate as a dev-dependency and call the suites from a test:
-//!
-//! ```ignore
-//! #[tokio::test]
-//! async fn task_store_conforms() {
-//!     a2a_store_suite::task_store_suite(&MyStore::open().await).await;
-//! }
-//! ```
-//!
-//! The task and push-config suites work in their own fresh tenant, so they
-//! can share a database with other tests. The job suite needs a store that
-//! holds no other jobs (recovery and listings see every job), and so do the
-//! cases of canceled jobs and of retention (which see every task and job).
-//!
-//! A failure panics with a message naming the broken rule.
-
+#![doc = include_str!("../README.md")]
+// docs.rs (`--cfg docsrs`) marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
 use a2a_core::{
@@ -1006,7 +988,10 @@ pub async fn job_writes_suite<S: TaskStore + JobStore>(store: &S) {
     assert_eq!(job_of(&jobless).await, None);
 
     // A stale version still fails as a conflict, and writes no job.
-    let stale = JobWrite::Record(&new(&jobless, "node-a", secs(23)));
+    // Bound first: Rust 1.85 (the MSRV) does not extend a temporary's life
+    // through an enum variant's constructor.
+    let stale_job = new(&jobless, "node-a", secs(23));
+    let stale = JobWrite::Record(&stale_job);
     assert!(matches!(
         write_with_job(store, &caller, &jobless_task, 7, stale).await,
         Err(StoreError::Conflict { found: 1, .. })

@@ -12,7 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 msrv=$(cargo metadata --no-deps --format-version 1 --locked |
-  jq -r '[.packages[] | select(.publish == null) | .rust_version] | unique | .[]')
+  python3 -c 'import json, sys
+print("\n".join(sorted({str(p["rust_version"]) for p in json.load(sys.stdin)["packages"] if p["publish"] is None})))')
 if [ "$(wc -l <<<"$msrv")" != 1 ] || [ -z "$msrv" ] || [ "$msrv" = null ]; then
   echo "msrv-check: the publishable crates do not share one rust-version: $msrv" >&2
   exit 2
@@ -22,7 +23,8 @@ if ! cargo "+$msrv" --version >/dev/null 2>&1; then
 fi
 
 mapfile -t crates < <(cargo metadata --no-deps --format-version 1 --locked |
-  jq -r '.packages[] | select(.publish == null) | .name')
+  python3 -c 'import json, sys
+print("\n".join(p["name"] for p in json.load(sys.stdin)["packages"] if p["publish"] is None))')
 args=()
 for crate in "${crates[@]}"; do args+=(-p "$crate"); done
 

@@ -18,7 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mapfile -t crates < <(cargo metadata --no-deps --format-version 1 --locked |
-  jq -r '.packages[] | select(.publish == null) | .name')
+  python3 -c 'import json, sys
+print("\n".join(p["name"] for p in json.load(sys.stdin)["packages"] if p["publish"] is None))')
 if [ "${#crates[@]}" = 0 ]; then
   echo "package-check: no publishable crate found" >&2
   exit 2

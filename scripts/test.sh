@@ -3,7 +3,8 @@
 # git-ignored folders of the repository (.venv, .venv03, e2e/interop/node_modules),
 # the hub's browser test its driver (a2a-hub/tests/browser/node_modules) and
 # Debian's Chromium when it is missing, and mdBook into a cache of its own
-# (~/.cache/a2a-tools, kept between clones: it takes minutes to build); needs only
+# (~/.cache/a2a-tools, kept between clones: it takes minutes to build) and,
+# with rustup, the toolchain of the workspace's rust-version; needs only
 # cargo, python3 (>= 3.10) and npm (and apt-get for Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,6 +55,15 @@ if grep -E '(ERROR|WARN)' <<<"$book_log"; then
   exit 1
 fi
 python3 scripts/check-book.py docs
+# Crate docs build without warnings (a broken intra-doc link fails).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+# Every publishable crate packaged as crates.io would take it (manifests and
+# file lists). Not yet verified by building each .crate: crates.io has other
+# projects' a2a-client, a2a-core and a2a-grpc, which the build would resolve.
+./scripts/package-check.sh --no-verify
+# The publishable crates build on the workspace's rust-version, in a target
+# directory kept with the tools (a second toolchain rebuilds everything).
+MSRV_TARGET_DIR="$tools/msrv-target" ./scripts/msrv-check.sh
 
 cargo test --workspace --all-targets --locked
 # The SDK crates alone, without A2A 0.3 (the workspace build turns `v03` on).

@@ -301,19 +301,27 @@ async fn tasks_moving_both_ways_at_once_keep_their_counts_without_deadlock() {
     .await;
 }
 
+/// A connection to the test server, or `None` (the test is skipped) when it
+/// is unreachable outside CI; under `CI=true` an unreachable server fails.
+async fn admin() -> Option<PgConnection> {
+    let base: PgConnectOptions = url().parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
+    match PgConnection::connect_with(&base).await {
+        Ok(admin) => Some(admin),
+        Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("PostgreSQL at {} is unreachable in CI: {err}", shown_url())
+        }
+        Err(_) => None,
+    }
+}
+
 /// A gateway's agents on one database: each in a schema of its own
 /// (`StoreLocation::open_for_agent`), created on first open, found again on
 /// the next, and blind to the others'.
 #[tokio::test]
 async fn gateway_agents_keep_their_state_in_schemas_of_their_own() {
     use a2a_store_sql::{DurableStore, StoreLocation};
-    let base: PgConnectOptions = url().parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
-    let mut admin = match PgConnection::connect_with(&base).await {
-        Ok(admin) => admin,
-        Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("PostgreSQL at {} is unreachable in CI: {err}", shown_url())
-        }
-        Err(_) => return,
+    let Some(mut admin) = admin().await else {
+        return;
     };
     let suffix = a2a_core::new_id().replace('-', "");
     // A '-' in a name needs the schema's name quoted.
@@ -362,13 +370,8 @@ async fn gateway_agents_keep_their_state_in_schemas_of_their_own() {
 #[tokio::test]
 async fn nodes_opening_one_new_agent_schema_at_once_all_succeed() {
     use a2a_store_sql::StoreLocation;
-    let base: PgConnectOptions = url().parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
-    let mut admin = match PgConnection::connect_with(&base).await {
-        Ok(admin) => admin,
-        Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("PostgreSQL at {} is unreachable in CI: {err}", shown_url())
-        }
-        Err(_) => return,
+    let Some(mut admin) = admin().await else {
+        return;
     };
     let name = format!("race{}", &a2a_core::new_id().replace('-', "")[..12]);
     let location = StoreLocation::Postgres(url());

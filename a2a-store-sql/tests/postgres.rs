@@ -211,14 +211,15 @@ async fn credentials_are_encrypted_at_rest_and_a_wrong_key_is_refused() {
 async fn the_counts_migration_counts_the_tasks_already_stored() {
     in_fresh_schema(None, |store, options| async move {
         support::seed(&store, 0..3).await;
-        // Back to the schema before the counts (migration 1), tasks and all...
+        // Back to the schema before the counts (migrations 2 and 7), tasks and all...
         sqlx::raw_sql(
             "DROP TRIGGER tasks_counted_created ON tasks; DROP TRIGGER tasks_counted_deleted ON tasks; \
              DROP TRIGGER tasks_counted_moved ON tasks; DROP FUNCTION a2a_tasks_counted(); \
-             DROP FUNCTION a2a_count_state(TEXT, TEXT, INTEGER, BIGINT); \
+             DROP FUNCTION a2a_count_state(TEXT, TEXT, INTEGER, SMALLINT, BIGINT); \
+             DROP FUNCTION a2a_count_shard(TEXT); \
              DROP FUNCTION a2a_count_context(TEXT, TEXT, TEXT, INTEGER, BIGINT); \
              DROP TABLE task_counts; DROP TABLE task_context_counts; \
-             DELETE FROM _sqlx_migrations WHERE version = 2",
+             DELETE FROM _sqlx_migrations WHERE version IN (2, 7)",
         )
         .execute(store.pool())
         .await
@@ -228,6 +229,58 @@ async fn the_counts_migration_counts_the_tasks_already_stored() {
         let reopened = PostgresStore::connect_with(options, None).await.unwrap();
         support::assert_seeded_totals(&reopened).await;
         reopened.close().await;
+    })
+    .await;
+}
+
+/// Writers of one owner's tasks do not queue on one count row: a task
+/// written in a transaction still open holds only its shard's rows, and a
+/// task of another shard is written meanwhile without waiting.
+#[tokio::test]
+async fn writers_of_one_owners_tasks_in_other_shards_do_not_wait_for_each_other() {
+    in_fresh_schema(None, |store, options| async move {
+        // Two ids in different shards, found by the schema's own hash.
+        let mut ids = Vec::new();
+        let mut shards = Vec::new();
+        for i in 0.. {
+            let id = format!("sharded-{i}");
+            let shard: i16 = sqlx::query_scalar("SELECT a2a_count_shard($1)")
+                .bind(&id)
+                .fetch_one(store.pool())
+                .await
+                .unwrap();
+            if !shards.contains(&shard) {
+                shards.push(shard);
+                ids.push(id);
+            }
+            if ids.len() == 2 {
+                break;
+            }
+        }
+        let insert = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+                      status_ms, version, task) VALUES ($1, '', 'alice', $1, 3, 0, 1, '{}')";
+        let mut first = PgConnection::connect_with(&options).await.unwrap();
+        let mut second = PgConnection::connect_with(&options).await.unwrap();
+        sqlx::raw_sql("BEGIN").execute(&mut first).await.unwrap();
+        sqlx::query(insert).bind(&ids[0]).execute(&mut first).await.unwrap();
+        // With one count row per owner and state this would wait for the
+        // first transaction, and give up after the lock timeout.
+        sqlx::raw_sql("BEGIN; SET LOCAL lock_timeout = '2s'")
+            .execute(&mut second)
+            .await
+            .unwrap();
+        sqlx::query(insert).bind(&ids[1]).execute(&mut second).await.unwrap();
+        sqlx::raw_sql("COMMIT").execute(&mut second).await.unwrap();
+        sqlx::raw_sql("COMMIT").execute(&mut first).await.unwrap();
+        let (total, rows): (i64, i64) = sqlx::query_as(
+            "SELECT CAST(SUM(n) AS BIGINT), COUNT(*) FROM task_counts WHERE owner_user = 'alice'",
+        )
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+        assert_eq!((total, rows), (2, 2));
+        let counted = TaskStore::count_for_user(&store, "alice").await.unwrap();
+        assert_eq!(counted, Some(2));
     })
     .await;
 }

@@ -307,7 +307,7 @@ fn a_hub_table_passes_the_schema_exactly_when_config_check_takes_it() {
         ),
         (
             HUB.replace("members = [\"alpha\", \"beta\"]", "members = \"alpha\""),
-            Some("hub.channels.general"),
+            Some("expected a sequence"),
         ),
     ];
     for (hub, refusal) in cases {

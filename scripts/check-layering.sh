@@ -5,8 +5,11 @@
 # on, include a platform crate, and prints the path that pulls it in.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-sdk=(a2a-core a2a-server a2a-client a2a-grpc a2a-signing a2a-store-suite)
-platform=(a2a-conversation a2a-store-sql a2a-gateway a2a-hub a2a-cli)
+# Package names (`cargo tree` prints those), not the directories' a2a-* names.
+sdk=(agent2agent-core agent2agent-server agent2agent-client agent2agent-grpc
+  agent2agent-signing agent2agent-store-suite)
+platform=(agent2agent-conversation agent2agent-store-sql agent2agent-gateway
+  agent2agent-hub agent2agent-cli)
 status=0
 for crate in "${sdk[@]}"; do
   if ! tree=$(cargo tree "$@" -p "$crate" -e normal --all-features --prefix none --format '{p}'); then

@@ -25,7 +25,7 @@ cargo build --release -q -p a2a-bench
 bench=$PWD/target/release/a2a-bench
 path=/
 if [ "$gateway" = gateway ]; then
-  cargo build --release -q -p a2a-cli
+  cargo build --release -q -p agent2agent-cli
   work=$(mktemp -d)
   # The hub on too (its record in the database's schema a2a_hub), as a
   # gateway with people in it runs.

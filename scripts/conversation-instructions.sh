@@ -6,7 +6,7 @@
 # difference of two runs (N1 and N2 calls) over N2-N1: start-up cancels out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo bench -p a2a-gateway --bench conversations --no-run >/dev/null 2>&1
+cargo bench -p agent2agent-gateway --bench conversations --no-run >/dev/null 2>&1
 bin=$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/conversations-* | grep -v '\.d$' | head -1)
 count() { # mode calls
   A2A_BENCH_CALLS="$1:$2" valgrind --tool=callgrind --callgrind-out-file=/tmp/conv-cg.out "$bin" 2>&1 >/dev/null \

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port=${1:-9797}
-cargo build -q -p a2a-cli
+cargo build -q -p agent2agent-cli
 a2a=$PWD/target/debug/a2a
 work=$(mktemp -d)
 server=

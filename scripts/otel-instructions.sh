@@ -7,7 +7,7 @@
 #    without an endpoint, and exporting over OTLP/HTTP to scripts/otlp-sink.py
 #    (every trace, then 10% of them).
 # OFF_DIR and ON_DIR hold a2a and a2a-bench built without / with
-# --features a2a-cli/otel,a2a-bench/otel.
+# --features agent2agent-cli/otel,a2a-bench/otel.
 cd "$(dirname "$0")/.." || exit 1
 off=$1; on=$2
 python3 scripts/otlp-sink.py 7304 2>/dev/null & sink=$!

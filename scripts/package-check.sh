@@ -12,8 +12,9 @@
 # per crate. `--no-verify` only checks the manifests and the file lists.
 #
 # The overlay does not shadow crates.io: where crates.io has a higher
-# semver-compatible version of the same name (a2a-client 0.1.2 there is
-# another project's), the verify step resolves to it and fails.
+# semver-compatible version of the same name, the verify step resolves to
+# it. Hence the packages' agent2agent-* names: crates.io's a2a-client,
+# a2a-core, a2a-grpc and a2a-cli are other projects'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -67,11 +67,11 @@ MSRV_TARGET_DIR="$tools/msrv-target" ./scripts/msrv-check.sh
 
 cargo test --workspace --all-targets --locked
 # The SDK crates alone, without A2A 0.3 (the workspace build turns `v03` on).
-cargo test --locked -p a2a-core -p a2a-client -p a2a-server -p a2a-grpc
+cargo test --locked -p agent2agent-core -p agent2agent-client -p agent2agent-server -p agent2agent-grpc
 cargo test --workspace --doc --locked
 # OpenTelemetry (off by default): one trace across client, agents and bindings.
 cargo test --locked -p e2e --features otel --test otel
-cargo test --locked -p a2a-cli --features otel --test otlp
+cargo test --locked -p agent2agent-cli --features otel --test otlp
 cargo test --locked -p examples --features otel --test smoke otel_agent
 # The interop suites (ignored by a plain `cargo test`, which lacks the peers).
 cargo test --locked -p e2e --test interop -- --ignored

@@ -18,7 +18,7 @@ pub(crate) fn run(command: &ConfigCommand) -> anyhow::Result<()> {
 /// The gateway file's JSON Schema, as `schema/gateway.schema.json` holds it.
 pub(crate) fn schema() -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(
-        &a2a_gateway::config::json_schema(),
+        &a2a_hub::config::json_schema(),
     )?)
 }
 

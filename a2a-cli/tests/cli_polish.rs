@@ -52,7 +52,7 @@ fn the_schema_in_the_repository_is_the_one_the_code_makes() {
     assert!(
         made == kept,
         "schema/gateway.schema.json is stale: regenerate it with \
-         `cargo run -p a2a-cli -- config schema > schema/gateway.schema.json`"
+         `cargo run -p agent2agent-cli -- config schema > schema/gateway.schema.json`"
     );
     let schema: serde_json::Value = serde_json::from_str(&made).unwrap();
     assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");

@@ -5,7 +5,7 @@
 //! (start-up cancels out):
 //!
 //! ```text
-//! cargo bench -p a2a-conversation --bench append_count --no-run
+//! cargo bench -p agent2agent-conversation --bench append_count --no-run
 //! A2A_BENCH_APPENDS=20000 valgrind --tool=callgrind target/release/deps/append_count-…
 //! ```
 

@@ -4,7 +4,7 @@
 //! - writing lines to the file (the writer thread's cost per line);
 //! - a chain of depth 100 spread over 30 days of files, some archived and gzipped.
 //!
-//! Run with `cargo bench -p a2a-conversation`.
+//! Run with `cargo bench -p agent2agent-conversation`.
 
 use std::hint::black_box;
 

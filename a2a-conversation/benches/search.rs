@@ -14,7 +14,7 @@
 //! words 3.3 ms, with agent and type filters 3.4 ms, within one day 9.7 ms,
 //! no match 0.57 ms.
 //!
-//! Run with `cargo bench -p a2a-conversation --bench search`
+//! Run with `cargo bench -p agent2agent-conversation --bench search`
 //! (`A2A_BENCH_SEARCH_LINES` sets another number of lines).
 
 use std::hint::black_box;

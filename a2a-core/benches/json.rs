@@ -1,6 +1,6 @@
 //! Parsing and serializing the two hottest payloads: a SendMessageRequest and a
 //! task carrying 50 history messages (and writing the task as a server does,
-//! with `a2a_core::json_writer`). Run with `cargo bench -p a2a-core`.
+//! with `a2a_core::json_writer`). Run with `cargo bench -p agent2agent-core`.
 
 use a2a_core::json_writer::WriteJson as _;
 use a2a_core::{

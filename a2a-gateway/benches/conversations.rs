@@ -6,7 +6,7 @@
 //! context in. Also: a lookup by names among 100,000 pairs (the key built
 //! from the two names, as a call does).
 //!
-//! Run with `cargo bench -p a2a-gateway --bench conversations`.
+//! Run with `cargo bench -p agent2agent-gateway --bench conversations`.
 //!
 //! Instructions, which a busy machine does not blur: run the bench binary
 //! under callgrind with `A2A_BENCH_CALLS=MODE:N` (MODE `hand` or

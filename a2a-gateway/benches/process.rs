@@ -4,7 +4,7 @@
 //! The same round trip with an in-process Rust agent is measured alongside,
 //! so the difference is what the protocol and the child cost.
 //!
-//! Run with `cargo bench -p a2a-gateway --bench process` (needs python3).
+//! Run with `cargo bench -p agent2agent-gateway --bench process` (needs python3).
 //!
 //! Measured on 2026-11-23 on a shared 2-core VM: busy (load average about
 //! 9), `process` 107 µs (92–124) against `in_process` 15 µs (14–17); idle

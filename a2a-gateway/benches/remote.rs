@@ -6,7 +6,7 @@
 //! any forwarding. Everything runs on one runtime thread, so the figures are
 //! the work each path adds, not what parallelism hides.
 //!
-//! Run with `cargo bench -p a2a-gateway --bench remote`.
+//! Run with `cargo bench -p agent2agent-gateway --bench remote`.
 
 use std::net::SocketAddr;
 

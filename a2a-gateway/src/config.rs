@@ -45,8 +45,11 @@
 //! with any error yields no configuration at all.
 //!
 //! With the feature `schema`, `json_schema` gives the file's JSON Schema,
-//! derived from the types below that read it (the repository keeps it as
-//! `schema/gateway.schema.json`, and `a2a config schema` prints it).
+//! derived from the types below that read it, and `json_schema_with_hub`
+//! the same with the `[hub]` table described by the type that reads it
+//! (`a2a-hub`'s: it depends on this crate, so this one cannot name it). The
+//! repository keeps the latter as `schema/gateway.schema.json`, and `a2a
+//! config schema` prints it.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -233,6 +236,7 @@ struct RawFile {
     /// The collaboration hub: channels, threads, loop guards (`a2a-hub`
     /// reads and checks this table).
     #[allow(dead_code)]
+    // Replaced by the hub's schema in `json_schema_with_hub`.
     #[cfg_attr(
         feature = "schema",
         schemars(with = "Option<BTreeMap<String, serde_json::Value>>")
@@ -414,13 +418,34 @@ struct RawSkill {
 /// reads: taplo, Even Better TOML), derived from the types that read them.
 /// It says what a file may hold and which fields each kind of agent takes;
 /// what only loading can tell (that an executor exists, that a variable is
-/// set) is `a2a config check`'s.
+/// set) is `a2a config check`'s. The `[hub]` table is any table here (this
+/// crate does not read it); `json_schema_with_hub` describes it too.
 #[cfg(feature = "schema")]
 pub fn json_schema() -> serde_json::Value {
-    let mut schema = schemars::generate::SchemaSettings::draft07()
-        .into_generator()
-        .into_root_schema_for::<RawFile>()
-        .to_value();
+    json_schema_with_hub::<BTreeMap<String, serde_json::Value>>()
+}
+
+/// [`json_schema`] with the `[hub]` table's schema `H`: the type the hub
+/// reads that table into (`a2a_hub::config::json_schema` passes its own).
+/// `H`'s definitions join the file's; the table keeps the description
+/// this crate gives it.
+#[cfg(feature = "schema")]
+pub fn json_schema_with_hub<H: schemars::JsonSchema>() -> serde_json::Value {
+    let mut generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    // First, so that the root schema below collects the hub's definitions.
+    let hub = generator.subschema_for::<H>().to_value();
+    let mut schema = generator.into_root_schema_for::<RawFile>().to_value();
+    if let Some(serde_json::Value::Object(table)) = schema.pointer_mut("/properties/hub") {
+        let description = table.remove("description");
+        *table = match hub {
+            serde_json::Value::Object(hub) => hub,
+            // `true`: any value (the generator's schema of anything).
+            _ => serde_json::Map::new(),
+        };
+        if let Some(description) = description {
+            table.insert("description".into(), description);
+        }
+    }
     schema::without_null(&mut schema);
     schema
 }

@@ -34,6 +34,15 @@ use a2a_gateway::config::ConfigError;
 use serde::Deserialize;
 use toml::Spanned;
 
+/// The JSON Schema of gateway files with the `[hub]` table described: its
+/// keys, what each holds, and no other key (as [`HubConfig::from_gateway_file`]
+/// refuses any other). It is what `a2a config schema` prints and the
+/// repository keeps as `schema/gateway.schema.json`.
+#[cfg(feature = "schema")]
+pub fn json_schema() -> serde_json::Value {
+    a2a_gateway::config::json_schema_with_hub::<RawHub>()
+}
+
 /// One channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelConfig {
@@ -238,40 +247,116 @@ struct RawFile {
     _rest: BTreeMap<String, toml::Value>,
 }
 
+// The doc comments of the three raw types below are the descriptions of the
+// `[hub]` table's JSON Schema (feature `schema`); `deny_unknown_fields` is
+// its `additionalProperties: false`, so the schema refuses the keys the
+// reader refuses. `Spanned` (for error positions) is left out of it.
+
+/// The collaboration hub: channels where the gateway's agents and people
+/// work together in threads, the loop guards, what observers keep.
 #[derive(Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Hub", extend("required" = ["channels"]))
+)]
 #[serde(deny_unknown_fields)]
 struct RawHub {
+    /// Where a collaboration naming no channel opens its thread (a declared
+    /// channel); without it such a collaboration fails, saying how to set one.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     default_channel: Option<Spanned<String>>,
+    /// The channels where threads may open (declared channels; default:
+    /// every channel but the operator's).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<String>>"))]
     thread_channels: Option<Vec<Spanned<String>>>,
+    /// Where escalations and loop-guard notices go: a sink that calls no
+    /// agent, created if not declared.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     operator_channel: Option<Spanned<String>>,
+    /// Other ids that stand for an agent: id = agent name.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, String>"))]
     accounts: BTreeMap<String, Spanned<String>>,
+    /// The channels, by name (1 to 64 letters, digits, '-' or '_'); at least one.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            with = "BTreeMap<String, RawChannel>",
+            extend("minProperties" = 1, "propertyNames" = { "pattern": "^[A-Za-z0-9_-]{1,64}$" })
+        )
+    )]
     channels: BTreeMap<String, Spanned<RawChannel>>,
+    /// The loop guards.
     guards: Option<RawGuards>,
+    /// Hours within which a collaboration of the same pair continues the
+    /// pair's thread (above 0, under a year; default 6).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<f64>", extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 8760))
+    )]
     reuse_hours: Option<Spanned<f64>>,
+    /// Messages an observing agent keeps a record of (1 to 10000; default 50).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<usize>", extend("minimum" = 1, "maximum" = 10000))
+    )]
     observer_records: Option<Spanned<usize>>,
+    /// Hours an observer keeps a record (above 0, under a year; default 24).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<f64>", extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 8760))
+    )]
     observer_ttl_hours: Option<Spanned<f64>>,
 }
 
+/// A channel of the hub.
 #[derive(Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Channel")
+)]
 #[serde(deny_unknown_fields)]
 struct RawChannel {
+    /// What the channel is for.
     #[serde(default)]
     description: String,
+    /// The agent that handles a person's message that mentions nobody.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     default_agent: Option<Spanned<String>>,
+    /// The agents in the channel (default: every agent).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<String>>"))]
     members: Option<Vec<Spanned<String>>>,
 }
 
+/// The loop guards: each trips with a warning in the log and on record.
 #[derive(Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Guards")
+)]
 #[serde(deny_unknown_fields)]
 struct RawGuards {
+    /// Collaborations of one pair per `pair_window_secs`; one more is
+    /// refused (default 3).
     pair_limit: Option<u32>,
+    /// The window of `pair_limit`, in seconds (default 300).
     pair_window_secs: Option<u64>,
+    /// Messages a thread takes per `thread_burst_window_secs`; one more
+    /// pauses it (default 6).
     thread_burst: Option<u32>,
+    /// The window of `thread_burst`, in seconds (default 60).
     thread_burst_window_secs: Option<u64>,
+    /// Seconds after which a paused thread resumes by itself; 0: only a
+    /// person resumes it (default 300).
     cool_down_secs: Option<u64>,
+    /// Threads one address may open without authentication per
+    /// `anonymous_window_secs` (default 5).
     anonymous_threads: Option<u32>,
+    /// The window of `anonymous_threads`, in seconds (default 60).
     anonymous_window_secs: Option<u64>,
 }
 

@@ -2,7 +2,7 @@
 //! many of another): a first page, a page deep in the list, and a filter
 //! few tasks match. A page should cost what it holds, not what is stored.
 //!
-//! Run with `cargo bench -p a2a-server --bench list`.
+//! Run with `cargo bench -p agent2agent-server --bench list`.
 
 use std::hint::black_box;
 

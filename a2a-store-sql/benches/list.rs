@@ -3,7 +3,7 @@
 //! and with a timestamp (the one filter `totalSize` still counts rows for).
 //! A first page should cost the page, not the caller's tasks.
 //!
-//! Run with `cargo bench -p a2a-store-sql --bench list`.
+//! Run with `cargo bench -p agent2agent-store-sql --bench list`.
 
 use std::hint::black_box;
 

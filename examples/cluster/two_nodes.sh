@@ -22,7 +22,7 @@ port2=${PORT2:-9002}
 
 if [ -z "${A2A:-}" ]; then
   cd "$(dirname "$0")/../.."
-  cargo build -q -p a2a-cli
+  cargo build -q -p agent2agent-cli
   A2A=${CARGO_TARGET_DIR:-target}/debug/a2a
 fi
 logs=${LOGS:-$(mktemp -d)}

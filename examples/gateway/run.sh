@@ -3,7 +3,7 @@
 # `a2a serve`), then the gateway of gateway.toml on port 9999. Ctrl-C stops both.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cargo build -q -p a2a-cli
+cargo build -q -p agent2agent-cli
 data=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$data"' EXIT
 target/debug/a2a serve --port 9998 --store memory --no-conversation-log >/dev/null &

@@ -433,10 +433,10 @@ fn on_admin(url: &str, statements: &str) -> Result<(), sqlx::Error> {
 #[test]
 fn cluster_script_serves_every_task_from_either_node() {
     // `a2a` is another package's binary: built beside these by
-    // `cargo test --workspace`, or by `cargo build -p a2a-cli`.
+    // `cargo test --workspace`, or by `cargo build -p agent2agent-cli`.
     let a2a = std::path::Path::new(env!("CARGO_BIN_EXE_hello_world")).with_file_name("a2a");
     if !a2a.exists() {
-        return required_or_skip("the a2a binary", "cargo build -p a2a-cli");
+        return required_or_skip("the a2a binary", "cargo build -p agent2agent-cli");
     }
     let Some(database) = Database::create() else {
         return;

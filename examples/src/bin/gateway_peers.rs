@@ -3,7 +3,7 @@
 //!
 //! Run with: `cargo run -p examples --bin gateway_peers [-- 127.0.0.1:8080]`
 //! Then:     `cargo run -p examples --bin hello_client -- http://127.0.0.1:8080/agents/editor`
-//! or:       `cargo run -p a2a-cli -- send http://127.0.0.1:8080/agents/writer "a draft"`
+//! or:       `cargo run -p agent2agent-cli -- send http://127.0.0.1:8080/agents/writer "a draft"`
 //!
 //! Each agent has its own card, tasks and URL (`/agents/NAME`; gRPC on the
 //! gateway's address with the name as tenant); the root card is the

@@ -1,7 +1,7 @@
 //! A complete A2A agent, served over JSON-RPC, HTTP+JSON and gRPC.
 //!
 //! Run with: `cargo run -p examples --bin hello_world [-- 127.0.0.1:8080]`
-//! Then:     `cargo run -p a2a-cli -- send http://127.0.0.1:8080 world`
+//! Then:     `cargo run -p agent2agent-cli -- send http://127.0.0.1:8080 world`
 //!
 //! It prints `agent card: http://ADDRESS/.well-known/agent-card.json` once it
 //! listens (give `127.0.0.1:0` to take any free port).

@@ -261,17 +261,15 @@ async fn writers_of_one_owners_tasks_in_other_shards_do_not_wait_for_each_other(
                       status_ms, version, task) VALUES ($1, '', 'alice', $1, 3, 0, 1, '{}')";
         let mut first = PgConnection::connect_with(&options).await.unwrap();
         let mut second = PgConnection::connect_with(&options).await.unwrap();
-        sqlx::raw_sql("BEGIN").execute(&mut first).await.unwrap();
-        sqlx::query(insert).bind(&ids[0]).execute(&mut first).await.unwrap();
+        run(&mut first, "BEGIN", None).await;
+        run(&mut first, insert, Some(&ids[0])).await;
         // With one count row per owner and state this would wait for the
         // first transaction, and give up after the lock timeout.
-        sqlx::raw_sql("BEGIN; SET LOCAL lock_timeout = '2s'")
-            .execute(&mut second)
-            .await
-            .unwrap();
-        sqlx::query(insert).bind(&ids[1]).execute(&mut second).await.unwrap();
-        sqlx::raw_sql("COMMIT").execute(&mut second).await.unwrap();
-        sqlx::raw_sql("COMMIT").execute(&mut first).await.unwrap();
+        run(&mut second, "BEGIN", None).await;
+        run(&mut second, "SET LOCAL lock_timeout = '2s'", None).await;
+        run(&mut second, insert, Some(&ids[1])).await;
+        run(&mut second, "COMMIT", None).await;
+        run(&mut first, "COMMIT", None).await;
         let (total, rows): (i64, i64) = sqlx::query_as(
             "SELECT CAST(SUM(n) AS BIGINT), COUNT(*) FROM task_counts WHERE owner_user = 'alice'",
         )
@@ -283,6 +281,17 @@ async fn writers_of_one_owners_tasks_in_other_shards_do_not_wait_for_each_other(
         assert_eq!(counted, Some(2));
     })
     .await;
+}
+
+/// Runs `sql` on `connection`, with `bind` as its one parameter if given.
+/// (A named function: in the tests' spawned futures, a borrowed connection
+/// used inline is not general enough for sqlx's `Executor`.)
+async fn run(connection: &mut PgConnection, sql: &str, bind: Option<&str>) {
+    let mut query = sqlx::query(sql);
+    if let Some(value) = bind {
+        query = query.bind(value.to_owned());
+    }
+    query.execute(connection).await.unwrap();
 }
 
 #[tokio::test]

@@ -85,9 +85,12 @@ const ENDPOINTS: [&str; 3] = [
 /// endpoint is given and the SDK is not disabled (`OTEL_SDK_DISABLED=true`).
 /// With neither, nothing of OpenTelemetry is installed.
 fn configured(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
-    let disabled =
-        var("OTEL_SDK_DISABLED").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true"));
-    !disabled && ENDPOINTS.iter().any(|name| var(name).is_some_and(|v| !v.is_empty()))
+    let disabled = var("OTEL_SDK_DISABLED")
+        .is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true"));
+    !disabled
+        && ENDPOINTS
+            .iter()
+            .any(|name| var(name).is_some_and(|v| !v.is_empty()))
 }
 
 #[cfg(feature = "otel")]
@@ -296,7 +299,8 @@ mod otel {
         // span need not attach it: an execution's span is entered at every
         // poll. The spans of traces not sampled are at targets of their own
         // (`a2a::server::unsampled`, ...), which the bridge never sees.
-        let unsampled = |target: &str| format!("{target}{}", a2a_server::telemetry::otel::UNSAMPLED_SUFFIX);
+        let unsampled =
+            |target: &str| format!("{target}{}", a2a_server::telemetry::otel::UNSAMPLED_SUFFIX);
         let mut targets = Targets::new();
         for target in [
             a2a_server::telemetry::SERVER_TARGET,
@@ -349,11 +353,17 @@ mod tests {
     #[test]
     fn any_endpoint_asks_for_the_export_unless_the_sdk_is_disabled() {
         for name in super::ENDPOINTS {
-            assert!(configured(env(&[(name, "http://127.0.0.1:4318")])), "{name}");
+            assert!(
+                configured(env(&[(name, "http://127.0.0.1:4318")])),
+                "{name}"
+            );
         }
         let endpoint = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
         assert!(!configured(env(&[endpoint, ("OTEL_SDK_DISABLED", "true")])));
-        assert!(!configured(env(&[endpoint, ("OTEL_SDK_DISABLED", " TRUE ")])));
+        assert!(!configured(env(&[
+            endpoint,
+            ("OTEL_SDK_DISABLED", " TRUE ")
+        ])));
         assert!(configured(env(&[endpoint, ("OTEL_SDK_DISABLED", "false")])));
     }
 

@@ -263,7 +263,11 @@ mod unsampled {
         }
         span.with_subscriber(|(id, dispatch)| {
             let registry = dispatch.downcast_ref::<Registry>()?;
-            registry.span(id)?.extensions().get::<SpanContext>().cloned()
+            registry
+                .span(id)?
+                .extensions()
+                .get::<SpanContext>()
+                .cloned()
         })
         .flatten()
     }

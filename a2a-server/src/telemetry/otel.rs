@@ -43,11 +43,10 @@ use futures::StreamExt;
 use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
 use opentelemetry::propagation::{Extractor, Injector};
 use opentelemetry::trace::{
-    Link, SamplingDecision, SamplingResult, SpanContext, SpanId, SpanKind, TraceContextExt,
-    TraceFlags, TraceId, TraceState,
+    Link, SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState,
 };
 use opentelemetry::{Context, KeyValue, global};
-use opentelemetry_sdk::trace::ShouldSample;
+use opentelemetry_sdk::trace::{SamplingDecision, SamplingResult, ShouldSample};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer;
@@ -145,9 +144,14 @@ struct SampledAtEntry;
 
 impl EntrySampler {
     fn sample(&self, parent: &Context, trace_id: TraceId) -> bool {
-        let result =
-            self.sampler
-                .should_sample(Some(parent), trace_id, "a2a.server", &SpanKind::Server, &[], &[]);
+        let result = self.sampler.should_sample(
+            Some(parent),
+            trace_id,
+            "a2a.server",
+            &SpanKind::Server,
+            &[],
+            &[],
+        );
         result.decision == SamplingDecision::RecordAndSample
     }
 
@@ -176,7 +180,8 @@ impl EntrySampler {
             Some(Enclosing::Sampled) => Decision::Sampled(None),
             Some(Enclosing::Unsampled(trace)) => Decision::Unsampled(child_of(&trace)),
             None => {
-                let trace_id = TraceId::from(u128::from(random_id()) << 64 | u128::from(random_id()));
+                let trace_id =
+                    TraceId::from(u128::from(random_id()) << 64 | u128::from(random_id()));
                 if self.sample(&Context::new(), trace_id) {
                     Decision::Sampled(Some(Context::new().with_value(SampledAtEntry)))
                 } else {
@@ -284,7 +289,11 @@ fn context_of(span: &Span) -> Context {
     }
     span.with_subscriber(|(id, dispatch)| {
         let registry = dispatch.downcast_ref::<Registry>()?;
-        registry.span(id)?.extensions().get::<SpanContext>().cloned()
+        registry
+            .span(id)?
+            .extensions()
+            .get::<SpanContext>()
+            .cloned()
     })
     .flatten()
     .map(|trace| Context::new().with_remote_span_context(trace))

@@ -6,8 +6,10 @@
 #  - a2a serve --store memory (its log installed): compiled out, compiled in
 #    without an endpoint, and exporting over OTLP/HTTP to scripts/otlp-sink.py
 #    (every trace, then 10% of them).
-# OFF_DIR and ON_DIR hold a2a and a2a-bench built without / with
-# --features a2a-cli/otel,a2a-bench/otel.
+# OFF_DIR and ON_DIR hold a2a and a2a-bench built without / with the otel
+# feature: `cargo build --release -p a2a-cli -p a2a-bench --no-default-features`
+# and `cargo build --release -p a2a-cli -p a2a-bench --features a2a-bench/otel`
+# (a2a-cli has it by default).
 cd "$(dirname "$0")/.." || exit 1
 off=$1; on=$2
 python3 scripts/otlp-sink.py 7304 2>/dev/null & sink=$!

@@ -69,9 +69,11 @@ cargo test --workspace --all-targets --locked
 # The SDK crates alone, without A2A 0.3 (the workspace build turns `v03` on).
 cargo test --locked -p a2a-core -p a2a-client -p a2a-server -p a2a-grpc
 cargo test --workspace --doc --locked
-# OpenTelemetry (off by default): one trace across client, agents and bindings.
-cargo test --locked -p e2e --features otel --test otel
-cargo test --locked -p a2a-cli --features otel --test otlp
+# OpenTelemetry (off by default in the libraries): one trace across client,
+# agents and bindings, and sampling once per trace. `a2a` has it by default
+# (its OTLP tests ran above); it still builds without it.
+cargo test --locked -p e2e --features otel --test otel --test otel_sampling
+cargo test --locked -p a2a-cli --no-default-features --lib
 cargo test --locked -p examples --features otel --test smoke otel_agent
 # The interop suites (ignored by a plain `cargo test`, which lacks the peers).
 cargo test --locked -p e2e --test interop -- --ignored

@@ -32,8 +32,11 @@ measure() { # label env... -- command...
 d=$(mktemp -d); trap 'kill $sink 2>/dev/null; rm -rf $d' EXIT
 serve=(serve --store memory --no-conversation-log --data-dir $d --port 7103)
 export_env=(OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:7304)
-measure "a2a-bench sdk, otel compiled out" -- $off/a2a-bench sdk --port 7103
-measure "a2a-bench sdk, otel compiled in" -- $on/a2a-bench sdk --port 7103
+# SERVE_ONLY=1 skips the a2a-bench servers.
+if [ "${SERVE_ONLY:-0}" != 1 ]; then
+  measure "a2a-bench sdk, otel compiled out" -- $off/a2a-bench sdk --port 7103
+  measure "a2a-bench sdk, otel compiled in" -- $on/a2a-bench sdk --port 7103
+fi
 measure "a2a serve, otel compiled out" -- $off/a2a "${serve[@]}"
 measure "a2a serve, otel compiled in, no endpoint" -- $on/a2a "${serve[@]}"
 measure "a2a serve, exporting to a no-op collector" "${export_env[@]}" -- $on/a2a "${serve[@]}"

@@ -3,7 +3,7 @@
 # with the otel feature, exporting spans and metrics over OTLP/HTTP to a local
 # no-op collector (scripts/otlp-sink.py) vs not exporting.
 # Usage: scripts/otel-pairs.sh [PAIRS]
-#   (after cargo build --release -p agent2agent-cli -p a2a-bench --features agent2agent-cli/otel;
+#   (after cargo build --release -p agent2agent-cli -p a2a-bench, agent2agent-cli having otel by default;
 #    A2A and A2A_BENCH point elsewhere)
 A2A=${A2A:-target/release/a2a}; B=${A2A_BENCH:-target/release/a2a-bench}; pairs=${1:-6}
 cd "$(dirname "$0")/.." || exit 1

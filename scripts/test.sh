@@ -69,9 +69,11 @@ cargo test --workspace --all-targets --locked
 # The SDK crates alone, without A2A 0.3 (the workspace build turns `v03` on).
 cargo test --locked -p agent2agent-core -p agent2agent-client -p agent2agent-server -p agent2agent-grpc
 cargo test --workspace --doc --locked
-# OpenTelemetry (off by default): one trace across client, agents and bindings.
-cargo test --locked -p e2e --features otel --test otel
-cargo test --locked -p agent2agent-cli --features otel --test otlp
+# OpenTelemetry (off by default in the libraries): one trace across client,
+# agents and bindings, and sampling once per trace. `a2a` has it by default
+# (its OTLP tests ran above); it still builds without it.
+cargo test --locked -p e2e --features otel --test otel --test otel_sampling
+cargo test --locked -p agent2agent-cli --no-default-features --lib
 cargo test --locked -p examples --features otel --test smoke otel_agent
 # The interop suites (ignored by a plain `cargo test`, which lacks the peers).
 cargo test --locked -p e2e --test interop -- --ignored

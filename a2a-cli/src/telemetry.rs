@@ -6,7 +6,15 @@
 //! `..._METRICS_PROTOCOL`), gRPC; the other standard `OTEL_*` variables
 //! (headers, timeout, service name, resource attributes, the sampler
 //! `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG`, the batch processor's
-//! `OTEL_BSP_*`) apply as usual.
+//! `OTEL_BSP_*`) apply as usual, and `OTEL_SDK_DISABLED=true` turns it off.
+//!
+//! The sampler decides once per trace, at the server's entry (the caller's
+//! `traceparent` first): the spans of a trace not sampled never reach the
+//! `tracing` bridge, and their trace context still goes on to the agents
+//! they call (`a2a_server::telemetry::otel::sample_at_entry`).
+//!
+//! Built without the feature, `a2a serve` says so once at start when one of
+//! those variables asks for an export it cannot make.
 
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -30,14 +38,25 @@ impl Telemetry {
     /// Installs the log on stderr (stdout carries the banner scripts read)
     /// and, when configured, the OTLP export.
     pub(crate) fn init() -> anyhow::Result<Telemetry> {
+        #[cfg(not(feature = "otel"))]
+        if configured(|name| std::env::var_os(name)) {
+            eprintln!(
+                "warning: OTEL_EXPORTER_OTLP_*ENDPOINT is set, but this a2a was built without \
+                 the `otel` feature: nothing is exported"
+            );
+        }
         let log = tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
             .with_ansi(crate::output::colors(&std::io::stderr()))
             .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| DEFAULT_LOG.into()));
         #[cfg(feature = "otel")]
-        if otel::configured() {
-            let (export, layer) = otel::install()?;
-            tracing_subscriber::registry().with(log).with(layer).init();
+        if configured(|name| std::env::var_os(name)) {
+            let (export, bridge) = otel::install()?;
+            tracing_subscriber::registry()
+                .with(log)
+                .with(bridge)
+                .with(a2a_server::telemetry::otel::unsampled_spans())
+                .init();
             return Ok(Telemetry {
                 export: Some(export),
             });
@@ -55,6 +74,25 @@ impl Telemetry {
     }
 }
 
+/// The variables that switch the export on.
+const ENDPOINTS: [&str; 3] = [
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+];
+
+/// Whether the environment (read through `var`) asks for an export: an OTLP
+/// endpoint is given and the SDK is not disabled (`OTEL_SDK_DISABLED=true`).
+/// With neither, nothing of OpenTelemetry is installed.
+fn configured(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    let disabled = var("OTEL_SDK_DISABLED")
+        .is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("true"));
+    !disabled
+        && ENDPOINTS
+            .iter()
+            .any(|name| var(name).is_some_and(|v| !v.is_empty()))
+}
+
 #[cfg(feature = "otel")]
 mod otel {
     use opentelemetry::trace::TracerProvider as _;
@@ -70,13 +108,6 @@ mod otel {
     use opentelemetry_sdk::trace::{SpanData, SpanExporter};
     use tracing_subscriber::Layer;
     use tracing_subscriber::filter::{LevelFilter, Targets};
-
-    /// The variables that switch the export on.
-    const ENDPOINTS: [&str; 3] = [
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-    ];
 
     /// The providers to flush at exit.
     #[derive(Debug)]
@@ -211,13 +242,6 @@ mod otel {
         }
     }
 
-    /// Whether an OTLP endpoint is given.
-    pub(super) fn configured() -> bool {
-        ENDPOINTS
-            .iter()
-            .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
-    }
-
     /// Installs W3C propagation, the global meter provider and the span
     /// exporter; returns the layer that hands the SDK's spans to it.
     pub(super) fn install<S>() -> anyhow::Result<(Export, impl Layer<S>)>
@@ -229,7 +253,14 @@ mod otel {
             resource = resource.with_service_name("a2a");
         }
         let resource = resource.build();
-        let mut tracer = SdkTracerProvider::builder().with_resource(resource.clone());
+        // The sampler `OTEL_TRACES_SAMPLER` names decides at the server's
+        // entry, before the bridge; the provider samples what it let through.
+        let sampler = a2a_server::telemetry::otel::sample_at_entry(
+            opentelemetry_sdk::trace::Config::default().sampler,
+        );
+        let mut tracer = SdkTracerProvider::builder()
+            .with_resource(resource.clone())
+            .with_sampler(sampler);
         tracer = match protocol("TRACES")? {
             Protocol::HttpProtobuf => tracer.with_batch_exporter(
                 opentelemetry_otlp::SpanExporter::builder()
@@ -266,7 +297,21 @@ mod otel {
         // here reads the OpenTelemetry context of the current thread (the
         // trace context sent on is taken from the span itself), so entering a
         // span need not attach it: an execution's span is entered at every
-        // poll.
+        // poll. The spans of traces not sampled are at targets of their own
+        // (`a2a::server::unsampled`, ...), which the bridge never sees.
+        let unsampled =
+            |target: &str| format!("{target}{}", a2a_server::telemetry::otel::UNSAMPLED_SUFFIX);
+        let mut targets = Targets::new();
+        for target in [
+            a2a_server::telemetry::SERVER_TARGET,
+            a2a_server::telemetry::EXECUTION_TARGET,
+            a2a_server::telemetry::PUSH_TARGET,
+            a2a_client::telemetry::CLIENT_TARGET,
+        ] {
+            targets = targets
+                .with_target(target, LevelFilter::INFO)
+                .with_target(unsampled(target), LevelFilter::OFF);
+        }
         let layer = tracing_opentelemetry::layer()
             .with_tracer(tracer.tracer("a2a"))
             .with_location(false)
@@ -274,13 +319,63 @@ mod otel {
             .with_target(false)
             .with_tracked_inactivity(false)
             .with_context_activation(false)
-            .with_filter(
-                Targets::new()
-                    .with_target(a2a_server::telemetry::SERVER_TARGET, LevelFilter::INFO)
-                    .with_target(a2a_server::telemetry::EXECUTION_TARGET, LevelFilter::INFO)
-                    .with_target(a2a_server::telemetry::PUSH_TARGET, LevelFilter::INFO)
-                    .with_target(a2a_client::telemetry::CLIENT_TARGET, LevelFilter::INFO),
-            );
+            .with_filter(targets);
         Ok((Export { tracer, meter }, layer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::configured;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn nothing_is_exported_without_an_endpoint() {
+        assert!(!configured(env(&[])));
+        // The other variables alone ask for nothing.
+        assert!(!configured(env(&[
+            ("OTEL_SERVICE_NAME", "agent"),
+            ("OTEL_TRACES_SAMPLER", "always_on"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", ""),
+        ])));
+    }
+
+    #[test]
+    fn any_endpoint_asks_for_the_export_unless_the_sdk_is_disabled() {
+        for name in super::ENDPOINTS {
+            assert!(
+                configured(env(&[(name, "http://127.0.0.1:4318")])),
+                "{name}"
+            );
+        }
+        let endpoint = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
+        assert!(!configured(env(&[endpoint, ("OTEL_SDK_DISABLED", "true")])));
+        assert!(!configured(env(&[
+            endpoint,
+            ("OTEL_SDK_DISABLED", " TRUE ")
+        ])));
+        assert!(configured(env(&[endpoint, ("OTEL_SDK_DISABLED", "false")])));
+    }
+
+    /// The bridge's filter shuts out the not-sampled spans by their targets,
+    /// which both SDK crates spell out.
+    #[cfg(feature = "otel")]
+    #[test]
+    fn the_unsampled_targets_are_the_sampled_ones_with_the_suffix() {
+        use a2a_server::telemetry::otel::UNSAMPLED_SUFFIX;
+        assert_eq!(
+            a2a_client::telemetry::UNSAMPLED_CLIENT_TARGET,
+            format!("{}{UNSAMPLED_SUFFIX}", a2a_client::telemetry::CLIENT_TARGET)
+        );
     }
 }

@@ -14,6 +14,14 @@
 //! | `a2a.server` | `a2a::server` | `a2a.operation`, `a2a.binding`, `a2a.agent`, `a2a.tenant`, `a2a.task_id`, `a2a.context_id`, `a2a.caller`, `a2a.error_code` |
 //! | `a2a.execution` | `a2a::execution` | `a2a.task_id`, `a2a.context_id`; events `task status changed` (`a2a.state`, such as `TASK_STATE_WORKING`) |
 //! | `a2a.push` | `a2a::push` | `a2a.task_id`, `server.address` (the webhook's host), `a2a.outcome` |
+//!
+//! With `otel` and the sampling decided at the server's entry
+//! ([`otel::sample_at_entry`]), the spans of a trace not sampled are made
+//! under the same names at the targets above followed by `::unsampled`
+//! (`a2a::server::unsampled`, ...): a filter that admits the targets above
+//! to the OpenTelemetry bridge and not these leaves the bridge no work for
+//! them, while [`otel::unsampled_spans`] keeps their trace context for the
+//! calls they make.
 
 use a2a_core::{A2aError, SendMessageResponse};
 use tracing::Span;
@@ -78,27 +86,52 @@ fn non_empty(value: &str) -> Option<&str> {
     (!value.is_empty()).then_some(value)
 }
 
+/// The span of one call, named for `target` (sampled or not): one callsite
+/// per target, so that the filters decide once per callsite.
+macro_rules! call_span {
+    ($target:expr, $ctx:expr, $task_id:expr, $context_id:expr) => {
+        tracing::info_span!(
+            target: $target,
+            "a2a.server",
+            otel.name = $ctx.method.name(),
+            otel.kind = "server",
+            otel.status_code = Empty,
+            a2a.operation = $ctx.method.name(),
+            a2a.binding = $ctx.binding,
+            a2a.agent = Empty,
+            a2a.tenant = Empty,
+            a2a.task_id = non_empty($task_id),
+            a2a.context_id = non_empty($context_id),
+            a2a.caller = Empty,
+            a2a.error_code = Empty,
+        )
+    };
+}
+
 /// The span of one call, opened before anything else runs. With `otel`, its
-/// parent is the caller's trace context when the call carries one.
+/// parent is the caller's trace context when the call carries one; and when
+/// the program has the server decide sampling ([`otel::sample_at_entry`]),
+/// the decision is made here, once per trace.
 pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
     // Everything known now is given at creation: each later `record` is a
     // call through every layer.
     let (task_id, context_id) = request.ids();
-    let span = tracing::info_span!(
-        target: SERVER_TARGET,
-        "a2a.server",
-        otel.name = ctx.method.name(),
-        otel.kind = "server",
-        otel.status_code = Empty,
-        a2a.operation = ctx.method.name(),
-        a2a.binding = ctx.binding,
-        a2a.agent = Empty,
-        a2a.tenant = Empty,
-        a2a.task_id = non_empty(task_id),
-        a2a.context_id = non_empty(context_id),
-        a2a.caller = Empty,
-        a2a.error_code = Empty,
-    );
+    #[cfg(feature = "otel")]
+    if let Some(entry) = otel::entry_sampler() {
+        return match entry.at_entry(&ctx.service_params) {
+            otel::Decision::Sampled(parent) => {
+                let span = call_span!(SERVER_TARGET, ctx, task_id, context_id);
+                otel::set_parent(&span, parent);
+                span
+            }
+            otel::Decision::Unsampled(trace) => {
+                let span = call_span!(otel::UNSAMPLED_SERVER_TARGET, ctx, task_id, context_id);
+                otel::carry(&span, trace);
+                span
+            }
+        };
+    }
+    let span = call_span!(SERVER_TARGET, ctx, task_id, context_id);
     #[cfg(feature = "otel")]
     if !span.is_disabled() {
         otel::adopt_remote_parent(&span, &ctx.service_params);
@@ -150,17 +183,39 @@ pub(crate) fn record_outcome(
     );
 }
 
+/// The span of one execution, named for `target` (sampled or not).
+macro_rules! execution_span {
+    ($target:expr, $task_id:expr, $context_id:expr) => {
+        tracing::info_span!(
+            target: $target,
+            "a2a.execution",
+            otel.name = "execution",
+            a2a.task_id = $task_id,
+            a2a.context_id = $context_id,
+        )
+    };
+}
+
 /// The span of one execution: a child of the call that started it, entered
 /// whenever the execution runs (the agent's own calls to other agents nest
-/// under it).
+/// under it). It is sampled when its trace is.
 pub(crate) fn execution_span(task_id: &str, context_id: &str) -> Span {
-    tracing::info_span!(
-        target: EXECUTION_TARGET,
-        "a2a.execution",
-        otel.name = "execution",
-        a2a.task_id = task_id,
-        a2a.context_id = context_id,
-    )
+    #[cfg(feature = "otel")]
+    if let Some(entry) = otel::entry_sampler() {
+        return match entry.in_trace(None) {
+            otel::Decision::Sampled(parent) => {
+                let span = execution_span!(EXECUTION_TARGET, task_id, context_id);
+                otel::set_parent(&span, parent);
+                span
+            }
+            otel::Decision::Unsampled(trace) => {
+                let span = execution_span!(otel::UNSAMPLED_EXECUTION_TARGET, task_id, context_id);
+                otel::carry(&span, trace);
+                span
+            }
+        };
+    }
+    execution_span!(EXECUTION_TARGET, task_id, context_id)
 }
 
 /// An event on the execution span: the task moved to `state`.
@@ -175,20 +230,44 @@ pub(crate) fn status_changed(state: a2a_core::TaskState) {
     tracing::info!(target: EXECUTION_TARGET, { a2a.state = state.as_str() }, "task status changed");
 }
 
+/// The span of one push delivery, named for `target` (sampled or not).
+macro_rules! push_span {
+    ($target:expr, $parent:expr, $task_id:expr) => {
+        tracing::info_span!(
+            target: $target,
+            parent: $parent,
+            "a2a.push",
+            otel.name = "push delivery",
+            otel.kind = "client",
+            otel.status_code = Empty,
+            a2a.task_id = $task_id,
+            server.address = Empty,
+            a2a.outcome = Empty,
+        )
+    };
+}
+
 /// The span of one push delivery (all its attempts), under `parent`: the
-/// span current when the event was queued.
+/// span current when the event was queued. It is sampled when its trace is.
 pub(crate) fn push_span(parent: &Span, task_id: &str, url: &str) -> Span {
-    let span = tracing::info_span!(
-        target: PUSH_TARGET,
-        parent: parent,
-        "a2a.push",
-        otel.name = "push delivery",
-        otel.kind = "client",
-        otel.status_code = Empty,
-        a2a.task_id = task_id,
-        server.address = Empty,
-        a2a.outcome = Empty,
-    );
+    #[cfg(feature = "otel")]
+    let span = match otel::entry_sampler() {
+        Some(entry) => match entry.in_trace(Some(parent)) {
+            otel::Decision::Sampled(root) => {
+                let span = push_span!(PUSH_TARGET, parent, task_id);
+                otel::set_parent(&span, root);
+                span
+            }
+            otel::Decision::Unsampled(trace) => {
+                let span = push_span!(otel::UNSAMPLED_PUSH_TARGET, parent, task_id);
+                otel::carry(&span, trace);
+                span
+            }
+        },
+        None => push_span!(PUSH_TARGET, parent, task_id),
+    };
+    #[cfg(not(feature = "otel"))]
+    let span = push_span!(PUSH_TARGET, parent, task_id);
     // The host only: a webhook URL may carry a token in its path or query.
     if !span.is_disabled() {
         if let Some(host) = url::Url::parse(url)

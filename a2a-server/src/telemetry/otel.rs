@@ -18,18 +18,39 @@
 //! | `a2a.server.open_streams` | up-down counter | `a2a.operation`, `a2a.binding` |
 //! | `a2a.push.deliveries` | counter | `a2a.outcome` (`delivered`, `failed`) |
 //! | `a2a.server.store.duration` | histogram (s) | `a2a.store.operation` (`task.create`, `job.record`, `push.get`, ...), `a2a.store.kind` (the store's type name; the in-memory stores are not timed) |
+//!
+//! # Sampling once per trace
+//!
+//! Left to the SDK, sampling happens when the bridge starts a span: by then
+//! `tracing_opentelemetry` has already collected the span's attributes, and
+//! it does the same for every child of a span it then drops. A program that
+//! gives its sampler to [`sample_at_entry`] (and the tracer provider the
+//! sampler that returns) has the server decide instead, once per trace, at
+//! its entry: from the caller's `traceparent` when there is one, else by the
+//! sampler. The spans of a trace not sampled are made at the targets of the
+//! sampled ones followed by [`UNSAMPLED_SUFFIX`]: a filter on the bridge that
+//! admits only the sampled targets (`a2a::server`, `a2a::execution`,
+//! `a2a::push`, `a2a::client`) leaves it no work for them, and
+//! [`unsampled_spans`] keeps their trace context (same trace id, flags `00`),
+//! which the calls they make send on. Both need `tracing_subscriber`'s
+//! `Registry` under the subscriber.
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use a2a_core::{A2aError, Method};
 use futures::StreamExt;
-use opentelemetry::KeyValue;
-use opentelemetry::global;
 use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
 use opentelemetry::propagation::{Extractor, Injector};
+use opentelemetry::trace::{
+    Link, SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState,
+};
+use opentelemetry::{Context, KeyValue, global};
+use opentelemetry_sdk::trace::{SamplingDecision, SamplingResult, ShouldSample};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::Layer;
+use tracing_subscriber::registry::{LookupSpan, Registry};
 
 use crate::{EventStream, ServiceParams};
 
@@ -63,6 +84,291 @@ impl Injector for HeaderInjector<'_> {
     }
 }
 
+/// Follows the target of a span whose trace is not sampled: `a2a::server`
+/// becomes `a2a::server::unsampled`.
+pub const UNSAMPLED_SUFFIX: &str = "::unsampled";
+/// The call spans of traces not sampled.
+pub(crate) const UNSAMPLED_SERVER_TARGET: &str = "a2a::server::unsampled";
+/// The execution spans of traces not sampled.
+pub(crate) const UNSAMPLED_EXECUTION_TARGET: &str = "a2a::execution::unsampled";
+/// The push delivery spans of traces not sampled.
+pub(crate) const UNSAMPLED_PUSH_TARGET: &str = "a2a::push::unsampled";
+/// `a2a_client`'s call spans, sampled and not (that crate names them too; the
+/// server reads them when a call it serves is made inside a client's span).
+const CLIENT_TARGET: &str = "a2a::client";
+const UNSAMPLED_CLIENT_TARGET: &str = "a2a::client::unsampled";
+
+/// Whether a span at `target` is one of the SDK's: `Some(true)` when its trace
+/// is sampled, `Some(false)` when not, `None` for any other span.
+fn sampling_of(target: &str) -> Option<bool> {
+    match target {
+        super::SERVER_TARGET | super::EXECUTION_TARGET | super::PUSH_TARGET | CLIENT_TARGET => {
+            Some(true)
+        }
+        UNSAMPLED_SERVER_TARGET
+        | UNSAMPLED_EXECUTION_TARGET
+        | UNSAMPLED_PUSH_TARGET
+        | UNSAMPLED_CLIENT_TARGET => Some(false),
+        _ => None,
+    }
+}
+
+/// The sampler the server decides with, once [`sample_at_entry`] set it.
+static ENTRY: OnceLock<EntrySampler> = OnceLock::new();
+
+/// The program's sampler, consulted once per trace.
+#[derive(Debug)]
+pub(crate) struct EntrySampler {
+    sampler: Box<dyn ShouldSample>,
+}
+
+/// The sampler, when the program has the server decide.
+pub(crate) fn entry_sampler() -> Option<&'static EntrySampler> {
+    ENTRY.get()
+}
+
+/// What becomes of a span about to be made.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    /// Sampled: made at the sampled target, with this parent when it is not
+    /// the span's own (a remote caller's context, or the mark of a root).
+    Sampled(Option<Context>),
+    /// Not sampled: made at the unsampled target, carrying this context.
+    Unsampled(SpanContext),
+}
+
+/// Marks the parent context of a root span the server chose to sample, for
+/// [`TraceSampler`] to sample it without deciding again.
+#[derive(Debug, Clone, Copy)]
+struct SampledAtEntry;
+
+impl EntrySampler {
+    fn sample(&self, parent: &Context, trace_id: TraceId) -> bool {
+        let result = self.sampler.should_sample(
+            Some(parent),
+            trace_id,
+            "a2a.server",
+            &SpanKind::Server,
+            &[],
+            &[],
+        );
+        result.decision == SamplingDecision::RecordAndSample
+    }
+
+    /// The decision for a call: the caller's, through the sampler, when the
+    /// call carries a `traceparent`; else as [`EntrySampler::in_trace`].
+    pub(crate) fn at_entry(&self, params: &ServiceParams) -> Decision {
+        if params.get(TRACEPARENT).is_some() {
+            let parent = global::get_text_map_propagator(|p| p.extract(&ParamsExtractor(params)));
+            let remote = parent.span().span_context().clone();
+            if remote.is_valid() {
+                return if self.sample(&parent, remote.trace_id()) {
+                    Decision::Sampled(Some(parent))
+                } else {
+                    Decision::Unsampled(child_of(&remote))
+                };
+            }
+        }
+        self.in_trace(None)
+    }
+
+    /// The decision for a span under `parent` (the current span when
+    /// `None`): its trace's when one of the SDK's spans encloses it, else a
+    /// new trace's, by the sampler.
+    pub(crate) fn in_trace(&self, parent: Option<&Span>) -> Decision {
+        match enclosing(parent) {
+            Some(Enclosing::Sampled) => Decision::Sampled(None),
+            Some(Enclosing::Unsampled(trace)) => Decision::Unsampled(child_of(&trace)),
+            None => {
+                let trace_id =
+                    TraceId::from(u128::from(random_id()) << 64 | u128::from(random_id()));
+                if self.sample(&Context::new(), trace_id) {
+                    Decision::Sampled(Some(Context::new().with_value(SampledAtEntry)))
+                } else {
+                    Decision::Unsampled(SpanContext::new(
+                        trace_id,
+                        SpanId::from(random_id()),
+                        TraceFlags::default(),
+                        false,
+                        TraceState::NONE,
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// The trace a span is made in, as the nearest of the SDK's spans around it
+/// tells.
+enum Enclosing {
+    Sampled,
+    Unsampled(SpanContext),
+}
+
+/// The nearest of the SDK's spans from `parent` (or the current span) up.
+fn enclosing(parent: Option<&Span>) -> Option<Enclosing> {
+    fn walk(dispatch: &tracing::Dispatch, id: &tracing::span::Id) -> Option<Enclosing> {
+        let registry = dispatch.downcast_ref::<Registry>()?;
+        let mut span = registry.span(id)?;
+        loop {
+            match sampling_of(span.metadata().target()) {
+                Some(true) => return Some(Enclosing::Sampled),
+                Some(false) => {
+                    let trace = span.extensions().get::<SpanContext>().cloned()?;
+                    return Some(Enclosing::Unsampled(trace));
+                }
+                None => span = span.parent()?,
+            }
+        }
+    }
+    match parent {
+        Some(parent) => parent.with_subscriber(|(id, dispatch)| walk(dispatch, id))?,
+        None => tracing::dispatcher::get_default(|dispatch| {
+            let current = dispatch.current_span();
+            walk(dispatch, current.id()?)
+        }),
+    }
+}
+
+/// The context of a span not sampled under `trace`: same trace, a span id
+/// of its own, not sampled.
+fn child_of(trace: &SpanContext) -> SpanContext {
+    SpanContext::new(
+        trace.trace_id(),
+        SpanId::from(random_id()),
+        TraceFlags::default(),
+        false,
+        trace.trace_state().clone(),
+    )
+}
+
+/// A random non-zero id: the standard library's per-thread hash keys, which
+/// change at every call, are random enough for span and trace ids and cost
+/// no generator of their own.
+fn random_id() -> u64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+        .max(1)
+}
+
+/// Keeps `trace` with `span` (one not sampled), for the calls made in it.
+pub(crate) fn carry(span: &Span, trace: SpanContext) {
+    span.with_subscriber(|(id, dispatch)| {
+        if let Some(span) = dispatch
+            .downcast_ref::<Registry>()
+            .and_then(|registry| registry.span(id))
+        {
+            span.extensions_mut().replace(trace);
+        }
+    });
+}
+
+/// Gives `span` the parent the decision named, if any.
+pub(crate) fn set_parent(span: &Span, parent: Option<Context>) {
+    if let Some(parent) = parent {
+        if !span.is_disabled() {
+            // Fails only when the span was already started, which it was not.
+            let _ = span.set_parent(parent);
+        }
+    }
+}
+
+/// Whether `span` belongs to a trace not sampled.
+fn unsampled(span: &Span) -> bool {
+    span.metadata()
+        .is_some_and(|meta| sampling_of(meta.target()) == Some(false))
+}
+
+/// The trace context `span` sends on: the bridge's, or for a span not
+/// sampled the one it carries.
+fn context_of(span: &Span) -> Context {
+    if !unsampled(span) {
+        return span.context();
+    }
+    span.with_subscriber(|(id, dispatch)| {
+        let registry = dispatch.downcast_ref::<Registry>()?;
+        registry
+            .span(id)?
+            .extensions()
+            .get::<SpanContext>()
+            .cloned()
+    })
+    .flatten()
+    .map(|trace| Context::new().with_remote_span_context(trace))
+    .unwrap_or_default()
+}
+
+/// Has the server decide, once per trace, whether a trace is sampled (see
+/// the module's documentation), by `sampler`: typically the one the SDK
+/// reads from `OTEL_TRACES_SAMPLER`, `opentelemetry_sdk::trace::Config::default().sampler`.
+///
+/// Returns the sampler to give the tracer provider in its stead. Only the
+/// first call in a process sets the server's sampler; later ones return a
+/// sampler for the provider all the same.
+pub fn sample_at_entry(sampler: Box<dyn ShouldSample>) -> TraceSampler {
+    let _ = ENTRY.set(EntrySampler {
+        sampler: sampler.clone(),
+    });
+    TraceSampler {
+        configured: sampler,
+    }
+}
+
+/// The tracer provider's sampler when the server decides ([`sample_at_entry`]):
+/// a root the server sampled is sampled, a child of a sampled span is, and
+/// any other span is left to the program's sampler.
+#[derive(Debug, Clone)]
+pub struct TraceSampler {
+    configured: Box<dyn ShouldSample>,
+}
+
+impl ShouldSample for TraceSampler {
+    fn should_sample(
+        &self,
+        parent_context: Option<&Context>,
+        trace_id: TraceId,
+        name: &str,
+        span_kind: &SpanKind,
+        attributes: &[KeyValue],
+        links: &[Link],
+    ) -> SamplingResult {
+        if let Some(parent) = parent_context {
+            if parent.get::<SampledAtEntry>().is_some() {
+                return SamplingResult {
+                    decision: SamplingDecision::RecordAndSample,
+                    attributes: Vec::new(),
+                    trace_state: TraceState::NONE,
+                };
+            }
+            let span = parent.span();
+            let parent = span.span_context();
+            if parent.is_valid() && parent.is_sampled() {
+                return SamplingResult {
+                    decision: SamplingDecision::RecordAndSample,
+                    attributes: Vec::new(),
+                    trace_state: parent.trace_state().clone(),
+                };
+            }
+        }
+        self.configured
+            .should_sample(parent_context, trace_id, name, span_kind, attributes, links)
+    }
+}
+
+/// The layer that keeps the trace context of the spans not sampled (a
+/// layer that does nothing else, but without which those spans would not
+/// exist). Install it beside the bridge when the server decides sampling.
+pub fn unsampled_spans<S>() -> impl Layer<S>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    tracing_subscriber::layer::Identity::new().with_filter(tracing_subscriber::filter::filter_fn(
+        |meta| sampling_of(meta.target()) == Some(false),
+    ))
+}
+
 /// Makes the caller's span (from `traceparent`) the parent of `span`. A call
 /// without one keeps its contextual parent: an in-process call stays under
 /// the span that made it.
@@ -79,7 +385,7 @@ pub(crate) fn adopt_remote_parent(span: &Span, params: &ServiceParams) {
 /// OpenTelemetry span directly.
 pub(crate) fn status_event(state: a2a_core::TaskState) {
     let span = Span::current();
-    if span.is_disabled() {
+    if span.is_disabled() || unsampled(&span) {
         return;
     }
     span.add_event(
@@ -91,7 +397,7 @@ pub(crate) fn status_event(state: a2a_core::TaskState) {
 /// Writes the trace context of `span` into `headers`, for the request that
 /// span stands for (a push delivery).
 pub fn inject_headers(span: &Span, headers: &mut http::HeaderMap) {
-    let context = span.context();
+    let context = context_of(span);
     global::get_text_map_propagator(|p| p.inject_context(&context, &mut HeaderInjector(headers)));
 }
 
@@ -105,7 +411,7 @@ pub fn trace_context(span: &Span) -> Vec<(String, String)> {
             self.0.push((key.to_owned(), value));
         }
     }
-    let context = span.context();
+    let context = context_of(span);
     let mut pairs = Pairs(Vec::new());
     global::get_text_map_propagator(|p| p.inject_context(&context, &mut pairs));
     pairs.0
@@ -230,4 +536,30 @@ pub(crate) fn record_push(delivered: bool) {
     metrics()
         .push_deliveries
         .add(1, &[KeyValue::new("a2a.outcome", outcome)]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unsampled_targets_are_the_sampled_ones_with_the_suffix() {
+        for (sampled, unsampled) in [
+            (super::super::SERVER_TARGET, UNSAMPLED_SERVER_TARGET),
+            (super::super::EXECUTION_TARGET, UNSAMPLED_EXECUTION_TARGET),
+            (super::super::PUSH_TARGET, UNSAMPLED_PUSH_TARGET),
+            (CLIENT_TARGET, UNSAMPLED_CLIENT_TARGET),
+        ] {
+            assert_eq!(format!("{sampled}{UNSAMPLED_SUFFIX}"), unsampled);
+            assert_eq!(sampling_of(sampled), Some(true));
+            assert_eq!(sampling_of(unsampled), Some(false));
+        }
+        assert_eq!(sampling_of("a2a::server::other"), None);
+    }
+
+    #[test]
+    fn ids_are_never_zero_and_differ() {
+        let (a, b) = (random_id(), random_id());
+        assert!(a != 0 && b != 0 && a != b);
+    }
 }

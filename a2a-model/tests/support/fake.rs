@@ -18,7 +18,10 @@ use tokio::sync::Notify;
 pub enum End {
     /// `data: [DONE]`.
     Done,
-    /// The connection breaks (an error in the body).
+    /// The body ends without `[DONE]` and without a finish reason, as a
+    /// server or proxy that gives up midway leaves it. (An error in the body
+    /// instead can reach the client before the head does, which then is a
+    /// failed request, rightly retried, not a cut stream.)
     Cut,
     /// Nothing more, ever (until the client goes away).
     Hang,
@@ -86,6 +89,8 @@ pub struct Fake {
     pub dropped: Arc<Notify>,
     /// Told when a request arrives.
     pub arrived: Arc<Notify>,
+    /// The reply once the script is done (none: a 500).
+    fallback: Arc<Mutex<Option<Reply>>>,
 }
 
 impl Fake {
@@ -98,6 +103,7 @@ impl Fake {
             requests: Arc::default(),
             dropped: Arc::default(),
             arrived: Arc::default(),
+            fallback: Arc::default(),
         };
         let state = fake.clone();
         let app = axum::Router::new().route(
@@ -111,6 +117,16 @@ impl Fake {
             let _ = axum::serve(listener, app).await;
         });
         fake
+    }
+
+    /// Answers `reply` once the script is done.
+    pub fn repeat(&self, reply: Reply) {
+        *self.fallback.lock().unwrap() = Some(reply);
+    }
+
+    /// Forgets the requests recorded so far (a long run keeps no history).
+    pub fn forget(&self) {
+        self.requests.lock().unwrap().clear();
     }
 
     /// The base URL to configure.
@@ -132,7 +148,12 @@ impl Fake {
         let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
         self.requests.lock().unwrap().push(body);
         self.arrived.notify_waiters();
-        let reply = self.script.lock().unwrap().pop_front();
+        let reply = self
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .or_else(|| self.fallback.lock().unwrap().clone());
         match reply {
             None => (StatusCode::INTERNAL_SERVER_ERROR, "no more scripted replies").into_response(),
             Some(Reply::Json(value)) => axum::Json(value).into_response(),
@@ -177,11 +198,8 @@ impl Fake {
                                 ))
                             }
                             End::Cut => {
-                                guard.finished = true;
-                                Some((
-                                    Err(std::io::Error::other("cut")),
-                                    (events, None, guard),
-                                ))
+                                guard.finish();
+                                None
                             }
                             End::Hang => {
                                 std::future::pending::<()>().await;
@@ -203,6 +221,13 @@ impl Fake {
 struct DropGuard {
     dropped: Arc<Notify>,
     finished: bool,
+}
+
+impl DropGuard {
+    /// The body reached its scripted end.
+    fn finish(&mut self) {
+        self.finished = true;
+    }
 }
 
 impl Drop for DropGuard {

@@ -110,6 +110,7 @@ pub(crate) fn check(config: &GatewayConfig) -> anyhow::Result<Option<HubConfig>>
 async fn definition(
     agent: &AgentConfig,
     local_url: &str,
+    log: Option<&ConversationLog>,
     builder: &mut GatewayBuilder,
 ) -> anyhow::Result<AgentDefinition> {
     Ok(match &agent.source {
@@ -130,6 +131,8 @@ async fn definition(
                 .map_err(|err| agent.error("command", err.to_string()))?;
             child.definition(card(agent))
         }
+        AgentSource::Model { .. } => a2a_gateway::model::definition(agent, card(agent), log.cloned())
+            .ok_or_else(|| agent.error("kind", "not a model agent"))?,
     })
 }
 
@@ -243,7 +246,7 @@ pub(crate) async fn build(
     // child processes started.
     let stores = open_stores(config, &setup).await?;
     for agent in &config.agents {
-        let definition = definition(agent, &setup.local_url, &mut builder).await?;
+        let definition = definition(agent, &setup.local_url, setup.log.as_ref(), &mut builder).await?;
         builder = builder.agent(definition);
     }
     // Last: the file's first agent stays the default one.

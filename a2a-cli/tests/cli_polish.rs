@@ -58,13 +58,17 @@ fn the_schema_in_the_repository_is_the_one_the_code_makes() {
     assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
     assert_eq!(
         schema["definitions"]["Agent"]["properties"]["kind"]["enum"],
-        serde_json::json!(["rust", "process", "remote"])
+        serde_json::json!(["rust", "process", "remote", "model"])
     );
 }
 
 #[test]
 fn the_example_gateway_files_name_the_schema_and_pass_the_check() {
-    for (name, hub) in [("gateway.toml", "hub: off"), ("hub.toml", "hub: on")] {
+    for (name, hub) in [
+        ("gateway.toml", "hub: off"),
+        ("hub.toml", "hub: on"),
+        ("team.toml", "hub: on"),
+    ] {
         let file = root().join("examples/gateway").join(name);
         let text = std::fs::read_to_string(&file).unwrap();
         let first = text.lines().next().unwrap();

@@ -332,6 +332,7 @@ fn check_agent(agent: &AgentConfig) {
             assert_eq!(allowed_origins, &["https://rpc.reviewer.example"]);
             assert_eq!(allowed_networks, &["10.0.0.0/8"]);
         }
+        AgentSource::Model { .. } => panic!("the reference's file has no model agent"),
     }
 }
 

@@ -146,6 +146,7 @@ impl AgentConfig {
             AgentSource::Rust { .. } => AgentKind::Rust,
             AgentSource::Process { .. } => AgentKind::Process,
             AgentSource::Remote { .. } => AgentKind::Remote,
+            AgentSource::Model { .. } => AgentKind::Model,
         }
     }
 
@@ -203,6 +204,13 @@ pub enum AgentSource {
         allowed_origins: Vec<String>,
         /// Networks it may be reached in besides public addresses (CIDR).
         allowed_networks: Vec<String>,
+    },
+    /// An agent backed by an OpenAI-compatible chat completions endpoint
+    /// (`a2a-model`).
+    Model {
+        /// The endpoint, model, prompt and limits, resolved (the API key
+        /// read from the environment, the system prompt from its file).
+        settings: Box<a2a_model::ModelSettings>,
     },
 }
 
@@ -271,8 +279,9 @@ struct RawGateway {
 #[serde(deny_unknown_fields)]
 struct RawAgent {
     /// What the agent is: "rust" (an agent the program registered),
-    /// "process" (a child process speaking the JSON-lines protocol) or
-    /// "remote" (an A2A agent the gateway forwards to).
+    /// "process" (a child process speaking the JSON-lines protocol),
+    /// "remote" (an A2A agent the gateway forwards to) or "model" (a model
+    /// behind an OpenAI-compatible chat completions endpoint).
     #[cfg_attr(feature = "schema", schemars(schema_with = "schema::kind"))]
     kind: Spanned<String>,
     /// The card's display name (default: the agent's name).
@@ -341,11 +350,83 @@ struct RawAgent {
     /// reached in, besides public addresses.
     #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<String>>"))]
     allowed_networks: Option<Spanned<Vec<String>>>,
+    /// Model agents: the endpoint's base URL, up to and without
+    /// /chat/completions ("http://127.0.0.1:11434/v1" for Ollama).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<String>", extend("pattern" = "^https?://"))
+    )]
+    base_url: Option<Spanned<String>>,
+    /// Model agents: the model's name as the endpoint knows it.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    model: Option<Spanned<String>>,
+    /// Model agents: the environment variable holding the API key (sent as
+    /// a bearer token); none: no key.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    api_key_env: Option<Spanned<String>>,
+    /// Model agents: the system prompt.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    system: Option<Spanned<String>>,
+    /// Model agents: a file holding the system prompt, relative to the
+    /// config file's directory (not with `system`).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    system_file: Option<Spanned<String>>,
+    /// Model agents: sampling temperature, 0 to 2 (default: the endpoint's).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<f64>", extend("minimum" = 0, "maximum" = 2))
+    )]
+    temperature: Option<Spanned<f64>>,
+    /// Model agents: the most tokens of one answer (default: the endpoint's).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<u64>", extend("minimum" = 1))
+    )]
+    max_tokens: Option<Spanned<i64>>,
+    /// Model agents: seconds a request may take to answer (a streamed one:
+    /// to start, and between chunks); default 120.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<u64>", extend("minimum" = 1))
+    )]
+    request_timeout_secs: Option<Spanned<i64>>,
+    /// Model agents: retries after 429, a 5xx, a timeout or a lost
+    /// connection, with exponential backoff (Retry-After wins); default 3.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<u64>", extend("minimum" = 0, "maximum" = 20))
+    )]
+    retries: Option<Spanned<i64>>,
+    /// Model agents: the most earlier messages sent with a request (this
+    /// task's and its context's earlier tasks'), newest kept; default 50.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<u64>", extend("minimum" = 0))
+    )]
+    max_history_messages: Option<Spanned<i64>>,
+    /// Model agents: a rough token budget of those messages (4 characters
+    /// a token); default: none.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<u64>", extend("minimum" = 0))
+    )]
+    max_history_tokens: Option<Spanned<i64>>,
+    /// Model agents: the model turns one execution may take (tool rounds
+    /// included) before its task fails; default 16.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<u64>", extend("minimum" = 1))
+    )]
+    max_turns: Option<Spanned<i64>>,
+    /// Model agents: the gateway's agents the model may call as tools
+    /// (default: all the others).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<String>>"))]
+    tools: Option<Spanned<Vec<String>>>,
 }
 
 /// The fields that belong to one kind of agent: on an agent of another kind
 /// each is a mistake, not something to ignore.
-const KIND_FIELDS: [(&str, AgentKind); 11] = [
+const KIND_FIELDS: [(&str, AgentKind); 24] = [
     ("executor", AgentKind::Rust),
     ("command", AgentKind::Process),
     ("env", AgentKind::Process),
@@ -357,10 +438,28 @@ const KIND_FIELDS: [(&str, AgentKind); 11] = [
     ("bearer_token_env", AgentKind::Remote),
     ("allowed_origins", AgentKind::Remote),
     ("allowed_networks", AgentKind::Remote),
+    ("base_url", AgentKind::Model),
+    ("model", AgentKind::Model),
+    ("api_key_env", AgentKind::Model),
+    ("system", AgentKind::Model),
+    ("system_file", AgentKind::Model),
+    ("temperature", AgentKind::Model),
+    ("max_tokens", AgentKind::Model),
+    ("request_timeout_secs", AgentKind::Model),
+    ("retries", AgentKind::Model),
+    ("max_history_messages", AgentKind::Model),
+    ("max_history_tokens", AgentKind::Model),
+    ("max_turns", AgentKind::Model),
+    ("tools", AgentKind::Model),
 ];
 
 /// The kinds, as files write them.
-const KINDS: [AgentKind; 3] = [AgentKind::Rust, AgentKind::Process, AgentKind::Remote];
+const KINDS: [AgentKind; 4] = [
+    AgentKind::Rust,
+    AgentKind::Process,
+    AgentKind::Remote,
+    AgentKind::Model,
+];
 
 /// The field an agent of `kind` cannot do without.
 fn required_field(kind: AgentKind) -> &'static str {
@@ -368,6 +467,15 @@ fn required_field(kind: AgentKind) -> &'static str {
         AgentKind::Rust => "executor",
         AgentKind::Process => "command",
         AgentKind::Remote => "url",
+        AgentKind::Model => "base_url",
+    }
+}
+
+/// The fields an agent of `kind` needs besides [`required_field`].
+fn also_required(kind: AgentKind) -> &'static [&'static str] {
+    match kind {
+        AgentKind::Model => &["model"],
+        _ => &[],
     }
 }
 
@@ -386,6 +494,19 @@ impl RawAgent {
             "bearer_token_env" => self.bearer_token_env.as_ref().map(Spanned::span),
             "allowed_origins" => self.allowed_origins.as_ref().map(Spanned::span),
             "allowed_networks" => self.allowed_networks.as_ref().map(Spanned::span),
+            "base_url" => self.base_url.as_ref().map(Spanned::span),
+            "model" => self.model.as_ref().map(Spanned::span),
+            "api_key_env" => self.api_key_env.as_ref().map(Spanned::span),
+            "system" => self.system.as_ref().map(Spanned::span),
+            "system_file" => self.system_file.as_ref().map(Spanned::span),
+            "temperature" => self.temperature.as_ref().map(Spanned::span),
+            "max_tokens" => self.max_tokens.as_ref().map(Spanned::span),
+            "request_timeout_secs" => self.request_timeout_secs.as_ref().map(Spanned::span),
+            "retries" => self.retries.as_ref().map(Spanned::span),
+            "max_history_messages" => self.max_history_messages.as_ref().map(Spanned::span),
+            "max_history_tokens" => self.max_history_tokens.as_ref().map(Spanned::span),
+            "max_turns" => self.max_turns.as_ref().map(Spanned::span),
+            "tools" => self.tools.as_ref().map(Spanned::span),
             _ => None,
         }
     }
@@ -455,7 +576,7 @@ mod schema {
     use schemars::{Schema, SchemaGenerator, json_schema};
     use serde_json::Value;
 
-    use super::{KIND_FIELDS, KINDS, required_field};
+    use super::{KIND_FIELDS, KINDS, also_required, required_field};
 
     /// `kind`: one of the kinds.
     pub(super) fn kind(_: &mut SchemaGenerator) -> Schema {
@@ -517,7 +638,10 @@ mod schema {
                     .collect();
                 serde_json::json!({
                     "if": { "properties": { "kind": { "const": kind.as_str() } }, "required": ["kind"] },
-                    "then": { "required": [required_field(kind)], "properties": foreign },
+                    "then": {
+                        "required": std::iter::once(required_field(kind)).chain(also_required(kind).iter().copied()).collect::<Vec<_>>(),
+                        "properties": foreign,
+                    },
                 })
             })
             .collect();
@@ -612,6 +736,28 @@ impl GatewayConfig {
         // File order: the first agent is the default one.
         agents.sort_by_key(|(start, _)| *start);
         let agents: Vec<AgentConfig> = agents.into_iter().map(|(_, a)| a).collect();
+        // A model agent's tools are the file's other agents.
+        for agent in &agents {
+            let AgentSource::Model { settings } = &agent.source else {
+                continue;
+            };
+            for tool in settings.tools.iter().flatten() {
+                if tool == &agent.name || !agents.iter().any(|a| &a.name == tool) {
+                    let known: Vec<_> = agents
+                        .iter()
+                        .filter(|a| a.name != agent.name)
+                        .map(|a| a.name.as_str())
+                        .collect();
+                    return Err(agent.error(
+                        "tools",
+                        format!(
+                            "{tool:?} is not another agent of this file (the others: {})",
+                            known.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
         let name = raw.gateway.as_ref().and_then(|g| g.name.clone());
         let default = match raw.gateway.and_then(|g| g.default) {
             Some(default) if !agents.iter().any(|a| &a.name == default.get_ref()) => {
@@ -661,7 +807,7 @@ impl Checker<'_> {
                 raw.kind.span(),
                 field("kind"),
                 format!(
-                    "unknown kind {:?}: use \"rust\", \"process\" or \"remote\"",
+                    "unknown kind {:?}: use \"rust\", \"process\", \"remote\" or \"model\"",
                     raw.kind.get_ref()
                 ),
             ));
@@ -834,6 +980,90 @@ impl Checker<'_> {
                     bearer_token,
                     allowed_origins,
                     allowed_networks,
+                }
+            }
+            AgentKind::Model => {
+                let base_url = raw.base_url.ok_or_else(missing)?;
+                let Some(model) = raw.model else {
+                    return Err(self.error(
+                        span.clone(),
+                        field("model"),
+                        "a model agent needs `model`",
+                    ));
+                };
+                // Where each field is, for the errors resolving finds.
+                let mut at: Vec<(&'static str, Range<usize>)> =
+                    vec![("base_url", base_url.span()), ("model", model.span())];
+                let mut number = |name: &'static str,
+                                  value: Option<Spanned<i64>>,
+                                  min: i64|
+                 -> Result<Option<u64>, ConfigError> {
+                    let Some(value) = value else { return Ok(None) };
+                    at.push((name, value.span()));
+                    match u64::try_from(*value.get_ref()) {
+                        Ok(n) if *value.get_ref() >= min => Ok(Some(n)),
+                        _ => Err(self.error(
+                            value.span(),
+                            field(name),
+                            format!("must be a whole number, {min} or more"),
+                        )),
+                    }
+                };
+                let max_tokens = number("max_tokens", raw.max_tokens, 1)?;
+                let request_timeout_secs =
+                    number("request_timeout_secs", raw.request_timeout_secs, 1)?;
+                let retries = number("retries", raw.retries, 0)?;
+                let max_history_messages =
+                    number("max_history_messages", raw.max_history_messages, 0)?;
+                let max_history_tokens = number("max_history_tokens", raw.max_history_tokens, 0)?;
+                let max_turns = number("max_turns", raw.max_turns, 1)?;
+                let mut spanned = |name: &'static str, value: Option<Spanned<String>>| {
+                    value.map(|v| {
+                        at.push((name, v.span()));
+                        v.into_inner()
+                    })
+                };
+                let api_key_env = spanned("api_key_env", raw.api_key_env);
+                let system = spanned("system", raw.system);
+                let system_file = spanned("system_file", raw.system_file);
+                let temperature = raw.temperature.map(|t| {
+                    at.push(("temperature", t.span()));
+                    // A sampling temperature is far inside f32's range.
+                    #[allow(clippy::cast_possible_truncation)]
+                    let t = *t.get_ref() as f32;
+                    t
+                });
+                let tools = raw.tools.map(|t| {
+                    at.push(("tools", t.span()));
+                    t.into_inner()
+                });
+                let small = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+                let config = a2a_model::ModelConfig {
+                    base_url: base_url.into_inner(),
+                    model: model.into_inner(),
+                    api_key_env,
+                    system,
+                    system_file: system_file.map(PathBuf::from),
+                    temperature,
+                    max_tokens: max_tokens.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+                    request_timeout_secs,
+                    retries: retries.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+                    max_history_messages: max_history_messages.map(small),
+                    max_history_tokens: max_history_tokens.map(small),
+                    max_turns: max_turns.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+                    tools,
+                };
+                let settings = a2a_model::ModelSettings::from_config(&config, base).map_err(
+                    |problem| {
+                        let where_ = at
+                            .iter()
+                            .find(|(name, _)| *name == problem.field)
+                            .map_or_else(|| span.clone(), |(_, s)| s.clone());
+                        self.error(where_, field(problem.field), problem.message)
+                    },
+                )?;
+                AgentSource::Model {
+                    settings: Box::new(settings),
                 }
             }
         };
@@ -1100,6 +1330,19 @@ url = "http://x"
 bearer_token_env = "T"
 allowed_origins = []
 allowed_networks = []
+base_url = "http://m"
+model = "m"
+api_key_env = "K"
+system = "s"
+system_file = "f"
+temperature = 0.5
+max_tokens = 1
+request_timeout_secs = 1
+retries = 1
+max_history_messages = 1
+max_history_tokens = 1
+max_turns = 1
+tools = []
 "#,
         )
         .unwrap();
@@ -1111,6 +1354,77 @@ allowed_networks = []
             let err = parse(&text).unwrap_err();
             assert_eq!(err.field, format!("agents.a.{}", required_field(kind)));
         }
+    }
+
+    #[test]
+    fn a_model_agent_is_resolved_and_its_mistakes_located() {
+        let config = parse(
+            "[agents.m]\nkind = \"model\"\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"qwen\"\nsystem = \"Plan.\"\ntemperature = 0.25\nretries = 5\ntools = [\"n\"]\n\n[agents.n]\nkind = \"rust\"\nexecutor = \"e\"\n",
+        )
+        .unwrap();
+        let AgentSource::Model { settings } = &config.agents[0].source else {
+            panic!("a model agent");
+        };
+        assert_eq!(config.agents[0].kind(), AgentKind::Model);
+        assert_eq!(settings.model, "qwen");
+        assert_eq!(settings.system.as_deref(), Some("Plan."));
+        assert_eq!(settings.temperature, Some(0.25));
+        assert_eq!(settings.retries, 5);
+        assert_eq!(settings.tools.as_deref(), Some(&["n".to_owned()][..]));
+        fails(
+            "[agents.m]\nkind = \"model\"\nbase_url = \"http://x\"\nmodel = \"x\"\ntools = [\"m\"]\n",
+            5,
+            "agents.m.tools",
+            "not another agent",
+        );
+        fails(
+            "[agents.m]\nkind = \"model\"\nbase_url = \"http://x/v1\"\n",
+            1,
+            "agents.m.model",
+            "needs `model`",
+        );
+        fails(
+            "[agents.m]\nkind = \"model\"\nmodel = \"x\"\n",
+            1,
+            "agents.m.base_url",
+            "needs `base_url`",
+        );
+        fails(
+            "[agents.m]\nkind = \"model\"\nbase_url = \"ftp://x\"\nmodel = \"x\"\n",
+            3,
+            "agents.m.base_url",
+            "http",
+        );
+        fails(
+            "[agents.m]\nkind = \"model\"\nbase_url = \"http://x\"\nmodel = \"x\"\n\ntemperature = 9.0\n",
+            5,
+            "agents.m.temperature",
+            "between 0 and 2",
+        );
+        fails(
+            "[agents.m]\nkind = \"model\"\nbase_url = \"http://x\"\nmodel = \"x\"\nretries = -1\n",
+            5,
+            "agents.m.retries",
+            "0 or more",
+        );
+        fails(
+            "[agents.m]\nkind = \"model\"\nbase_url = \"http://x\"\nmodel = \"x\"\napi_key_env = \"A2A_GATEWAY_TEST_UNSET_VAR\"\n",
+            5,
+            "agents.m.api_key_env",
+            "not set",
+        );
+        fails(
+            "[agents.m]\nkind = \"model\"\nbase_url = \"http://x\"\nmodel = \"x\"\nsystem_file = \"no-such-prompt.md\"\n",
+            5,
+            "agents.m.system_file",
+            "cannot read",
+        );
+        fails(
+            "[agents.m]\nkind = \"rust\"\nexecutor = \"echo\"\nmodel = \"x\"\n",
+            4,
+            "agents.m.model",
+            "for model agents",
+        );
     }
 
     #[test]
@@ -1142,7 +1456,7 @@ allowed_networks = []
         assert_eq!(fields, expected);
         assert_eq!(
             agent["properties"]["kind"]["enum"],
-            serde_json::json!(["rust", "process", "remote"])
+            serde_json::json!(["rust", "process", "remote", "model"])
         );
         assert_eq!(agent["additionalProperties"], false);
         assert_eq!(agent["required"], serde_json::json!(["kind"]));

@@ -37,6 +37,9 @@ pub enum AgentKind {
     Process,
     /// A remote A2A agent the gateway forwards to ([`crate::remote`]).
     Remote,
+    /// A model behind an OpenAI-compatible chat completions endpoint
+    /// ([`crate::model`]).
+    Model,
 }
 
 impl AgentKind {
@@ -46,6 +49,7 @@ impl AgentKind {
             AgentKind::Rust => "rust",
             AgentKind::Process => "process",
             AgentKind::Remote => "remote",
+            AgentKind::Model => "model",
         }
     }
 }

@@ -1,0 +1,88 @@
+//! Hosting a model agent (`kind = "model"`, `a2a-model`): a
+//! [`ModelAgent`] whose tools are the gateway's other agents, each called
+//! through [`Peers`] (so in the pair's conversation when the gateway runs
+//! the conversation index).
+
+use std::sync::Arc;
+
+use a2a_conversation::ConversationLog;
+use a2a_core::AgentCard;
+use a2a_model::{AgentTool, ModelAgent, ModelSettings, Tool, ToolProvider, ToolSet};
+
+use crate::config::{AgentConfig, AgentSource};
+use crate::{AgentDefinition, AgentKind, Peers};
+
+/// The gateway's other agents as tools, read when an execution starts
+/// (the gateway's directory is complete only once it is built).
+#[derive(Debug, Clone)]
+pub struct PeerTools {
+    peers: Peers,
+    /// The agents the model may call (`None`: every other one).
+    allowed: Option<Vec<String>>,
+}
+
+impl PeerTools {
+    /// The agents `peers` reaches, but its own caller, narrowed to
+    /// `allowed` when given.
+    pub fn new(peers: Peers, allowed: Option<Vec<String>>) -> PeerTools {
+        PeerTools { peers, allowed }
+    }
+}
+
+impl ToolProvider for PeerTools {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.peers
+            .names()
+            .into_iter()
+            .filter(|name| name != self.peers.caller())
+            .filter(|name| self.allowed.as_ref().is_none_or(|a| a.contains(name)))
+            .filter_map(|name| {
+                let card = self.peers.card(&name).ok()?;
+                let client = self.peers.client(&name).ok()?;
+                let tool: Arc<dyn Tool> = Arc::new(AgentTool::new(name, card.description, client));
+                Some(tool)
+            })
+            .collect()
+    }
+}
+
+/// Agent `name`: a model agent with `settings`, `card`, the gateway's other
+/// agents as its tools (those `settings.tools` names, or all), and its tool
+/// calls logged to `log` when given.
+pub fn definition_with(
+    name: &str,
+    card: AgentCard,
+    settings: ModelSettings,
+    log: Option<ConversationLog>,
+) -> AgentDefinition {
+    let endpoint = format!("{} at {}", settings.model, settings.base_url);
+    let agent_name = name.to_owned();
+    AgentDefinition::with_peers(name, card, move |peers| {
+        let allowed = settings.tools.clone();
+        let mut agent = ModelAgent::new(agent_name, settings)
+            .tools(ToolSet::new().provider(PeerTools::new(peers, allowed)));
+        if let Some(log) = log {
+            agent = agent.conversation_log(log);
+        }
+        Arc::new(agent)
+    })
+    .kind(AgentKind::Model, endpoint)
+}
+
+/// The model agent an entry of the configuration file describes
+/// (`kind = "model"`), with `card`; `None` for another kind.
+pub fn definition(
+    agent: &AgentConfig,
+    card: AgentCard,
+    log: Option<ConversationLog>,
+) -> Option<AgentDefinition> {
+    let AgentSource::Model { settings } = &agent.source else {
+        return None;
+    };
+    Some(definition_with(
+        &agent.name,
+        card,
+        (**settings).clone(),
+        log,
+    ))
+}

@@ -12,6 +12,7 @@
 pub mod config;
 pub mod conversations;
 mod gateway;
+pub mod mcp;
 mod peers;
 pub mod process;
 pub mod remote;

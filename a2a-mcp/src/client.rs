@@ -74,6 +74,10 @@ pub struct McpServerConfig {
     /// to present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token_env: Option<String>,
+    /// Streamable HTTP: the bearer token itself, given by the program (a
+    /// file names a variable instead; this one wins over it).
+    #[serde(skip)]
+    pub bearer_token: Option<String>,
     /// Seconds a tool call may take (default 120).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
@@ -114,16 +118,18 @@ impl McpServerConfig {
             (true, None) if self.command[0].trim().is_empty() => Err(McpError::Config(
                 "`command` must name a program: [\"program\", \"arg\", ...]".into(),
             )),
-            (true, None) if self.bearer_token_env.is_some() => Err(McpError::Config(
-                "`bearer_token_env` is for a `url` server".into(),
-            )),
+            (true, None) if self.bearer_token_env.is_some() || self.bearer_token.is_some() => Err(
+                McpError::Config("`bearer_token_env` is for a `url` server".into()),
+            ),
             (false, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
                 Err(McpError::Config(format!(
                     "`url` must be an http:// or https:// URL, got {url:?}"
                 )))
             }
             (false, Some(_))
-                if !self.env.is_empty() || !self.pass_env.is_empty() || self.working_dir.is_some() =>
+                if !self.env.is_empty()
+                    || !self.pass_env.is_empty()
+                    || self.working_dir.is_some() =>
             {
                 Err(McpError::Config(
                     "`env`, `pass_env` and `working_dir` are for a `command` server".into(),
@@ -342,7 +348,12 @@ impl McpToolbox {
                 return Err(McpError::Protocol(err.message.into_owned()));
             }
             Ok(Err(err @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
-                let mut child = self.inner.child.lock().unwrap_or_else(|e| e.into_inner()).take();
+                let mut child = self
+                    .inner
+                    .child
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take();
                 let why = gone(&mut child, &self.inner.stderr, &err.to_string()).await;
                 *self.inner.child.lock().unwrap_or_else(|e| e.into_inner()) = child;
                 return Err(McpError::Closed(why));
@@ -493,10 +504,14 @@ async fn connect_http(
     config: &McpServerConfig,
 ) -> Result<RunningService<RoleClient, ()>, McpError> {
     let mut transport = StreamableHttpClientTransportConfig::with_uri(url);
-    if let Some(variable) = &config.bearer_token_env {
-        let token = std::env::var(variable).map_err(|_| {
+    let token = match (&config.bearer_token, &config.bearer_token_env) {
+        (Some(token), _) => Some(token.clone()),
+        (None, Some(variable)) => Some(std::env::var(variable).map_err(|_| {
             McpError::Config(format!("the environment variable {variable} is not set"))
-        })?;
+        })?),
+        (None, None) => None,
+    };
+    if let Some(token) = token {
         transport = transport.auth_header(token);
     }
     // rmcp's HTTP client is reqwest 0.12 on rustls without a crypto

@@ -41,17 +41,13 @@ pub const MCP_PATH: &str = "/mcp";
 /// The route of [`MCP_PATH`]: `tools` over streamable HTTP, callers
 /// authenticated as `service` authenticates them (a gateway's root service,
 /// or a lone agent's), bodies held to `config`. Merge it into the server's
-/// router. Cancel `shutdown` to end the streams it has open.
-pub fn router(
-    tools: AgentTools,
-    service: A2aService,
-    config: HttpConfig,
-    shutdown: CancellationToken,
-) -> Router {
+/// router. A stream it answers with lasts as long as its tool call (the
+/// server keeps none open between calls).
+pub fn router(tools: AgentTools, service: A2aService, config: HttpConfig) -> Router {
     let mut mcp = StreamableHttpServerConfig::default();
     mcp.stateful_mode = false;
     mcp.sse_keep_alive = Some(Duration::from_secs(15));
-    mcp.cancellation_token = shutdown;
+    mcp.cancellation_token = CancellationToken::new();
     let serve = StreamableHttpService::new(
         move || Ok(tools.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -76,11 +72,8 @@ async fn authenticated_head(
     }
     // The headers are lent to the check and given back, not copied.
     let headers = std::mem::take(request.headers_mut());
-    let mut ctx = a2a_server::http::call_context(
-        Method::SendMessage,
-        headers,
-        request.uri().query(),
-    );
+    let mut ctx =
+        a2a_server::http::call_context(Method::SendMessage, headers, request.uri().query());
     let checked = service.authenticate_head(&mut ctx).await;
     *request.headers_mut() = ctx.service_params.into_headers();
     if let Err(err) = checked {
@@ -97,15 +90,17 @@ async fn authenticated_head(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|len| len > config.body_limit) {
-        return refusal(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large");
+        return refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is too large",
+        );
     }
     match a2a_server::http::guard_body(request, &config) {
         Ok(request) => {
             // rmcp reads the whole body: the bindings' size limit holds it.
             let limit = config.body_limit;
-            let request = request.map(|body| {
-                axum::body::Body::new(http_body_util::Limited::new(body, limit))
-            });
+            let request = request
+                .map(|body| axum::body::Body::new(http_body_util::Limited::new(body, limit)));
             next.run(request).await
         }
         Err(over) => {
@@ -123,10 +118,9 @@ fn refusal(status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({ "error": { "code": status.as_u16(), "message": message } });
     let mut response = (status, axum::Json(body)).into_response();
     if status == StatusCode::UNAUTHORIZED {
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer"),
-        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
     response
 }
@@ -143,5 +137,10 @@ fn foreign_origin(request: &axum::extract::Request) -> Option<Response> {
         .and_then(|o| o.split_once("://").map(|(_, rest)| rest))
         .zip(host.and_then(|h| h.to_str().ok()))
         .is_some_and(|(origin_host, host)| origin_host.eq_ignore_ascii_case(host));
-    (!same).then(|| refusal(StatusCode::FORBIDDEN, "cross-origin MCP requests are refused"))
+    (!same).then(|| {
+        refusal(
+            StatusCode::FORBIDDEN,
+            "cross-origin MCP requests are refused",
+        )
+    })
 }

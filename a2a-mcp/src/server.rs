@@ -200,10 +200,12 @@ pub fn tool_name(name: &str) -> String {
     let mut out: String = name
         .trim()
         .chars()
-        .map(|c| match c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-            true => c,
-            false => '_',
-        })
+        .map(
+            |c| match c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                true => c,
+                false => '_',
+            },
+        )
         .take(64)
         .collect();
     if out.is_empty() {
@@ -617,12 +619,14 @@ fn parts_content(parts: &[a2a_core::Part]) -> Vec<Content> {
                         true => "attachment".to_owned(),
                         false => part.filename.clone(),
                     };
-                    content.push(Content::resource(rmcp::model::ResourceContents::BlobResourceContents {
-                        uri: format!("a2a:part/{name}"),
-                        mime_type: Some(mime),
-                        blob: data,
-                        meta: None,
-                    }));
+                    content.push(Content::resource(
+                        rmcp::model::ResourceContents::BlobResourceContents {
+                            uri: format!("a2a:part/{name}"),
+                            mime_type: Some(mime),
+                            blob: data,
+                            meta: None,
+                        },
+                    ));
                 }
             }
         }
@@ -746,10 +750,7 @@ impl ServerHandler for AgentTools {
     ) -> Result<CallToolResult, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let args: ToolArgs = serde_json::from_value(arguments).map_err(|err| {
-            ErrorData::invalid_params(
-                format!("arguments of {:?}: {err}", request.name),
-                None,
-            )
+            ErrorData::invalid_params(format!("arguments of {:?}: {err}", request.name), None)
         })?;
         self.call(&request.name, args, context).await
     }

@@ -51,6 +51,10 @@ pub enum Command {
     /// threads, posting, collaborating, following it live.
     #[command(after_help = HUB_EXAMPLES)]
     Hub(HubArgs),
+    /// Serve the agents of an A2A server (a gateway's every agent, or a lone
+    /// agent) as MCP tools on standard input and output.
+    #[command(after_help = MCP_EXAMPLES)]
+    Mcp(McpArgs),
     /// Check a gateway file (what `serve --config` reads) without serving,
     /// or print its JSON Schema.
     #[command(subcommand, after_help = CONFIG_EXAMPLES)]
@@ -109,6 +113,12 @@ Examples:
   a2a hub post \"@coder please review PR 12\" --channel dev
   a2a hub collaborate reviewer \"check the release notes\"
   a2a hub watch --url http://gateway.internal:9999 --token \"$A2A_TOKEN\"";
+
+const MCP_EXAMPLES: &str = "\
+Examples:
+  a2a mcp --url http://127.0.0.1:9999                # every agent of a gateway, one tool each
+  a2a mcp --url http://127.0.0.1:9999/agents/coder   # one agent
+  a2a mcp --url https://agents.example.com --bearer-token-env A2A_TOKEN";
 
 const CONFIG_EXAMPLES: &str = "\
 Examples:
@@ -639,6 +649,24 @@ pub struct Target {
     /// Also trust the CA certificates in this PEM file for https, on every
     /// binding (for a server with a private or self-signed certificate).
     #[arg(long, global = true, value_name = "FILE", env = "A2A_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+}
+
+/// Arguments of `a2a mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// The server: a gateway's base URL (each of its agents becomes a tool),
+    /// or one agent's base or card URL.
+    #[arg(long)]
+    pub url: String,
+    /// Bearer token presented to the agents (sent as `Authorization: Bearer <token>`).
+    #[arg(long, value_name = "TOKEN", conflicts_with = "bearer_token_env")]
+    pub bearer_token: Option<String>,
+    /// The environment variable holding the bearer token.
+    #[arg(long, value_name = "NAME")]
+    pub bearer_token_env: Option<String>,
+    /// Also trust the CA certificates in this PEM file for https.
+    #[arg(long, value_name = "FILE", env = "A2A_TLS_CA")]
     pub tls_ca: Option<PathBuf>,
 }
 

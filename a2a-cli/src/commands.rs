@@ -297,3 +297,8 @@ pub(crate) async fn push(command: PushCommand) -> anyhow::Result<()> {
         }
     }
 }
+
+/// `a2a mcp`: the server's agents as MCP tools on stdin/stdout (see `crate::mcp`).
+pub(crate) async fn mcp(args: crate::McpArgs) -> anyhow::Result<()> {
+    crate::mcp::run(args).await
+}

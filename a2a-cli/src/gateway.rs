@@ -245,6 +245,9 @@ pub(crate) async fn build(
     // Every store first: a store that cannot be opened must not leave
     // child processes started.
     let stores = open_stores(config, &setup).await?;
+    // The [mcp.NAME] servers, before the agents that may use them.
+    let toolboxes = a2a_gateway::mcp::connect(&config.mcp).await?;
+    builder = builder.mcp_toolboxes(toolboxes);
     for agent in &config.agents {
         let definition = definition(agent, &setup.local_url, setup.log.as_ref(), &mut builder).await?;
         builder = builder.agent(definition);

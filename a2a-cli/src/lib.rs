@@ -14,6 +14,7 @@ mod gateway;
 mod hub;
 mod jobs;
 mod log;
+mod mcp;
 mod output;
 mod serve;
 mod telemetry;
@@ -23,7 +24,7 @@ pub use self::cli::{
     CardArgs, Cli, Command, CompletionsArgs, ConfigCommand, ConversationsArgs,
     ConversationsCommand, DEFAULT_HUB_URL, GetArgs, HubArgs, HubCollaborateArgs, HubCommand,
     HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs, JobsCommand, JobsListArgs, JobsPruneArgs,
-    ListArgs, LogArgs, LogCommand, ManArgs, PushCommand, SendArgs, ServeArgs, StateArgs, Target,
+    ListArgs, LogArgs, LogCommand, ManArgs, McpArgs, PushCommand, SendArgs, ServeArgs, StateArgs, Target,
     TaskArgs,
 };
 pub use self::log::SearchArgs;
@@ -51,6 +52,7 @@ async fn execute(cli: Cli) -> anyhow::Result<()> {
         Command::Log(args) => log::run(&args),
         Command::Conversations(args) => conversations::run(&args).await,
         Command::Hub(args) => hub::run(args).await,
+        Command::Mcp(args) => commands::mcp(args).await,
         Command::Config(command) => config::run(&command),
         Command::Completions(args) => docs::completions(&args),
         Command::Man(args) => docs::man(&args),

@@ -261,8 +261,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 None => service,
             };
             let app = router(service.clone(), HttpConfig::default());
+            // The agent as an MCP tool at /mcp, authenticated as the bindings are.
+            let tool = a2a_mcp::AgentTool::service(&name, service.clone());
+            let app = app.merge(a2a_mcp::http::router(
+                a2a_mcp::AgentTools::new(vec![tool]),
+                service.clone(),
+                HttpConfig::default(),
+            ));
             sayln!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
             sayln!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
+            sayln!("MCP: {scheme}://{addr}{} (the agent as a tool)", a2a_mcp::http::MCP_PATH);
             (service, app, state)
         }
         Some((config, hub_config)) => {

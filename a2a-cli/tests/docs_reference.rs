@@ -120,7 +120,13 @@ fn every_serve_flag_is_in_the_reference_and_only_those() {
 /// The structs named `Raw*` in a reader's source, each with its serde field
 /// names: the keys its file format has, table by table.
 fn raw_structs(source_path: &str) -> Vec<(String, BTreeSet<String>)> {
-    let source = read(source_path);
+    raw_structs_at_least(source_path, 3)
+}
+
+/// [`raw_structs`], of a reader with at least `least` of them (the
+/// `[mcp.NAME]` reader has one, `pub(crate)` for the file's reader).
+fn raw_structs_at_least(source_path: &str, least: usize) -> Vec<(String, BTreeSet<String>)> {
+    let source = read(source_path).replace("\npub(crate) struct Raw", "\nstruct Raw");
     let mut structs = Vec::new();
     let mut rest = source.as_str();
     while let Some(at) = rest.find("\nstruct Raw") {
@@ -155,7 +161,7 @@ fn raw_structs(source_path: &str) -> Vec<(String, BTreeSet<String>)> {
         rest = &rest[body_end..];
     }
     assert!(
-        structs.len() >= 3,
+        structs.len() >= least,
         "found {} `struct Raw*` in {source_path}: the reader's file types moved, update this test",
         structs.len()
     );
@@ -183,6 +189,7 @@ fn every_gateway_key_is_in_the_reference_and_in_its_complete_file() {
     let rows: BTreeSet<String> = first_cells(tables).into_iter().collect();
     let mut structs = raw_structs("a2a-gateway/src/config.rs");
     structs.extend(raw_structs("a2a-hub/src/config.rs"));
+    structs.extend(raw_structs_at_least("a2a-gateway/src/mcp.rs", 1));
     let keys: BTreeSet<String> = structs.iter().flat_map(|(_, k)| k.clone()).collect();
     assert!(
         keys.contains("task_timeout_secs") && keys.contains("cool_down_secs"),
@@ -280,6 +287,7 @@ fn check_gateway(config: &GatewayConfig, path: &Path) {
         default,
         name,
         agents,
+        mcp,
     } = config;
     assert_eq!(read_from, path);
     assert_eq!(default.as_deref(), Some("planner"));
@@ -288,6 +296,22 @@ fn check_gateway(config: &GatewayConfig, path: &Path) {
     for agent in agents {
         check_agent(agent);
     }
+    let [files, search] = mcp.as_slice() else {
+        panic!("two [mcp.NAME] tables: {mcp:?}")
+    };
+    assert_eq!(files.name, "files");
+    let files = &files.config;
+    assert_eq!(files.command, ["mcp-files", "--root", "docs"]);
+    assert_eq!(files.env.get("LOG_LEVEL").map(String::as_str), Some("warn"));
+    assert_eq!(files.pass_env, ["HTTPS_PROXY"]);
+    assert_eq!(files.working_dir.as_deref(), Some(Path::new("/etc/a2a/tools")));
+    assert_eq!(files.timeout_secs, Some(60));
+    assert_eq!(files.startup_timeout_secs, Some(10));
+    assert_eq!(search.name, "search");
+    let search = &search.config;
+    assert_eq!(search.url.as_deref(), Some("https://search.example/mcp"));
+    assert_eq!(search.bearer_token_env.as_deref(), Some(TOKEN_VAR));
+    assert_eq!(search.bearer_token.as_deref(), Some("t0ken"));
 }
 
 fn check_agent(agent: &AgentConfig) {

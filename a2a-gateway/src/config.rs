@@ -120,6 +120,8 @@ pub struct GatewayConfig {
     pub name: Option<String>,
     /// The agents, in file order.
     pub agents: Vec<AgentConfig>,
+    /// The `[mcp.NAME]` MCP servers, in file order ([`crate::mcp`]).
+    pub mcp: Vec<crate::mcp::McpServer>,
 }
 
 /// One agent of the file.
@@ -250,6 +252,16 @@ struct RawFile {
         schemars(with = "Option<BTreeMap<String, serde_json::Value>>")
     )]
     hub: Option<toml::Value>,
+    /// MCP servers whose tools the agents may use, by name (see `a2a_gateway::mcp`).
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            with = "BTreeMap<String, crate::mcp::RawMcp>",
+            extend("propertyNames" = { "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$" })
+        )
+    )]
+    mcp: BTreeMap<String, Spanned<crate::mcp::RawMcp>>,
 }
 
 /// The `[gateway]` table.
@@ -774,11 +786,13 @@ impl GatewayConfig {
             }
             other => other.map(Spanned::into_inner),
         };
+        let mcp = crate::mcp::read(file, text, &base, raw.mcp)?;
         Ok(GatewayConfig {
             path: file.to_owned(),
             default,
             name,
             agents,
+            mcp,
         })
     }
 }

@@ -198,6 +198,7 @@ pub struct GatewayBuilder {
     secrets: HashMap<String, String>,
     signer: Option<Arc<CardSigner>>,
     conversations: Option<Conversations>,
+    mcp: Vec<a2a_mcp::McpToolbox>,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -286,6 +287,14 @@ impl GatewayBuilder {
             .entry(name.to_owned())
             .or_insert_with(new_secret)
             .clone()
+    }
+
+    /// MCP servers, connected ([`crate::mcp::connect`]), that the gateway
+    /// hands out ([`Gateway::mcp_toolboxes`]) for its agents to use.
+    #[must_use]
+    pub fn mcp_toolboxes(mut self, toolboxes: Vec<a2a_mcp::McpToolbox>) -> Self {
+        self.mcp.extend(toolboxes);
+        self
     }
 
     /// Builds the gateway served at `base_url` (`http://host:port` or
@@ -403,6 +412,7 @@ impl GatewayBuilder {
             directory,
             auth: self.auth,
             conversations: self.conversations,
+            mcp: self.mcp.into(),
         })
     }
 }
@@ -520,6 +530,7 @@ pub struct Gateway {
     directory: Arc<OnceLock<Directory>>,
     auth: Option<Arc<dyn Authenticate>>,
     conversations: Option<Conversations>,
+    mcp: Arc<[a2a_mcp::McpToolbox]>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -574,6 +585,12 @@ impl Gateway {
     /// The conversation index the gateway runs, if any.
     pub fn conversations(&self) -> Option<&Conversations> {
         self.conversations.as_ref()
+    }
+
+    /// The MCP servers the gateway connected (its file's `[mcp.NAME]`
+    /// tables, see [`crate::mcp`]), for its agents to use.
+    pub fn mcp_toolboxes(&self) -> &[a2a_mcp::McpToolbox] {
+        &self.mcp
     }
 
     /// Whether callers must authenticate.
@@ -670,9 +687,10 @@ impl Gateway {
         // for a known agent always matches that agent's routes.
         // gRPC's requests get the HTTP bindings' limits, budget and timeout.
         let limits = config.clone();
+        let mcp = crate::mcp::router(self, config.clone());
         let root = a2a_server::http::router(self.root.clone(), config).layer(unknown_agents);
         let root = a2a_grpc::with_grpc_config(root, self.root.clone(), &limits);
-        app.merge(root).route(
+        app.merge(root).merge(mcp).route(
             AGENTS_PATH,
             axum::routing::get(move || {
                 let listing = listing.clone();

@@ -12,6 +12,7 @@
 pub mod config;
 pub mod conversations;
 mod gateway;
+pub mod mcp;
 pub mod model;
 mod peers;
 pub mod process;

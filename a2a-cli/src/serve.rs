@@ -270,7 +270,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             ));
             sayln!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
             sayln!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
-            sayln!("MCP: {scheme}://{addr}{} (the agent as a tool)", a2a_mcp::http::MCP_PATH);
+            sayln!(
+                "MCP: {scheme}://{addr}{} (the agent as a tool)",
+                a2a_mcp::http::MCP_PATH
+            );
             (service, app, state)
         }
         Some((config, hub_config)) => {

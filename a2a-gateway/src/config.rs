@@ -1067,15 +1067,14 @@ impl Checker<'_> {
                     max_turns: max_turns.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
                     tools,
                 };
-                let settings = a2a_model::ModelSettings::from_config(&config, base).map_err(
-                    |problem| {
+                let settings =
+                    a2a_model::ModelSettings::from_config(&config, base).map_err(|problem| {
                         let where_ = at
                             .iter()
                             .find(|(name, _)| *name == problem.field)
                             .map_or_else(|| span.clone(), |(_, s)| s.clone());
                         self.error(where_, field(problem.field), problem.message)
-                    },
-                )?;
+                    })?;
                 AgentSource::Model {
                     settings: Box::new(settings),
                 }

@@ -131,8 +131,10 @@ async fn definition(
                 .map_err(|err| agent.error("command", err.to_string()))?;
             child.definition(card(agent))
         }
-        AgentSource::Model { .. } => a2a_gateway::model::definition(agent, card(agent), log.cloned())
-            .ok_or_else(|| agent.error("kind", "not a model agent"))?,
+        AgentSource::Model { .. } => {
+            a2a_gateway::model::definition(agent, card(agent), log.cloned())
+                .ok_or_else(|| agent.error("kind", "not a model agent"))?
+        }
     })
 }
 
@@ -246,7 +248,8 @@ pub(crate) async fn build(
     // child processes started.
     let stores = open_stores(config, &setup).await?;
     for agent in &config.agents {
-        let definition = definition(agent, &setup.local_url, setup.log.as_ref(), &mut builder).await?;
+        let definition =
+            definition(agent, &setup.local_url, setup.log.as_ref(), &mut builder).await?;
         builder = builder.agent(definition);
     }
     // Last: the file's first agent stays the default one.

@@ -1028,15 +1028,14 @@ impl Checker<'_> {
                     max_turns: max_turns.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
                     tools,
                 };
-                let settings = a2a_model::ModelSettings::from_config(&config, base).map_err(
-                    |problem| {
+                let settings =
+                    a2a_model::ModelSettings::from_config(&config, base).map_err(|problem| {
                         let where_ = at
                             .iter()
                             .find(|(name, _)| *name == problem.field)
                             .map_or_else(|| span.clone(), |(_, s)| s.clone());
                         self.error(where_, field(problem.field), problem.message)
-                    },
-                )?;
+                    })?;
                 AgentSource::Model {
                     settings: Box::new(settings),
                 }
@@ -1372,7 +1371,7 @@ tools = []
         );
         fails(
             "[agents.m]\nkind = \"model\"\nbase_url = \"http://x\"\nmodel = \"x\"\n\ntemperature = 9.0\n",
-            5,
+            6,
             "agents.m.temperature",
             "between 0 and 2",
         );

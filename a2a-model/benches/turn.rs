@@ -49,14 +49,20 @@ async fn run() {
     let fake = Fake::start(Vec::new()).await;
     fake.repeat(fake::text("An answer of a few words."));
     let handler = DefaultRequestHandler::builder(
-        ModelAgent::new("m", ModelSettings::new(fake.base_url(), "fake").system("Be brief.")),
+        ModelAgent::new(
+            "m",
+            ModelSettings::new(fake.base_url(), "fake").system("Be brief."),
+        ),
         AgentCard::new("m", "a model").with_streaming(true),
     )
     .build();
     let ctx = CallContext::new(Method::SendMessage, ServiceParams::new());
     let one = || async {
         handler
-            .send_message(&ctx, SendMessageRequest::new(Message::user_text("hello there")))
+            .send_message(
+                &ctx,
+                SendMessageRequest::new(Message::user_text("hello there")),
+            )
             .await
             .unwrap();
     };

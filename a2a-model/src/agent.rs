@@ -326,13 +326,16 @@ fn definitions(tools: &[(ToolSpec, Arc<dyn Tool>)]) -> Vec<ToolDefinition> {
         }),
     };
     std::iter::once(ask)
-        .chain(tools.iter().filter(|(s, _)| s.name != ASK_USER).map(|(spec, _)| {
-            FunctionDefinition {
-                name: spec.name.clone(),
-                description: spec.description.clone(),
-                parameters: spec.parameters.clone(),
-            }
-        }))
+        .chain(
+            tools
+                .iter()
+                .filter(|(s, _)| s.name != ASK_USER)
+                .map(|(spec, _)| FunctionDefinition {
+                    name: spec.name.clone(),
+                    description: spec.description.clone(),
+                    parameters: spec.parameters.clone(),
+                }),
+        )
         .map(|function| ToolDefinition {
             kind: "function",
             function,
@@ -421,8 +424,9 @@ impl AgentExecutor for ModelAgent {
             let pending = transcript.pending_calls();
             if !pending.is_empty() {
                 // The other calls first: the question ends the turn.
-                let (asks, calls): (Vec<_>, Vec<_>) =
-                    pending.into_iter().partition(|c| c.function.name == ASK_USER);
+                let (asks, calls): (Vec<_>, Vec<_>) = pending
+                    .into_iter()
+                    .partition(|c| c.function.name == ASK_USER);
                 for call in calls {
                     let result = tokio::select! {
                         result = self.run_tool(&call, &tools, &ctx, tip.as_ref()) => result,
@@ -598,7 +602,9 @@ mod tests {
         assistant.tool_calls = vec![call("a", "x"), call("b", "y")];
         transcript.messages.push(assistant);
         assert_eq!(transcript.pending_calls().len(), 2);
-        transcript.messages.push(ChatMessage::tool_result("a", "done"));
+        transcript
+            .messages
+            .push(ChatMessage::tool_result("a", "done"));
         let pending = transcript.pending_calls();
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].id, "b");

@@ -430,8 +430,8 @@ impl ChatClient {
             Ok(Err(err)) => return Err(ModelError::Connection(err.to_string())),
             Ok(Ok(bytes)) => bytes,
         };
-        let answer: ChatResponse = serde_json::from_slice(&bytes)
-            .map_err(|err| ModelError::Malformed(err.to_string()))?;
+        let answer: ChatResponse =
+            serde_json::from_slice(&bytes).map_err(|err| ModelError::Malformed(err.to_string()))?;
         let message = answer
             .choices
             .into_iter()
@@ -621,7 +621,10 @@ mod tests {
         assert_eq!(retry_delay(40, None, base, max), max);
         let after = Some(Duration::from_secs(7));
         assert_eq!(retry_delay(1, after, base, max), Duration::from_secs(7));
-        assert_eq!(retry_delay(1, Some(Duration::from_secs(600)), base, max), max);
+        assert_eq!(
+            retry_delay(1, Some(Duration::from_secs(600)), base, max),
+            max
+        );
     }
 
     #[test]
@@ -629,7 +632,10 @@ mod tests {
         let now = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
         assert_eq!(parse_retry_after(" 3 ", now), Some(Duration::from_secs(3)));
         let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
-        assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(30)));
+        assert_eq!(
+            parse_retry_after(&later, now),
+            Some(Duration::from_secs(30))
+        );
         let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
         assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon", now), None);
@@ -672,7 +678,10 @@ mod tests {
     fn a_stream_without_an_end_is_cut_and_garbage_is_an_error() {
         let mut reader = StreamReader::default();
         reader
-            .feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n", &mut |_| {})
+            .feed(
+                b"data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n",
+                &mut |_| {},
+            )
             .unwrap();
         assert!(matches!(reader.finish(), Err(ModelError::Cut(_))));
         let mut reader = StreamReader::default();

@@ -213,7 +213,10 @@ impl ModelSettings {
         }
         settings.system = match (&config.system, &config.system_file) {
             (Some(_), Some(_)) => {
-                return Err(problem("system_file", "give `system` or `system_file`, not both"));
+                return Err(problem(
+                    "system_file",
+                    "give `system` or `system_file`, not both",
+                ));
             }
             (Some(text), None) => Some(text.clone()),
             (None, Some(file)) => {
@@ -302,7 +305,10 @@ mod tests {
             },
             "system_file",
         );
-        bad(|c| c.system_file = Some("/nonexistent/prompt".into()), "system_file");
+        bad(
+            |c| c.system_file = Some("/nonexistent/prompt".into()),
+            "system_file",
+        );
     }
 
     #[test]

@@ -235,10 +235,13 @@ impl Tool for AgentTool {
         let mut message = Message::user_text(text);
         if let Some(line) = &ctx.log_line {
             // The callee's log chains its request after this tool call.
-            message.metadata.get_or_insert_with(Default::default).insert(
-                a2a_conversation::metadata_keys::LOG_PARENT.to_owned(),
-                line.clone().into(),
-            );
+            message
+                .metadata
+                .get_or_insert_with(Default::default)
+                .insert(
+                    a2a_conversation::metadata_keys::LOG_PARENT.to_owned(),
+                    line.clone().into(),
+                );
         }
         let answer = tokio::select! {
             answer = self.client.send_message(SendMessageRequest::new(message), None) => answer,
@@ -259,7 +262,11 @@ pub fn answer_text(answer: &SendMessageResponse) -> String {
             let mut parts: Vec<String> = task
                 .artifacts
                 .iter()
-                .flat_map(|a| a.parts.iter().filter_map(|p| p.as_text().map(str::to_owned)))
+                .flat_map(|a| {
+                    a.parts
+                        .iter()
+                        .filter_map(|p| p.as_text().map(str::to_owned))
+                })
                 .collect();
             if let Some(message) = &task.status.message {
                 let text = message.text();

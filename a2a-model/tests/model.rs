@@ -29,8 +29,11 @@ fn settings(fake: &Fake) -> ModelSettings {
 }
 
 fn handler(agent: ModelAgent) -> DefaultRequestHandler {
-    DefaultRequestHandler::builder(agent, AgentCard::new("model", "a model").with_streaming(true))
-        .build()
+    DefaultRequestHandler::builder(
+        agent,
+        AgentCard::new("model", "a model").with_streaming(true),
+    )
+    .build()
 }
 
 fn call(method: Method) -> CallContext {
@@ -89,12 +92,21 @@ async fn a_whole_answer_completes_the_task_with_its_text_and_usage() {
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
     assert_eq!(status_text(&task), "Hello there.");
     assert_eq!(task.artifacts[0].parts[0].as_text(), Some("Hello there."));
-    assert_eq!(task.metadata.as_ref().unwrap()[USAGE_KEY]["totalTokens"], 15);
+    assert_eq!(
+        task.metadata.as_ref().unwrap()[USAGE_KEY]["totalTokens"],
+        15
+    );
     let sent = fake.request(0);
     assert_eq!(sent["model"], "fake-model");
     assert_eq!(sent["stream"], false);
-    assert_eq!(sent["messages"][0], json!({ "role": "system", "content": "Be brief." }));
-    assert_eq!(sent["messages"][1], json!({ "role": "user", "content": "hi" }));
+    assert_eq!(
+        sent["messages"][0],
+        json!({ "role": "system", "content": "Be brief." })
+    );
+    assert_eq!(
+        sent["messages"][1],
+        json!({ "role": "user", "content": "hi" })
+    );
     assert_eq!(sent["tools"][0]["function"]["name"], "ask_user");
 }
 
@@ -219,7 +231,10 @@ async fn ask_user_ends_the_turn_input_required_and_the_answer_continues_the_task
     .map(|(r, c)| (r.to_owned(), c.to_owned()));
     assert_eq!(messages, expected);
     // Usage adds up over the task's executions.
-    assert_eq!(done.metadata.as_ref().unwrap()[USAGE_KEY]["totalTokens"], 30);
+    assert_eq!(
+        done.metadata.as_ref().unwrap()[USAGE_KEY]["totalTokens"],
+        30
+    );
 }
 
 /// Records the waits instead of sleeping.
@@ -271,7 +286,11 @@ async fn retries_run_out_and_the_task_fails_saying_why() {
     assert_eq!(waits.lock().unwrap().len(), 2);
     // A 400 is not retried.
     let fake = Fake::start(vec![Reply::Status(400, None)]).await;
-    let task = send(&handler(ModelAgent::new("m", settings(&fake))), Message::user_text("hi")).await;
+    let task = send(
+        &handler(ModelAgent::new("m", settings(&fake))),
+        Message::user_text("hi"),
+    )
+    .await;
     assert_eq!(task.status.state, TaskState::Failed);
     assert_eq!(fake.calls(), 1);
 }
@@ -282,7 +301,11 @@ async fn a_silent_endpoint_times_out_and_the_task_fails() {
     let mut settings = settings(&fake);
     settings.retries = 0;
     settings.request_timeout = Duration::from_millis(200);
-    let task = send(&handler(ModelAgent::new("m", settings)), Message::user_text("hi")).await;
+    let task = send(
+        &handler(ModelAgent::new("m", settings)),
+        Message::user_text("hi"),
+    )
+    .await;
     assert_eq!(task.status.state, TaskState::Failed);
     assert!(
         status_text(&task).contains("did not answer within"),

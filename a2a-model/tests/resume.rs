@@ -15,7 +15,9 @@ use a2a_core::{
     AgentCard, GetTaskRequest, Message, Method, SendMessageConfiguration, SendMessageRequest,
     SendMessageResponse, Task,
 };
-use a2a_model::{ModelAgent, ModelSettings, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec};
+use a2a_model::{
+    ModelAgent, ModelSettings, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec,
+};
 use a2a_server::{CallContext, DefaultRequestHandler, RequestHandler, ServiceParams};
 use a2a_store_sql::SqliteStore;
 use serde_json::{Value, json};
@@ -143,8 +145,16 @@ fn a_restart_resumes_without_asking_the_model_again_for_finished_turns() {
         "{task:?}"
     );
     assert_eq!(fake.calls(), 2, "the finished turn was not asked again");
-    assert_eq!(quick.calls.load(Ordering::SeqCst), 1, "the finished call was not run again");
-    assert_eq!(slow.calls.load(Ordering::SeqCst), 2, "the unfinished call ran again");
+    assert_eq!(
+        quick.calls.load(Ordering::SeqCst),
+        1,
+        "the finished call was not run again"
+    );
+    assert_eq!(
+        slow.calls.load(Ordering::SeqCst),
+        2,
+        "the unfinished call ran again"
+    );
     let results: Vec<String> = fake.request(1)["messages"]
         .as_array()
         .unwrap()

@@ -155,7 +155,11 @@ impl Fake {
             .pop_front()
             .or_else(|| self.fallback.lock().unwrap().clone());
         match reply {
-            None => (StatusCode::INTERNAL_SERVER_ERROR, "no more scripted replies").into_response(),
+            None => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "no more scripted replies",
+            )
+                .into_response(),
             Some(Reply::Json(value)) => axum::Json(value).into_response(),
             Some(Reply::Status(status, retry_after)) => {
                 let mut response = (

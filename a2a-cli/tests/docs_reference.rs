@@ -292,7 +292,7 @@ fn check_gateway(config: &GatewayConfig, path: &Path) {
     assert_eq!(read_from, path);
     assert_eq!(default.as_deref(), Some("planner"));
     assert_eq!(name.as_deref(), Some("team-a"));
-    assert_eq!(agents.len(), 3);
+    assert_eq!(agents.len(), 5);
     for agent in agents {
         check_agent(agent);
     }
@@ -359,7 +359,30 @@ fn check_agent(agent: &AgentConfig) {
             assert_eq!(allowed_origins, &["https://rpc.reviewer.example"]);
             assert_eq!(allowed_networks, &["10.0.0.0/8"]);
         }
-        AgentSource::Model { .. } => panic!("the reference's file has no model agent"),
+        AgentSource::Model { settings } if agent.name == "editor" => {
+            // `system_file` (any file that exists; this one reads empty).
+            assert_eq!(settings.system.as_deref(), Some(""));
+        }
+        AgentSource::Model { settings } => {
+            assert_eq!(settings.base_url, "http://127.0.0.1:11434/v1");
+            assert_eq!(settings.model, "qwen2.5:7b");
+            assert_eq!(settings.api_key.as_deref(), Some("t0ken"));
+            assert_eq!(
+                settings.system.as_deref(),
+                Some("You write what the planner asks for.")
+            );
+            assert_eq!(settings.temperature, Some(0.5));
+            assert_eq!(settings.max_tokens, Some(512));
+            assert_eq!(settings.request_timeout, Duration::from_secs(60));
+            assert_eq!(settings.retries, 5);
+            assert_eq!(settings.max_history_messages, 20);
+            assert_eq!(settings.max_history_tokens, Some(4000));
+            assert_eq!(settings.max_turns, 8);
+            assert_eq!(
+                settings.tools.as_deref(),
+                Some(&["planner".to_owned(), "reviewer".to_owned()][..])
+            );
+        }
     }
 }
 

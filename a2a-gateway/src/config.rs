@@ -1410,7 +1410,7 @@ tools = []
         );
         fails(
             "[agents.m]\nkind = \"model\"\nbase_url = \"http://x\"\nmodel = \"x\"\n\ntemperature = 9.0\n",
-            5,
+            6,
             "agents.m.temperature",
             "between 0 and 2",
         );

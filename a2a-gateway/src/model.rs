@@ -46,13 +46,15 @@ impl ToolProvider for PeerTools {
     }
 }
 
-/// Agent `name`: a model agent with `settings`, `card`, the gateway's other
-/// agents as its tools (those `settings.tools` names, or all), and its tool
-/// calls logged to `log` when given.
+/// Agent `name`: a model agent with `settings`, `card`, `tools` (an MCP
+/// server's, the hub's, your own: they win over an agent of the same name)
+/// and the gateway's other agents as its tools (those `settings.tools`
+/// names, or all), its tool calls logged to `log` when given.
 pub fn definition_with(
     name: &str,
     card: AgentCard,
     settings: ModelSettings,
+    tools: ToolSet,
     log: Option<ConversationLog>,
 ) -> AgentDefinition {
     let endpoint = format!("{} at {}", settings.model, settings.base_url);
@@ -60,7 +62,7 @@ pub fn definition_with(
     AgentDefinition::with_peers(name, card, move |peers| {
         let allowed = settings.tools.clone();
         let mut agent = ModelAgent::new(agent_name, settings)
-            .tools(ToolSet::new().provider(PeerTools::new(peers, allowed)));
+            .tools(tools.provider(PeerTools::new(peers, allowed)));
         if let Some(log) = log {
             agent = agent.conversation_log(log);
         }
@@ -70,7 +72,8 @@ pub fn definition_with(
 }
 
 /// The model agent an entry of the configuration file describes
-/// (`kind = "model"`), with `card`; `None` for another kind.
+/// (`kind = "model"`), with `card` and the gateway's other agents as its
+/// tools; `None` for another kind.
 pub fn definition(
     agent: &AgentConfig,
     card: AgentCard,
@@ -83,6 +86,7 @@ pub fn definition(
         &agent.name,
         card,
         (**settings).clone(),
+        ToolSet::new(),
         log,
     ))
 }

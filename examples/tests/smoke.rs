@@ -110,6 +110,26 @@ fn auth_client_is_refused_without_the_token_and_sees_the_extended_card_with_it()
 }
 
 #[test]
+fn jwt_client_is_refused_without_a_good_token_and_answered_with_one() {
+    let env = [("A2A_JWT_SECRET", "secret-for-the-test")];
+    let server = Server::start(env!("CARGO_BIN_EXE_jwt_agent"), &[ANY_PORT], &env);
+    let out = run(env!("CARGO_BIN_EXE_jwt_client"), &[&server.url], &env);
+    assert_line(&out, "no token: refused");
+    assert_line(&out, "another key: refused");
+    assert_line(&out, "expired: refused");
+    assert_line(&out, r#"good token: Hello alice, you said "hi""#);
+    // Tokens signed with another secret than the agent's key set are refused,
+    // the good one included.
+    let wrong = run_to_end(
+        env!("CARGO_BIN_EXE_jwt_client"),
+        &[&server.url],
+        &[("A2A_JWT_SECRET", "guessed")],
+    );
+    assert!(!wrong.success, "a token signed with another key was accepted:\n{}", wrong.stdout);
+    assert!(!wrong.stdout.contains("good token:"), "{}", wrong.stdout);
+}
+
+#[test]
 fn grpc_client_talks_grpc_without_a_card() {
     let server = Server::start(env!("CARGO_BIN_EXE_hello_world"), &[ANY_PORT], &[]);
     let endpoint = server.url.trim_start_matches("http://");

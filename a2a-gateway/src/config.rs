@@ -483,7 +483,9 @@ fn required_field(kind: AgentKind) -> &'static str {
     }
 }
 
-/// The fields an agent of `kind` needs besides [`required_field`].
+/// The fields an agent of `kind` needs besides [`required_field`] (for the
+/// schema: the reader finds a missing one as it reads the agent's kind).
+#[cfg(feature = "schema")]
 fn also_required(kind: AgentKind) -> &'static [&'static str] {
     match kind {
         AgentKind::Model => &["model"],

@@ -224,7 +224,11 @@ async fn a_caller_not_sampled_is_not_exported_even_at_ratio_one() {
     let server = tokio::task::spawn_blocking(move || serve_sampling(&endpoint, "1"))
         .await
         .unwrap();
-    send_with(&server.url, &format!("00-{NOT_SAMPLED}-00f067aa0ba902b7-00")).await;
+    send_with(
+        &server.url,
+        &format!("00-{NOT_SAMPLED}-00f067aa0ba902b7-00"),
+    )
+    .await;
     // A sampled call after it: its spans end after the first call's would
     // have, and the exporter sends spans in the order they end.
     send_with(&server.url, &format!("00-{SAMPLED}-00f067aa0ba902b7-01")).await;

@@ -203,10 +203,7 @@ async fn pair() -> Pair {
 fn parse(traceparent: &str) -> (TraceId, String) {
     let parts: Vec<&str> = traceparent.split('-').collect();
     assert_eq!(parts.len(), 4, "{traceparent}");
-    (
-        TraceId::from_hex(parts[1]).unwrap(),
-        parts[3].to_owned(),
-    )
+    (TraceId::from_hex(parts[1]).unwrap(), parts[3].to_owned())
 }
 
 /// A remote caller's context: trace `trace`, sampled or not.
@@ -257,7 +254,10 @@ async fn exported_until(trace: TraceId, done: impl Fn(&[SpanData]) -> bool) -> V
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    panic!("the spans of trace {trace} did not all arrive: {:#?}", exported(trace));
+    panic!(
+        "the spans of trace {trace} did not all arrive: {:#?}",
+        exported(trace)
+    );
 }
 
 /// Both executions of a sampled exchange (A's and B's) exported: a trace

@@ -174,12 +174,13 @@ async fn send_with(url: &str, traceparent: &str) {
         .post(url)
         .header("traceparent", traceparent)
         .header("a2a-version", "1.0")
-        .json(&body)
+        .header("content-type", "application/json")
+        .body(body.to_string())
         .send()
         .await
         .unwrap();
     assert!(answer.status().is_success(), "{}", answer.status());
-    let answer: serde_json::Value = answer.json().await.unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
     assert!(answer.get("result").is_some(), "{answer}");
 }
 

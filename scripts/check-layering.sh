@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 sdk=(a2a-core a2a-server a2a-client a2a-grpc a2a-signing a2a-store-suite)
-platform=(a2a-conversation a2a-store-sql a2a-gateway a2a-hub a2a-cli)
+platform=(a2a-conversation a2a-store-sql a2a-gateway a2a-hub agent2agent-mcp a2a-cli)
 status=0
 for crate in "${sdk[@]}"; do
   if ! tree=$(cargo tree "$@" -p "$crate" -e normal --all-features --prefix none --format '{p}'); then

@@ -270,7 +270,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             ));
             sayln!("A2A server listening on {scheme}://{addr} (JSON-RPC at /, HTTP+JSON, gRPC)");
             sayln!("Agent card: {scheme}://{addr}{}", a2a_core::AGENT_CARD_PATH);
-            sayln!("MCP: {scheme}://{addr}{} (the agent as a tool)", a2a_mcp::http::MCP_PATH);
+            sayln!(
+                "MCP: {scheme}://{addr}{} (the agent as a tool)",
+                a2a_mcp::http::MCP_PATH
+            );
             (service, app, state)
         }
         Some((config, hub_config)) => {
@@ -347,6 +350,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 a2a_core::AGENT_CARD_PATH,
                 gateway.default_agent(),
                 a2a_gateway::AGENTS_PATH
+            );
+            sayln!(
+                "MCP: {base_url}{} (every agent as a tool); MCP servers connected: {}",
+                a2a_mcp::http::MCP_PATH,
+                gateway.mcp_toolboxes().len()
             );
             let state = match &location {
                 StoreLocation::Sqlite(dir) => {

@@ -304,7 +304,10 @@ fn check_gateway(config: &GatewayConfig, path: &Path) {
     assert_eq!(files.command, ["mcp-files", "--root", "docs"]);
     assert_eq!(files.env.get("LOG_LEVEL").map(String::as_str), Some("warn"));
     assert_eq!(files.pass_env, ["HTTPS_PROXY"]);
-    assert_eq!(files.working_dir.as_deref(), Some(Path::new("/etc/a2a/tools")));
+    assert_eq!(
+        files.working_dir.as_deref(),
+        Some(Path::new("/etc/a2a/tools"))
+    );
     assert_eq!(files.timeout_secs, Some(60));
     assert_eq!(files.startup_timeout_secs, Some(10));
     assert_eq!(search.name, "search");

@@ -320,3 +320,41 @@ async fn the_toolbox_uses_a2a_mcp_as_its_stdio_server_and_http_mcp() {
     .await;
     assert!(refused.is_err(), "{refused:?}");
 }
+
+#[test]
+fn the_example_mcp_gateway_file_names_the_schema_and_passes_the_check() {
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/gateway/mcp.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("#:schema ../../schema/gateway.schema.json\n"));
+    let out = support::ok(&["config", "check", arg(&file)]);
+    assert!(out.contains(": ok, 1 agent(s)"), "{out}");
+    assert!(
+        out.contains("mcp: echo (a2a mcp --url http://127.0.0.1:9998)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("mcp: echo-http (http://127.0.0.1:9998/mcp)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_gateway_that_cannot_start_its_mcp_server_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = gateway_file(
+        dir.path(),
+        &format!(
+            "{GATEWAY}\n[mcp.broken]\ncommand = [\"sh\", \"-c\", \"echo out of disk >&2; exit 4\"]\n"
+        ),
+    );
+    let refusal = support::serve_refused(&[
+        "--store",
+        "memory",
+        "--no-conversation-log",
+        "--config",
+        arg(&file),
+    ]);
+    assert!(refusal.stderr.contains("mcp.broken"), "{}", refusal.stderr);
+    assert!(refusal.stderr.contains("out of disk"), "{}", refusal.stderr);
+}

@@ -44,10 +44,11 @@ pub const MCP_PATH: &str = "/mcp";
 /// router. A stream it answers with lasts as long as its tool call (the
 /// server keeps none open between calls).
 pub fn router(tools: AgentTools, service: A2aService, config: HttpConfig) -> Router {
-    let mut mcp = StreamableHttpServerConfig::default();
-    mcp.stateful_mode = false;
-    mcp.sse_keep_alive = Some(Duration::from_secs(15));
-    mcp.cancellation_token = CancellationToken::new();
+    let mcp = StreamableHttpServerConfig {
+        stateful_mode: false,
+        sse_keep_alive: Some(Duration::from_secs(15)),
+        cancellation_token: CancellationToken::new(),
+    };
     let serve = StreamableHttpService::new(
         move || Ok(tools.clone()),
         Arc::new(LocalSessionManager::default()),

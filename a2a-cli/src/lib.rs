@@ -24,8 +24,8 @@ pub use self::cli::{
     CardArgs, Cli, Command, CompletionsArgs, ConfigCommand, ConversationsArgs,
     ConversationsCommand, DEFAULT_HUB_URL, GetArgs, HubArgs, HubCollaborateArgs, HubCommand,
     HubPostArgs, HubServer, JobShowArgs, JobsCancelArgs, JobsCommand, JobsListArgs, JobsPruneArgs,
-    ListArgs, LogArgs, LogCommand, ManArgs, McpArgs, PushCommand, SendArgs, ServeArgs, StateArgs, Target,
-    TaskArgs,
+    ListArgs, LogArgs, LogCommand, ManArgs, McpArgs, PushCommand, SendArgs, ServeArgs, StateArgs,
+    Target, TaskArgs,
 };
 pub use self::log::SearchArgs;
 

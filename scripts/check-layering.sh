@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.." || exit 1
 sdk=(agent2agent-core agent2agent-server agent2agent-client agent2agent-grpc
   agent2agent-signing agent2agent-store-suite)
 platform=(agent2agent-conversation agent2agent-store-sql agent2agent-gateway
-  agent2agent-hub agent2agent-cli)
+  agent2agent-hub agent2agent-mcp agent2agent-model agent2agent-cli)
 status=0
 for crate in "${sdk[@]}"; do
   if ! tree=$(cargo tree "$@" -p "$crate" -e normal --all-features --prefix none --format '{p}'); then

@@ -42,8 +42,16 @@ fn check(file: &Path) -> anyhow::Result<()> {
     match hub {
         Some(hub) => {
             let channels: Vec<&str> = hub.channels.iter().map(|c| c.name.as_str()).collect();
-            outln!("hub: on (channels: {})", channels.join(", "))
+            outln!("hub: on (channels: {})", channels.join(", "))?;
         }
-        None => outln!("hub: off"),
+        None => outln!("hub: off")?,
     }
+    for server in &config.mcp {
+        let at = match &server.config.url {
+            Some(url) => url.clone(),
+            None => server.config.command.join(" "),
+        };
+        outln!("mcp: {} ({at})", server.name)?;
+    }
+    Ok(())
 }

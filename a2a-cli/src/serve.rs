@@ -351,6 +351,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 gateway.default_agent(),
                 a2a_gateway::AGENTS_PATH
             );
+            sayln!(
+                "MCP: {base_url}{} (every agent as a tool); MCP servers connected: {}",
+                a2a_mcp::http::MCP_PATH,
+                gateway.mcp_toolboxes().len()
+            );
             let state = match &location {
                 StoreLocation::Sqlite(dir) => {
                     format!(

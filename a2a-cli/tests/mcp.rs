@@ -320,3 +320,112 @@ async fn the_toolbox_uses_a2a_mcp_as_its_stdio_server_and_http_mcp() {
     .await;
     assert!(refused.is_err(), "{refused:?}");
 }
+
+#[test]
+fn the_example_mcp_gateway_file_names_the_schema_and_passes_the_check() {
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/gateway/mcp.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("#:schema ../../schema/gateway.schema.json\n"));
+    let out = support::ok(&["config", "check", arg(&file)]);
+    assert!(out.contains(": ok, 1 agent(s)"), "{out}");
+    assert!(
+        out.contains("mcp: echo (a2a mcp --url http://127.0.0.1:9998)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("mcp: echo-http (http://127.0.0.1:9998/mcp)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_gateway_that_cannot_start_its_mcp_server_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = gateway_file(
+        dir.path(),
+        &format!(
+            "{GATEWAY}\n[mcp.broken]\ncommand = [\"sh\", \"-c\", \"echo out of disk >&2; exit 4\"]\n"
+        ),
+    );
+    let refusal = support::serve_refused(&[
+        "--store",
+        "memory",
+        "--no-conversation-log",
+        "--config",
+        arg(&file),
+    ]);
+    assert!(refusal.stderr.contains("mcp.broken"), "{}", refusal.stderr);
+    assert!(refusal.stderr.contains("out of disk"), "{}", refusal.stderr);
+}
+
+// ===== [mcp.NAME] in gateway files =====
+
+use a2a_gateway::config::GatewayConfig;
+
+const ONE_AGENT: &str = "[agents.a]\nkind = \"rust\"\nexecutor = \"echo\"\n\n";
+
+fn parse_mcp(mcp: &str) -> Result<GatewayConfig, a2a_gateway::config::ConfigError> {
+    GatewayConfig::parse("/etc/a2a/gateway.toml", &format!("{ONE_AGENT}{mcp}"))
+}
+
+fn mcp_error(mcp: &str) -> String {
+    parse_mcp(mcp).unwrap_err().to_string()
+}
+
+#[test]
+fn servers_are_read_in_file_order_with_paths_from_the_file() {
+    let config = parse_mcp(
+        "[mcp.zeta]\ncommand = [\"srv\", \"--stdio\"]\nenv = { A = \"1\" }\n\n\
+         [mcp.alpha]\nurl = \"http://127.0.0.1:9/mcp\"\ntimeout_secs = 5\n",
+    )
+    .unwrap();
+    let names: Vec<&str> = config.mcp.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["zeta", "alpha"]);
+    let zeta = &config.mcp[0].config;
+    assert_eq!(zeta.command, ["srv", "--stdio"]);
+    assert_eq!(
+        zeta.working_dir.as_deref(),
+        Some(std::path::Path::new("/etc/a2a"))
+    );
+    let alpha = &config.mcp[1].config;
+    assert_eq!(alpha.url.as_deref(), Some("http://127.0.0.1:9/mcp"));
+    assert_eq!(alpha.timeout_secs, Some(5));
+    assert!(parse_mcp("").unwrap().mcp.is_empty());
+}
+
+#[test]
+fn errors_name_the_file_line_and_field() {
+    assert_eq!(
+        mcp_error("[mcp.x]\ncommand = [\"a\"]\nurl = \"http://h/mcp\"\n"),
+        "/etc/a2a/gateway.toml:7:7: mcp.x.url: give `command` (stdio) or `url` (streamable HTTP), not both"
+    );
+    let missing = mcp_error("[mcp.x]\ntimeout_secs = 3\n");
+    assert!(
+        missing.contains("mcp.x.command: an MCP server needs"),
+        "{missing}"
+    );
+    let foreign = mcp_error("[mcp.x]\nurl = \"http://h/mcp\"\nenv = { A = \"1\" }\n");
+    assert!(
+        foreign.contains(":7:7: mcp.x.env: `env` is not for a `url` server"),
+        "{foreign}"
+    );
+    let token = mcp_error("[mcp.x]\ncommand = [\"a\"]\nbearer_token_env = \"T\"\n");
+    assert!(token.contains("mcp.x.bearer_token_env"), "{token}");
+    let unset =
+        mcp_error("[mcp.x]\nurl = \"http://h/mcp\"\nbearer_token_env = \"A2A_MCP_UNSET_VAR\"\n");
+    assert!(
+        unset.contains("environment variable A2A_MCP_UNSET_VAR is not set"),
+        "{unset}"
+    );
+    assert!(mcp_error("[mcp.x]\nurl = \"ftp://h\"\n").contains("mcp.x.url: must be an http"));
+    assert!(mcp_error("[mcp.x]\ncommand = []\n").contains("mcp.x.command: must name a program"));
+    assert!(
+        mcp_error("[mcp.x]\ncommand = [\"a\"]\ntimeout_secs = 0\n").contains("mcp.x.timeout_secs")
+    );
+    assert!(
+        mcp_error("[mcp.x]\ncommand = [\"a\"]\nenv = { \"1A\" = \"b\" }\n").contains("mcp.x.env")
+    );
+    assert!(mcp_error("[mcp.x]\ncommand = [\"a\"]\nport = 3\n").contains("unknown field `port`"));
+    assert!(mcp_error("[mcp.\"bad name\"]\ncommand = [\"a\"]\n").contains("mcp.bad name"));
+}

@@ -444,8 +444,7 @@ impl AgentExecutor for ModelAgent {
                         .and_then(|a| a.get("question")?.as_str().map(str::to_owned))
                         .filter(|q| !q.trim().is_empty())
                         .unwrap_or_else(|| "Could you tell me more?".to_owned());
-                    let mut message = events.agent_message(vec![a2a_core::Part::text(question)]);
-                    message.metadata = None;
+                    let message = events.agent_message(vec![a2a_core::Part::text(question)]);
                     let mut status = TaskStatus::new(TaskState::InputRequired);
                     status.message = Some(message);
                     return events

@@ -58,8 +58,11 @@ python3 scripts/check-book.py docs
 # Crate docs build without warnings (a broken intra-doc link fails).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 # Every publishable crate packaged as crates.io would take it (manifests and
-# file lists). Not yet verified by building each .crate: crates.io has other
-# projects' a2a-client, a2a-core and a2a-grpc, which the build would resolve.
+# file lists). Not verified by building each .crate here: that builds each
+# crate alone, with its own features and without the workspace's [profile],
+# so little of the test build is reused; 7 of the 12 crates took 25 min on a
+# loaded 2-core machine with a target already warm from building a2a-cli's
+# tests. Run `scripts/package-check.sh` (it verifies) before publishing.
 ./scripts/package-check.sh --no-verify
 # The publishable crates build on the workspace's rust-version, in a target
 # directory kept with the tools (a second toolchain rebuilds everything).

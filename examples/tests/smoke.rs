@@ -125,7 +125,11 @@ fn jwt_client_is_refused_without_a_good_token_and_answered_with_one() {
         &[&server.url],
         &[("A2A_JWT_SECRET", "guessed")],
     );
-    assert!(!wrong.success, "a token signed with another key was accepted:\n{}", wrong.stdout);
+    assert!(
+        !wrong.success,
+        "a token signed with another key was accepted:\n{}",
+        wrong.stdout
+    );
     assert!(!wrong.stdout.contains("good token:"), "{}", wrong.stdout);
 }
 

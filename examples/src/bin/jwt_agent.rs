@@ -54,7 +54,11 @@ async fn main() -> std::io::Result<()> {
         .with_interface(format!("http://{addr}/"), binding::JSONRPC)
         .with_interface(format!("http://{addr}"), binding::HTTP_JSON)
         .with_interface(addr.to_string(), binding::GRPC)
-        .with_skill(AgentSkill::new("greet", "Greet", "Says hello to the caller"));
+        .with_skill(AgentSkill::new(
+            "greet",
+            "Greet",
+            "Says hello to the caller",
+        ));
     let handler = DefaultRequestHandler::builder(Greeter, card).build();
     // ANCHOR: jwt
     // Every call must carry `Authorization: Bearer <JWT>`; the card declares

@@ -31,8 +31,12 @@ fn token(secret: &str, subject: &str, lifetime_secs: i64) -> String {
     });
     let mut header = Header::new(Algorithm::HS256);
     header.kid = Some("demo".into());
-    jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(secret.as_bytes()))
-        .expect("HS256 signs any claims")
+    jsonwebtoken::encode(
+        &header,
+        &claims,
+        &EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("HS256 signs any claims")
 }
 
 /// The agent's answer to "hi" with `token`, or why it refused.
@@ -45,7 +49,9 @@ async fn ask(url: &str, token: Option<String>) -> Result<String, a2a_client::Cli
     }
     let client: Client = builder.connect(url).await?;
     Ok(match client.send_text("hi").await? {
-        SendMessageResponse::Task(task) => task.status.message.map(|m| m.text()).unwrap_or_default(),
+        SendMessageResponse::Task(task) => {
+            task.status.message.map(|m| m.text()).unwrap_or_default()
+        }
         SendMessageResponse::Message(message) => message.text(),
     })
 }

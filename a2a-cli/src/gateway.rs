@@ -10,6 +10,7 @@ use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
 use a2a_gateway::remote::RemoteAgent;
 use a2a_gateway::{AgentDefinition, Gateway, GatewayBuilder};
 use a2a_hub::{AgentLink, DEFAULT_HUB_NAME, Hub, HubConfig};
+use a2a_mcp::McpToolbox;
 use a2a_server::auth::Authenticate;
 use a2a_server::cluster::ClusterConfig;
 use a2a_store_sql::{DurableStore, PostgresCluster, PushKey, StoreLocation};
@@ -111,6 +112,7 @@ async fn definition(
     agent: &AgentConfig,
     local_url: &str,
     log: Option<&ConversationLog>,
+    toolboxes: &[McpToolbox],
     builder: &mut GatewayBuilder,
 ) -> anyhow::Result<AgentDefinition> {
     Ok(match &agent.source {
@@ -132,7 +134,8 @@ async fn definition(
             child.definition(card(agent))
         }
         AgentSource::Model { .. } => {
-            a2a_gateway::model::definition(agent, card(agent), log.cloned())
+            let tools = a2a_gateway::model::mcp_tools(toolboxes);
+            a2a_gateway::model::definition(agent, card(agent), tools, log.cloned())
                 .ok_or_else(|| agent.error("kind", "not a model agent"))?
         }
     })
@@ -249,10 +252,11 @@ pub(crate) async fn build(
     let stores = open_stores(config, &setup).await?;
     // The [mcp.NAME] servers, before the agents that may use them.
     let toolboxes = a2a_gateway::mcp::connect(&config.mcp).await?;
-    builder = builder.mcp_toolboxes(toolboxes);
+    builder = builder.mcp_toolboxes(toolboxes.clone());
     for agent in &config.agents {
+        let log = setup.log.as_ref();
         let definition =
-            definition(agent, &setup.local_url, setup.log.as_ref(), &mut builder).await?;
+            definition(agent, &setup.local_url, log, &toolboxes, &mut builder).await?;
         builder = builder.agent(definition);
     }
     // Last: the file's first agent stays the default one.

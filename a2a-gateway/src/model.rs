@@ -1,13 +1,20 @@
 //! Hosting a model agent (`kind = "model"`, `a2a-model`): a
 //! [`ModelAgent`] whose tools are the gateway's other agents, each called
 //! through [`Peers`] (so in the pair's conversation when the gateway runs
-//! the conversation index).
+//! the conversation index), and the tools of the file's MCP servers
+//! ([`mcp_tools`]).
 
 use std::sync::Arc;
 
 use a2a_conversation::ConversationLog;
 use a2a_core::AgentCard;
-use a2a_model::{AgentTool, ModelAgent, ModelSettings, Tool, ToolProvider, ToolSet};
+use a2a_mcp::McpToolbox;
+use a2a_model::{
+    AgentTool, ModelAgent, ModelSettings, Tool, ToolContext, ToolError, ToolOutput, ToolProvider,
+    ToolSet, ToolSpec,
+};
+use async_trait::async_trait;
+use serde_json::Value;
 
 use crate::config::{AgentConfig, AgentSource};
 use crate::{AgentDefinition, AgentKind, Peers};
@@ -46,6 +53,68 @@ impl ToolProvider for PeerTools {
     }
 }
 
+/// One tool of an MCP server, offered to a model as `SERVER_TOOL` (the
+/// `[mcp.SERVER]` table's name, `_`, the tool's name): tools of two servers
+/// may share a name.
+#[derive(Debug, Clone)]
+pub struct McpTool {
+    toolbox: McpToolbox,
+    spec: a2a_mcp::ToolSpec,
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: format!("{}_{}", self.toolbox.name(), self.spec.name),
+            description: self.spec.description.clone(),
+            parameters: self.spec.input_schema.clone(),
+        }
+    }
+
+    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let output = self
+            .toolbox
+            .call(&self.spec.name, args)
+            .await
+            .map_err(|err| ToolError::new(err.to_string()))?;
+        if output.is_error {
+            return Err(ToolError::new(output.text));
+        }
+        Ok(match output.structured {
+            Some(structured) if output.text.is_empty() => ToolOutput::Json(structured),
+            _ => ToolOutput::Text(output.text),
+        })
+    }
+}
+
+/// Every tool of `toolboxes`, as tools of a model agent. A tool whose
+/// offered name (`SERVER_TOOL`) a model API would refuse (more than 64
+/// characters, or others than letters, digits, `_` and `-`) is left out,
+/// with a warning.
+pub fn mcp_tools(toolboxes: &[McpToolbox]) -> ToolSet {
+    let mut set = ToolSet::new();
+    for toolbox in toolboxes {
+        for spec in toolbox.tools() {
+            let tool = McpTool {
+                toolbox: toolbox.clone(),
+                spec,
+            };
+            let name = tool.spec().name;
+            let offerable = name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if offerable {
+                set = set.tool(tool);
+            } else {
+                tracing::warn!(tool = %name, "an MCP tool's name is not one a model may call; not offered");
+            }
+        }
+    }
+    set
+}
+
 /// Agent `name`: a model agent with `settings`, `card`, `tools` (an MCP
 /// server's, the hub's, your own: they win over an agent of the same name)
 /// and the gateway's other agents as its tools (those `settings.tools`
@@ -72,11 +141,13 @@ pub fn definition_with(
 }
 
 /// The model agent an entry of the configuration file describes
-/// (`kind = "model"`), with `card` and the gateway's other agents as its
-/// tools; `None` for another kind.
+/// (`kind = "model"`), with `card`, `tools` (the file's MCP servers',
+/// [`mcp_tools`]) and the gateway's other agents as its tools; `None` for
+/// another kind.
 pub fn definition(
     agent: &AgentConfig,
     card: AgentCard,
+    tools: ToolSet,
     log: Option<ConversationLog>,
 ) -> Option<AgentDefinition> {
     let AgentSource::Model { settings } = &agent.source else {
@@ -86,7 +157,7 @@ pub fn definition(
         &agent.name,
         card,
         (**settings).clone(),
-        ToolSet::new(),
+        tools,
         log,
     ))
 }

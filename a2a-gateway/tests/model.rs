@@ -1,5 +1,6 @@
 //! A model agent in a gateway (`kind = "model"`): its tools are the other
-//! agents, called through `Peers`, and their answers go back to the model.
+//! agents, called through `Peers`, and the tools of MCP servers; their
+//! answers go back to the model.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use a2a_core::{A2aError, AgentCard, SendMessageResponse, TaskState};
@@ -13,6 +14,13 @@ mod fake;
 
 use fake::Fake;
 use serde_json::json;
+
+// An MCP server with one tool, `add` (the MCP client's tests use it too).
+#[path = "../../a2a-mcp/tests/support/adder.rs"]
+mod adder;
+
+use a2a_mcp::{McpServerConfig, McpToolbox};
+use a2a_model::ToolSet;
 
 /// Says the message back, naming who asked.
 struct Echo;
@@ -41,7 +49,7 @@ async fn a_model_agent_calls_another_agent_of_the_gateway_as_a_tool() {
     let thinker = &config.agents[0];
     let card = AgentCard::new("thinker", "Thinks.").with_streaming(true);
     let gateway = Gateway::builder()
-        .agent(a2a_gateway::model::definition(thinker, card, None).unwrap())
+        .agent(a2a_gateway::model::definition(thinker, card, ToolSet::new(), None).unwrap())
         .agent(AgentDefinition::new(
             "echo",
             AgentCard::new("echo", "Says it back.").with_streaming(true),
@@ -86,4 +94,56 @@ async fn a_model_agent_calls_another_agent_of_the_gateway_as_a_tool() {
         .unwrap();
     assert_eq!(result["tool_call_id"], "c1");
     assert_eq!(result["content"], "echo: ping (from agent:thinker)");
+}
+
+#[tokio::test]
+async fn a_model_agent_calls_a_tool_of_an_mcp_server() {
+    let url = adder::http_adder().await;
+    let toolbox = McpToolbox::connect("calc", &McpServerConfig::http(url))
+        .await
+        .unwrap();
+    let fake = Fake::start(vec![
+        fake::calls(&[("c1", "calc_add", json!({ "a": 2, "b": 3 }))]),
+        fake::text("2 and 3 make 5."),
+    ])
+    .await;
+    let file = format!(
+        "[agents.thinker]\nkind = \"model\"\nbase_url = \"{}\"\nmodel = \"fake\"\ndescription = \"Thinks.\"\n",
+        fake.base_url()
+    );
+    let config = GatewayConfig::parse("gateway.toml", &file).unwrap();
+    let tools = a2a_gateway::model::mcp_tools(std::slice::from_ref(&toolbox));
+    let card = AgentCard::new("thinker", "Thinks.");
+    let gateway = Gateway::builder()
+        .agent(a2a_gateway::model::definition(&config.agents[0], card, tools, None).unwrap())
+        .agent(AgentDefinition::new("echo", AgentCard::new("echo", "Says it back."), Echo))
+        .mcp_toolboxes(vec![toolbox])
+        .build("http://127.0.0.1:1")
+        .unwrap();
+
+    let client = gateway.peers("echo").unwrap().client("thinker").unwrap();
+    let SendMessageResponse::Task(task) = client.send_text("add 2 and 3").await.unwrap() else {
+        panic!("a task");
+    };
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    assert_eq!(task.status.message.unwrap().text(), "2 and 3 make 5.");
+    // The server's tool was offered under its server's name...
+    let first = fake.request(0);
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(offered.contains(&"calc_add"), "{offered:?}");
+    // ...and its result went back to the model as the tool's answer.
+    let second = fake.request(1);
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(result["tool_call_id"], "c1");
+    assert_eq!(result["content"], "5");
 }

@@ -255,8 +255,7 @@ pub(crate) async fn build(
     builder = builder.mcp_toolboxes(toolboxes.clone());
     for agent in &config.agents {
         let log = setup.log.as_ref();
-        let definition =
-            definition(agent, &setup.local_url, log, &toolboxes, &mut builder).await?;
+        let definition = definition(agent, &setup.local_url, log, &toolboxes, &mut builder).await?;
         builder = builder.agent(definition);
     }
     // Last: the file's first agent stays the default one.

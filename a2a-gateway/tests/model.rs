@@ -116,7 +116,11 @@ async fn a_model_agent_calls_a_tool_of_an_mcp_server() {
     let card = AgentCard::new("thinker", "Thinks.");
     let gateway = Gateway::builder()
         .agent(a2a_gateway::model::definition(&config.agents[0], card, tools, None).unwrap())
-        .agent(AgentDefinition::new("echo", AgentCard::new("echo", "Says it back."), Echo))
+        .agent(AgentDefinition::new(
+            "echo",
+            AgentCard::new("echo", "Says it back."),
+            Echo,
+        ))
         .mcp_toolboxes(vec![toolbox])
         .build("http://127.0.0.1:1")
         .unwrap();

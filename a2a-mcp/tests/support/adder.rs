@@ -78,4 +78,3 @@ pub(crate) async fn http_adder() -> String {
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}/mcp")
 }
-

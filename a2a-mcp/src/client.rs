@@ -206,8 +206,16 @@ pub struct ToolOutput {
     pub is_error: bool,
 }
 
-/// The standard error lines a child wrote last.
-type Tail = Arc<Mutex<VecDeque<String>>>;
+/// The standard error lines a child wrote last, and whether its stderr
+/// has ended (so an exit's last words are read before they are reported).
+#[derive(Default)]
+struct StderrTail {
+    lines: Mutex<VecDeque<String>>,
+    ended: tokio::sync::Notify,
+    done: std::sync::atomic::AtomicBool,
+}
+
+type Tail = Arc<StderrTail>;
 
 /// A connected MCP server. Cheap to clone; the connection (and the child)
 /// ends with the last clone.
@@ -466,12 +474,14 @@ fn spawn(
         let mut lines = tokio::io::BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             tracing::debug!(mcp_server = %server, "{line}");
-            let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
-            if tail.len() == STDERR_LINES {
-                tail.pop_front();
+            let mut kept = tail.lines.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() == STDERR_LINES {
+                kept.pop_front();
             }
-            tail.push_back(line);
+            kept.push_back(line);
         }
+        tail.done.store(true, std::sync::atomic::Ordering::Release);
+        tail.ended.notify_waiters();
     });
     Ok(((stdout, stdin), child))
 }
@@ -484,9 +494,16 @@ async fn gone(child: &mut Option<tokio::process::Child>, tail: &Tail, what: &str
         // A child whose pipe closed is exiting: its status comes at once.
         if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
             why = format!("{why}; the server exited ({status})");
+            // Its stderr ends with it (unless a grandchild holds the pipe):
+            // wait for the reader to take the last lines.
+            let ended = tail.ended.notified();
+            if !tail.done.load(std::sync::atomic::Ordering::Acquire) {
+                let _ = tokio::time::timeout(Duration::from_secs(1), ended).await;
+            }
         }
     }
     let lines: Vec<String> = tail
+        .lines
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()

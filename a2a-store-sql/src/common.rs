@@ -48,6 +48,16 @@ pub(crate) enum Bind {
     OptBytes(Option<Vec<u8>>),
 }
 
+/// Whose rows a write statement changes: a backend that runs writes in
+/// parallel lanes keeps each task's writes in one lane.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum WriteScope<'a> {
+    /// One task's (its row, its jobs, its push configs).
+    Task(&'a str),
+    /// Rows of many tasks (a node's jobs).
+    Wide,
+}
+
 /// Which task write a backend runs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum TaskOp {

@@ -28,6 +28,8 @@ mod common;
 mod crypt;
 mod location;
 #[cfg(feature = "postgres")]
+mod pg_writer;
+#[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "postgres")]
 mod routes;

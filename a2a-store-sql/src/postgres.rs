@@ -1,11 +1,11 @@
 //! `PostgresStore`: the server's state in a PostgreSQL database.
 
 use a2a_server::store::StoreError;
-use sqlx::postgres::{PgArguments, PgConnectOptions, PgPoolOptions};
-use sqlx::query::Query;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres};
 
-use crate::common::{Bind, JobOp, TaskOp, TaskWrite, backend, finished_jobs};
+use crate::common::{Bind, JobOp, TaskOp, TaskWrite, WriteScope, finished_jobs};
+use crate::pg_writer::{PgWriter, count_shard};
 use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::{OpenError, PushKey};
 
@@ -36,9 +36,12 @@ pub struct PostgresStore {
     store: SqlStore<PgWrites>,
 }
 
-/// How PostgreSQL writes: each write one statement on the pool.
+/// How PostgreSQL writes: each write one statement, committed in groups by
+/// the writer's lanes (`pg_writer.rs`).
 #[derive(Debug, Clone)]
-struct PgWrites;
+struct PgWrites {
+    writer: PgWriter,
+}
 
 impl PostgresStore {
     /// Connects to `url` (`postgres://user@host/db`), applies pending
@@ -86,7 +89,14 @@ impl PostgresStore {
         apply_migrations(&MIGRATOR, &pool).await?;
         SqlStore::<PgWrites>::check_push_key(&pool, push_key.as_ref()).await?;
         Ok(PostgresStore {
-            store: SqlStore::new(pool.clone(), pool, push_key, PgWrites),
+            store: SqlStore::new(
+                pool.clone(),
+                pool.clone(),
+                push_key,
+                PgWrites {
+                    writer: PgWriter::start(pool),
+                },
+            ),
         })
     }
 
@@ -101,36 +111,27 @@ impl PostgresStore {
     }
 }
 
-/// Binds `binds` to `query` in order.
-fn bind_all(
-    mut query: Query<'static, Postgres, PgArguments>,
-    binds: Vec<Bind>,
-) -> Query<'static, Postgres, PgArguments> {
-    for bind in binds {
-        query = match bind {
-            Bind::Text(v) => query.bind(v),
-            Bind::I32(v) => query.bind(v),
-            Bind::I64(v) => query.bind(v),
-            Bind::OptI64(v) => query.bind(v),
-            Bind::OptText(v) => query.bind(v),
-            Bind::OptBytes(v) => query.bind(v),
-        };
-    }
-    query
-}
-
 /// Other servers may share the database, so every push-config listing asks
 /// it (the default `may_have_push_configs`).
 impl Dialect for PgWrites {
     type Db = Postgres;
 
-    async fn write_task(&self, writer: &PgPool, write: TaskWrite) -> Result<u64, StoreError> {
+    async fn write_task(&self, _: &PgPool, write: TaskWrite) -> Result<u64, StoreError> {
         let TaskWrite {
             op,
             mut binds,
             job,
             lease,
         } = write;
+        // The task's id is `$1` of a create, `$7` of an update (see below).
+        let id_at = match op {
+            TaskOp::Create => 0,
+            TaskOp::Update => 6,
+        };
+        let Some(Bind::Text(task_id)) = binds.get(id_at) else {
+            return Err(StoreError::Backend("a task write without its id".into()));
+        };
+        let shard = count_shard(task_id);
         let fenced = lease.is_some();
         let sql = match (op, job.as_ref().map(|job| job.op), fenced) {
             (TaskOp::Create, None, false) => CREATE,
@@ -150,7 +151,7 @@ impl Dialect for PgWrites {
         if let Some(lease) = lease {
             binds.extend(lease);
         }
-        self.execute_write(writer, sql, binds).await
+        self.writer.write_in_shard(shard, sql, binds).await
     }
 
     /// Nodes of a cluster share the database: an execution's writes carry
@@ -161,15 +162,12 @@ impl Dialect for PgWrites {
 
     async fn execute_write(
         &self,
-        writer: &PgPool,
+        _: &PgPool,
+        scope: WriteScope<'_>,
         sql: &'static str,
         binds: Vec<Bind>,
     ) -> Result<u64, StoreError> {
-        let written = bind_all(sqlx::query(sql), binds)
-            .execute(writer)
-            .await
-            .map_err(backend)?;
-        Ok(written.rows_affected())
+        self.writer.write(scope, sql, binds).await
     }
 }
 

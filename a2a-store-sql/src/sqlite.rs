@@ -23,7 +23,7 @@ use sqlx::{Sqlite, SqlitePool};
 
 use a2a_server::store::StoreError;
 
-use crate::common::{Bind, JobOp, TaskOp, TaskWrite, finished_jobs};
+use crate::common::{Bind, JobOp, TaskOp, TaskWrite, WriteScope, finished_jobs};
 use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::webhooks::WebhookTasks;
 use crate::writer::{TaskWriter, Write, WriterOptions};
@@ -308,6 +308,7 @@ impl Dialect for SqliteWrites {
     async fn execute_write(
         &self,
         _writer: &SqlitePool,
+        _: WriteScope<'_>,
         sql: &'static str,
         binds: Vec<Bind>,
     ) -> Result<u64, StoreError> {

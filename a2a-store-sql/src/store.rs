@@ -5,10 +5,11 @@
 //! PostgreSQL's `$N` parameters); they differ in how they write. SQLite
 //! writes through one connection on a thread of its own that commits the
 //! writes waiting together in one transaction (`writer.rs`), PostgreSQL
-//! through its pool, one statement per task write. [`SqlStore`] holds what
-//! both have (the pools and the push-credentials key) and implements every
-//! store operation; `SqliteStore` and `PostgresStore` hand their trait calls
-//! to it.
+//! one statement per task write, through a few lanes that each commit the
+//! writes waiting together in one transaction (`pg_writer.rs`).
+//! [`SqlStore`] holds what both have (the pools and the push-credentials
+//! key) and implements every store operation; `SqliteStore` and
+//! `PostgresStore` hand their trait calls to it.
 
 use std::future::Future;
 
@@ -28,10 +29,10 @@ use sqlx::{
 };
 
 use crate::common::{
-    Bind, JOB_COLUMNS, JobChange, JobOp, JobRow, KEY_CHECK_NAME, TaskOp, TaskWrite, backend,
-    checkpoint_columns, checkpoint_from, config_json, event_json, finished_jobs, job_from_row,
-    lease_binds, micros, parse_config, parse_event, parse_task, task_json, terminal_tasks, to_i64,
-    to_u64,
+    Bind, JOB_COLUMNS, JobChange, JobOp, JobRow, KEY_CHECK_NAME, TaskOp, TaskWrite, WriteScope,
+    backend, checkpoint_columns, checkpoint_from, config_json, event_json, finished_jobs,
+    job_from_row, lease_binds, micros, parse_config, parse_event, parse_task, task_json,
+    terminal_tasks, to_i64, to_u64,
 };
 use crate::crypt::{KEY_CHECK, is_sealed};
 use crate::{OpenError, PushKey};
@@ -50,10 +51,12 @@ pub(crate) trait Dialect: Send + Sync + 'static {
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// Runs any other write statement (`$N` parameters from `binds[N - 1]`)
-    /// on `writer`; returns how many rows it changed.
+    /// on `writer`; returns how many rows it changed. `scope` says whose
+    /// rows it changes.
     fn execute_write(
         &self,
         writer: &Pool<Self::Db>,
+        scope: WriteScope<'_>,
         sql: &'static str,
         binds: Vec<Bind>,
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
@@ -142,8 +145,15 @@ impl<D: Dialect> SqlStore<D> {
         self.reader.close().await;
     }
 
-    async fn execute_write(&self, sql: &'static str, binds: Vec<Bind>) -> Result<u64, StoreError> {
-        self.dialect.execute_write(&self.writer, sql, binds).await
+    async fn execute_write(
+        &self,
+        scope: WriteScope<'_>,
+        sql: &'static str,
+        binds: Vec<Bind>,
+    ) -> Result<u64, StoreError> {
+        self.dialect
+            .execute_write(&self.writer, scope, sql, binds)
+            .await
     }
 }
 
@@ -463,6 +473,7 @@ where
     ) -> Result<(), StoreError> {
         // Its events go with it (ON DELETE CASCADE).
         self.execute_write(
+            WriteScope::Task(task_id),
             "DELETE FROM tasks WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3",
             vec![
                 Bind::Text(task_id.to_owned()),
@@ -544,6 +555,7 @@ where
         let json = config_json(self.push_key.as_ref(), &config)?;
         self.dialect.push_config_saving(&config.task_id);
         self.execute_write(
+            WriteScope::Task(&config.task_id),
             "INSERT INTO push_configs (owner_tenant, owner_user, task_id, config_id, config) \
              VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (owner_tenant, owner_user, task_id, config_id) \
@@ -657,6 +669,7 @@ where
             return Ok(());
         }
         self.execute_write(
+            WriteScope::Task(task_id),
             "DELETE FROM push_outbox WHERE version <= $4 AND task_seq = (SELECT seq FROM tasks \
              WHERE task_id = $1 AND owner_tenant = $2 AND owner_user = $3)",
             vec![
@@ -678,6 +691,7 @@ where
         config_id: &str,
     ) -> Result<(), StoreError> {
         self.execute_write(
+            WriteScope::Task(task_id),
             "DELETE FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
              AND task_id = $3 AND config_id = $4",
             vec![
@@ -698,6 +712,7 @@ where
         task_id: &str,
     ) -> Result<(), StoreError> {
         self.execute_write(
+            WriteScope::Task(task_id),
             "DELETE FROM push_configs WHERE owner_tenant = $1 AND owner_user = $2 \
              AND task_id = $3",
             vec![
@@ -717,6 +732,7 @@ where
         // the statement writes nothing.
         let written = self
             .execute_write(
+                WriteScope::Task(job.task_id),
                 concat!(
                     "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, \
                      heartbeat_us, attempts, request, reason, created_us, updated_us) \
@@ -749,6 +765,7 @@ where
     pub(crate) async fn heartbeat(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
         let running = self
             .execute_write(
+                WriteScope::Wide,
                 "UPDATE jobs SET heartbeat_us = $1 WHERE state = 'RUNNING' AND node = $2",
                 vec![Bind::I64(micros(at)), Bind::Text(node.to_owned())],
             )
@@ -759,6 +776,7 @@ where
             // empty, which the uncorrelated EXISTS checks once (a one-time
             // filter) before any join is planned over the jobs.
             self.execute_write(
+                WriteScope::Wide,
                 "UPDATE jobs j SET heartbeat_us = $1 FROM push_outbox o \
                  JOIN tasks t ON t.seq = o.task_seq \
                  WHERE EXISTS (SELECT 1 FROM push_outbox) \
@@ -834,7 +852,9 @@ where
                  node = $5, heartbeat_us = $3 WHERE task_id = $4"
             }
         };
-        let written = self.execute_write(statement, binds).await?;
+        let written = self
+            .execute_write(WriteScope::Task(task_id), statement, binds)
+            .await?;
         if written == 0 {
             return Err(StoreError::NotFound(task_id.to_owned()));
         }
@@ -893,6 +913,7 @@ where
     ) -> Result<bool, StoreError> {
         let written = self
             .execute_write(
+                WriteScope::Task(task_id),
                 "UPDATE jobs SET state = 'RUNNING', node = $1, attempts = attempts + 1, \
                  heartbeat_us = $2, updated_us = $2 WHERE task_id = $3 AND state = 'PENDING'",
                 vec![
@@ -912,6 +933,7 @@ where
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         self.execute_write(
+            WriteScope::Task(task_id),
             "UPDATE jobs SET state = 'PENDING', updated_us = $1 \
              WHERE task_id = $2 AND state = 'RUNNING'",
             vec![Bind::I64(micros(at)), Bind::Text(task_id.to_owned())],
@@ -981,6 +1003,7 @@ where
     /// `JobStore::remove`.
     pub(crate) async fn remove_job(&self, task_id: &str) -> Result<(), StoreError> {
         self.execute_write(
+            WriteScope::Task(task_id),
             "DELETE FROM jobs WHERE task_id = $1",
             vec![Bind::Text(task_id.to_owned())],
         )

@@ -715,3 +715,51 @@ async fn a_finished_job_s_owed_pushes_keep_its_lease_until_its_node_dies() {
     })
     .await;
 }
+
+/// Writes made at once commit together, and a write PostgreSQL refuses (a
+/// task id with a NUL byte, which no `text` column takes) fails alone: the
+/// writes batched with it are run again one by one and all stored.
+#[tokio::test]
+async fn a_refused_write_fails_alone_and_its_batch_is_stored() {
+    in_fresh_schema(None, |store, _| async move {
+        let owner = support::owner();
+        let mut writes = tokio::task::JoinSet::new();
+        for i in 0..200 {
+            let store = store.clone();
+            let owner = owner.clone();
+            writes.spawn(async move {
+                let id = if i == 100 {
+                    "refused\0id".to_owned()
+                } else {
+                    format!("batched-{i}")
+                };
+                let task = Task::new(id.as_str(), "batch", TaskState::Working);
+                let event = StreamResponse::Task(task.clone());
+                let stored = store.create(&owner, &task, &Cause::event(&event)).await;
+                (id, stored)
+            });
+        }
+        let mut stored = 0;
+        while let Some(joined) = writes.join_next().await {
+            let (id, result) = joined.unwrap();
+            if id.contains('\0') {
+                let err = result.unwrap_err();
+                assert!(
+                    matches!(err, a2a_server::store::StoreError::Backend(_)),
+                    "{err:?}"
+                );
+            } else {
+                result.unwrap();
+                let found = TaskStore::get(&store, &owner, &id).await.unwrap();
+                assert_eq!(found.task.id, id);
+                stored += 1;
+            }
+        }
+        assert_eq!(stored, 199);
+        let counted = TaskStore::count_for_user(&store, &owner.user)
+            .await
+            .unwrap();
+        assert_eq!(counted, Some(199));
+    })
+    .await;
+}

@@ -1,0 +1,292 @@
+//! The PostgreSQL writer: writes waiting at the same moment commit together.
+//!
+//! Every PostgreSQL commit waits for its log record to reach the disk, and
+//! costs the server a transaction's bookkeeping. A server busy with many
+//! small tasks makes several writes per task, each a transaction of its own
+//! when run straight on the pool, so the database spends its time on commits
+//! rather than on the writes. Here writes are queued, and each lane takes
+//! what waits in its queue, runs it in arrival order in one transaction on
+//! one connection, and commits once: a batch costs one flush however many
+//! writes it holds. Each writer is answered only after the commit that holds
+//! its write.
+//!
+//! A batch holds the locks of all its writes until it commits, so two
+//! batches writing rows of the same tasks' count shards in another order
+//! would wait for each other. The lanes therefore split the work by the
+//! schema's count shard of each task ([`count_shard`], the same function as
+//! the schema's `a2a_count_shard`): a task's rows, its job, its events and
+//! its owner's count rows of its shard are only ever written by its lane,
+//! and the lanes never wait for one another. A write of many tasks' rows (a
+//! node's heartbeat) runs alone, beside the lanes.
+//!
+//! A statement error in a batch (a lock wait cut short, a constraint) rolls
+//! the batch back, and its writes are run again one by one, so one bad write
+//! never fails its neighbours. An error of the connection fails the whole
+//! batch (each caller retries, as for any backend error).
+
+use a2a_server::store::StoreError;
+use md5::{Digest as _, Md5};
+use sqlx::postgres::{PgArguments, PgConnection};
+use sqlx::query::Query;
+use sqlx::{Connection as _, PgPool, Postgres};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::common::{Bind, WriteScope, backend};
+
+/// The most writes in one transaction (bounds how long a batch holds its
+/// locks, and how much one failing write makes its batch redo).
+const MAX_BATCH: usize = 64;
+/// Writes that may wait for a lane before senders wait for room.
+const QUEUE: usize = 1024;
+/// Batches in flight at once, each on a connection of the pool. Divides the
+/// schema's 32 count shards, so that each shard has one lane.
+const LANES: usize = 4;
+/// The schema's count shards (`a2a_count_shard` returns 0 to 31).
+const COUNT_SHARDS: u8 = 32;
+
+/// The count shard of task `task_id`, as the schema's `a2a_count_shard`
+/// computes it: the first byte of the MD5 digest of its id, modulo 32.
+pub(crate) fn count_shard(task_id: &str) -> u8 {
+    Md5::digest(task_id.as_bytes())[0] % COUNT_SHARDS
+}
+
+/// One statement, `$N` parameters bound from `binds[N - 1]`.
+struct Queued {
+    sql: &'static str,
+    binds: Vec<Bind>,
+    done: oneshot::Sender<Result<u64, StoreError>>,
+}
+
+/// The sending side of the writer; cheap to clone. The lanes end when the
+/// last clone is dropped.
+#[derive(Debug, Clone)]
+pub(crate) struct PgWriter {
+    lanes: Vec<mpsc::Sender<Queued>>,
+    pool: PgPool,
+}
+
+impl PgWriter {
+    /// Starts the lanes on `pool` (on the current Tokio runtime).
+    pub(crate) fn start(pool: PgPool) -> PgWriter {
+        let lanes = (0..LANES)
+            .map(|_| {
+                let (queue, writes) = mpsc::channel(QUEUE);
+                tokio::spawn(lane(pool.clone(), writes));
+                queue
+            })
+            .collect();
+        PgWriter { lanes, pool }
+    }
+
+    /// Runs `sql` with `binds`, which change the rows `scope` says: a task's
+    /// in the next batch of its lane, many tasks' alone. Returns once it is
+    /// committed (or failed), with the rows it changed.
+    pub(crate) async fn write(
+        &self,
+        scope: WriteScope<'_>,
+        sql: &'static str,
+        binds: Vec<Bind>,
+    ) -> Result<u64, StoreError> {
+        let WriteScope::Task(task_id) = scope else {
+            return statement(sql, &binds)
+                .execute(&self.pool)
+                .await
+                .map(|done| done.rows_affected())
+                .map_err(backend);
+        };
+        self.write_in_shard(count_shard(task_id), sql, binds).await
+    }
+
+    /// Runs `sql` with `binds`, which change only rows of tasks of count
+    /// shard `shard`, in the next batch of its lane.
+    pub(crate) async fn write_in_shard(
+        &self,
+        shard: u8,
+        sql: &'static str,
+        binds: Vec<Bind>,
+    ) -> Result<u64, StoreError> {
+        let lane = &self.lanes[usize::from(shard) % LANES];
+        let (done, answer) = oneshot::channel();
+        let stopped = || StoreError::Backend("the PostgreSQL writer has stopped".into());
+        lane.send(Queued { sql, binds, done })
+            .await
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+/// Takes what waits in its queue, runs it, answers; ends when every sender
+/// is gone.
+async fn lane(pool: PgPool, mut writes: mpsc::Receiver<Queued>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = writes.recv().await {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match writes.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        run(&pool, &mut batch).await;
+    }
+}
+
+/// Runs `batch` and answers each of its writes; leaves it empty.
+async fn run(pool: &PgPool, batch: &mut Vec<Queued>) {
+    let mut conn = match pool.acquire().await {
+        Ok(conn) => conn,
+        Err(err) => {
+            let message = err.to_string();
+            for queued in batch.drain(..) {
+                let _ = queued.done.send(Err(StoreError::Backend(message.clone())));
+            }
+            return;
+        }
+    };
+    if batch.len() == 1 {
+        let queued = batch.pop().expect("one write");
+        let result = statement(queued.sql, &queued.binds)
+            .execute(&mut *conn)
+            .await
+            .map(|done| done.rows_affected())
+            .map_err(backend);
+        let _ = queued.done.send(result);
+        return;
+    }
+    match run_batch(&mut conn, batch).await {
+        Ok(results) => {
+            for (queued, result) in batch.drain(..).zip(results) {
+                let _ = queued.done.send(Ok(result));
+            }
+        }
+        Err(err) if statement_error(&err) => {
+            // Something in the batch failed and nothing of it was kept: each
+            // write runs alone, and answers for itself.
+            for queued in batch.drain(..) {
+                let result = statement(queued.sql, &queued.binds)
+                    .execute(&mut *conn)
+                    .await
+                    .map(|done| done.rows_affected())
+                    .map_err(backend);
+                let _ = queued.done.send(result);
+            }
+        }
+        Err(err) => {
+            let message = err.to_string();
+            for queued in batch.drain(..) {
+                let _ = queued.done.send(Err(StoreError::Backend(message.clone())));
+            }
+        }
+    }
+}
+
+/// Starts a batch's transaction. The lanes never wait for one another, but
+/// a batch can still meet another holder of its rows: the nodes of a
+/// cluster share the count rows, and tasks of one context in two lanes share
+/// the context's count rows. Two such batches can each wait for a row the
+/// other holds; PostgreSQL would find that only after `deadlock_timeout` (a
+/// second, and only a superuser may lower it), so a batch waits for a lock
+/// at most this long, then runs its writes one by one (each alone takes its
+/// rows in key order and cannot deadlock).
+const BEGIN_BATCH: &str = "BEGIN; SET LOCAL lock_timeout = '50ms'";
+
+/// Runs every write of `batch` in one transaction; on an error nothing of
+/// it is kept (the transaction rolls back when dropped unfinished).
+async fn run_batch(conn: &mut PgConnection, batch: &[Queued]) -> Result<Vec<u64>, sqlx::Error> {
+    let mut tx = conn.begin_with(BEGIN_BATCH).await?;
+    let mut results = Vec::with_capacity(batch.len());
+    for queued in batch {
+        let done = statement(queued.sql, &queued.binds)
+            .execute(&mut *tx)
+            .await?;
+        results.push(done.rows_affected());
+    }
+    tx.commit().await?;
+    Ok(results)
+}
+
+/// Whether `err` is the database refusing a statement (the connection is
+/// fine, and the batch's writes may succeed alone) rather than the
+/// connection failing.
+fn statement_error(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(_))
+}
+
+/// `sql` with `binds` bound in order (borrowed: a write rerun alone after
+/// its batch failed binds them again).
+fn statement<'q>(sql: &'q str, binds: &'q [Bind]) -> Query<'q, Postgres, PgArguments> {
+    let mut query = sqlx::query(sql);
+    for bind in binds {
+        query = match bind {
+            Bind::Text(v) => query.bind(v.as_str()),
+            Bind::I32(v) => query.bind(*v),
+            Bind::I64(v) => query.bind(*v),
+            Bind::OptI64(v) => query.bind(*v),
+            Bind::OptText(v) => query.bind(v.as_deref()),
+            Bind::OptBytes(v) => query.bind(v.as_deref()),
+        };
+    }
+    query
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlx::postgres::PgConnectOptions;
+    use sqlx::{Connection as _, PgConnection};
+
+    use super::count_shard;
+    use crate::PostgresStore;
+
+    /// The writer's shard of a task is the schema's, for ids of every kind:
+    /// otherwise two lanes would share count rows and wait for each other.
+    #[tokio::test]
+    async fn the_writer_s_count_shard_is_the_schema_s() {
+        let url = std::env::var("A2A_TEST_POSTGRES_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+        let base: PgConnectOptions = url.parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
+        let mut admin = match PgConnection::connect_with(&base).await {
+            Ok(admin) => admin,
+            Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
+                panic!("PostgreSQL is unreachable in CI: {err}")
+            }
+            Err(err) => {
+                eprintln!("NOTICE: skipping a PostgreSQL test: unreachable ({err})");
+                return;
+            }
+        };
+        let schema = format!("a2a_shard_{}", a2a_core::new_id().replace('-', ""));
+        sqlx::query(&format!("CREATE SCHEMA {schema}"))
+            .execute(&mut admin)
+            .await
+            .expect("a schema");
+        let options = base.options([("search_path", schema.as_str())]);
+        let store = PostgresStore::connect_with(options, None).await;
+        let mut ids: Vec<String> = vec![
+            String::new(),
+            "task-1".into(),
+            "ÿ naïve 任务 🚀".into(),
+            "0".repeat(300),
+        ];
+        ids.extend((0..200).map(|_| a2a_core::new_id()));
+        let mut mismatches = Vec::new();
+        if let Ok(store) = &store {
+            for id in &ids {
+                let schema_s: i16 = sqlx::query_scalar("SELECT a2a_count_shard($1)")
+                    .bind(id)
+                    .fetch_one(store.pool())
+                    .await
+                    .expect("the schema's shard");
+                if i16::from(count_shard(id)) != schema_s {
+                    mismatches.push((id.clone(), count_shard(id), schema_s));
+                }
+            }
+            store.close().await;
+        }
+        sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+            .execute(&mut admin)
+            .await
+            .expect("dropping the schema");
+        store.expect("a store");
+        assert!(mismatches.is_empty(), "{mismatches:?}");
+    }
+}

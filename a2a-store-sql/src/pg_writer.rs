@@ -24,6 +24,8 @@
 //! never fails its neighbours. An error of the connection fails the whole
 //! batch (each caller retries, as for any backend error).
 
+use std::time::{Duration, Instant};
+
 use a2a_server::store::StoreError;
 use md5::{Digest as _, Md5};
 use sqlx::postgres::{PgArguments, PgConnection};
@@ -54,6 +56,8 @@ pub(crate) fn count_shard(task_id: &str) -> u8 {
 struct Queued {
     sql: &'static str,
     binds: Vec<Bind>,
+    /// When it was queued: its wait for a connection counts from here.
+    queued_at: Instant,
     done: oneshot::Sender<Result<u64, StoreError>>,
 }
 
@@ -108,7 +112,13 @@ impl PgWriter {
         let lane = &self.lanes[usize::from(shard) % LANES];
         let (done, answer) = oneshot::channel();
         let stopped = || StoreError::Backend("the PostgreSQL writer has stopped".into());
-        lane.send(Queued { sql, binds, done })
+        let queued_at = Instant::now();
+        lane.send(Queued {
+            sql,
+            binds,
+            queued_at,
+            done,
+        })
             .await
             .map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
@@ -133,7 +143,18 @@ async fn lane(pool: PgPool, mut writes: mpsc::Receiver<Queued>) {
 
 /// Runs `batch` and answers each of its writes; leaves it empty.
 async fn run(pool: &PgPool, batch: &mut Vec<Queued>) {
-    let mut conn = match pool.acquire().await {
+    // A write waits for a connection no longer than the pool lets a caller
+    // wait, counted from when it was queued: while the database is down,
+    // writes queued behind a batch that waits out the pool's timeout must
+    // not wait it out once more.
+    let oldest = batch.iter().map(|queued| queued.queued_at).min();
+    let waited = oldest.map_or(Duration::ZERO, |at| at.elapsed());
+    let patience = pool.options().get_acquire_timeout().saturating_sub(waited);
+    let acquired = match tokio::time::timeout(patience, pool.acquire()).await {
+        Ok(acquired) => acquired,
+        Err(_) => Err(sqlx::Error::PoolTimedOut),
+    };
+    let mut conn = match acquired {
         Ok(conn) => conn,
         Err(err) => {
             let message = err.to_string();

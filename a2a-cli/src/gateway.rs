@@ -6,6 +6,7 @@ use std::sync::Arc;
 use a2a_conversation::ConversationLog;
 use a2a_core::AgentCard;
 use a2a_gateway::config::{AgentConfig, AgentSource, GatewayConfig};
+use a2a_gateway::model::ModelTools;
 use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
 use a2a_gateway::remote::RemoteAgent;
 use a2a_gateway::{AgentDefinition, Gateway, GatewayBuilder};
@@ -113,6 +114,7 @@ async fn definition(
     local_url: &str,
     log: Option<&ConversationLog>,
     toolboxes: &[McpToolbox],
+    hub: Option<&Hub>,
     builder: &mut GatewayBuilder,
 ) -> anyhow::Result<AgentDefinition> {
     Ok(match &agent.source {
@@ -134,7 +136,12 @@ async fn definition(
             child.definition(card(agent))
         }
         AgentSource::Model { .. } => {
-            let tools = a2a_gateway::model::mcp_tools(toolboxes);
+            let mut tools = ModelTools::new(a2a_gateway::model::mcp_tools(toolboxes));
+            // The hub's collaborate and post, made for this agent: they
+            // reach the hub as the model agent itself.
+            if let Some(hub) = hub {
+                tools = tools.per_agent(hub.model_tools());
+            }
             a2a_gateway::model::definition(agent, card(agent), tools, log.cloned())
                 .ok_or_else(|| agent.error("kind", "not a model agent"))?
         }
@@ -255,7 +262,8 @@ pub(crate) async fn build(
     builder = builder.mcp_toolboxes(toolboxes.clone());
     for agent in &config.agents {
         let log = setup.log.as_ref();
-        let definition = definition(agent, &setup.local_url, log, &toolboxes, &mut builder).await?;
+        let (url, hub) = (&setup.local_url, hub.as_ref());
+        let definition = definition(agent, url, log, &toolboxes, hub, &mut builder).await?;
         builder = builder.agent(definition);
     }
     // Last: the file's first agent stays the default one.

@@ -10,7 +10,10 @@
 //! - `{"resume": {"thread"}}` resumes a paused thread (an authenticated
 //!   person only);
 //! - plain text is posted: in the thread whose id is the message's
-//!   `contextId`, else in the default channel.
+//!   `contextId`, else in the default channel;
+//! - a `collaborate` or `post` that names no thread and no channel goes
+//!   where the conversation its metadata `a2a-hub/context` names is (a
+//!   hub thread, or a channel's level): a model agent's tools say so.
 //!
 //! The caller is who the gateway says it is: an agent's own secret makes it
 //! `agent:<name>` (that is how [`Peers`] and process agents call). Other
@@ -40,6 +43,12 @@ pub const FROM_METADATA: &str = "a2a-hub/from";
 pub const MIRROR_METADATA: &str = "a2a-hub/mirror";
 /// Who an anonymous person is, unless the message says.
 pub const DEFAULT_PERSON: &str = "operator";
+/// The metadata key (a `contextId`) of the conversation a request to the
+/// hub's A2A face comes from, when the request cannot carry the hub's own
+/// context (a model agent's tool call has only its task's `contextId`): a
+/// `collaborate` that names no thread and no channel opens in that
+/// conversation's channel, a `post` goes to that thread (or channel level).
+pub const CONTEXT_METADATA: &str = "a2a-hub/context";
 
 /// What the hub's A2A face is asked, in a data part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,7 +200,9 @@ impl From<A2aError> for Refusal {
 impl HubAgent {
     async fn handle(&self, ctx: RequestContext, events: &EventQueue) -> Result<(), Refusal> {
         let from = self.sender(&ctx);
-        match self.request_of(&ctx)? {
+        let mut request = self.request_of(&ctx)?;
+        self.place_from_context(&ctx, &mut request);
+        match request {
             HubRequest::Collaborate(collaborate) => {
                 // Over A2A the caller's address is not known here: callers
                 // without authentication share one budget.
@@ -212,6 +223,42 @@ impl HubAgent {
                 let proven = ctx.call.user.authenticated;
                 self.resume(from, proven, &thread, events).await
             }
+        }
+    }
+
+    /// Gives a `collaborate` or `post` that names no place the place of the
+    /// conversation the message's `a2a-hub/context` names, when that is the
+    /// hub's: a thread (a collaboration opens in its channel; a post goes in
+    /// it) or a channel's level.
+    fn place_from_context(&self, ctx: &RequestContext, request: &mut HubRequest) {
+        let Some(context) = ctx
+            .message
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get(CONTEXT_METADATA))
+            .and_then(|v| v.as_str())
+        else {
+            return;
+        };
+        let (thread, channel) = match self.hub.thread(context) {
+            Some(thread) => (Some(thread.id), thread.channel),
+            None => match crate::hub::channel_of_context(context) {
+                Some(channel) if self.hub.channels().iter().any(|c| c.name == channel) => {
+                    (None, channel.to_owned())
+                }
+                // Not the hub's conversation: the defaults hold.
+                _ => return,
+            },
+        };
+        match request {
+            HubRequest::Collaborate(c) if c.thread.is_none() && c.channel.is_none() => {
+                c.channel = Some(channel);
+            }
+            HubRequest::Post(p) if p.thread.is_none() && p.channel.is_none() => {
+                p.thread = thread;
+                p.channel = Some(channel);
+            }
+            _ => {}
         }
     }
 
@@ -428,6 +475,32 @@ impl HubClient {
         decode(data, "collaboration")
     }
 
+    /// [`HubClient::collaborate`] from `origin` (a tool call, say): the
+    /// request continues log line `origin.log_line`, and without a thread
+    /// or channel opens in the channel of conversation `origin.context_id`
+    /// when that is the hub's. A refusal is the hub's own error.
+    pub(crate) async fn collaborate_from(
+        &self,
+        origin: &Origin,
+        request: Collaborate,
+    ) -> Result<Collaboration, CallError> {
+        let data = self
+            .exchange(HubRequest::Collaborate(request), origin)
+            .await?;
+        decode(data, "collaboration").map_err(CallError::Client)
+    }
+
+    /// [`HubClient::post`] from `origin`: without a thread or channel, in
+    /// conversation `origin.context_id` when that is the hub's.
+    pub(crate) async fn post_from(
+        &self,
+        origin: &Origin,
+        post: PostRequest,
+    ) -> Result<HubMessage, CallError> {
+        let data = self.exchange(HubRequest::Post(post), origin).await?;
+        decode(data, "posted").map_err(CallError::Client)
+    }
+
     /// Posts `text` (in `thread`, or at the level of `channel`, or of the
     /// default channel).
     pub async fn post(
@@ -455,15 +528,38 @@ impl HubClient {
         request: HubRequest,
         parent: Option<String>,
     ) -> Result<serde_json::Value, ClientError> {
+        let origin = Origin {
+            log_line: parent,
+            context_id: None,
+        };
+        self.exchange(request, &origin)
+            .await
+            .map_err(CallError::into_client)
+    }
+
+    /// Sends `request` from `origin`: the hub's answer's data, or why not.
+    async fn exchange(
+        &self,
+        request: HubRequest,
+        origin: &Origin,
+    ) -> Result<serde_json::Value, CallError> {
         let value = serde_json::to_value(request)
             .map_err(|err| ClientError::new(ClientErrorKind::Decode, err.to_string()))?;
         let mut message = Message::user(vec![Part::data(value)]);
-        if let Some(parent) = parent {
-            let metadata = message.metadata.get_or_insert_with(Default::default);
-            metadata.insert(
-                a2a_conversation::metadata_keys::LOG_PARENT.to_owned(),
-                parent.into(),
-            );
+        let metadata = [
+            (
+                a2a_conversation::metadata_keys::LOG_PARENT,
+                &origin.log_line,
+            ),
+            (CONTEXT_METADATA, &origin.context_id),
+        ];
+        for (key, value) in metadata {
+            if let Some(value) = value {
+                message
+                    .metadata
+                    .get_or_insert_with(Default::default)
+                    .insert(key.to_owned(), value.clone().into());
+            }
         }
         let client = self
             .client()
@@ -478,6 +574,7 @@ impl HubClient {
                 .find_map(|p| p.as_data().cloned())
                 .ok_or_else(|| {
                     ClientError::new(ClientErrorKind::Decode, "the hub answered without data")
+                        .into()
                 }),
             SendMessageResponse::Task(task) => {
                 let refusal = task.status.message.as_ref().and_then(|m| {
@@ -486,18 +583,52 @@ impl HubClient {
                         .find_map(|p| p.as_data()?.get(HUB_ERROR).cloned())
                 });
                 Err(match refusal {
-                    Some(refusal) => {
-                        ClientError::from(A2aError::from(HubError::from_wire(&refusal)))
-                    }
-                    None => ClientError::new(
+                    Some(refusal) => CallError::Hub(HubError::from_wire(&refusal)),
+                    None => CallError::Client(ClientError::new(
                         ClientErrorKind::Decode,
                         format!(
                             "the hub answered with task {} instead of a message",
                             task.id
                         ),
-                    ),
+                    )),
                 })
             }
+        }
+    }
+}
+
+/// Where a call to the hub comes from when there is no [`RequestContext`]
+/// to tell (a model agent's tool call).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Origin {
+    /// The caller's conversation (`contextId`).
+    pub(crate) context_id: Option<String>,
+    /// The log line the request continues.
+    pub(crate) log_line: Option<String>,
+}
+
+/// Why a call to the hub failed: the hub refused it, or it did not get
+/// there (or back).
+#[derive(Debug)]
+pub(crate) enum CallError {
+    /// The hub's refusal, as the hub made it.
+    Hub(HubError),
+    /// The call itself failed.
+    Client(ClientError),
+}
+
+impl From<ClientError> for CallError {
+    fn from(err: ClientError) -> Self {
+        CallError::Client(err)
+    }
+}
+
+impl CallError {
+    /// The error as [`HubClient`]'s public calls return it.
+    fn into_client(self) -> ClientError {
+        match self {
+            CallError::Hub(err) => ClientError::from(A2aError::from(err)),
+            CallError::Client(err) => err,
         }
     }
 }

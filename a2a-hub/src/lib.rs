@@ -27,6 +27,10 @@
 //! times in five minutes, and a thread of more than six messages in a
 //! minute pauses until a person resumes it or a cool-down passes.
 //!
+//! A model agent (`kind = "model"`, `a2a-model`) takes part the same way:
+//! its model is offered `collaborate` and `post` as tools ([`tools`],
+//! [`Hub::model_tools`]), which call the hub as that agent.
+//!
 //! People and scripts reach the hub through its HTTP API and live feed
 //! ([`http`], served beside the gateway), and programs call that API with
 //! [`api::HubApiClient`], which shares the API's types.
@@ -42,10 +46,11 @@ mod hub;
 mod model;
 pub mod routing;
 mod store;
+pub mod tools;
 
 pub use self::agent::{
-    DEFAULT_PERSON, FROM_METADATA, HubAgent, HubClient, HubContext, HubRequest, MIRROR_METADATA,
-    PostRequest,
+    CONTEXT_METADATA, DEFAULT_PERSON, FROM_METADATA, HubAgent, HubClient, HubContext, HubRequest,
+    MIRROR_METADATA, PostRequest,
 };
 pub use self::config::{ChannelConfig, DeliveryPolicy, GuardConfig, HubConfig, ObserverConfig};
 pub use self::error::{HubError, HubErrorKind};

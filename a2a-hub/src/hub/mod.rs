@@ -59,7 +59,17 @@ pub const MAX_PAGE: usize = 1000;
 
 /// The context of an agent's conversation at channel level.
 fn channel_context(channel: &str) -> String {
-    format!("hub-channel-{channel}")
+    format!("{CHANNEL_CONTEXT_PREFIX}{channel}")
+}
+
+/// What every channel-level context starts with.
+const CHANNEL_CONTEXT_PREFIX: &str = "hub-channel-";
+
+/// The channel whose channel-level context `context` is, if it is one.
+pub(crate) fn channel_of_context(context: &str) -> Option<&str> {
+    context
+        .strip_prefix(CHANNEL_CONTEXT_PREFIX)
+        .filter(|c| !c.is_empty())
 }
 
 #[derive(Debug, Clone)]

@@ -217,7 +217,10 @@ pub async fn world_built(
     build_world_custom(config, agents, dir, links, base_url, None, gateway).await
 }
 
-async fn build_world_custom(
+/// The world of `agents` with a hub set up by `config`, its record in
+/// `dir`, writing to `log`, the gateway set up further by `customize`
+/// (more agents, say) before it is built.
+pub async fn build_world_custom(
     config: HubConfig,
     agents: Vec<(&str, Script)>,
     dir: Option<&Path>,

@@ -168,8 +168,7 @@ fn a_model_agent_killed_mid_turn_resumes_without_repeating_finished_turns_or_too
     });
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
     assert_eq!(
-        task["status"]["message"]["parts"][0]["text"],
-        "The counter counted one.",
+        task["status"]["message"]["parts"][0]["text"], "The counter counted one.",
         "{task}"
     );
 
@@ -205,7 +204,10 @@ fn a_model_agent_killed_mid_turn_resumes_without_repeating_finished_turns_or_too
         },
     });
     let next = runtime.block_on(rpc(&server.url, "thinker", "SendMessage", params));
-    assert_eq!(next["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{next}");
+    assert_eq!(
+        next["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{next}"
+    );
     let chat: Vec<(String, String)> = fake.request(3)["messages"]
         .as_array()
         .unwrap()

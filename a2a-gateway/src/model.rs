@@ -10,8 +10,8 @@ use a2a_conversation::ConversationLog;
 use a2a_core::AgentCard;
 use a2a_mcp::McpToolbox;
 use a2a_model::{
-    AgentTool, ContextStore, ModelAgent, ModelSettings, Tool, ToolContext, ToolError, ToolOutput, ToolProvider,
-    ToolSet, ToolSpec,
+    AgentTool, ContextStore, ModelAgent, ModelSettings, Tool, ToolContext, ToolError, ToolOutput,
+    ToolProvider, ToolSet, ToolSpec,
 };
 use async_trait::async_trait;
 use serde_json::Value;

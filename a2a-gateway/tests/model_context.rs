@@ -73,7 +73,9 @@ async fn a_new_task_in_a_context_sends_the_model_the_earlier_tasks_of_the_contex
     let store = a2a_store_sql::SqliteStore::open(dir.path()).await.unwrap();
     let card = AgentCard::new("thinker", "Thinks.");
     let gateway = Gateway::builder()
-        .agent(a2a_gateway::model::definition(&config.agents[0], card, ToolSet::new(), None).unwrap())
+        .agent(
+            a2a_gateway::model::definition(&config.agents[0], card, ToolSet::new(), None).unwrap(),
+        )
         .agent(AgentDefinition::new(
             "echo",
             AgentCard::new("echo", "Says it back."),
@@ -84,7 +86,11 @@ async fn a_new_task_in_a_context_sends_the_model_the_earlier_tasks_of_the_contex
         .unwrap();
     let client = gateway.peers("echo").unwrap().client("thinker").unwrap();
 
-    let first = send(&client, Message::user_text("What is the capital of France?")).await;
+    let first = send(
+        &client,
+        Message::user_text("What is the capital of France?"),
+    )
+    .await;
     assert_eq!(first.status.state, TaskState::Completed, "{first:?}");
     // A new task (no task id) in the same context.
     let second = send(

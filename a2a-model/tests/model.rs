@@ -248,7 +248,13 @@ fn chat(request: &Value) -> Vec<String> {
                 ("assistant", Some(calls), _) => {
                     let calls: Vec<String> = calls
                         .iter()
-                        .map(|c| format!("{} {}", c["id"].as_str().unwrap(), c["function"]["name"].as_str().unwrap()))
+                        .map(|c| {
+                            format!(
+                                "{} {}",
+                                c["id"].as_str().unwrap(),
+                                c["function"]["name"].as_str().unwrap()
+                            )
+                        })
                         .collect();
                     format!("assistant: calls {}", calls.join(", "))
                 }

@@ -67,6 +67,10 @@ type MakeExecutor = Box<dyn FnOnce(Peers) -> Arc<dyn AgentExecutor> + Send>;
 pub type StopAgent =
     Box<dyn FnOnce(Duration) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
+/// What an agent's executor is given once the gateway has built the
+/// agent's handler (after the executor: the handler holds it).
+type HandlerBuilt = Box<dyn FnOnce(&DefaultRequestHandler) + Send>;
+
 /// One agent to host: its name, card and executor.
 pub struct AgentDefinition {
     name: String,
@@ -75,6 +79,7 @@ pub struct AgentDefinition {
     card: AgentCard,
     make: MakeExecutor,
     stop: Option<StopAgent>,
+    built: Vec<HandlerBuilt>,
 }
 
 impl std::fmt::Debug for AgentDefinition {
@@ -110,7 +115,21 @@ impl AgentDefinition {
             card,
             make: Box::new(move |peers| make(peers).into()),
             stop: None,
+            built: Vec::new(),
         }
+    }
+
+    /// Runs `built` with the agent's handler once the gateway has built it
+    /// (with the stores [`GatewayBuilder::handler_setup`] gave it): for an
+    /// executor that reads what its handler keeps, as a model agent reads
+    /// the context's earlier tasks from the agent's task store.
+    #[must_use]
+    pub fn on_handler(
+        mut self,
+        built: impl FnOnce(&DefaultRequestHandler) + Send + 'static,
+    ) -> Self {
+        self.built.push(Box::new(built));
+        self
     }
 
     /// Runs `stop` when the gateway shuts down, after the agent's handler
@@ -290,7 +309,9 @@ impl GatewayBuilder {
     }
 
     /// MCP servers, connected ([`crate::mcp::connect`]), that the gateway
-    /// hands out ([`Gateway::mcp_toolboxes`]) for its agents to use.
+    /// hands out ([`Gateway::mcp_toolboxes`]) for its agents to use, and
+    /// shuts down ([`McpToolbox::shutdown`](a2a_mcp::McpToolbox::shutdown))
+    /// with its agents.
     #[must_use]
     pub fn mcp_toolboxes(mut self, toolboxes: Vec<a2a_mcp::McpToolbox>) -> Self {
         self.mcp.extend(toolboxes);
@@ -347,11 +368,15 @@ impl GatewayBuilder {
             if let Some(setup) = &mut self.setup {
                 builder = setup(&agent.name, builder);
             }
+            let handler = builder.build();
+            for built in agent.built {
+                built(&handler);
+            }
             let service = match &self.conversations {
-                Some(conversations) => A2aService::from_shared(
-                    conversations.wrap(&agent.name, Arc::new(builder.build())),
-                ),
-                None => A2aService::new(builder.build()),
+                Some(conversations) => {
+                    A2aService::from_shared(conversations.wrap(&agent.name, Arc::new(handler)))
+                }
+                None => A2aService::new(handler),
             };
             let service = match &self.auth {
                 Some(configured) => service.with_authentication(GatewayAuth {
@@ -403,6 +428,7 @@ impl GatewayBuilder {
                 default: default_service,
                 stops: std::sync::Mutex::new(stops),
                 conversations: self.conversations.clone(),
+                mcp: self.mcp.clone(),
             },
         );
         Ok(Gateway {
@@ -457,6 +483,8 @@ struct ByTenant {
     /// Taken by the first shutdown.
     stops: std::sync::Mutex<Vec<StopAgent>>,
     conversations: Option<Conversations>,
+    /// The MCP servers the agents use: stopped once the agents are.
+    mcp: Vec<a2a_mcp::McpToolbox>,
 }
 
 #[async_trait]
@@ -486,6 +514,9 @@ impl TenantRouter for ByTenant {
         }
         let stops = std::mem::take(&mut *self.stops.lock().unwrap_or_else(|e| e.into_inner()));
         futures::future::join_all(stops.into_iter().map(|stop| stop(grace))).await;
+        // No agent calls a tool any more: each child gets its stdin closed,
+        // as MCP asks a server to exit, and the grace to do so.
+        futures::future::join_all(self.mcp.iter().map(|toolbox| toolbox.shutdown(grace))).await;
         // Last: the agents' last answers have moved their pairs on.
         if let Some(conversations) = &self.conversations {
             if let Err(err) = conversations.index().flush().await {

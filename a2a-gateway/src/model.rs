@@ -11,8 +11,8 @@ use a2a_conversation::ConversationLog;
 use a2a_core::AgentCard;
 use a2a_mcp::McpToolbox;
 use a2a_model::{
-    AgentTool, ModelAgent, ModelSettings, Tool, ToolContext, ToolError, ToolOutput, ToolProvider,
-    ToolSet, ToolSpec,
+    AgentTool, ContextStore, ModelAgent, ModelSettings, Tool, ToolContext, ToolError, ToolOutput,
+    ToolProvider, ToolSet, ToolSpec,
 };
 use async_trait::async_trait;
 use serde_json::Value;
@@ -230,16 +230,24 @@ pub fn definition_with(
     let endpoint = format!("{} at {}", settings.model, settings.base_url);
     let agent_name = name.to_owned();
     let tools = tools.into();
+    // The context's earlier tasks are in the agent's task store, which the
+    // gateway makes with the agent's handler, after the agent.
+    let store = ContextStore::new();
+    let reads = store.clone();
     AgentDefinition::with_peers(name, card, move |peers| {
         let allowed = settings.tools.clone();
-        let mut agent =
-            ModelAgent::new(agent_name, settings).tools(tools.for_agent(peers, allowed));
+        let mut agent = ModelAgent::new(agent_name, settings)
+            .tools(tools.for_agent(peers, allowed))
+            .context_store_later(reads);
         if let Some(log) = log {
             agent = agent.conversation_log(log);
         }
         Arc::new(agent)
     })
     .kind(AgentKind::Model, endpoint)
+    .on_handler(move |handler| {
+        store.set(handler.task_store().clone());
+    })
 }
 
 /// The model agent an entry of the configuration file describes

@@ -9,6 +9,12 @@
 //! the chat sent again). The `ask_user` tool ends the turn
 //! `INPUT_REQUIRED` with the model's question; the next message on the task
 //! runs a new execution, whose history holds the question and the answer.
+//! The question's message keeps what the model and its tools said in the
+//! execution that asked (in its metadata, [`EXCHANGE_KEY`]), so the
+//! execution that continues gives the model its own tool calls and their
+//! results again, in the order the API wants them: the assistant's calls,
+//! then a result for each (the question's says the user's reply follows),
+//! then the reply.
 //!
 //! Every finished model turn and every finished tool call is stored as a
 //! checkpoint (the chat so far, in the checkpoint's state) with a `WORKING`
@@ -17,7 +23,7 @@
 //! result is stored. (A call that was running when the server stopped ran
 //! no further than the process: it is run again.)
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use a2a_conversation::{ChainTip, ConversationLog, EntryType, LogEntry};
 use a2a_core::{
@@ -41,6 +47,46 @@ pub const ASK_USER: &str = "ask_user";
 /// The task metadata key of the tokens the task used
 /// (`{"promptTokens", "completionTokens", "totalTokens"}`).
 pub const USAGE_KEY: &str = "a2aModelUsage";
+/// The metadata key of a question's message (the `INPUT_REQUIRED` status
+/// message) holding what the model and its tools said in the execution
+/// that asked: its chat messages after the user's, as the API takes them.
+pub const EXCHANGE_KEY: &str = "a2aModelExchange";
+/// What the `ask_user` call is answered with in a continued chat: the
+/// reply itself follows as the user's message.
+const ASKED: &str = "The question was put to the user; their reply is the next message.";
+
+/// Where a [`ModelAgent`] reads the context's earlier tasks: a task store
+/// that may be set after the agent is made (a gateway builds an agent's
+/// handler, and so its task store, after the agent). Cheap to clone: the
+/// clones share the store.
+#[derive(Clone, Default)]
+pub struct ContextStore(Arc<OnceLock<Arc<dyn TaskStore>>>);
+
+impl std::fmt::Debug for ContextStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContextStore")
+            .field("set", &self.0.get().is_some())
+            .finish()
+    }
+}
+
+impl ContextStore {
+    /// None yet: until [`set`](Self::set), the agent reads no earlier tasks.
+    pub fn new() -> ContextStore {
+        ContextStore::default()
+    }
+
+    /// Reads from `store` from now on; `false` (and nothing changes) when a
+    /// store was set already.
+    pub fn set(&self, store: Arc<dyn TaskStore>) -> bool {
+        self.0.set(store).is_ok()
+    }
+
+    /// The store, once set.
+    pub fn get(&self) -> Option<&Arc<dyn TaskStore>> {
+        self.0.get()
+    }
+}
 
 /// An agent backed by an OpenAI-compatible chat completions endpoint. See
 /// the [module](self).
@@ -50,7 +96,7 @@ pub struct ModelAgent {
     client: ChatClient,
     tools: ToolSet,
     log: Option<ConversationLog>,
-    store: Option<Arc<dyn TaskStore>>,
+    store: ContextStore,
 }
 
 impl std::fmt::Debug for ModelAgent {
@@ -76,6 +122,17 @@ struct Transcript {
 }
 
 impl Transcript {
+    /// What the model and its tools said in this execution: the messages
+    /// after the last user message (the one the execution answers).
+    fn exchange(&self) -> &[ChatMessage] {
+        let from = self
+            .messages
+            .iter()
+            .rposition(|m| m.role == "user")
+            .map_or(0, |at| at + 1);
+        &self.messages[from..]
+    }
+
     /// The calls of the last assistant message that have no result yet.
     fn pending_calls(&self) -> Vec<crate::api::ToolCall> {
         let Some(at) = self.messages.iter().rposition(|m| m.role == "assistant") else {
@@ -102,7 +159,7 @@ impl ModelAgent {
             client: ChatClient::new(Arc::new(settings)),
             tools: ToolSet::new(),
             log: None,
-            store: None,
+            store: ContextStore::new(),
         }
     }
 
@@ -125,8 +182,18 @@ impl ModelAgent {
     /// store), so that a new task in a conversation sees what was said
     /// before, within the history budget.
     #[must_use]
-    pub fn context_store(mut self, store: Arc<dyn TaskStore>) -> ModelAgent {
-        self.store = Some(store);
+    pub fn context_store(self, store: Arc<dyn TaskStore>) -> ModelAgent {
+        let slot = ContextStore::new();
+        slot.set(store);
+        self.context_store_later(slot)
+    }
+
+    /// [`context_store`](Self::context_store) with a store set later (once
+    /// the agent's handler, which owns it, is built): until then the agent
+    /// reads no earlier tasks.
+    #[must_use]
+    pub fn context_store_later(mut self, store: ContextStore) -> ModelAgent {
+        self.store = store;
         self
     }
 
@@ -147,7 +214,7 @@ impl ModelAgent {
     /// newest kept within the budget, and the message itself.
     async fn opening(&self, ctx: &RequestContext) -> Vec<ChatMessage> {
         let mut earlier: Vec<Message> = Vec::new();
-        if let Some(store) = &self.store {
+        if let Some(store) = self.store.get() {
             let request = ListTasksRequest {
                 context_id: ctx.context_id.clone(),
                 page_size: Some(20),
@@ -177,23 +244,23 @@ impl ModelAgent {
                 && (m.message_id.is_empty() || seen.insert(m.message_id.clone()))
         });
         let settings = self.settings();
-        let mut kept: Vec<ChatMessage> = Vec::new();
-        let mut chars = 0usize;
+        // Newest first, whole blocks: a question's exchange is kept or
+        // dropped as one (a tool result without its call is refused).
+        let mut kept: Vec<Vec<ChatMessage>> = Vec::new();
+        let (mut count, mut chars) = (0usize, 0usize);
         let char_budget = settings.max_history_tokens.map(|t| t.saturating_mul(4));
-        for message in earlier.iter().rev() {
-            let Some(chat) = chat_message(message) else {
-                continue;
-            };
-            if kept.len() >= settings.max_history_messages {
+        for block in chat_blocks(&earlier).into_iter().rev() {
+            count += block.len();
+            if count > settings.max_history_messages {
                 break;
             }
-            chars += chat.content_str().len();
+            chars += block.iter().map(|m| m.content_str().len()).sum::<usize>();
             if char_budget.is_some_and(|budget| chars > budget) {
                 break;
             }
-            kept.push(chat);
+            kept.push(block);
         }
-        kept.reverse();
+        let kept: Vec<ChatMessage> = kept.into_iter().rev().flatten().collect();
         let mut messages = Vec::with_capacity(kept.len() + 2);
         if let Some(system) = &settings.system {
             messages.push(ChatMessage::text("system", system.clone()));
@@ -312,6 +379,42 @@ fn chat_message(message: &Message) -> Option<ChatMessage> {
     };
     let text = message.text();
     (!text.trim().is_empty()).then(|| ChatMessage::text(role, text))
+}
+
+/// Earlier A2A messages as chat messages, in blocks that stay together: a
+/// question the model asked with [`ASK_USER`] is the exchange of the
+/// execution that asked ([`EXCHANGE_KEY`]), any other message with text is
+/// one message.
+fn chat_blocks(messages: &[Message]) -> Vec<Vec<ChatMessage>> {
+    messages
+        .iter()
+        .filter_map(|message| {
+            exchange(message).or_else(|| chat_message(message).map(|chat| vec![chat]))
+        })
+        .collect()
+}
+
+/// The exchange a question's message keeps, closed: each call of its last
+/// assistant message that has no result (the question) gets [`ASKED`].
+/// `None` for another message, or an exchange that is not one (it must
+/// start with the model's calls).
+fn exchange(message: &Message) -> Option<Vec<ChatMessage>> {
+    if message.role != Role::Agent {
+        return None;
+    }
+    let value = message.metadata.as_ref()?.get(EXCHANGE_KEY)?;
+    let mut messages: Vec<ChatMessage> = serde_json::from_value(value.clone()).ok()?;
+    let first = messages.first()?;
+    if first.role != "assistant" || first.tool_calls.is_empty() {
+        return None;
+    }
+    let open = Transcript {
+        messages: messages.clone(),
+        ..Transcript::default()
+    }
+    .pending_calls();
+    messages.extend(open.iter().map(|c| ChatMessage::tool_result(&c.id, ASKED)));
+    Some(messages)
 }
 
 /// The tool definitions of a request: the set's and `ask_user`.
@@ -444,7 +547,15 @@ impl AgentExecutor for ModelAgent {
                         .and_then(|a| a.get("question")?.as_str().map(str::to_owned))
                         .filter(|q| !q.trim().is_empty())
                         .unwrap_or_else(|| "Could you tell me more?".to_owned());
-                    let message = events.agent_message(vec![a2a_core::Part::text(question)]);
+                    let mut message = events.agent_message(vec![a2a_core::Part::text(question)]);
+                    // The execution that continues gives the model this
+                    // execution's calls and results again.
+                    let exchange = serde_json::to_value(transcript.exchange())
+                        .map_err(|err| A2aError::internal(format!("exchange: {err}")))?;
+                    message
+                        .metadata
+                        .get_or_insert_with(Default::default)
+                        .insert(EXCHANGE_KEY.to_owned(), exchange);
                     let mut status = TaskStatus::new(TaskState::InputRequired);
                     status.message = Some(message);
                     return events

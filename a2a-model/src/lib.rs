@@ -42,7 +42,9 @@ pub mod config;
 mod metrics;
 pub mod tool;
 
-pub use self::agent::{ANSWER_ARTIFACT, ASK_USER, ModelAgent, USAGE_KEY};
+pub use self::agent::{
+    ANSWER_ARTIFACT, ASK_USER, ContextStore, EXCHANGE_KEY, ModelAgent, USAGE_KEY,
+};
 pub use self::api::{ChatClient, ChatMessage, ModelError, Usage};
 pub use self::config::{ConfigProblem, ModelConfig, ModelSettings};
 pub use self::tool::{

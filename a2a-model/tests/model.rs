@@ -211,30 +211,138 @@ async fn ask_user_ends_the_turn_input_required_and_the_answer_continues_the_task
     let done = send(&handler, answer).await;
     assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
     assert_eq!(status_text(&done), "Booked in Oslo.");
-    let messages: Vec<(String, String)> = fake.request(1)["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["role"].as_str().unwrap().to_owned(),
-                m["content"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect();
-    let expected = [
-        ("system", "Be brief."),
-        ("user", "book a hotel"),
-        ("assistant", "Which city?"),
-        ("user", "Oslo"),
-    ]
-    .map(|(r, c)| (r.to_owned(), c.to_owned()));
-    assert_eq!(messages, expected);
+    // The question is the model's call; the reply follows its result.
+    assert_eq!(
+        chat(&fake.request(1)),
+        [
+            "system: Be brief.",
+            "user: book a hotel",
+            "assistant: calls q1 ask_user",
+            ASKED_Q1,
+            "user: Oslo",
+        ]
+    );
     // Usage adds up over the task's executions.
     assert_eq!(
         done.metadata.as_ref().unwrap()[USAGE_KEY]["totalTokens"],
         30
     );
+}
+
+/// What the `ask_user` call `q1` is answered with when the chat goes on.
+const ASKED_Q1: &str =
+    "tool q1: The question was put to the user; their reply is the next message.";
+
+/// The messages of chat request `request`, one line each: `role: text`,
+/// `assistant: calls ID NAME, ...` for an assistant's calls, `tool ID: text`
+/// for a result.
+fn chat(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let role = m["role"].as_str().unwrap();
+            let text = m["content"].as_str().unwrap_or_default();
+            match (role, m["tool_calls"].as_array(), m["tool_call_id"].as_str()) {
+                ("assistant", Some(calls), _) => {
+                    let calls: Vec<String> = calls
+                        .iter()
+                        .map(|c| {
+                            format!(
+                                "{} {}",
+                                c["id"].as_str().unwrap(),
+                                c["function"]["name"].as_str().unwrap()
+                            )
+                        })
+                        .collect();
+                    format!("assistant: calls {}", calls.join(", "))
+                }
+                ("tool", _, Some(id)) => format!("tool {id}: {text}"),
+                _ => format!("{role}: {text}"),
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn tool_calls_before_a_question_are_sent_again_with_the_answer() {
+    // Turn 1 looks something up; turn 2 looks up more and asks, in one
+    // message; the answer's execution must send all of it again.
+    let fake = Fake::start(vec![
+        fake::calls(&[("t1", "lookup", json!({ "q": "hotels" }))]),
+        fake::calls(&[
+            ("t2", "lookup", json!({ "q": "prices" })),
+            ("q1", "ask_user", json!({ "question": "Which city?" })),
+        ]),
+        fake::text("Booked in Oslo."),
+    ])
+    .await;
+    let tool = Recorder::default();
+    let agent = ModelAgent::new("m", settings(&fake)).tools(ToolSet::new().tool(tool.clone()));
+    let handler = handler(agent);
+    let task = send(&handler, Message::user_text("book a hotel")).await;
+    assert_eq!(task.status.state, TaskState::InputRequired, "{task:?}");
+    assert_eq!(status_text(&task), "Which city?");
+    let answer = Message::user_text("Oslo")
+        .with_task_id(task.id.clone())
+        .with_context_id(task.context_id.clone());
+    let done = send(&handler, answer).await;
+    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    assert_eq!(status_text(&done), "Booked in Oslo.");
+    assert_eq!(
+        chat(&fake.request(2)),
+        [
+            "system: Be brief.",
+            "user: book a hotel",
+            "assistant: calls t1 lookup",
+            "tool t1: found hotels",
+            "assistant: calls t2 lookup, q1 ask_user",
+            "tool t2: found prices",
+            ASKED_Q1,
+            "user: Oslo",
+        ]
+    );
+    // Sent again, not run again.
+    assert_eq!(tool.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(fake.calls(), 3);
+}
+
+#[tokio::test]
+async fn a_question_and_its_tool_calls_stay_together_within_the_history_budget() {
+    // The earlier messages of the answer's execution: the first user
+    // message, then the question's exchange (the model's calls, the
+    // lookup's result, the question's result): four. A budget of three
+    // keeps the exchange and drops the user message; a budget of two
+    // drops the exchange whole (a result without its call is refused).
+    let exchange = [
+        "assistant: calls t1 lookup, q1 ask_user",
+        "tool t1: found hotels",
+        ASKED_Q1,
+    ];
+    for (budget, earlier) in [(3, &exchange[..]), (2, &[][..])] {
+        let fake = Fake::start(vec![
+            fake::calls(&[
+                ("t1", "lookup", json!({ "q": "hotels" })),
+                ("q1", "ask_user", json!({ "question": "Which city?" })),
+            ]),
+            fake::text("Booked."),
+        ])
+        .await;
+        let mut settings = settings(&fake);
+        settings.max_history_messages = budget;
+        let agent = ModelAgent::new("m", settings).tools(ToolSet::new().tool(Recorder::default()));
+        let handler = handler(agent);
+        let task = send(&handler, Message::user_text("book a hotel")).await;
+        let answer = Message::user_text("Oslo")
+            .with_task_id(task.id.clone())
+            .with_context_id(task.context_id.clone());
+        send(&handler, answer).await;
+        let mut expected = vec!["system: Be brief.".to_owned()];
+        expected.extend(earlier.iter().map(|m| (*m).to_owned()));
+        expected.push("user: Oslo".to_owned());
+        assert_eq!(chat(&fake.request(1)), expected, "budget {budget}");
+    }
 }
 
 /// Records the waits instead of sleeping.

@@ -53,7 +53,7 @@ pub(crate) enum Bind {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum WriteScope<'a> {
     /// One task's (its row, its jobs, its push configs).
-    Task(&'a str),
+    Task(#[cfg_attr(not(feature = "postgres"), allow(dead_code))] &'a str),
     /// Rows of many tasks (a node's jobs).
     Wide,
 }

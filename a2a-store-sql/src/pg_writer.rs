@@ -119,8 +119,8 @@ impl PgWriter {
             queued_at,
             done,
         })
-            .await
-            .map_err(|_| stopped())?;
+        .await
+        .map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
 }

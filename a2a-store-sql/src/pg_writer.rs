@@ -156,23 +156,10 @@ async fn run(pool: &PgPool, batch: &mut Vec<Queued>) {
     };
     let mut conn = match acquired {
         Ok(conn) => conn,
-        Err(err) => {
-            let message = err.to_string();
-            for queued in batch.drain(..) {
-                let _ = queued.done.send(Err(StoreError::Backend(message.clone())));
-            }
-            return;
-        }
+        Err(err) => return fail_all(batch, &err),
     };
     if batch.len() == 1 {
-        let queued = batch.pop().expect("one write");
-        let result = statement(queued.sql, &queued.binds)
-            .execute(&mut *conn)
-            .await
-            .map(|done| done.rows_affected())
-            .map_err(backend);
-        let _ = queued.done.send(result);
-        return;
+        return run_alone(&mut conn, batch).await;
     }
     match run_batch(&mut conn, batch).await {
         Ok(results) => {
@@ -180,24 +167,30 @@ async fn run(pool: &PgPool, batch: &mut Vec<Queued>) {
                 let _ = queued.done.send(Ok(result));
             }
         }
-        Err(err) if statement_error(&err) => {
-            // Something in the batch failed and nothing of it was kept: each
-            // write runs alone, and answers for itself.
-            for queued in batch.drain(..) {
-                let result = statement(queued.sql, &queued.binds)
-                    .execute(&mut *conn)
-                    .await
-                    .map(|done| done.rows_affected())
-                    .map_err(backend);
-                let _ = queued.done.send(result);
-            }
-        }
-        Err(err) => {
-            let message = err.to_string();
-            for queued in batch.drain(..) {
-                let _ = queued.done.send(Err(StoreError::Backend(message.clone())));
-            }
-        }
+        // Something in the batch failed and nothing of it was kept: each
+        // write runs alone, and answers for itself.
+        Err(err) if statement_error(&err) => run_alone(&mut conn, batch).await,
+        Err(err) => fail_all(batch, &err),
+    }
+}
+
+/// Runs each write of `batch` in a transaction of its own, answering each.
+async fn run_alone(conn: &mut PgConnection, batch: &mut Vec<Queued>) {
+    for queued in batch.drain(..) {
+        let result = statement(queued.sql, &queued.binds)
+            .execute(&mut *conn)
+            .await
+            .map(|done| done.rows_affected())
+            .map_err(backend);
+        let _ = queued.done.send(result);
+    }
+}
+
+/// Answers every write of `batch` with `err`.
+fn fail_all(batch: &mut Vec<Queued>, err: &sqlx::Error) {
+    let message = err.to_string();
+    for queued in batch.drain(..) {
+        let _ = queued.done.send(Err(StoreError::Backend(message.clone())));
     }
 }
 

@@ -6,7 +6,10 @@
 //! `..._METRICS_PROTOCOL`), gRPC; the other standard `OTEL_*` variables
 //! (headers, timeout, service name, resource attributes, the sampler
 //! `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG`, the batch processor's
-//! `OTEL_BSP_*`) apply as usual, and `OTEL_SDK_DISABLED=true` turns it off.
+//! `OTEL_BSP_*`) apply as usual, `OTEL_TRACES_EXPORTER=none` or
+//! `OTEL_METRICS_EXPORTER=none` leaves one signal out (`otlp`, the default,
+//! is the one exporter this build has), and `OTEL_SDK_DISABLED=true` turns it
+//! all off.
 //!
 //! The sampler decides once per trace, at the server's entry (the caller's
 //! `traceparent` first): the spans of a trace not sampled never reach the
@@ -52,10 +55,14 @@ impl Telemetry {
         #[cfg(feature = "otel")]
         if configured(|name| std::env::var_os(name)) {
             let (export, bridge) = otel::install()?;
+            // Without a span export, no span is kept for it.
+            let unsampled = bridge
+                .is_some()
+                .then(a2a_server::telemetry::otel::unsampled_spans);
             tracing_subscriber::registry()
                 .with(log)
                 .with(bridge)
-                .with(a2a_server::telemetry::otel::unsampled_spans())
+                .with(unsampled)
                 .init();
             return Ok(Telemetry {
                 export: Some(export),
@@ -109,21 +116,39 @@ mod otel {
     use tracing_subscriber::Layer;
     use tracing_subscriber::filter::{LevelFilter, Targets};
 
-    /// The providers to flush at exit.
+    /// The providers to flush at exit (a signal left out has none).
     #[derive(Debug)]
     pub(super) struct Export {
-        tracer: SdkTracerProvider,
-        meter: SdkMeterProvider,
+        tracer: Option<SdkTracerProvider>,
+        meter: Option<SdkMeterProvider>,
     }
 
     impl Export {
         pub(super) fn shutdown(self) {
-            if let Err(err) = self.tracer.shutdown() {
+            if let Some(Err(err)) = self.tracer.map(|tracer| tracer.shutdown()) {
                 eprintln!("warning: flushing the spans failed: {err}");
             }
-            if let Err(err) = self.meter.shutdown() {
+            if let Some(Err(err)) = self.meter.map(|meter| meter.shutdown()) {
                 eprintln!("warning: flushing the metrics failed: {err}");
             }
+        }
+    }
+
+    /// Whether `signal` (`TRACES` or `METRICS`) is exported, as
+    /// `OTEL_{signal}_EXPORTER` says: `otlp` (the default) or `none`; this
+    /// build has no other exporter, and says so rather than export nothing.
+    pub(super) fn exported(
+        signal: &str,
+        var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> anyhow::Result<bool> {
+        let name = format!("OTEL_{signal}_EXPORTER");
+        let value = var(&name).map(|v| v.to_string_lossy().trim().to_ascii_lowercase());
+        match value.as_deref() {
+            None | Some("" | "otlp") => Ok(true),
+            Some("none") => Ok(false),
+            Some(other) => anyhow::bail!(
+                "{name}={other:?}: this build exports over OTLP only (`otlp` or `none`)"
+            ),
         }
     }
 
@@ -244,7 +269,9 @@ mod otel {
 
     /// Installs W3C propagation, the global meter provider and the span
     /// exporter; returns the layer that hands the SDK's spans to it.
-    pub(super) fn install<S>() -> anyhow::Result<(Export, impl Layer<S>)>
+    /// Without a span export (`OTEL_TRACES_EXPORTER=none`) there is no
+    /// layer; without a metric export, no meter provider.
+    pub(super) fn install<S>() -> anyhow::Result<(Export, Option<impl Layer<S>>)>
     where
         S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     {
@@ -253,6 +280,39 @@ mod otel {
             resource = resource.with_service_name("a2a");
         }
         let resource = resource.build();
+        let traces = exported("TRACES", |name| std::env::var_os(name))?;
+        let metrics = exported("METRICS", |name| std::env::var_os(name))?;
+        let meter = if metrics {
+            let meter = SdkMeterProvider::builder().with_resource(resource.clone());
+            let meter = match protocol("METRICS")? {
+                Protocol::HttpProtobuf => meter.with_periodic_exporter(
+                    opentelemetry_otlp::MetricExporter::builder()
+                        .with_http()
+                        .build()?,
+                ),
+                Protocol::Grpc => meter.with_periodic_exporter(OnRuntime::build(|| {
+                    opentelemetry_otlp::MetricExporter::builder()
+                        .with_tonic()
+                        .build()
+                })?),
+            };
+            let meter = meter.build();
+            // Before the first call: the server makes its instruments once.
+            opentelemetry::global::set_meter_provider(meter.clone());
+            Some(meter)
+        } else {
+            None
+        };
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        if !traces {
+            return Ok((
+                Export {
+                    tracer: None,
+                    meter,
+                },
+                None,
+            ));
+        }
         // The sampler `OTEL_TRACES_SAMPLER` names decides at the server's
         // entry, before the bridge; the provider samples what it let through.
         let sampler = a2a_server::telemetry::otel::sample_at_entry(
@@ -274,23 +334,6 @@ mod otel {
             })?),
         };
         let tracer = tracer.build();
-        let meter = SdkMeterProvider::builder().with_resource(resource);
-        let meter = match protocol("METRICS")? {
-            Protocol::HttpProtobuf => meter.with_periodic_exporter(
-                opentelemetry_otlp::MetricExporter::builder()
-                    .with_http()
-                    .build()?,
-            ),
-            Protocol::Grpc => meter.with_periodic_exporter(OnRuntime::build(|| {
-                opentelemetry_otlp::MetricExporter::builder()
-                    .with_tonic()
-                    .build()
-            })?),
-        };
-        let meter = meter.build();
-        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
-        // Before the first call: the server makes its instruments once.
-        opentelemetry::global::set_meter_provider(meter.clone());
         // The spans' own fields say what happened; the bridge's extras (source
         // location, thread, target, busy/idle time taken at every poll) would
         // more than double what each span costs to record and encode. Nothing
@@ -320,7 +363,13 @@ mod otel {
             .with_tracked_inactivity(false)
             .with_context_activation(false)
             .with_filter(targets);
-        Ok((Export { tracer, meter }, layer))
+        Ok((
+            Export {
+                tracer: Some(tracer),
+                meter,
+            },
+            Some(layer),
+        ))
     }
 }
 
@@ -365,6 +414,27 @@ mod tests {
             ("OTEL_SDK_DISABLED", " TRUE ")
         ])));
         assert!(configured(env(&[endpoint, ("OTEL_SDK_DISABLED", "false")])));
+    }
+
+    /// `OTEL_{TRACES,METRICS}_EXPORTER`: OTLP unless `none`; any other
+    /// exporter is refused by name rather than silently not used.
+    #[cfg(feature = "otel")]
+    #[test]
+    fn each_signal_is_exported_over_otlp_unless_its_exporter_is_none() {
+        use super::otel::exported;
+        assert!(exported("TRACES", env(&[])).unwrap());
+        assert!(exported("TRACES", env(&[("OTEL_TRACES_EXPORTER", "otlp")])).unwrap());
+        assert!(!exported("TRACES", env(&[("OTEL_TRACES_EXPORTER", " None ")])).unwrap());
+        assert!(!exported("METRICS", env(&[("OTEL_METRICS_EXPORTER", "none")])).unwrap());
+        // One signal's setting leaves the other alone.
+        assert!(exported("METRICS", env(&[("OTEL_TRACES_EXPORTER", "none")])).unwrap());
+        let err = exported("METRICS", env(&[("OTEL_METRICS_EXPORTER", "prometheus")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("OTEL_METRICS_EXPORTER=\"prometheus\""),
+            "{err}"
+        );
     }
 
     /// The bridge's filter shuts out the not-sampled spans by their targets,

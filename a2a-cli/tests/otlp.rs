@@ -1,6 +1,7 @@
 //! `a2a serve` built with `otel` exports over OTLP/gRPC when
 //! `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`: spans and metrics reach a collector
-//! (a tonic server here), and an unknown protocol is refused at start.
+//! (a tonic server here), each alone when the other's exporter is `none`,
+//! and an unknown protocol is refused at start.
 #![cfg(feature = "otel")]
 // Panicking on an unexpected result is how these tests assert.
 #![allow(clippy::unwrap_used)]
@@ -134,6 +135,61 @@ async fn spans_and_metrics_reach_an_otlp_grpc_collector() {
     received(&mut spans, &["SendStreamingMessage", "execution"]).await;
     received(&mut metrics, &["a2a.server.requests"]).await;
     drop(server);
+}
+
+/// Serves with `exporter` (`OTEL_TRACES_EXPORTER` or
+/// `OTEL_METRICS_EXPORTER`) set to `none`, sends one message, stops the
+/// server cleanly (which flushes what it exports), and returns what the
+/// collector got: span names, metric names.
+async fn one_signal_left_out(exporter: &'static str) -> (Vec<String>, Vec<String>) {
+    let (endpoint, mut spans, mut metrics) = collector().await;
+    tokio::task::spawn_blocking(move || {
+        let env = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            (exporter, "none"),
+        ];
+        let server = serve_with_env(&["--store", "memory", "--no-conversation-log"], &env);
+        ok(&["send", &server.url, "one signal"]);
+        server.stop(support::PATIENCE);
+    })
+    .await
+    .unwrap();
+    // The server flushed both providers before it exited, and the collector
+    // took each export before answering it: whatever was sent is here.
+    let drain = |names: &mut UnboundedReceiver<String>| {
+        std::iter::from_fn(|| names.try_recv().ok()).collect::<Vec<_>>()
+    };
+    (drain(&mut spans), drain(&mut metrics))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traces_exporter_none_exports_metrics_alone() {
+    let (spans, metrics) = one_signal_left_out("OTEL_TRACES_EXPORTER").await;
+    assert!(spans.is_empty(), "{spans:?}");
+    assert!(
+        metrics.iter().any(|m| m == "a2a.server.requests"),
+        "{metrics:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_exporter_none_exports_spans_alone() {
+    let (spans, metrics) = one_signal_left_out("OTEL_METRICS_EXPORTER").await;
+    assert!(metrics.is_empty(), "{metrics:?}");
+    assert!(spans.iter().any(|s| s == "execution"), "{spans:?}");
+}
+
+#[test]
+fn an_unknown_exporter_is_refused_at_start() {
+    let refusal = serve_refused_with_env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9"),
+        ("OTEL_TRACES_EXPORTER", "zipkin"),
+    ]);
+    assert!(
+        refusal.contains("OTEL_TRACES_EXPORTER") && refusal.contains("otlp"),
+        "{refusal}"
+    );
 }
 
 #[test]

@@ -249,7 +249,8 @@ def bar_chart(title, axis_label, categories, series):
             bar = figure(value) * scale
             body.append(
                 f'<rect x="{left}" y="{y + 2:.1f}" width="{bar:.1f}" height="{bar_height - 4}" '
-                f'fill="{color}"><title>{escape(f"{category}, {name}: {fmt_number(figure(value))}")}'
+                f'fill="{color}"><title>'
+                f'{escape(f"{category}, {name}: {fmt_number(figure(value))}")}'
                 f"</title></rect>"
                 f'<text x="{left + bar + 5:.1f}" y="{y + bar_height - 5:.1f}">'
                 f"{escape(fmt_number(figure(value)))}</text>\n"
@@ -289,14 +290,16 @@ def line_chart(title, x_label, y_label, series, notes=()):
     for tick in ticks:
         x, _ = at(tick, 0)
         body.append(
-            f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_height}" stroke="#dddddd"/>'
+            f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_height}" '
+            f'stroke="#dddddd"/>'
             f'<text x="{x:.1f}" y="{top + plot_height + 16}" text-anchor="middle">'
             f"{escape(fmt_number(tick))}</text>\n"
         )
     for percent in range(0, 101, 20):
         _, y = at(0, percent / 100)
         body.append(
-            f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_width}" y2="{y:.1f}" stroke="#dddddd"/>'
+            f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_width}" y2="{y:.1f}" '
+            f'stroke="#dddddd"/>'
             f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{percent}%</text>\n'
         )
     body.append(
@@ -327,12 +330,13 @@ def line_chart(title, x_label, y_label, series, notes=()):
                 anchor, label_x = "start", x + 6
                 box_x = label_x
             label_y = y + 14
+            box_w = _text_width(label)
             while any(
-                abs(label_y - other_y) < 14 and box_x < other_x + other_w and other_x < box_x + _text_width(label)
-                for other_x, other_y, other_w in placed
+                abs(label_y - y2) < 14 and box_x < x2 + w2 and x2 < box_x + box_w
+                for x2, y2, w2 in placed
             ):
                 label_y += 14
-            placed.append((box_x, label_y, _text_width(label)))
+            placed.append((box_x, label_y, box_w))
             body.append(
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{color}"/>'
                 f'<text x="{label_x:.1f}" y="{label_y:.1f}" text-anchor="{anchor}">'
@@ -386,9 +390,11 @@ def load_rows(records):
         rows.setdefault(key, []).append(record)
     order = list(_GROUPS)
     summed = []
-    for (group, config, peer), runs in sorted(
-        rows.items(), key=lambda item: order.index(item[0][0]) if item[0][0] in order else len(order)
-    ):
+    def group_order(item):
+        group = item[0][0]
+        return order.index(group) if group in order else len(order)
+
+    for (group, config, peer), runs in sorted(rows.items(), key=group_order):
         row = {"group": group, "config": config, "peer": peer, "rounds": len(runs)}
         for name in ("throughput_per_s", "p50_us", "p99_us", "p999_us", "max_us"):
             row[name] = _mean([run[name] for run in runs])
@@ -533,20 +539,19 @@ def render(directory):
             values = [v / 1000 for v in latencies]
             count = len(values)
             # The ranks a2a-bench reads its percentiles from.
-            markers = [
-                (values[round((count - 1) * p)], p, f"{label} {fmt_number(values[round((count - 1) * p)])} ms")
-                for label, p in (("p50", 0.5), ("p99", 0.99), ("max", 1.0))
-            ]
+            ranks = [(label, p, values[round((count - 1) * p)])
+                     for label, p in (("p50", 0.5), ("p99", 0.99), ("max", 1.0))]
+            markers = [(x, p, f"{label} {fmt_number(x)} ms") for label, p, x in ranks]
             stream_series.append((name, cdf_points(values), markers))
             stream_notes.append(f"{count} streams, every first event (stream-first-events.txt).")
         else:
             # Only the percentiles a2a-bench printed: three points of the
             # curve, joined by straight lines (no line from 0: the fastest
             # stream is not known).
-            points = [
-                (record[key] / 1000, p) for key, p in (("p50_us", 0.5), ("p99_us", 0.99), ("max_us", 1.0))
-            ]
-            markers = [(x, p, f"{label} {fmt_number(x)} ms") for (x, p), label in zip(points, ("p50", "p99", "max"))]
+            ranks = [(label, p, record[f"{label}_us"] / 1000)
+                     for label, p in (("p50", 0.5), ("p99", 0.99), ("max", 1.0))]
+            points = [(x, p) for _, p, x in ranks]
+            markers = [(x, p, f"{label} {fmt_number(x)} ms") for label, p, x in ranks]
             stream_series.append((name, points, markers))
             stream_notes.append(
                 f"{name}: only p50, p99 and max (this a2a-bench has no streams --latencies)."
@@ -632,14 +637,18 @@ def report_markdown(meta, records, rows, latencies, charts):
         out += ["## Streams: time to first event", ""]
         if "stream-first-event.svg" in charts:
             out += ["![first-event distribution](stream-first-event.svg)", ""]
-        out += ["| configuration | peer | streams | p50 ms | p99 ms | max ms |", "|---|---|---:|---:|---:|---:|"]
+        out += [
+            "| configuration | peer | streams | p50 ms | p99 ms | max ms |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
         for r in streams:
             out.append(
                 f"| {r['config']} | {r['peer']} | {r['streams']} | {_ms(r['p50_us'])} "
                 f"| {_ms(r['p99_us'])} | {_ms(r['max_us'])} |"
             )
         if latencies:
-            out += ["", f"Every stream's first-event latency (µs, sorted): `stream-first-events.txt`."]
+            out += ["", "Every stream's first-event latency (µs, sorted): "
+                    "`stream-first-events.txt`."]
         out.append("")
 
     memory = [r for r in records if r["kind"] in ("memory", "rss")]
@@ -651,8 +660,8 @@ def report_markdown(meta, records, rows, latencies, charts):
         for r in memory:
             if r["kind"] == "memory":
                 out.append(
-                    f"| {r['config']}: per stored completed task ({r['tasks']:,} tasks) | {r['peer']} "
-                    f"| {r['bytes_per_task']:,} B |"
+                    f"| {r['config']}: per stored completed task ({r['tasks']:,} tasks) "
+                    f"| {r['peer']} | {r['bytes_per_task']:,} B |"
                 )
             else:
                 out.append(
@@ -663,7 +672,12 @@ def report_markdown(meta, records, rows, latencies, charts):
 
     durable = [r for r in records if r["kind"] in ("recovery", "seed")]
     if durable:
-        out += ["## Durable stores: recovery and seeding", "", "| what | store | figure |", "|---|---|---|"]
+        out += [
+            "## Durable stores: recovery and seeding",
+            "",
+            "| what | store | figure |",
+            "|---|---|---|",
+        ]
         for r in durable:
             if r["kind"] == "recovery":
                 out.append(
@@ -696,25 +710,27 @@ def report_markdown(meta, records, rows, latencies, charts):
 
 # ---------------------------------------------------------------- self-test
 
-_SAMPLE_RAW = "\n".join(
-    "\t".join(row)
-    for row in [
-        ("base", "bare", "ours", "1", "requests=521747 throughput=65218/s p50=942.385µs p99=1.989536ms p99.9=3.887505ms max=8.166614ms"),
-        ("base", "sdk", "ours", "1", "requests=401234 throughput=50154/s p50=1.2ms p99=2.5ms p99.9=4.1ms max=9ms"),
-        ("base", "bare", "ours", "2", "requests=520000 throughput=65000/s p50=950µs p99=2.0ms p99.9=3.9ms max=8.2ms"),
-        ("base", "sdk", "ours", "2", "requests=400000 throughput=50000/s p50=1.21ms p99=2.6ms p99.9=4.2ms max=10ms"),
-        ("base", "sdk", "peer & co", "1", "requests=200000 throughput=25000/s p50=2.5ms p99=5.5ms p99.9=7ms max=12ms"),
-        ("binding", "sdk gRPC", "ours", "1", "requests=200000 throughput=25000/s p50=2.5ms p99=5ms p99.9=6ms max=11ms"),
-        ("store", "memory", "ours", "1", "requests=400000 throughput=50000/s p50=1.2ms p99=2.5ms p99.9=4ms max=9ms"),
-        ("store", "sqlite", "ours", "1", "requests=200000 throughput=25000/s p50=2.4ms p99=9.5ms p99.9=14ms max=30ms"),
-        ("streams", "sdk JSON-RPC", "ours", "1", "streams=1000 first-event p50=19.2ms p99=38.5ms max=40.1ms server cpu until p99=30ms until all=31ms page-faults until p99=10 until all=12"),
-        ("memory", "memory store", "ours", "1", "tasks=200000 resident_delta=144336KiB per_task=739B"),
-        ("recovery", "sqlite", "ours", "1", "recovery tasks=100000 pending=1000: serving GetTask after 120.5ms, recovery pass done after 1.5s"),
-        ("seed", "sqlite", "ours", "1", "seeded tasks=20000 in 1.2s, pending jobs=0 in 250ns"),
-        ("stored", "sqlite 20000 stored", "ours", "1", "resident memory: 45678 kB"),
-        ("stored", "sqlite 20000 stored", "ours", "1", "something new=1"),
-    ]
-) + "\n"
+# Lines as a2a-bench prints them (the first is a real run's), in raw.tsv
+# rows; "peer & co" stands for another SDK (and a name to escape in SVG).
+_SAMPLE_RAW = """\
+base\tbare\tours\t1\trequests=521747 throughput=65218/s p50=942.385µs p99=1.989536ms \
+p99.9=3.887505ms max=8.166614ms
+base\tsdk\tours\t1\trequests=401234 throughput=50154/s p50=1.2ms p99=2.5ms p99.9=4.1ms max=9ms
+base\tbare\tours\t2\trequests=520000 throughput=65000/s p50=950µs p99=2.0ms p99.9=3.9ms max=8.2ms
+base\tsdk\tours\t2\trequests=400000 throughput=50000/s p50=1.21ms p99=2.6ms p99.9=4.2ms max=10ms
+base\tsdk\tpeer & co\t1\trequests=200000 throughput=25000/s p50=2.5ms p99=5.5ms p99.9=7ms max=12ms
+binding\tsdk gRPC\tours\t1\trequests=200000 throughput=25000/s p50=2.5ms p99=5ms p99.9=6ms max=11ms
+store\tmemory\tours\t1\trequests=400000 throughput=50000/s p50=1.2ms p99=2.5ms p99.9=4ms max=9ms
+store\tsqlite\tours\t1\trequests=200000 throughput=25000/s p50=2.4ms p99=9.5ms p99.9=14ms max=30ms
+streams\tsdk JSON-RPC\tours\t1\tstreams=1000 first-event p50=19.2ms p99=38.5ms max=40.1ms \
+server cpu until p99=30ms until all=31ms page-faults until p99=10 until all=12
+memory\tmemory store\tours\t1\ttasks=200000 resident_delta=144336KiB per_task=739B
+recovery\tsqlite\tours\t1\trecovery tasks=100000 pending=1000: serving GetTask after 120.5ms, \
+recovery pass done after 1.5s
+seed\tsqlite\tours\t1\tseeded tasks=20000 in 1.2s, pending jobs=0 in 250ns
+stored\tsqlite 20000 stored\tours\t1\tresident memory: 45678 kB
+stored\tsqlite 20000 stored\tours\t1\tsomething new=1
+"""
 
 
 def _check(condition, what=""):
@@ -736,15 +752,18 @@ def self_test():
     else:
         raise AssertionError("'12 ms' parsed as a duration")
     load = parse_line(
-        "requests=521747 throughput=65218/s p50=942.385µs p99=1.989536ms p99.9=3.887505ms max=8.166614ms"
+        "requests=521747 throughput=65218/s p50=942.385µs p99=1.989536ms "
+        "p99.9=3.887505ms max=8.166614ms"
     )
     _check(load == {
         "kind": "load", "requests": 521747, "throughput_per_s": 65218, "p50_us": 942.385,
         "p99_us": 1989.536, "p999_us": 3887.505, "max_us": 8166.614,
     }, load)
     streams = parse_line("streams=1000 first-event p50=19.2ms p99=38.5ms max=40.1ms")
-    _check(streams["kind"] == "streams" and streams["p99_us"] == 38500 and streams["streams"] == 1000)
-    _check(parse_line("tasks=200000 resident_delta=144336KiB per_task=739B")["bytes_per_task"] == 739)
+    _check(streams["kind"] == "streams" and streams["p99_us"] == 38500, streams)
+    _check(streams["streams"] == 1000, streams)
+    memory = parse_line("tasks=200000 resident_delta=144336KiB per_task=739B")
+    _check(memory["bytes_per_task"] == 739, memory)
     _check(parse_line("resident memory: 45678 kB") == {"kind": "rss", "rss_kib": 45678})
     _check(parse_line("sqlite/memory throughput: 50%")["kind"] == "unparsed")
     records = parse_raw(_SAMPLE_RAW)
@@ -768,11 +787,13 @@ def self_test():
             if latencies:
                 (run / "stream-first-events.txt").write_text("".join(f"{v}\n" for v in latencies))
             charts = render(run)
-            _check(set(charts) == {"throughput.svg", "p99.svg", "stream-first-event.svg", "memory.svg"}, charts)
+            expected = {"throughput.svg", "p99.svg", "stream-first-event.svg", "memory.svg"}
+            _check(set(charts) == expected, charts)
             for name in charts:
                 document = xml.dom.minidom.parse(str(run / name))
                 svg = document.documentElement
-                _check(svg.tagName == "svg" and svg.getAttribute("xmlns") == "http://www.w3.org/2000/svg")
+                _check(svg.tagName == "svg", name)
+                _check(svg.getAttribute("xmlns") == "http://www.w3.org/2000/svg", name)
             throughput = (run / "throughput.svg").read_text()
             # Every configuration and peer is drawn, with its figure beside it.
             for text in ("65,109", "50,077", "25,000", "store: sqlite", "peer &amp; co",
@@ -791,7 +812,9 @@ def self_test():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--self-test", action="store_true", help="check the parser and the charts")
     commands = parser.add_subparsers(dest="command")
     meta = commands.add_parser("meta", help="write DIR/meta.json when a run starts")

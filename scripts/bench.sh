@@ -80,7 +80,8 @@ if [ -n "$report" ]; then
     --setting "PG_URL=${PG_URL:-(empty: PostgreSQL skipped)}" --setting "SKIP_BASE=${SKIP_BASE:-0}" \
     --setting "load: 64 connections, blocking SendMessage, 2 s warm-up" \
     --setting "streams: 1000 at once" --setting "memory: 200000 tasks" \
-    --setting "server on core 0, load generator on core 1"
+    --setting "server on core 0, load generator on core 1" \
+    ${A2A_BENCH:+--setting "A2A_BENCH=$A2A_BENCH (a binary built apart from this run: the commit names the scripts)"}
 fi
 
 # Runs COMMAND, prints LABEL and its output; with --report, also records each
@@ -169,6 +170,7 @@ measure stored "sqlite $MILLION_TASKS stored" 1 'server' \
 stop_server
 
 if [ -n "$report" ]; then
+  python3 scripts/bench_report.py meta "$report" --end
   python3 scripts/bench_report.py render "$report"
   echo "report: $report/report.md"
 fi

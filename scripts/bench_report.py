@@ -247,12 +247,14 @@ def bar_chart(title, axis_label, categories, series):
             y = y0 + index * bar_height
             color = _COLORS[index % len(_COLORS)]
             bar = figure(value) * scale
+            # The value right of the bar and of every round's dot.
+            end = max([figure(value)] + (value[1] if isinstance(value, tuple) else [])) * scale
             body.append(
                 f'<rect x="{left}" y="{y + 2:.1f}" width="{bar:.1f}" height="{bar_height - 4}" '
                 f'fill="{color}"><title>'
                 f'{escape(f"{category}, {name}: {fmt_number(figure(value))}")}'
                 f"</title></rect>"
-                f'<text x="{left + bar + 5:.1f}" y="{y + bar_height - 5:.1f}">'
+                f'<text x="{left + end + 6:.1f}" y="{y + bar_height - 5:.1f}">'
                 f"{escape(fmt_number(figure(value)))}</text>\n"
             )
             if isinstance(value, tuple) and len(value[1]) > 1:
@@ -457,6 +459,8 @@ def collect_meta(binary, settings):
         "load_average": " ".join(Path("/proc/loadavg").read_text().split()[:3])
         if Path("/proc/loadavg").exists()
         else "",
+        # A run at a low priority on a busy machine measures the machine.
+        "niceness": os.nice(0),
         "settings": list(settings),
     }
     if binary:
@@ -598,6 +602,8 @@ def report_markdown(meta, records, rows, latencies, charts):
         f"| cores (nproc) | {meta.get('nproc', '?')} |",
         f"| kernel | {meta.get('kernel', '?')} |",
         f"| load average at start | {meta.get('load_average', '?')} |",
+        f"| load average at end | {meta.get('load_average_end', '?')} |",
+        f"| the run's niceness | {meta.get('niceness', '?')} |",
     ]
     binary = meta.get("binary")
     if binary:
@@ -630,6 +636,18 @@ def report_markdown(meta, records, rows, latencies, charts):
                 f"| {row['relative'] * 100:.0f}% | {_ms(row['p50_us'])} | {_ms(row['p99_us'])} "
                 f"| {_ms(row['p999_us'])} | {_ms(row['max_us'])} |"
             )
+        spread = [
+            row for row in rows
+            if len(row["throughput_rounds"]) > 1
+            and max(row["throughput_rounds"]) > 1.2 * min(row["throughput_rounds"])
+        ]
+        if spread:
+            out += [
+                "",
+                "Rounds more than 20% apart (the machine's other work shows in them): "
+                + "; ".join(_category(row) for row in spread)
+                + ".",
+            ]
         out.append("")
 
     streams = [r for r in records if r["kind"] == "streams"]
@@ -720,6 +738,8 @@ base\tbare\tours\t2\trequests=520000 throughput=65000/s p50=950µs p99=2.0ms p99
 base\tsdk\tours\t2\trequests=400000 throughput=50000/s p50=1.21ms p99=2.6ms p99.9=4.2ms max=10ms
 base\tsdk\tpeer & co\t1\trequests=200000 throughput=25000/s p50=2.5ms p99=5.5ms p99.9=7ms max=12ms
 binding\tsdk gRPC\tours\t1\trequests=200000 throughput=25000/s p50=2.5ms p99=5ms p99.9=6ms max=11ms
+log\tlog off\tours\t1\trequests=80000 throughput=40000/s p50=1.2ms p99=2.5ms p99.9=4ms max=9ms
+log\tlog off\tours\t2\trequests=40000 throughput=20000/s p50=2.4ms p99=5ms p99.9=8ms max=18ms
 store\tmemory\tours\t1\trequests=400000 throughput=50000/s p50=1.2ms p99=2.5ms p99.9=4ms max=9ms
 store\tsqlite\tours\t1\trequests=200000 throughput=25000/s p50=2.4ms p99=9.5ms p99.9=14ms max=30ms
 streams\tsdk JSON-RPC\tours\t1\tstreams=1000 first-event p50=19.2ms p99=38.5ms max=40.1ms \
@@ -767,7 +787,7 @@ def self_test():
     _check(parse_line("resident memory: 45678 kB") == {"kind": "rss", "rss_kib": 45678})
     _check(parse_line("sqlite/memory throughput: 50%")["kind"] == "unparsed")
     records = parse_raw(_SAMPLE_RAW)
-    _check(len(records) == 14 and records[0]["peer"] == "ours" and records[2]["round"] == 2)
+    _check(len(records) == 16 and records[0]["peer"] == "ours" and records[2]["round"] == 2)
     _check([fmt_duration(us) for us in (0.25, 942.385, 1989.536, 1.5e6)] == [
         "250 ns", "942 µs", "1.99 ms", "1.5 s"])
     _check(nice_ticks(65218) == [0, 20000, 40000, 60000, 80000], nice_ticks(65218))
@@ -803,12 +823,14 @@ def self_test():
             _check(("p99 39.7 ms" if latencies else "p99 38.5 ms") in cdf, cdf)
             report = (run / "report.md").read_text()
             for text in ("![throughput per configuration](throughput.svg)", "| 739 B |",
+                         "Rounds more than 20% apart (the machine's other work shows in them): "
+                         "conversation log (memory store): log off.",
                          "something new=1", "SECONDS_PER_RUN=2", "| 50% |"):
                 _check(text in report, text)
             saved = json.loads((run / "results.json").read_text())
-            _check(len(saved["records"]) == 14)
+            _check(len(saved["records"]) == 16)
             with (run / "results.csv").open() as file:
-                _check(len(list(csv.DictReader(file))) == 14)
+                _check(len(list(csv.DictReader(file))) == 16)
 
 
 def main():
@@ -821,6 +843,9 @@ def main():
     meta.add_argument("directory")
     meta.add_argument("--binary", help="the a2a-bench binary the run uses")
     meta.add_argument("--setting", action="append", default=[], help="a run setting to state")
+    meta.add_argument(
+        "--end", action="store_true", help="add the load average at the end to DIR/meta.json"
+    )
     render_command = commands.add_parser("render", help="write the report of DIR")
     render_command.add_argument("directory")
     args = parser.parse_args()
@@ -828,10 +853,14 @@ def main():
         self_test()
         print("bench_report self-test: ok")
     elif args.command == "meta":
-        Path(args.directory).mkdir(parents=True, exist_ok=True)
-        (Path(args.directory) / "meta.json").write_text(
-            json.dumps(collect_meta(args.binary, args.setting), indent=1) + "\n"
-        )
+        path = Path(args.directory) / "meta.json"
+        if args.end:
+            meta = json.loads(path.read_text())
+            meta["load_average_end"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            meta = collect_meta(args.binary, args.setting)
+        path.write_text(json.dumps(meta, indent=1) + "\n")
     elif args.command == "render":
         render(args.directory)
     else:

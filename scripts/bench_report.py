@@ -644,7 +644,7 @@ def report_markdown(meta, records, rows, latencies, charts):
         if spread:
             out += [
                 "",
-                "Rounds more than 20% apart (the machine's other work shows in them): "
+                "Rounds more than 20% apart, too noisy to compare closely: "
                 + "; ".join(_category(row) for row in spread)
                 + ".",
             ]
@@ -706,7 +706,7 @@ def report_markdown(meta, records, rows, latencies, charts):
             else:
                 out.append(
                     f"| seed {r['tasks']:,} tasks, {r['pending']:,} pending jobs | {r['config']} "
-                    f"| {fmt_duration(r['tasks_us'])}, {fmt_duration(r['pending_us'])} |"
+                    f"| tasks in {fmt_duration(r['tasks_us'])}, jobs in {fmt_duration(r['pending_us'])} |"
                 )
         out.append("")
 
@@ -823,7 +823,7 @@ def self_test():
             _check(("p99 39.7 ms" if latencies else "p99 38.5 ms") in cdf, cdf)
             report = (run / "report.md").read_text()
             for text in ("![throughput per configuration](throughput.svg)", "| 739 B |",
-                         "Rounds more than 20% apart (the machine's other work shows in them): "
+                         "Rounds more than 20% apart, too noisy to compare closely: "
                          "conversation log (memory store): log off.",
                          "something new=1", "SECONDS_PER_RUN=2", "| 50% |"):
                 _check(text in report, text)

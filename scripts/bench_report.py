@@ -706,7 +706,8 @@ def report_markdown(meta, records, rows, latencies, charts):
             else:
                 out.append(
                     f"| seed {r['tasks']:,} tasks, {r['pending']:,} pending jobs | {r['config']} "
-                    f"| tasks in {fmt_duration(r['tasks_us'])}, jobs in {fmt_duration(r['pending_us'])} |"
+                    f"| tasks in {fmt_duration(r['tasks_us'])}, "
+                    f"jobs in {fmt_duration(r['pending_us'])} |"
                 )
         out.append("")
 

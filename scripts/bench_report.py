@@ -352,6 +352,13 @@ def line_chart(title, x_label, y_label, series, notes=()):
     return _svg(width, height, title, body)
 
 
+def percentile_index(count, p):
+    """Where a2a-bench reads the `p` percentile of `count` sorted values:
+    (count - 1) × p rounded half away from zero, as Rust's `f64::round`
+    (Python's `round` rounds half to even)."""
+    return min(math.floor((count - 1) * p + 0.5), count - 1)
+
+
 def cdf_points(sorted_values, most=400):
     """Points of the empirical CDF of sorted values, thinned to about `most`
     (every value's step would make a 1,000-stream chart a 2,000-point path)."""
@@ -543,7 +550,7 @@ def render(directory):
             values = [v / 1000 for v in latencies]
             count = len(values)
             # The ranks a2a-bench reads its percentiles from.
-            ranks = [(label, p, values[round((count - 1) * p)])
+            ranks = [(label, p, values[percentile_index(count, p)])
                      for label, p in (("p50", 0.5), ("p99", 0.99), ("max", 1.0))]
             markers = [(x, p, f"{label} {fmt_number(x)} ms") for label, p, x in ranks]
             stream_series.append((name, cdf_points(values), markers))
@@ -791,6 +798,7 @@ def self_test():
     _check(len(records) == 16 and records[0]["peer"] == "ours" and records[2]["round"] == 2)
     _check([fmt_duration(us) for us in (0.25, 942.385, 1989.536, 1.5e6)] == [
         "250 ns", "942 µs", "1.99 ms", "1.5 s"])
+    _check([percentile_index(6, 0.5), percentile_index(1000, 0.99)] == [3, 989])
     _check(nice_ticks(65218) == [0, 20000, 40000, 60000, 80000], nice_ticks(65218))
     _check(nice_ticks(0.7) == [0, 0.2, 0.4, 0.6, 0.8], nice_ticks(0.7))
     rows = load_rows(records)
@@ -804,7 +812,7 @@ def self_test():
         (run / "raw.tsv").write_text(_SAMPLE_RAW)
         (run / "meta.json").write_text(json.dumps(collect_meta(None, ["SECONDS_PER_RUN=2"])))
         # With the percentiles only, then with every stream's latency.
-        for latencies in (None, [15000 + 25 * i for i in range(1000)]):
+        for latencies in (None, [1000 * i for i in range(1, 1001)]):
             if latencies:
                 (run / "stream-first-events.txt").write_text("".join(f"{v}\n" for v in latencies))
             charts = render(run)
@@ -821,7 +829,11 @@ def self_test():
                          "requests per second"):
                 _check(text in throughput, text)
             cdf = (run / "stream-first-event.svg").read_text()
-            _check(("p99 39.7 ms" if latencies else "p99 38.5 ms") in cdf, cdf)
+            # The percentiles at the ranks a2a-bench reads them from.
+            marks = ("p50 501 ms", "p99 990 ms", "max 1,000 ms") if latencies else (
+                "p50 19.2 ms", "p99 38.5 ms", "max 40.1 ms")
+            for mark in marks:
+                _check(mark in cdf, mark)
             report = (run / "report.md").read_text()
             for text in ("![throughput per configuration](throughput.svg)", "| 739 B |",
                          "Rounds more than 20% apart, too noisy to compare closely: "

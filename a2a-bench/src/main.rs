@@ -172,6 +172,10 @@ enum Command {
         /// last first event.
         #[arg(long)]
         server_pid: Option<u32>,
+        /// Write every stream's first-event latency to this file, in
+        /// microseconds, one a line, sorted (for a distribution chart).
+        #[arg(long, value_name = "FILE", conflicts_with = "connect_only")]
+        latencies: Option<std::path::PathBuf>,
     },
     /// Time blocking SendMessage calls on the handler in-process (no HTTP).
     Handler {
@@ -288,6 +292,7 @@ fn main() -> anyhow::Result<()> {
             hold,
             connect_only,
             server_pid,
+            latencies,
         } => {
             let mode = if hold {
                 StreamsMode::Hold
@@ -296,7 +301,13 @@ fn main() -> anyhow::Result<()> {
             } else {
                 StreamsMode::FirstEvent
             };
-            one_worker()?.block_on(streams::streams(addr, count, mode, server_pid))
+            one_worker()?.block_on(streams::streams(
+                addr,
+                count,
+                mode,
+                server_pid,
+                latencies.as_deref(),
+            ))
         }
         Command::Handler {
             count,

@@ -72,6 +72,7 @@ pub(crate) async fn streams(
     count: usize,
     mode: StreamsMode,
     server_pid: Option<u32>,
+    latencies: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     let hold = mode == StreamsMode::Hold;
     let body = if hold {
@@ -220,6 +221,15 @@ pub(crate) async fn streams(
         return Ok(());
     }
     firsts.sort_unstable();
+    if let Some(path) = latencies {
+        // The whole distribution, for charts (scripts/bench_report.py): the
+        // percentiles below are three points of it.
+        let lines: String = firsts
+            .iter()
+            .map(|first| format!("{:.3}\n", first.as_secs_f64() * 1e6))
+            .collect();
+        std::fs::write(path, lines).with_context(|| format!("writing {}", path.display()))?;
+    }
     println!(
         "streams={count} first-event p50={:?} p99={:?} max={:?}{server_spent}",
         percentile(&firsts, 0.5),

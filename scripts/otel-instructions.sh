@@ -5,7 +5,7 @@
 #  - a2a-bench sdk (no subscriber at all): the otel feature compiled out vs in;
 #  - a2a serve --store memory (its log installed): compiled out, compiled in
 #    without an endpoint, and exporting over OTLP/HTTP to scripts/otlp-sink.py
-#    (every trace, then 10% of them).
+#    (every trace, then 10% of them; then each signal alone).
 # OFF_DIR and ON_DIR hold a2a and a2a-bench built without / with the otel
 # feature: `cargo build --release -p agent2agent-cli -p a2a-bench --no-default-features`
 # and `cargo build --release -p agent2agent-cli -p a2a-bench --features a2a-bench/otel`
@@ -44,3 +44,8 @@ measure "a2a serve, otel compiled in, no endpoint" -- $on/a2a "${serve[@]}"
 measure "a2a serve, exporting to a no-op collector" "${export_env[@]}" -- $on/a2a "${serve[@]}"
 measure "a2a serve, exporting 10% of traces" "${export_env[@]}" OTEL_TRACES_SAMPLER=parentbased_traceidratio \
   OTEL_TRACES_SAMPLER_ARG=0.1 -- $on/a2a "${serve[@]}"
+# Each signal alone: what the metrics cost, and what the spans cost.
+measure "a2a serve, exporting metrics only" "${export_env[@]}" OTEL_TRACES_EXPORTER=none -- $on/a2a "${serve[@]}"
+measure "a2a serve, exporting every trace, no metrics" "${export_env[@]}" OTEL_METRICS_EXPORTER=none -- $on/a2a "${serve[@]}"
+measure "a2a serve, exporting 10% of traces, no metrics" "${export_env[@]}" OTEL_METRICS_EXPORTER=none \
+  OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1 -- $on/a2a "${serve[@]}"

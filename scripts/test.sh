@@ -55,6 +55,8 @@ if grep -E '(ERROR|WARN)' <<<"$book_log"; then
   exit 1
 fi
 python3 scripts/check-book.py docs
+# The benchmark report's parser and charts (scripts/bench.sh --report).
+python3 scripts/bench_report.py --self-test
 # Crate docs build without warnings (a broken intra-doc link fails).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 # Every publishable crate packaged as crates.io would take it (manifests and

@@ -55,15 +55,17 @@ impl Telemetry {
         #[cfg(feature = "otel")]
         if configured(|name| std::env::var_os(name)) {
             let (export, bridge) = otel::install()?;
-            // Without a span export, no span is kept for it.
-            let unsampled = bridge
-                .is_some()
-                .then(a2a_server::telemetry::otel::unsampled_spans);
-            tracing_subscriber::registry()
-                .with(log)
-                .with(bridge)
-                .with(unsampled)
-                .init();
+            // Without a span export, no span is kept for it. (Not as `None`
+            // layers: a layer that is `None` counts as one that wants every
+            // span, and the registry would record them all.)
+            match bridge {
+                Some(bridge) => tracing_subscriber::registry()
+                    .with(log)
+                    .with(bridge)
+                    .with(a2a_server::telemetry::otel::unsampled_spans())
+                    .init(),
+                None => tracing_subscriber::registry().with(log).init(),
+            }
             return Ok(Telemetry {
                 export: Some(export),
             });

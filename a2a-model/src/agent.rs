@@ -446,6 +446,23 @@ fn definitions(tools: &[(ToolSpec, Arc<dyn Tool>)]) -> Vec<ToolDefinition> {
         .collect()
 }
 
+/// Ends the execution with `status`, `usage` (the token counts) in the
+/// event's metadata.
+async fn end_with(
+    events: &EventQueue,
+    status: TaskStatus,
+    usage: Metadata,
+) -> Result<(), A2aError> {
+    events
+        .send(TaskStatusUpdateEvent {
+            task_id: events.task_id().to_owned(),
+            context_id: events.context_id().to_owned(),
+            status,
+            metadata: Some(usage),
+        })
+        .await
+}
+
 /// The usage metadata of the task: what it used before this execution plus
 /// this execution's.
 fn usage_metadata(before: Usage, now: Usage) -> Metadata {
@@ -558,13 +575,7 @@ impl AgentExecutor for ModelAgent {
                         .insert(EXCHANGE_KEY.to_owned(), exchange);
                     let mut status = TaskStatus::new(TaskState::InputRequired);
                     status.message = Some(message);
-                    return events
-                        .send(TaskStatusUpdateEvent {
-                            task_id: events.task_id().to_owned(),
-                            context_id: events.context_id().to_owned(),
-                            status,
-                            metadata: Some(usage_metadata(before, transcript.usage)),
-                        })
+                    return end_with(&events, status, usage_metadata(before, transcript.usage))
                         .await;
                 }
                 continue;
@@ -618,13 +629,7 @@ impl AgentExecutor for ModelAgent {
                     status.message = Some(events.agent_message(vec![a2a_core::Part::text(
                         format!("{err} ({})", settings.base_url),
                     )]));
-                    return events
-                        .send(TaskStatusUpdateEvent {
-                            task_id: events.task_id().to_owned(),
-                            context_id: events.context_id().to_owned(),
-                            status,
-                            metadata: Some(usage_metadata(before, transcript.usage)),
-                        })
+                    return end_with(&events, status, usage_metadata(before, transcript.usage))
                         .await;
                 }
             };
@@ -649,14 +654,7 @@ impl AgentExecutor for ModelAgent {
                 events.send(event).await?;
                 let mut status = TaskStatus::new(TaskState::Completed);
                 status.message = Some(events.agent_message(vec![a2a_core::Part::text(answer)]));
-                return events
-                    .send(TaskStatusUpdateEvent {
-                        task_id: events.task_id().to_owned(),
-                        context_id: events.context_id().to_owned(),
-                        status,
-                        metadata: Some(usage_metadata(before, transcript.usage)),
-                    })
-                    .await;
+                return end_with(&events, status, usage_metadata(before, transcript.usage)).await;
             }
             // A call the model sent without an id still needs one its result
             // can name.

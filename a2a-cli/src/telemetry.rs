@@ -59,11 +59,7 @@ impl Telemetry {
             // layers: a layer that is `None` counts as one that wants every
             // span, and the registry would record them all.)
             match bridge {
-                Some(bridge) => tracing_subscriber::registry()
-                    .with(log)
-                    .with(bridge)
-                    .with(a2a_server::telemetry::otel::unsampled_spans())
-                    .init(),
+                Some(bridge) => tracing_subscriber::registry().with(log).with(bridge).init(),
                 None => tracing_subscriber::registry().with(log).init(),
             }
             return Ok(Telemetry {

@@ -638,6 +638,8 @@ impl Client {
         );
         #[cfg(feature = "otel")]
         let started = std::time::Instant::now();
+        #[cfg(feature = "otel")]
+        let trace_context = crate::telemetry::call_context(&span);
         let mut retries = 0;
         let outcome = loop {
             let mut options = self.options(call);
@@ -649,8 +651,8 @@ impl Client {
                 break Err(err);
             }
             #[cfg(feature = "otel")]
-            if !span.is_disabled() {
-                crate::telemetry::inject(&span, &mut options.headers);
+            if let Some(context) = &trace_context {
+                crate::telemetry::inject(context, &mut options.headers);
             }
             let this = if repeatable {
                 pending.clone()

@@ -57,17 +57,13 @@ macro_rules! call_span {
 }
 
 /// The span of one call (all its attempts). With `otel`, made inside a trace
-/// the server chose not to sample (see `a2a_server::telemetry::otel`), it is
-/// made at [`UNSAMPLED_CLIENT_TARGET`] instead and sends that trace's
-/// context on.
+/// the server chose not to sample (see `a2a_core::trace_scope`), it is
+/// made at [`UNSAMPLED_CLIENT_TARGET`] instead, which the bridge leaves out,
+/// and the call sends that trace's context on.
 pub(crate) fn client_span(method: Method, binding: &str, agent: &str, url: &str) -> Span {
     #[cfg(feature = "otel")]
-    if tracing::enabled!(target: UNSAMPLED_CLIENT_TARGET, tracing::Level::INFO) {
-        if let Some(trace) = unsampled::enclosing() {
-            let span = call_span!(UNSAMPLED_CLIENT_TARGET, method, binding, agent, url);
-            unsampled::carry(&span, trace);
-            return span;
-        }
+    if a2a_core::trace_scope::unsampled().is_some() {
+        return call_span!(UNSAMPLED_CLIENT_TARGET, method, binding, agent, url);
     }
     call_span!(CLIENT_TARGET, method, binding, agent, url)
 }
@@ -160,13 +156,29 @@ pub(crate) fn record_call(
     }
 }
 
-/// Puts `span`'s trace context among the call's service parameters,
-/// replacing any the caller set.
+/// The trace context a call in `span` sends on: the span's own, or in a
+/// trace not sampled (where the span is left out) the trace's with a span id
+/// of the call's own. `None` when there is nothing to send: the span is
+/// disabled and no scope is around it.
 #[cfg(feature = "otel")]
-pub(crate) fn inject(span: &Span, headers: &mut Vec<(String, String)>) {
-    use opentelemetry::propagation::Injector;
+pub(crate) fn call_context(span: &Span) -> Option<opentelemetry::Context> {
     use opentelemetry::trace::TraceContextExt as _;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    if let Some(trace) = a2a_core::trace_scope::unsampled() {
+        return Some(
+            opentelemetry::Context::new()
+                .with_remote_span_context(a2a_core::trace_scope::child_of(&trace)),
+        );
+    }
+    (!span.is_disabled()).then(|| span.context())
+}
+
+/// Puts `context` among the call's service parameters, replacing any trace
+/// context the caller set.
+#[cfg(feature = "otel")]
+pub(crate) fn inject(context: &opentelemetry::Context, headers: &mut Vec<(String, String)>) {
+    use opentelemetry::propagation::Injector;
 
     struct Params<'a>(&'a mut Vec<(String, String)>);
     impl Injector for Params<'_> {
@@ -176,99 +188,7 @@ pub(crate) fn inject(span: &Span, headers: &mut Vec<(String, String)>) {
         }
     }
 
-    let context = unsampled::carried(span)
-        .map(|trace| opentelemetry::Context::new().with_remote_span_context(trace))
-        .unwrap_or_else(|| span.context());
     opentelemetry::global::get_text_map_propagator(|p| {
-        p.inject_context(&context, &mut Params(headers))
+        p.inject_context(context, &mut Params(headers))
     });
-}
-
-/// The trace context of calls made in a trace the server chose not to
-/// sample: kept with their spans in the registry, as the server keeps it
-/// with its own (`a2a_server::telemetry::otel`).
-#[cfg(feature = "otel")]
-mod unsampled {
-    use opentelemetry::trace::{SpanContext, SpanId, TraceFlags};
-    use tracing::Span;
-    use tracing_subscriber::registry::{LookupSpan as _, Registry};
-
-    /// The SDK's span targets: `Some(true)` sampled, `Some(false)` not.
-    fn sampling_of(target: &str) -> Option<bool> {
-        match target {
-            super::CLIENT_TARGET | "a2a::server" | "a2a::execution" | "a2a::push" => Some(true),
-            super::UNSAMPLED_CLIENT_TARGET
-            | "a2a::server::unsampled"
-            | "a2a::execution::unsampled"
-            | "a2a::push::unsampled" => Some(false),
-            _ => None,
-        }
-    }
-
-    /// The context for a call made now, when the nearest of the SDK's spans
-    /// around it is not sampled: its trace, a span id of the call's own.
-    pub(super) fn enclosing() -> Option<SpanContext> {
-        tracing::dispatcher::get_default(|dispatch| {
-            let registry = dispatch.downcast_ref::<Registry>()?;
-            let current = dispatch.current_span();
-            let mut span = registry.span(current.id()?)?;
-            loop {
-                match sampling_of(span.metadata().target()) {
-                    Some(true) => return None,
-                    Some(false) => break,
-                    None => span = span.parent()?,
-                }
-            }
-            let extensions = span.extensions();
-            let trace = extensions.get::<SpanContext>()?;
-            Some(SpanContext::new(
-                trace.trace_id(),
-                SpanId::from(random_id()),
-                TraceFlags::default(),
-                false,
-                trace.trace_state().clone(),
-            ))
-        })
-    }
-
-    /// A random non-zero span id from the standard library's per-thread hash
-    /// keys, which change at every call.
-    fn random_id() -> u64 {
-        use std::hash::{BuildHasher as _, Hasher as _};
-        std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish()
-            .max(1)
-    }
-
-    /// Keeps `trace` with `span`.
-    pub(super) fn carry(span: &Span, trace: SpanContext) {
-        span.with_subscriber(|(id, dispatch)| {
-            if let Some(span) = dispatch
-                .downcast_ref::<Registry>()
-                .and_then(|registry| registry.span(id))
-            {
-                span.extensions_mut().replace(trace);
-            }
-        });
-    }
-
-    /// The context `span` carries, when it is a span not sampled.
-    pub(super) fn carried(span: &Span) -> Option<SpanContext> {
-        if span
-            .metadata()
-            .is_none_or(|meta| sampling_of(meta.target()) != Some(false))
-        {
-            return None;
-        }
-        span.with_subscriber(|(id, dispatch)| {
-            let registry = dispatch.downcast_ref::<Registry>()?;
-            registry
-                .span(id)?
-                .extensions()
-                .get::<SpanContext>()
-                .cloned()
-        })
-        .flatten()
-    }
 }

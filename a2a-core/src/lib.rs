@@ -17,6 +17,8 @@ pub mod rest;
 mod security;
 mod service_params;
 mod task;
+#[cfg(feature = "otel")]
+pub mod trace_scope;
 pub mod v03;
 
 #[cfg(feature = "arbitrary")]

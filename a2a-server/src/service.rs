@@ -388,15 +388,14 @@ impl A2aService {
         request: Box<Request>,
         head: HeadCheck,
     ) -> Result<Response, A2aError> {
-        use tracing::Instrument as _;
-        let span = crate::telemetry::server_span(ctx, &request);
+        let traced = crate::telemetry::server_span(ctx, &request);
         let named = crate::telemetry::named_ids(&request);
         #[cfg(feature = "otel")]
         let started = std::time::Instant::now();
         let mut agent = None;
-        let outcome = self
-            .call_inner(ctx, request, &mut agent, head)
-            .instrument(span.clone())
+        let span = traced.span.clone();
+        let outcome = traced
+            .instrument(self.call_inner(ctx, request, &mut agent, head))
             .await;
         let agent = agent.as_deref().unwrap_or(&self.card).name.as_str();
         crate::telemetry::record_outcome(&span, ctx, agent, named, &outcome);

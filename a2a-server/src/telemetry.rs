@@ -20,9 +20,14 @@
 //! under the same names at the targets above followed by `::unsampled`
 //! (`a2a::server::unsampled`, ...): a filter that admits the targets above
 //! to the OpenTelemetry bridge and not these leaves the bridge no work for
-//! them, while [`otel::unsampled_spans`] keeps their trace context for the
-//! calls they make.
+//! them, and with no other layer wanting them they are never made. Their
+//! trace context goes with the work's futures instead
+//! ([`a2a_core::trace_scope`]), for the calls they make.
 
+use std::future::Future;
+
+#[cfg(feature = "otel")]
+use a2a_core::trace_scope::{Scoped, TraceScope};
 use a2a_core::{A2aError, SendMessageResponse};
 use tracing::Span;
 use tracing::field::Empty;
@@ -86,6 +91,76 @@ fn non_empty(value: &str) -> Option<&str> {
     (!value.is_empty()).then_some(value)
 }
 
+/// A span, and with `otel` the trace scope of the work it stands for: what
+/// the work's future runs in ([`Traced::instrument`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Traced {
+    /// The span (disabled for a trace not sampled, unless a log wants it).
+    pub(crate) span: Span,
+    /// The scope the work's polls run in; `None` keeps the one around.
+    #[cfg(feature = "otel")]
+    scope: Option<TraceScope>,
+}
+
+/// A future in its span and, with `otel`, its trace scope.
+#[cfg(feature = "otel")]
+pub(crate) type TracedFuture<F> = Scoped<tracing::instrument::Instrumented<F>>;
+/// A future in its span and, with `otel`, its trace scope.
+#[cfg(not(feature = "otel"))]
+pub(crate) type TracedFuture<F> = tracing::instrument::Instrumented<F>;
+
+impl Traced {
+    /// `span`, in whatever scope is around it.
+    fn plain(span: Span) -> Self {
+        Traced {
+            span,
+            #[cfg(feature = "otel")]
+            scope: None,
+        }
+    }
+
+    /// `span` in a trace the server decided: sampled spans carry their
+    /// context themselves, a trace not sampled carries it in the scope.
+    #[cfg(feature = "otel")]
+    fn decided(span: Span, scope: TraceScope) -> Self {
+        Traced {
+            span,
+            scope: Some(scope),
+        }
+    }
+
+    /// `future`, entering the span and its trace scope at each poll.
+    pub(crate) fn instrument<F: Future>(self, future: F) -> TracedFuture<F> {
+        let future = tracing::Instrument::instrument(future, self.span);
+        #[cfg(feature = "otel")]
+        let future = match self.scope {
+            Some(scope) => Scoped::new(future, scope),
+            None => Scoped::inherit(future),
+        };
+        future
+    }
+}
+
+/// The span current now and, with `otel`, the trace scope: the parent of
+/// work that runs later elsewhere (a push delivery).
+#[derive(Debug)]
+pub(crate) struct Parent {
+    span: Span,
+    #[cfg(feature = "otel")]
+    scope: TraceScope,
+}
+
+impl Parent {
+    /// The parent for work started here.
+    pub(crate) fn current() -> Self {
+        Parent {
+            span: Span::current(),
+            #[cfg(feature = "otel")]
+            scope: a2a_core::trace_scope::current(),
+        }
+    }
+}
+
 /// The span of one call, named for `target` (sampled or not): one callsite
 /// per target, so that the filters decide once per callsite.
 macro_rules! call_span {
@@ -112,7 +187,7 @@ macro_rules! call_span {
 /// parent is the caller's trace context when the call carries one; and when
 /// the program has the server decide sampling ([`otel::sample_at_entry`]),
 /// the decision is made here, once per trace.
-pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
+pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Traced {
     // Everything known now is given at creation: each later `record` is a
     // call through every layer.
     let (task_id, context_id) = request.ids();
@@ -122,13 +197,12 @@ pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
             otel::Decision::Sampled(parent) => {
                 let span = call_span!(SERVER_TARGET, ctx, task_id, context_id);
                 otel::set_parent(&span, parent);
-                span
+                Traced::decided(span, TraceScope::Sampled)
             }
-            otel::Decision::Unsampled(trace) => {
-                let span = call_span!(otel::UNSAMPLED_SERVER_TARGET, ctx, task_id, context_id);
-                otel::carry(&span, trace);
-                span
-            }
+            otel::Decision::Unsampled(trace) => Traced::decided(
+                call_span!(otel::UNSAMPLED_SERVER_TARGET, ctx, task_id, context_id),
+                TraceScope::Unsampled(trace),
+            ),
         };
     }
     let span = call_span!(SERVER_TARGET, ctx, task_id, context_id);
@@ -136,7 +210,7 @@ pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Span {
     if !span.is_disabled() {
         otel::adopt_remote_parent(&span, &ctx.service_params);
     }
-    span
+    Traced::plain(span)
 }
 
 /// Whether a request names its task and its context (what the call span got
@@ -199,23 +273,22 @@ macro_rules! execution_span {
 /// The span of one execution: a child of the call that started it, entered
 /// whenever the execution runs (the agent's own calls to other agents nest
 /// under it). It is sampled when its trace is.
-pub(crate) fn execution_span(task_id: &str, context_id: &str) -> Span {
+pub(crate) fn execution_span(task_id: &str, context_id: &str) -> Traced {
     #[cfg(feature = "otel")]
     if let Some(entry) = otel::entry_sampler() {
-        return match entry.in_trace(None) {
+        return match entry.in_trace(a2a_core::trace_scope::current()) {
             otel::Decision::Sampled(parent) => {
                 let span = execution_span!(EXECUTION_TARGET, task_id, context_id);
                 otel::set_parent(&span, parent);
-                span
+                Traced::decided(span, TraceScope::Sampled)
             }
-            otel::Decision::Unsampled(trace) => {
-                let span = execution_span!(otel::UNSAMPLED_EXECUTION_TARGET, task_id, context_id);
-                otel::carry(&span, trace);
-                span
-            }
+            otel::Decision::Unsampled(trace) => Traced::decided(
+                execution_span!(otel::UNSAMPLED_EXECUTION_TARGET, task_id, context_id),
+                TraceScope::Unsampled(trace),
+            ),
         };
     }
-    execution_span!(EXECUTION_TARGET, task_id, context_id)
+    Traced::plain(execution_span!(EXECUTION_TARGET, task_id, context_id))
 }
 
 /// An event on the execution span: the task moved to `state`.
@@ -247,27 +320,28 @@ macro_rules! push_span {
     };
 }
 
-/// The span of one push delivery (all its attempts), under `parent`: the
-/// span current when the event was queued. It is sampled when its trace is.
-pub(crate) fn push_span(parent: &Span, task_id: &str, url: &str) -> Span {
+/// The span of one push delivery (all its attempts), under `parent`: what
+/// was current when the event was queued. It is sampled when its trace is.
+pub(crate) fn push_span(parent: &Parent, task_id: &str, url: &str) -> Traced {
+    let span_parent = &parent.span;
     #[cfg(feature = "otel")]
-    let span = match otel::entry_sampler() {
-        Some(entry) => match entry.in_trace(Some(parent)) {
+    let traced = match otel::entry_sampler() {
+        Some(entry) => match entry.in_trace(parent.scope.clone()) {
             otel::Decision::Sampled(root) => {
-                let span = push_span!(PUSH_TARGET, parent, task_id);
+                let span = push_span!(PUSH_TARGET, span_parent, task_id);
                 otel::set_parent(&span, root);
-                span
+                Traced::decided(span, TraceScope::Sampled)
             }
-            otel::Decision::Unsampled(trace) => {
-                let span = push_span!(otel::UNSAMPLED_PUSH_TARGET, parent, task_id);
-                otel::carry(&span, trace);
-                span
-            }
+            otel::Decision::Unsampled(trace) => Traced::decided(
+                push_span!(otel::UNSAMPLED_PUSH_TARGET, span_parent, task_id),
+                TraceScope::Unsampled(trace),
+            ),
         },
-        None => push_span!(PUSH_TARGET, parent, task_id),
+        None => Traced::plain(push_span!(PUSH_TARGET, span_parent, task_id)),
     };
     #[cfg(not(feature = "otel"))]
-    let span = push_span!(PUSH_TARGET, parent, task_id);
+    let traced = Traced::plain(push_span!(PUSH_TARGET, span_parent, task_id));
+    let span = &traced.span;
     // The host only: a webhook URL may carry a token in its path or query.
     if !span.is_disabled() {
         if let Some(host) = url::Url::parse(url)
@@ -277,7 +351,7 @@ pub(crate) fn push_span(parent: &Span, task_id: &str, url: &str) -> Span {
             span.record("server.address", host.as_str());
         }
     }
-    span
+    traced
 }
 
 /// Records how a push delivery ended.

@@ -1,7 +1,7 @@
 //! Sampling decided once per trace at the server's entry
 //! (`a2a_server::telemetry::otel::sample_at_entry`), with the pipeline
 //! `a2a serve` installs: the bridge admits the sampled targets only, and the
-//! not-sampled spans keep their trace context. A client calls agent A,
+//! trace context of work not sampled goes with its futures. A client calls agent A,
 //! whose execution calls agent B; each agent notes the `traceparent` it
 //! received. Needs `--features otel`.
 #![cfg(feature = "otel")]
@@ -96,12 +96,8 @@ fn telemetry() -> &'static Telemetry {
         let bridge = tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("e2e"))
             .with_filter(targets);
-        tracing::subscriber::set_global_default(
-            tracing_subscriber::registry()
-                .with(bridge)
-                .with(a2a_server::telemetry::otel::unsampled_spans()),
-        )
-        .unwrap();
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(bridge))
+            .unwrap();
         Telemetry { provider, exporter }
     })
 }
@@ -369,5 +365,81 @@ async fn a_caller_not_sampled_is_followed_even_at_ratio_one() {
     assert_eq!(parse(&b_heard[0]), (trace, "00".to_owned()));
 
     a_sampled_exchange_after(&pair).await;
+    assert!(exported(trace).is_empty(), "{:#?}", exported(trace));
+}
+
+/// A webhook that hands over the `traceparent` of each delivery.
+async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: axum::http::HeaderMap| {
+            let traceparent = headers
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            let _ = tx.send(traceparent);
+            async { "ok" }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_delivery_of_a_trace_not_sampled_carries_it_to_the_webhook() {
+    let _alone = alone(0.0).await;
+    let heard = Heard::default();
+    let server = e2e::start_service(
+        B,
+        card,
+        |b| b.push_address_policy(e2e::loopback_policy()),
+        move |service| {
+            service.with_authentication(auth::from_fn(move |ctx| {
+                if let Some(value) = ctx.service_params.get("traceparent") {
+                    heard.lock().unwrap().push(value.to_owned());
+                }
+                Ok(User::anonymous())
+            }))
+        },
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let (url, mut deliveries) = webhook().await;
+    let mut request = SendMessageRequest::new(Message::user_text("hi"));
+    request.configuration = Some(a2a_core::SendMessageConfiguration {
+        task_push_notification_config: Some(a2a_core::TaskPushNotificationConfig {
+            url,
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let trace = TraceId::from(0x9_005_u128);
+    let root = tracing::info_span!(target: TEST_TARGET, "user request");
+    root.set_parent(remote(trace, false)).unwrap();
+    tracing::Instrument::instrument(
+        client_of(server.addr).send_message(request, None),
+        root.clone(),
+    )
+    .await
+    .unwrap();
+    drop(root);
+
+    let traceparent = tokio::time::timeout(Duration::from_secs(10), deliveries.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    // The delivery goes on in the caller's trace, not sampled, as a span of
+    // its own: neither the caller's id nor the server call's.
+    assert_eq!(parse(&traceparent), (trace, "00".to_owned()));
+    assert!(
+        !traceparent.contains(&SpanId::from(7).to_string()),
+        "{traceparent}"
+    );
+    a_sampled_exchange_after(&pair().await).await;
     assert!(exported(trace).is_empty(), "{:#?}", exported(trace));
 }

@@ -682,11 +682,10 @@ impl Executions {
         };
         // The execution's span: a child of the call's, entered whenever the
         // execution runs (inline or on a task of its own).
-        let span = crate::telemetry::execution_span(&actor.task_id, &actor.context_id);
-        let execution = self.tracker.track_future(tracing::Instrument::instrument(
-            actor.run(event_rx, inbox, producer),
-            span,
-        ));
+        let traced = crate::telemetry::execution_span(&actor.task_id, &actor.context_id);
+        let execution = self
+            .tracker
+            .track_future(traced.instrument(actor.run(event_rx, inbox, producer)));
         let inline = match drive {
             Drive::Spawn => {
                 tokio::spawn(execution);

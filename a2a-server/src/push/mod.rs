@@ -22,9 +22,13 @@ use crate::Caller;
 use crate::store::{PushConfigStore, Version};
 
 /// An event waiting for delivery, with the task version it produced (none
-/// for a snapshot never stored as a version of its own) and the span current
-/// when it was queued (its deliveries' parent).
-type Queued = (Arc<StreamResponse>, Option<Version>, tracing::Span);
+/// for a snapshot never stored as a version of its own) and the span (and
+/// trace scope) current when it was queued: its deliveries' parent.
+type Queued = (
+    Arc<StreamResponse>,
+    Option<Version>,
+    crate::telemetry::Parent,
+);
 
 /// Bounds of push delivery, on top of the per-delivery bounds of
 /// [`HttpPushSenderConfig`] (attempts, redirects, deadline).
@@ -200,7 +204,7 @@ impl PushDispatcher {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(queue) = queues.get(task_id) {
             if queue
-                .try_send((event, version, tracing::Span::current()))
+                .try_send((event, version, crate::telemetry::Parent::current()))
                 .is_err()
             {
                 tracing::warn!(task_id, "push queue full; dropping a notification");
@@ -208,7 +212,7 @@ impl PushDispatcher {
             return;
         }
         let (tx, rx) = mpsc::channel(self.limits.queue_depth.max(1));
-        let _ = tx.try_send((event, version, tracing::Span::current()));
+        let _ = tx.try_send((event, version, crate::telemetry::Parent::current()));
         queues.insert(task_id.to_owned(), tx);
         let worker = self.clone();
         let task_id = task_id.to_owned();
@@ -247,7 +251,7 @@ impl PushDispatcher {
             let deliveries = configs.into_iter().map(|config| {
                 let (sender, global, event) =
                     (self.sender.clone(), self.global.clone(), event.clone());
-                let span = crate::telemetry::push_span(&parent, &task_id, &config.url);
+                let traced = crate::telemetry::push_span(&parent, &task_id, &config.url);
                 let delivery = async move {
                     // The semaphore is never closed; without a permit nothing is sent.
                     let Ok(_permit) = global.acquire_owned().await else {
@@ -261,7 +265,7 @@ impl PushDispatcher {
                         tracing::warn!(url = %config.url, error = %err, "push notification not delivered");
                     }
                 };
-                tracing::Instrument::instrument(delivery, span)
+                traced.instrument(delivery)
             });
             futures::stream::iter(deliveries)
                 .buffer_unordered(self.limits.per_task.max(1))

@@ -28,29 +28,27 @@
 //! sampler that returns) has the server decide instead, once per trace, at
 //! its entry: from the caller's `traceparent` when there is one, else by the
 //! sampler. The spans of a trace not sampled are made at the targets of the
-//! sampled ones followed by [`UNSAMPLED_SUFFIX`]: a filter on the bridge that
-//! admits only the sampled targets (`a2a::server`, `a2a::execution`,
-//! `a2a::push`, `a2a::client`) leaves it no work for them, and
-//! [`unsampled_spans`] keeps their trace context (same trace id, flags `00`),
-//! which the calls they make send on. Both need `tracing_subscriber`'s
-//! `Registry` under the subscriber.
+//! sampled ones followed by [`UNSAMPLED_SUFFIX`], which the bridge's filter
+//! leaves out (and which no layer wants unless a log asks for them): they
+//! cost a callsite check. Their trace context (same trace id, flags `00`)
+//! travels with the work's futures instead ([`a2a_core::trace_scope`]), and
+//! the calls they make send it on.
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use a2a_core::trace_scope::{self, TraceScope};
 use a2a_core::{A2aError, Method};
 use futures::StreamExt;
 use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
 use opentelemetry::propagation::{Extractor, Injector};
 use opentelemetry::trace::{
-    Link, SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState,
+    Link, SpanContext, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState,
 };
 use opentelemetry::{Context, KeyValue, global};
 use opentelemetry_sdk::trace::{SamplingDecision, SamplingResult, ShouldSample};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::Layer;
-use tracing_subscriber::registry::{LookupSpan, Registry};
 
 use crate::{EventStream, ServiceParams};
 
@@ -165,29 +163,28 @@ impl EntrySampler {
                 return if self.sample(&parent, remote.trace_id()) {
                     Decision::Sampled(Some(parent))
                 } else {
-                    Decision::Unsampled(child_of(&remote))
+                    Decision::Unsampled(trace_scope::child_of(&remote))
                 };
             }
         }
-        self.in_trace(None)
+        self.in_trace(trace_scope::current())
     }
 
-    /// The decision for a span under `parent` (the current span when
-    /// `None`): its trace's when one of the SDK's spans encloses it, else a
-    /// new trace's, by the sampler.
-    pub(crate) fn in_trace(&self, parent: Option<&Span>) -> Decision {
-        match enclosing(parent) {
-            Some(Enclosing::Sampled) => Decision::Sampled(None),
-            Some(Enclosing::Unsampled(trace)) => Decision::Unsampled(child_of(&trace)),
-            None => {
-                let trace_id =
-                    TraceId::from(u128::from(random_id()) << 64 | u128::from(random_id()));
+    /// The decision for work in `scope` (the scope current when it was
+    /// asked for): its trace's when it belongs to one, else a new trace's,
+    /// by the sampler.
+    pub(crate) fn in_trace(&self, scope: TraceScope) -> Decision {
+        match scope {
+            TraceScope::Sampled => Decision::Sampled(None),
+            TraceScope::Unsampled(trace) => Decision::Unsampled(trace_scope::child_of(&trace)),
+            TraceScope::Outside => {
+                let trace_id = trace_scope::random_trace_id();
                 if self.sample(&Context::new(), trace_id) {
                     Decision::Sampled(Some(Context::new().with_value(SampledAtEntry)))
                 } else {
                     Decision::Unsampled(SpanContext::new(
                         trace_id,
-                        SpanId::from(random_id()),
+                        trace_scope::random_span_id(),
                         TraceFlags::default(),
                         false,
                         TraceState::NONE,
@@ -196,73 +193,6 @@ impl EntrySampler {
             }
         }
     }
-}
-
-/// The trace a span is made in, as the nearest of the SDK's spans around it
-/// tells.
-enum Enclosing {
-    Sampled,
-    Unsampled(SpanContext),
-}
-
-/// The nearest of the SDK's spans from `parent` (or the current span) up.
-fn enclosing(parent: Option<&Span>) -> Option<Enclosing> {
-    fn walk(dispatch: &tracing::Dispatch, id: &tracing::span::Id) -> Option<Enclosing> {
-        let registry = dispatch.downcast_ref::<Registry>()?;
-        let mut span = registry.span(id)?;
-        loop {
-            match sampling_of(span.metadata().target()) {
-                Some(true) => return Some(Enclosing::Sampled),
-                Some(false) => {
-                    let trace = span.extensions().get::<SpanContext>().cloned()?;
-                    return Some(Enclosing::Unsampled(trace));
-                }
-                None => span = span.parent()?,
-            }
-        }
-    }
-    match parent {
-        Some(parent) => parent.with_subscriber(|(id, dispatch)| walk(dispatch, id))?,
-        None => tracing::dispatcher::get_default(|dispatch| {
-            let current = dispatch.current_span();
-            walk(dispatch, current.id()?)
-        }),
-    }
-}
-
-/// The context of a span not sampled under `trace`: same trace, a span id
-/// of its own, not sampled.
-fn child_of(trace: &SpanContext) -> SpanContext {
-    SpanContext::new(
-        trace.trace_id(),
-        SpanId::from(random_id()),
-        TraceFlags::default(),
-        false,
-        trace.trace_state().clone(),
-    )
-}
-
-/// A random non-zero id: the standard library's per-thread hash keys, which
-/// change at every call, are random enough for span and trace ids and cost
-/// no generator of their own.
-fn random_id() -> u64 {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish()
-        .max(1)
-}
-
-/// Keeps `trace` with `span` (one not sampled), for the calls made in it.
-pub(crate) fn carry(span: &Span, trace: SpanContext) {
-    span.with_subscriber(|(id, dispatch)| {
-        if let Some(span) = dispatch
-            .downcast_ref::<Registry>()
-            .and_then(|registry| registry.span(id))
-        {
-            span.extensions_mut().replace(trace);
-        }
-    });
 }
 
 /// Gives `span` the parent the decision named, if any.
@@ -281,23 +211,16 @@ fn unsampled(span: &Span) -> bool {
         .is_some_and(|meta| sampling_of(meta.target()) == Some(false))
 }
 
-/// The trace context `span` sends on: the bridge's, or for a span not
-/// sampled the one it carries.
+/// The trace context `span` (the current span) sends on: in a trace not
+/// sampled the scope's, else the bridge's.
 fn context_of(span: &Span) -> Context {
-    if !unsampled(span) {
-        return span.context();
+    if let Some(trace) = trace_scope::unsampled() {
+        return Context::new().with_remote_span_context(trace);
     }
-    span.with_subscriber(|(id, dispatch)| {
-        let registry = dispatch.downcast_ref::<Registry>()?;
-        registry
-            .span(id)?
-            .extensions()
-            .get::<SpanContext>()
-            .cloned()
-    })
-    .flatten()
-    .map(|trace| Context::new().with_remote_span_context(trace))
-    .unwrap_or_default()
+    if unsampled(span) {
+        return Context::new();
+    }
+    span.context()
 }
 
 /// Has the server decide, once per trace, whether a trace is sampled (see
@@ -357,18 +280,6 @@ impl ShouldSample for TraceSampler {
     }
 }
 
-/// The layer that keeps the trace context of the spans not sampled (a
-/// layer that does nothing else, but without which those spans would not
-/// exist). Install it beside the bridge when the server decides sampling.
-pub fn unsampled_spans<S>() -> impl Layer<S>
-where
-    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
-{
-    tracing_subscriber::layer::Identity::new().with_filter(tracing_subscriber::filter::filter_fn(
-        |meta| sampling_of(meta.target()) == Some(false),
-    ))
-}
-
 /// Makes the caller's span (from `traceparent`) the parent of `span`. A call
 /// without one keeps its contextual parent: an in-process call stays under
 /// the span that made it.
@@ -394,14 +305,14 @@ pub(crate) fn status_event(state: a2a_core::TaskState) {
     );
 }
 
-/// Writes the trace context of `span` into `headers`, for the request that
-/// span stands for (a push delivery).
+/// Writes the trace context of `span`, the current span, into `headers`, for
+/// the request that span stands for (a push delivery).
 pub fn inject_headers(span: &Span, headers: &mut http::HeaderMap) {
     let context = context_of(span);
     global::get_text_map_propagator(|p| p.inject_context(&context, &mut HeaderInjector(headers)));
 }
 
-/// The trace context of `span` as `(name, value)` pairs (`traceparent`,
+/// The trace context of `span`, the current span, as `(name, value)` pairs (`traceparent`,
 /// and `tracestate` when it has one), for a channel that is not HTTP: the
 /// gateway writes them into the `execute` lines of its process agents.
 pub fn trace_context(span: &Span) -> Vec<(String, String)> {
@@ -555,11 +466,5 @@ mod tests {
             assert_eq!(sampling_of(unsampled), Some(false));
         }
         assert_eq!(sampling_of("a2a::server::other"), None);
-    }
-
-    #[test]
-    fn ids_are_never_zero_and_differ() {
-        let (a, b) = (random_id(), random_id());
-        assert!(a != 0 && b != 0 && a != b);
     }
 }

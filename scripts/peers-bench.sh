@@ -15,6 +15,7 @@
 # gRPC status other than OK: a run that ends with its figures had none.
 # gRPC load is `a2a-bench grpc-load --raw` (hyper's HTTP/2 client, the
 # leaner generator: the figure is the server's).
+# PEERS="a2a-rs" (or a2a-protocol-sdk) runs one peer only.
 # SECONDS_PER_RUN (default 10) per run; PORT (default 18180) the servers'
 # port; A2A_BENCH=PATH runs that a2a-bench instead of building one.
 # The peers build in bench/peers/ (a workspace of its own, Cargo.lock
@@ -45,16 +46,21 @@ else
 fi
 # The peers' own workspace; a relative CARGO_TARGET_DIR is the caller's.
 peers_target=$(realpath -m "${CARGO_TARGET_DIR:-bench/peers/target}")
-(cd bench/peers && CARGO_TARGET_DIR=$peers_target cargo build --release -q --locked)
+# PEERS (default both) names the peers to run beside ours.
+read -ra peers <<< "${PEERS:-a2a-rs a2a-protocol-sdk}"
+declare -A package=([a2a-rs]=peer-official [a2a-protocol-sdk]=peer-protocol-sdk)
+# One package at a time: each peer's dependencies built with its own features
+# only, as in a project of its own, not unified with the other SDK's.
+for peer in "${peers[@]}"; do
+  [ -n "${package[$peer]:-}" ] || { echo "unknown peer $peer (a2a-rs, a2a-protocol-sdk)" >&2; exit 2; }
+  (cd bench/peers && CARGO_TARGET_DIR=$peers_target cargo build --release -q --locked -p "${package[$peer]}")
+done
 ulimit -n 65536 2>/dev/null || true
 
 # name, command (the port and binding are appended), in the order they run.
-servers=(ours a2a-rs a2a-protocol-sdk)
-declare -A server_command=(
-  [ours]="$bench sdk"
-  [a2a-rs]="$peers_target/release/peer-official"
-  [a2a-protocol-sdk]="$peers_target/release/peer-protocol-sdk"
-)
+servers=(ours "${peers[@]}")
+declare -A server_command=([ours]="$bench sdk")
+for peer in "${peers[@]}"; do server_command[$peer]=$peers_target/release/${package[$peer]}; done
 # What each name measured, for the report's settings and the summary.
 versions="ours: this commit; a2a-rs: a2a-server-lf 0.5.3, a2a-grpc 0.3.11; a2a-protocol-sdk: a2a-protocol-server 0.15.0 (bench/peers/Cargo.lock)"
 

@@ -51,16 +51,19 @@ read -ra peers <<< "${PEERS:-a2a-rs a2a-protocol-sdk}"
 declare -A package=([a2a-rs]=peer-official [a2a-protocol-sdk]=peer-protocol-sdk)
 # One package at a time: each peer's dependencies built with its own features
 # only, as in a project of its own, not unified with the other SDK's.
+# PEERS_BIN=DIR runs the peers' binaries in DIR instead of building them.
+peers_bin=${PEERS_BIN:-$peers_target/release}
 for peer in "${peers[@]}"; do
   [ -n "${package[$peer]:-}" ] || { echo "unknown peer $peer (a2a-rs, a2a-protocol-sdk)" >&2; exit 2; }
-  (cd bench/peers && CARGO_TARGET_DIR=$peers_target cargo build --release -q --locked -p "${package[$peer]}")
+  [ -n "${PEERS_BIN:-}" ] ||
+    (cd bench/peers && CARGO_TARGET_DIR=$peers_target cargo build --release -q --locked -p "${package[$peer]}")
 done
 ulimit -n 65536 2>/dev/null || true
 
 # name, command (the port and binding are appended), in the order they run.
 servers=(ours "${peers[@]}")
 declare -A server_command=([ours]="$bench sdk")
-for peer in "${peers[@]}"; do server_command[$peer]=$peers_target/release/${package[$peer]}; done
+for peer in "${peers[@]}"; do server_command[$peer]=$peers_bin/${package[$peer]}; done
 # What each name measured, for the report's settings and the summary.
 versions="ours: this commit; a2a-rs: a2a-server-lf 0.5.3, a2a-grpc 0.3.11; a2a-protocol-sdk: a2a-protocol-server 0.15.0 (bench/peers/Cargo.lock)"
 

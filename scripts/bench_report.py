@@ -381,6 +381,8 @@ _GROUPS = {
     "log": "conversation log (memory store)",
     "store": "store",
     "stored": "many stored tasks",
+    # scripts/peers-bench.sh: each SDK's echo server, one series per peer.
+    "peers": "against other SDKs",
 }
 
 

@@ -25,7 +25,7 @@ fn echo_task(mut user: Message) -> Task {
         id: task_id,
         context_id,
         status: TaskStatus::new(TaskState::Completed).with_message(reply),
-        history: vec![user],
+        history: vec![user.into()],
         ..Task::default()
     }
 }

@@ -625,7 +625,7 @@ async fn the_history_kept_per_task_is_bounded() {
         stored
             .history
             .iter()
-            .map(a2a_core::Message::text)
+            .map(|m| m.text())
             .collect::<Vec<_>>()
     );
 }

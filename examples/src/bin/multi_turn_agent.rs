@@ -25,7 +25,7 @@ impl AgentExecutor for Booking {
             .iter()
             .flat_map(|task| &task.history)
             .filter(|m| m.role == Role::User && m.message_id != ctx.message.message_id)
-            .map(Message::text)
+            .map(|m| m.text())
             .collect();
         said.push(ctx.message.text());
 

@@ -46,37 +46,50 @@ pub(crate) fn allocs(calls: usize, warmup: usize) -> anyhow::Result<()> {
     anyhow::ensure!(calls > 0, "--calls must be at least 1");
     a2a_alloc::start_counting();
     for server in [Server::Sdk, Server::Bare] {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .on_thread_start(a2a_alloc::count_this_thread)
-            .enable_all()
-            .build()?;
-        // Bound from the uncounted thread; served on the counted worker.
-        let listener = runtime.block_on(async { crate::sdk::listen(0) })?;
-        let addr = listener.local_addr()?;
-        runtime.spawn(async move {
-            let served = match server {
-                Server::Sdk => {
-                    crate::sdk::serve_sdk(
-                        listener,
-                        StoreLocation::Memory,
-                        None,
-                        false,
-                        None,
-                        None,
-                    )
-                    .await
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        // The server's own thread runs its accept loop (`block_on`, as
+        // `sdk` and `bare` serve), its runtime's worker the connections;
+        // both are counted, and nothing else is.
+        let serving = std::thread::spawn(move || -> anyhow::Result<()> {
+            a2a_alloc::count_this_thread();
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .on_thread_start(a2a_alloc::count_this_thread)
+                .enable_all()
+                .build()?;
+            runtime.block_on(async move {
+                let listener = crate::sdk::listen(0)?;
+                addr_tx.send(listener.local_addr()?)?;
+                let served = async move {
+                    match server {
+                        Server::Sdk => {
+                            crate::sdk::serve_sdk(
+                                listener,
+                                StoreLocation::Memory,
+                                None,
+                                false,
+                                None,
+                                None,
+                            )
+                            .await
+                        }
+                        Server::Bare => crate::bare::serve_bare(listener).await,
+                    }
+                };
+                tokio::select! {
+                    served = served => served,
+                    _ = stopped => Ok(()),
                 }
-                Server::Bare => crate::bare::serve_bare(listener).await,
-            };
-            if let Err(error) = served {
-                eprintln!("{} server failed: {error:#}", server.label());
-            }
+            })?;
+            runtime.shutdown_background();
+            Ok(())
         });
+        let addr = addr_rx.recv()?;
         let client = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        client.block_on(async {
+        let measured = client.block_on(async {
             let mut sender = connect(addr).await?;
             for (method, name) in [
                 (Method::SendMessage, "SendMessage"),
@@ -103,9 +116,15 @@ pub(crate) fn allocs(calls: usize, warmup: usize) -> anyhow::Result<()> {
                 );
             }
             anyhow::Ok(())
-        })?;
-        // The server's tasks end with its runtime.
-        runtime.shutdown_timeout(Duration::from_secs(1));
+        });
+        // Stopped before the next server starts, so that its idle
+        // housekeeping is not counted against the next one.
+        let _ = stop.send(());
+        match serving.join() {
+            Ok(result) => result?,
+            Err(_) => anyhow::bail!("the {} server panicked", server.label()),
+        }
+        measured?;
     }
     Ok(())
 }

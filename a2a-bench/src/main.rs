@@ -253,9 +253,9 @@ fn main() -> anyhow::Result<()> {
             one_worker()?.block_on(async {
                 sdk::serve_sdk(
                     sdk::listen(port)?,
-                store,
-                conversation_log,
-                gateway,
+                    store,
+                    conversation_log,
+                    gateway,
                     node_id,
                     bearer_token,
                 )

@@ -304,7 +304,10 @@ mod tests {
         task.status.message = Some(question);
         task.archive_status_message();
         assert_eq!(task.history.len(), 1);
-        task.status = task.status.clone().with_message(Message::agent_text("done"));
+        task.status = task
+            .status
+            .clone()
+            .with_message(Message::agent_text("done"));
         task.archive_status_message();
         assert_eq!(task.history.len(), 2);
         // The history holds the status's own message, not a copy of it.

@@ -627,9 +627,14 @@ impl AgentExecutor for ModelAgent {
                 Err(err) => {
                     tracing::warn!(agent = %self.name, error = %err, "the model request failed");
                     let mut status = TaskStatus::new(TaskState::Failed);
-                    status.message = Some(events.agent_message(vec![a2a_core::Part::text(
-                        format!("{err} ({})", settings.base_url),
-                    )]).into());
+                    status.message = Some(
+                        events
+                            .agent_message(vec![a2a_core::Part::text(format!(
+                                "{err} ({})",
+                                settings.base_url
+                            ))])
+                            .into(),
+                    );
                     return end_with(&events, status, usage_metadata(before, transcript.usage))
                         .await;
                 }
@@ -654,7 +659,11 @@ impl AgentExecutor for ModelAgent {
                 event.last_chunk = true;
                 events.send(event).await?;
                 let mut status = TaskStatus::new(TaskState::Completed);
-                status.message = Some(events.agent_message(vec![a2a_core::Part::text(answer)]).into());
+                status.message = Some(
+                    events
+                        .agent_message(vec![a2a_core::Part::text(answer)])
+                        .into(),
+                );
                 return end_with(&events, status, usage_metadata(before, transcript.usage)).await;
             }
             // A call the model sent without an id still needs one its result

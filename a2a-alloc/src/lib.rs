@@ -15,7 +15,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::alloc::{GlobalAlloc, Layout};
+use std::cell::Cell;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use libmimalloc_sys as ffi;
 
@@ -81,6 +83,123 @@ unsafe impl GlobalAlloc for Mimalloc {
             // SAFETY: `ptr` came from this allocator; `align` is a power of two.
             unsafe { ffi::mi_realloc_aligned(ptr.cast::<c_void>(), new_size, align).cast() }
         }
+    }
+}
+
+/// A global allocator that counts the allocations made on the threads that
+/// asked for it, and otherwise passes every call to `A` untouched: the
+/// benchmarks' allocation counter (`a2a-bench allocs`).
+///
+/// Counting is off until [`start_counting`] is called, and then only the
+/// threads that called [`count_this_thread`] are counted (a server's
+/// runtime threads, say, and not the load generator beside it in the same
+/// process). While it is off, each call pays one relaxed load of a flag that
+/// is never written, so a program that installs it but never counts runs as
+/// it would on `A`.
+///
+/// ```rust,no_run
+/// #[global_allocator]
+/// static ALLOCATOR: a2a_alloc::Counting<a2a_alloc::Mimalloc> =
+///     a2a_alloc::Counting::new(a2a_alloc::Mimalloc);
+///
+/// fn main() {
+///     a2a_alloc::start_counting();
+///     a2a_alloc::count_this_thread();
+///     let before = a2a_alloc::allocation_counts();
+///     let boxed = std::hint::black_box(Box::new([0u8; 64]));
+///     let after = a2a_alloc::allocation_counts();
+///     assert_eq!(after.allocations - before.allocations, 1);
+///     drop(boxed);
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counting<A> {
+    inner: A,
+}
+
+impl<A> Counting<A> {
+    /// `inner`, counted.
+    pub const fn new(inner: A) -> Self {
+        Self { inner }
+    }
+}
+
+/// What a [`Counting`] allocator has counted so far, on the counted threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AllocationCounts {
+    /// New blocks (`alloc` and `alloc_zeroed`).
+    pub allocations: u64,
+    /// Blocks resized (`realloc`): a vector or string that grew.
+    pub reallocations: u64,
+}
+
+/// Whether any counting is on: the one flag every allocation reads first.
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static REALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    // Const-initialized and without a destructor, so reading it allocates
+    // nothing and is allowed inside the allocator, at any point of the
+    // thread's life.
+    static COUNTED_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Turns counting on for the threads that asked (see [`count_this_thread`]).
+pub fn start_counting() {
+    COUNTING.store(true, Ordering::Relaxed);
+}
+
+/// Counts this thread's allocations from now on (once [`start_counting`]
+/// has been called), for as long as the thread lives.
+pub fn count_this_thread() {
+    COUNTED_THREAD.with(|counted| counted.set(true));
+}
+
+/// The counts so far, over every counted thread. Take two and subtract.
+pub fn allocation_counts() -> AllocationCounts {
+    AllocationCounts {
+        allocations: ALLOCATIONS.load(Ordering::Relaxed),
+        reallocations: REALLOCATIONS.load(Ordering::Relaxed),
+    }
+}
+
+#[inline]
+fn counted(counter: &AtomicU64) {
+    if COUNTING.load(Ordering::Relaxed) && COUNTED_THREAD.with(Cell::get) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every method passes its arguments to `A`'s, unchanged, and
+// returns what it returns; the counting touches only atomics and a
+// const-initialized thread-local, neither of which allocates.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        counted(&ALLOCATIONS);
+        // SAFETY: the caller's contract is `A::alloc`'s.
+        unsafe { self.inner.alloc(layout) }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        counted(&ALLOCATIONS);
+        // SAFETY: the caller's contract is `A::alloc_zeroed`'s.
+        unsafe { self.inner.alloc_zeroed(layout) }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is `A::dealloc`'s.
+        unsafe { self.inner.dealloc(ptr, layout) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        counted(&REALLOCATIONS);
+        // SAFETY: the caller's contract is `A::realloc`'s.
+        unsafe { self.inner.realloc(ptr, layout, new_size) }
     }
 }
 
@@ -200,5 +319,36 @@ mod tests {
                 size = size * 5 / 4 + 1;
             }
         }
+    }
+
+    /// Only the threads that asked are counted, each block once; a
+    /// reallocation is counted apart.
+    #[test]
+    fn counts_only_the_counted_threads() {
+        let allocator = Counting::new(Mimalloc);
+        let layout = Layout::from_size_align(48, 8).expect("valid layout");
+        let alloc_and_free = || {
+            // SAFETY: a non-zero size; freed with the layout it grew to.
+            unsafe {
+                let block = allocator.alloc(layout);
+                let grown = allocator.realloc(block, layout, 96);
+                allocator.dealloc(grown, Layout::from_size_align(96, 8).expect("valid"));
+            }
+        };
+        start_counting();
+        // Not counted yet: this thread has not asked.
+        let before = allocation_counts();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                count_this_thread();
+                alloc_and_free();
+                alloc_and_free();
+            });
+        });
+        alloc_and_free();
+        let after = allocation_counts();
+        // Other tests' threads are not counted, so the difference is exact.
+        assert_eq!(after.allocations - before.allocations, 2);
+        assert_eq!(after.reallocations - before.reallocations, 2);
     }
 }

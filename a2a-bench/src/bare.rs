@@ -25,7 +25,7 @@ fn echo_task(mut user: Message) -> Task {
         id: task_id,
         context_id,
         status: TaskStatus::new(TaskState::Completed).with_message(reply),
-        history: vec![user],
+        history: vec![user.into()],
         ..Task::default()
     }
 }
@@ -170,8 +170,7 @@ pub(crate) async fn serve_bare_grpc(port: u16) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(crate) async fn serve_bare(port: u16) -> anyhow::Result<()> {
-    let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
+pub(crate) async fn serve_bare(listener: tokio::net::TcpListener) -> anyhow::Result<()> {
     let app = axum::Router::new().route("/", axum::routing::post(bare_handler));
     // Plain axum on purpose, as above.
     axum::serve(listener, app).await?;

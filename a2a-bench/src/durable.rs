@@ -34,7 +34,7 @@ fn completed_task(n: usize) -> Task {
         id: task_id,
         context_id,
         status: TaskStatus::new(TaskState::Completed).with_message(reply),
-        history: vec![user],
+        history: vec![user.into()],
         ..Task::default()
     }
 }

@@ -16,18 +16,25 @@
 //! - `recovery`: seeds a store, then times a fresh server start on it until
 //!   it answers `GetTask` over HTTP and its recovery pass has run;
 //! - `handler`, `router`, `jwt`: the request handler, the whole router and
-//!   JWT authentication timed in process, without sockets.
+//!   JWT authentication timed in process, without sockets;
+//! - `allocs`: heap allocations per blocking and per streaming SendMessage
+//!   on the server side, the SDK's and the bare handler's, counted by the
+//!   allocator over loopback HTTP in process.
 //!
 //! A module per kind of mode: the SDK server (`sdk`), the bare references
 //! (`bare`), the load generators (`load`), streams (`streams`), the durable
 //! stores' seeding and recovery (`durable`) and the in-process micro modes
 //! (`micro`); `agent` is the echo agent they all serve.
 
-// Both the SDK and the bare reference run on the same allocator.
+// Both the SDK and the bare reference run on the same allocator. It counts
+// allocations only for `allocs`: in every other mode counting stays off, and
+// each allocation pays one relaxed load of a flag never written.
 #[global_allocator]
-static ALLOCATOR: a2a_alloc::Mimalloc = a2a_alloc::Mimalloc;
+static ALLOCATOR: a2a_alloc::Counting<a2a_alloc::Mimalloc> =
+    a2a_alloc::Counting::new(a2a_alloc::Mimalloc);
 
 mod agent;
+mod allocs;
 mod bare;
 mod durable;
 mod jwt_keys;
@@ -207,6 +214,15 @@ enum Command {
         #[arg(long, default_value_t = 10_000)]
         count: usize,
     },
+    /// Count the server's heap allocations per blocking and per streaming
+    /// JSON-RPC SendMessage (echo agent, in-memory store), the SDK's and the
+    /// bare handler's, over a loopback connection in this process.
+    Allocs {
+        #[arg(long, default_value_t = 10_000)]
+        calls: usize,
+        #[arg(long, default_value_t = 2_000)]
+        warmup: usize,
+    },
     /// Measure resident memory per stored completed task.
     Memory {
         #[arg(long, default_value_t = 100_000)]
@@ -234,14 +250,17 @@ fn main() -> anyhow::Result<()> {
             bearer_token,
         } => {
             sdk::install_log();
-            one_worker()?.block_on(sdk::serve_sdk(
-                port,
-                store,
-                conversation_log,
-                gateway,
-                node_id,
-                bearer_token,
-            ))
+            one_worker()?.block_on(async {
+                sdk::serve_sdk(
+                    sdk::listen(port)?,
+                    store,
+                    conversation_log,
+                    gateway,
+                    node_id,
+                    bearer_token,
+                )
+                .await
+            })
         }
         Command::Seed {
             store,
@@ -253,7 +272,9 @@ fn main() -> anyhow::Result<()> {
             tasks,
             pending,
         } => one_worker()?.block_on(durable::recovery(store, tasks, pending)),
-        Command::Bare { port } => one_worker()?.block_on(bare::serve_bare(port)),
+        Command::Bare { port } => {
+            one_worker()?.block_on(async { bare::serve_bare(sdk::listen(port)?).await })
+        }
         Command::BareGrpc { port } => one_worker()?.block_on(bare::serve_bare_grpc(port)),
         Command::BareH2 { port } => one_worker()?.block_on(bare::serve_bare_h2(port)),
         Command::Load {
@@ -316,6 +337,7 @@ fn main() -> anyhow::Result<()> {
             .block_on(async { tokio::spawn(micro::handler_only(count, conversation_log)).await? }),
         Command::Router { binding, count } => one_worker()?
             .block_on(async move { tokio::spawn(micro::router_only(binding, count)).await? }),
+        Command::Allocs { calls, warmup } => allocs::allocs(calls, warmup),
         Command::Memory { tasks } => one_worker()?.block_on(micro::memory(tasks)),
         Command::Jwt {
             count,

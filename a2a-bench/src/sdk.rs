@@ -5,19 +5,25 @@ use std::net::SocketAddr;
 
 use a2a_server::DefaultRequestHandler;
 use a2a_server::http::{DEFAULT_BACKLOG, HttpConfig, bind};
+
+/// The loopback listener every server mode binds, on `port` (0: any free
+/// port).
+pub(crate) fn listen(port: u16) -> std::io::Result<tokio::net::TcpListener> {
+    bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)
+}
 use a2a_store_sql::StoreLocation;
 
 use crate::agent::{Echo, card};
 
+/// Serves the SDK on `listener` until the process ends.
 pub(crate) async fn serve_sdk(
-    port: u16,
+    listener: tokio::net::TcpListener,
     store: StoreLocation,
     conversation_log: Option<std::path::PathBuf>,
     gateway: bool,
     node_id: Option<String>,
     bearer_token: Option<String>,
 ) -> anyhow::Result<()> {
-    let listener = bind(SocketAddr::from(([127, 0, 0, 1], port)), DEFAULT_BACKLOG)?;
     let addr = listener.local_addr()?;
     let log = match conversation_log {
         Some(dir) => Some(a2a_conversation::ConversationLog::open(

@@ -231,7 +231,7 @@ impl Seen {
                 && !self.messages.contains(&message.message_id)
                 && Some(&message.message_id) != status_message
             {
-                events.push(StreamResponse::Message(message.clone()));
+                events.push(StreamResponse::Message(a2a_core::Message::clone(message)));
             }
         }
         let last_chunk = snapshot.status.state.is_terminal();
@@ -524,7 +524,7 @@ mod tests {
     fn the_same_snapshot_again_brings_nothing() {
         let mut task = Task::new("t", "c", TaskState::Working);
         task.artifacts = vec![artifact("a", &["1"])];
-        task.history = vec![Message::agent_text("hi")];
+        task.history = vec![Message::agent_text("hi").into()];
         assert!(seen_of(&task).catch_up(&task).is_empty());
     }
 

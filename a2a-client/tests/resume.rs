@@ -341,11 +341,11 @@ async fn a_task_that_finished_while_cut_off_is_read_and_caught_up() {
         ..Message::default()
     };
     done.history = vec![
-        said("m-user", Role::User),
-        said("m-between", Role::Agent),
-        said("m-done", Role::Agent),
+        said("m-user", Role::User).into(),
+        said("m-between", Role::Agent).into(),
+        said("m-done", Role::Agent).into(),
     ];
-    done.status.message = Some(said("m-done", Role::Agent));
+    done.status.message = Some(said("m-done", Role::Agent).into());
     let (url, script) = agent(vec![
         Answer::Events(
             vec![

@@ -33,9 +33,9 @@ fn task_with_history(messages: usize) -> Task {
         .map(|i| {
             let text = format!("message number {i}: the quick brown fox jumps over the lazy dog");
             if i % 2 == 0 {
-                Message::user_text(text)
+                Message::user_text(text).into()
             } else {
-                Message::agent_text(text)
+                Message::agent_text(text).into()
             }
         })
         .collect();

@@ -130,7 +130,7 @@ pub fn task_status() -> impl Strategy<Value = TaskStatus> {
     (task_state(), option::of(message()), option::of(timestamp())).prop_map(
         |(state, message, timestamp)| TaskStatus {
             state,
-            message,
+            message: message.map(Into::into),
             timestamp,
         },
     )
@@ -174,7 +174,7 @@ pub fn task() -> impl Strategy<Value = Task> {
                 context_id,
                 status,
                 artifacts,
-                history,
+                history: history.into_iter().map(Into::into).collect(),
                 metadata,
             },
         )

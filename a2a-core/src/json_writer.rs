@@ -187,6 +187,13 @@ fn escape(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&bytes[start..]);
 }
 
+/// A shared value is written as the value itself (as serde's `rc` writes it).
+impl<T: WriteJson + ?Sized> WriteJson for std::sync::Arc<T> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        (**self).write_json(out);
+    }
+}
+
 impl WriteJson for String {
     fn write_json(&self, out: &mut Vec<u8>) {
         write_str(out, self);

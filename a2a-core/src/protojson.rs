@@ -57,6 +57,39 @@ impl<'de> Deserialize<'de> for StrRef<'de> {
     }
 }
 
+/// A value read for sharing (`Arc<T>`), allocated once: serde's own `Arc<T>`
+/// reads a `Box<T>` and then moves it into a second allocation.
+struct Shared<T>(std::sync::Arc<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Shared<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(|value| Shared(std::sync::Arc::new(value)))
+    }
+}
+
+/// Reads an optional shared value (`null` or absent: `None`).
+pub(crate) fn shared_option<'de, D, T>(
+    deserializer: D,
+) -> Result<Option<std::sync::Arc<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Shared<T>>::deserialize(deserializer)?.map(|shared| shared.0))
+}
+
+/// Reads a list of shared values whose JSON `null` means an empty list.
+pub(crate) fn nullable_shared_list<'de, D, T>(
+    deserializer: D,
+) -> Result<Vec<std::sync::Arc<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let list = Option::<Vec<Shared<T>>>::deserialize(deserializer)?.unwrap_or_default();
+    Ok(list.into_iter().map(|shared| shared.0).collect())
+}
+
 /// `skip_serializing_if` predicate for implicit-presence scalars.
 pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()

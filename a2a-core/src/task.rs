@@ -1,9 +1,11 @@
 //! `Task`, its status and state, and `Artifact`.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::protojson::{enum_serde, nullable, timestamp};
+use crate::protojson::{enum_serde, nullable, nullable_shared_list, shared_option, timestamp};
 use crate::{Message, Metadata, Part};
 
 /// The lifecycle state of a task.
@@ -85,8 +87,18 @@ pub struct TaskStatus {
     #[serde(default, deserialize_with = "nullable")]
     pub state: TaskState,
     /// A message from the agent about this status, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
+    ///
+    /// Shared: the same message is held by the task, by the status update
+    /// event that set it and, once the status moves on, by the task's history,
+    /// and each holder takes a reference rather than a copy. Read it through
+    /// the `Arc` as a `Message`; set it with [`TaskStatus::with_message`] or
+    /// `Some(message.into())`.
+    #[serde(
+        default,
+        deserialize_with = "shared_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub message: Option<Arc<Message>>,
     /// When the status was set.
     #[serde(default, with = "timestamp", skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<DateTime<Utc>>,
@@ -102,10 +114,11 @@ impl TaskStatus {
         }
     }
 
-    /// Attaches a message to the status.
+    /// Attaches a message to the status (a `Message`, or an `Arc<Message>`
+    /// already shared elsewhere).
     #[must_use]
-    pub fn with_message(mut self, message: Message) -> Self {
-        self.message = Some(message);
+    pub fn with_message(mut self, message: impl Into<Arc<Message>>) -> Self {
+        self.message = Some(message.into());
         self
     }
 }
@@ -136,12 +149,18 @@ pub struct Task {
     )]
     pub artifacts: Vec<Artifact>,
     /// The messages exchanged, as far as the agent keeps them.
+    ///
+    /// Shared, as [`TaskStatus::message`] is: the user's message is the one
+    /// the agent's request context holds, and an archived
+    /// status message the one its status update carried. Push a `Message`
+    /// with `history.push(message.into())`; change one in place with
+    /// [`Arc::make_mut`] (which copies it only if it is shared).
     #[serde(
         default,
-        deserialize_with = "nullable",
+        deserialize_with = "nullable_shared_list",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub history: Vec<Message>,
+    pub history: Vec<Arc<Message>>,
     /// Extra information about the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
@@ -165,7 +184,8 @@ impl Task {
 
     /// Records the current status message in the history, unless it is there
     /// already. Done before the status is replaced (or answered), so the
-    /// conversation keeps the agent's words in order.
+    /// conversation keeps the agent's words in order. The history shares the
+    /// message with the status: nothing is copied.
     pub fn archive_status_message(&mut self) {
         if let Some(message) = &self.status.message {
             if !self
@@ -173,7 +193,7 @@ impl Task {
                 .iter()
                 .any(|m| m.message_id == message.message_id)
             {
-                self.history.push(message.clone());
+                self.history.push(Arc::clone(message));
             }
         }
     }
@@ -279,23 +299,31 @@ mod tests {
     #[test]
     fn status_message_is_archived_once() {
         let mut task = Task::new("t", "c", TaskState::InputRequired);
-        let question = Message::agent_text("which city?");
+        let question = Arc::new(Message::agent_text("which city?"));
         task.history.push(question.clone());
         task.status.message = Some(question);
         task.archive_status_message();
         assert_eq!(task.history.len(), 1);
-        task.status.message = Some(Message::agent_text("done"));
+        task.status = task
+            .status
+            .clone()
+            .with_message(Message::agent_text("done"));
         task.archive_status_message();
         assert_eq!(task.history.len(), 2);
+        // The history holds the status's own message, not a copy of it.
+        let status_message = task.status.message.as_ref().unwrap();
+        assert!(Arc::ptr_eq(&task.history[1], status_message));
     }
 
     #[test]
     fn history_truncation_keeps_most_recent() {
         let mut task = Task::new("t", "c", TaskState::Working);
-        task.history = (0..5).map(|i| Message::user_text(i.to_string())).collect();
+        task.history = (0..5)
+            .map(|i| Message::user_text(i.to_string()).into())
+            .collect();
         task.truncate_history(Some(2));
         assert_eq!(
-            task.history.iter().map(Message::text).collect::<Vec<_>>(),
+            task.history.iter().map(|m| m.text()).collect::<Vec<_>>(),
             ["3", "4"]
         );
         task.truncate_history(None);

@@ -164,7 +164,7 @@ async fn call(agent: RemoteAgent) -> String {
             task.status
                 .message
                 .as_ref()
-                .map(Message::text)
+                .map(|m| m.text())
                 .unwrap_or_default()
         ),
         Ok(SendMessageResponse::Message(message)) => format!("message: {}", message.text()),

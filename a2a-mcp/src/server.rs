@@ -504,7 +504,7 @@ async fn send_streaming(
             StreamResponse::Message(message) => return Ok(SendMessageResponse::Message(message)),
             StreamResponse::Task(snapshot) => task = Some(snapshot),
             StreamResponse::StatusUpdate(update) => {
-                let said = update.status.message.as_ref().map(Message::text);
+                let said = update.status.message.as_ref().map(|m| m.text());
                 if let (Some(progress), Some(said)) = (progress.as_mut(), said) {
                     if !said.is_empty() {
                         progress.step(said).await;
@@ -657,7 +657,7 @@ fn task_result(task: &Task) -> CallToolResult {
         .status
         .message
         .as_ref()
-        .map(Message::text)
+        .map(|m| m.text())
         .unwrap_or_default();
     let mut content = Vec::new();
     for artifact in &task.artifacts {

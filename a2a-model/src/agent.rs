@@ -213,7 +213,8 @@ impl ModelAgent {
     /// earlier messages (the context's earlier tasks, then this task's),
     /// newest kept within the budget, and the message itself.
     async fn opening(&self, ctx: &RequestContext) -> Vec<ChatMessage> {
-        let mut earlier: Vec<Message> = Vec::new();
+        // Shared with the tasks they were read from: nothing is copied.
+        let mut earlier: Vec<std::sync::Arc<Message>> = Vec::new();
         if let Some(store) = self.store.get() {
             let request = ListTasksRequest {
                 context_id: ctx.context_id.clone(),
@@ -385,7 +386,7 @@ fn chat_message(message: &Message) -> Option<ChatMessage> {
 /// question the model asked with [`ASK_USER`] is the exchange of the
 /// execution that asked ([`EXCHANGE_KEY`]), any other message with text is
 /// one message.
-fn chat_blocks(messages: &[Message]) -> Vec<Vec<ChatMessage>> {
+fn chat_blocks(messages: &[std::sync::Arc<Message>]) -> Vec<Vec<ChatMessage>> {
     messages
         .iter()
         .filter_map(|message| {
@@ -574,7 +575,7 @@ impl AgentExecutor for ModelAgent {
                         .get_or_insert_with(Default::default)
                         .insert(EXCHANGE_KEY.to_owned(), exchange);
                     let mut status = TaskStatus::new(TaskState::InputRequired);
-                    status.message = Some(message);
+                    status.message = Some(message.into());
                     return end_with(&events, status, usage_metadata(before, transcript.usage))
                         .await;
                 }
@@ -626,9 +627,14 @@ impl AgentExecutor for ModelAgent {
                 Err(err) => {
                     tracing::warn!(agent = %self.name, error = %err, "the model request failed");
                     let mut status = TaskStatus::new(TaskState::Failed);
-                    status.message = Some(events.agent_message(vec![a2a_core::Part::text(
-                        format!("{err} ({})", settings.base_url),
-                    )]));
+                    status.message = Some(
+                        events
+                            .agent_message(vec![a2a_core::Part::text(format!(
+                                "{err} ({})",
+                                settings.base_url
+                            ))])
+                            .into(),
+                    );
                     return end_with(&events, status, usage_metadata(before, transcript.usage))
                         .await;
                 }
@@ -653,7 +659,11 @@ impl AgentExecutor for ModelAgent {
                 event.last_chunk = true;
                 events.send(event).await?;
                 let mut status = TaskStatus::new(TaskState::Completed);
-                status.message = Some(events.agent_message(vec![a2a_core::Part::text(answer)]));
+                status.message = Some(
+                    events
+                        .agent_message(vec![a2a_core::Part::text(answer)])
+                        .into(),
+                );
                 return end_with(&events, status, usage_metadata(before, transcript.usage)).await;
             }
             // A call the model sent without an id still needs one its result

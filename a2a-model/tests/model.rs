@@ -55,7 +55,7 @@ fn status_text(task: &Task) -> String {
     task.status
         .message
         .as_ref()
-        .map(Message::text)
+        .map(|m| m.text())
         .unwrap_or_default()
 }
 

@@ -140,7 +140,7 @@ fn a_restart_resumes_without_asking_the_model_again_for_finished_turns() {
         until_terminal(&handler, &task_id).await
     });
     assert_eq!(
-        task.status.message.as_ref().map(Message::text).as_deref(),
+        task.status.message.as_ref().map(|m| m.text()).as_deref(),
         Some("all done"),
         "{task:?}"
     );

@@ -5,6 +5,8 @@ use a2a_core::{
     A2aError, Artifact, Message, Metadata, Part, Role, SendMessageConfiguration, StreamResponse,
     Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -67,7 +69,11 @@ fn ended() -> A2aError {
 #[non_exhaustive]
 pub struct RequestContext {
     /// The incoming message (for `cancel`, the task's latest user message).
-    pub message: Message,
+    ///
+    /// Shared with the task, whose history it opens: read it as a `Message`
+    /// through the `Arc` (`ctx.message.text()`); [`Arc::unwrap_or_clone`]
+    /// gives an owned one (a copy, while the task still holds it).
+    pub message: Arc<Message>,
     /// The id of the task this execution works on (already assigned for new tasks).
     pub task_id: String,
     /// The conversation id.
@@ -101,9 +107,11 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
-    /// A context for `message` on behalf of `call`: a new task in the
-    /// message's context (or a new context), with nothing stored yet.
-    pub fn new(message: Message, call: CallContext) -> RequestContext {
+    /// A context for `message` (a `Message`, or an `Arc<Message>` already
+    /// shared) on behalf of `call`: a new task in the message's context (or
+    /// a new context), with nothing stored yet.
+    pub fn new(message: impl Into<Arc<Message>>, call: CallContext) -> RequestContext {
+        let message = message.into();
         let task_id = match message.task_id.is_empty() {
             true => a2a_core::new_id(),
             false => message.task_id.clone(),
@@ -176,10 +184,11 @@ impl RequestContext {
 /// One item from the agent to its execution.
 #[derive(Debug)]
 pub(crate) struct Emitted {
-    /// Boxed: the channel allocates its slots in blocks of 32 when it is
-    /// made, and an inline event (over 300 bytes) made that over 10 KiB for
-    /// every execution, held or not.
-    pub(crate) event: Box<StreamResponse>,
+    /// Behind a pointer: the channel allocates its slots in blocks of 32
+    /// when it is made, and an inline event (over 300 bytes) made that over
+    /// 10 KiB for every execution, held or not. An `Arc` rather than a box:
+    /// once stored, the same allocation is what subscribers and webhooks get.
+    pub(crate) event: Arc<StreamResponse>,
     /// The turn checkpoint stored with this event, and who waits for it.
     pub(crate) checkpoint: Option<Box<(Checkpoint, CheckpointStored)>>,
 }
@@ -226,10 +235,10 @@ impl EventQueue {
         &self,
         event: impl Into<StreamResponse>,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
-        self.emit(Box::new(event.into()))
+        self.emit(Arc::new(event.into()))
     }
 
-    async fn emit(&self, event: Box<StreamResponse>) -> Result<(), A2aError> {
+    async fn emit(&self, event: Arc<StreamResponse>) -> Result<(), A2aError> {
         let emitted = Emitted {
             event,
             checkpoint: None,
@@ -251,12 +260,12 @@ impl EventQueue {
         event: impl Into<StreamResponse>,
         checkpoint: Checkpoint,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
-        self.emit_checkpointed(Box::new(event.into()), checkpoint)
+        self.emit_checkpointed(Arc::new(event.into()), checkpoint)
     }
 
     async fn emit_checkpointed(
         &self,
-        event: Box<StreamResponse>,
+        event: Arc<StreamResponse>,
         checkpoint: Checkpoint,
     ) -> Result<(), A2aError> {
         let (stored, outcome) = oneshot::channel();
@@ -291,7 +300,7 @@ impl EventQueue {
         message: Option<Message>,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         let mut status = TaskStatus::new(state);
-        status.message = message;
+        status.message = message.map(Arc::new);
         self.send(TaskStatusUpdateEvent {
             task_id: self.task_id.clone(),
             context_id: self.context_id.clone(),

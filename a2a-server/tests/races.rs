@@ -622,11 +622,7 @@ async fn the_history_kept_per_task_is_bounded() {
     assert!(
         stored.history.iter().any(|m| m.text() == "input 4"),
         "{:?}",
-        stored
-            .history
-            .iter()
-            .map(a2a_core::Message::text)
-            .collect::<Vec<_>>()
+        stored.history.iter().map(|m| m.text()).collect::<Vec<_>>()
     );
 }
 

@@ -238,12 +238,14 @@ async fn tasks_read_back_as_written<S: TaskStore>(store: &S) {
     task.history.push(
         Message::user_text("hello \"world\" ü")
             .with_task_id(&id)
-            .with_context_id("ctx-rich"),
+            .with_context_id("ctx-rich")
+            .into(),
     );
     task.status.message = Some(
         Message::agent_text("working on it")
             .with_task_id(&id)
-            .with_context_id("ctx-rich"),
+            .with_context_id("ctx-rich")
+            .into(),
     );
     task.artifacts
         .push(Artifact::text("result").with_id("a1").with_name("answer"));

@@ -147,7 +147,7 @@ async fn a_stream_held_by_a_killed_node_goes_on_on_another() {
     let Some(StreamResponse::StatusUpdate(last)) = events.last() else {
         unreachable!("told_once checked it")
     };
-    let said = last.status.message.as_ref().map(a2a_core::Message::text);
+    let said = last.status.message.as_ref().map(|m| m.text());
     assert_eq!(said.as_deref(), Some(&*format!("{TURNS} turns done")));
     assert!(events.len() > told_before, "nothing came after the kill");
     // The execution was taken over elsewhere; the stream followed it there.

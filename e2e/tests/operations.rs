@@ -60,7 +60,7 @@ async fn multi_turn_follow_up(binding: &str) {
     assert_eq!(done.id, first.id);
     assert_eq!(done.context_id, first.context_id);
     assert_eq!(done.status.state, TaskState::Completed);
-    let texts: Vec<String> = done.history.iter().map(Message::text).collect();
+    let texts: Vec<String> = done.history.iter().map(|m| m.text()).collect();
     assert_eq!(texts, ["input", "more please", "echo thanks"]);
 
     // A terminal task takes no more messages; unknown ids and foreign contexts are errors.

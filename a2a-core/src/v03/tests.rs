@@ -58,7 +58,7 @@ fn hostile_0_3_parts_are_errors_not_panics() {
 #[test]
 fn a_1_0_task_and_events_take_their_0_3_shapes() {
     let mut task = crate::Task::new("t1", "c1", crate::TaskState::InputRequired);
-    task.history.push(crate::Message::user_text("hi"));
+    task.history.push(crate::Message::user_text("hi").into());
     let json =
         serde_json::to_value(Event::from_v1(crate::StreamResponse::Task(task.clone()))).unwrap();
     assert_eq!(json["kind"], "task");

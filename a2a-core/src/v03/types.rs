@@ -322,7 +322,10 @@ impl TaskStatus {
     pub fn into_v1(self) -> Result<crate::TaskStatus, A2aError> {
         Ok(crate::TaskStatus {
             state: self.state.into_v1(),
-            message: self.message.map(Message::into_v1).transpose()?,
+            message: self
+                .message
+                .map(|m| m.into_v1().map(std::sync::Arc::new))
+                .transpose()?,
             timestamp: self
                 .timestamp
                 .as_deref()
@@ -334,7 +337,9 @@ impl TaskStatus {
     pub fn from_v1(status: crate::TaskStatus) -> Self {
         TaskStatus {
             state: TaskState::from_v1(status.state),
-            message: status.message.map(Message::from_v1),
+            message: status
+                .message
+                .map(|m| Message::from_v1(std::sync::Arc::unwrap_or_clone(m))),
             timestamp: status.timestamp.as_ref().map(format_timestamp),
         }
     }
@@ -441,7 +446,7 @@ impl Task {
             history: self
                 .history
                 .into_iter()
-                .map(Message::into_v1)
+                .map(|m| m.into_v1().map(std::sync::Arc::new))
                 .collect::<Result<_, _>>()?,
             metadata: self.metadata,
         })
@@ -453,7 +458,11 @@ impl Task {
             id: task.id,
             context_id: task.context_id,
             status: TaskStatus::from_v1(task.status),
-            history: task.history.into_iter().map(Message::from_v1).collect(),
+            history: task
+                .history
+                .into_iter()
+                .map(|m| Message::from_v1(std::sync::Arc::unwrap_or_clone(m)))
+                .collect(),
             artifacts: task.artifacts.into_iter().map(Artifact::from_v1).collect(),
             metadata: task.metadata,
         }

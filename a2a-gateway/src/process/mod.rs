@@ -377,7 +377,7 @@ impl Forward<'_> {
             } => {
                 let mut status = TaskStatus::new(state);
                 if !content.is_empty() {
-                    status.message = Some(events.agent_message(content.into_parts()));
+                    status.message = Some(events.agent_message(content.into_parts()).into());
                 }
                 let event = TaskStatusUpdateEvent {
                     task_id: events.task_id().to_owned(),

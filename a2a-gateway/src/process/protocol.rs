@@ -25,7 +25,8 @@ pub(crate) struct Hello<'a> {
 pub(crate) struct Execute {
     pub(crate) task_id: String,
     pub(crate) context_id: String,
-    pub(crate) message: Message,
+    /// The request context's own message, shared (written as the message).
+    pub(crate) message: std::sync::Arc<Message>,
     pub(crate) follow_up: bool,
     pub(crate) resumed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -105,7 +105,7 @@ pub(crate) fn local_status(
 ) -> TaskStatusUpdateEvent {
     status.message = status
         .message
-        .map(|m| local_message(m, task_id, context_id));
+        .map(|m| local_message(std::sync::Arc::unwrap_or_clone(m), task_id, context_id).into());
     TaskStatusUpdateEvent {
         task_id: task_id.to_owned(),
         context_id: context_id.to_owned(),

@@ -101,6 +101,22 @@ impl<T: FromProto> FromProto for Vec<T> {
     }
 }
 
+/// A shared value (a task's messages): taken over when this was its last
+/// holder, copied otherwise.
+impl<T: ToProto + Clone> ToProto for std::sync::Arc<T> {
+    type Proto = T::Proto;
+    fn to_proto(self) -> Self::Proto {
+        std::sync::Arc::unwrap_or_clone(self).to_proto()
+    }
+}
+
+impl<T: FromProto> FromProto for std::sync::Arc<T> {
+    type Proto = T::Proto;
+    fn from_proto(proto: Self::Proto) -> Result<Self, ConvertError> {
+        T::from_proto(proto).map(std::sync::Arc::new)
+    }
+}
+
 impl<T: ToProto> ToProto for Option<T> {
     type Proto = Option<T::Proto>;
     fn to_proto(self) -> Self::Proto {

@@ -47,8 +47,9 @@ pub(super) struct Actor {
     pub(super) caller: Caller,
     /// The task as stored, once it exists.
     pub(super) task: Option<Current>,
-    /// The user's message, until it opens the new task's history.
-    pub(super) message: Option<Message>,
+    /// The user's message, until it opens the new task's history (shared
+    /// with the agent's request context).
+    pub(super) message: Option<Arc<Message>>,
     pub(super) replied: bool,
     pub(super) token: CancellationToken,
     pub(super) progress: super::progress::Reporter,
@@ -191,8 +192,8 @@ impl Actor {
             self.context_id.clone(),
             TaskState::Failed,
         );
-        update.status.message = Some(self.agent_text(text));
-        match self.persist_event(Box::new(update.into()), None).await {
+        update.status.message = Some(self.agent_text(text).into());
+        match self.persist_event(Arc::new(update.into()), None).await {
             Ok(_) => {}
             Err(err) if is_store_failure(&err) => {
                 Box::pin(self.store_failed(err)).await;
@@ -249,7 +250,7 @@ impl Actor {
         }
         self.token.cancel();
         let event = canceled_event(&self.task_id, &self.context_id, metadata);
-        match self.persist_event(Box::new(event), None).await {
+        match self.persist_event(Arc::new(event), None).await {
             // Another node runs the task now: the cancel is its to make.
             _ if self.fenced => (
                 Err(A2aError::unavailable(
@@ -270,8 +271,9 @@ impl Actor {
     /// Handles one item from the agent: an event, perhaps with its turn's
     /// checkpoint (whose writer hears whether it was stored).
     async fn handle(&mut self, emitted: Emitted) -> Flow {
-        // The event stays boxed down to the store and the subscribers: each
-        // level's future holds a pointer, not a copy of the event.
+        // The event stays behind its pointer down to the store and the
+        // subscribers: each level's future holds a pointer, not a copy of the
+        // event, and the subscribers get that same allocation.
         let Emitted { event, checkpoint } = emitted;
         let Some(checkpoint) = checkpoint else {
             return self.handle_event(event, None).await;
@@ -303,10 +305,12 @@ impl Actor {
     /// Handles one event from the agent.
     async fn handle_event(
         &mut self,
-        mut event: Box<StreamResponse>,
+        mut event: Arc<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Flow {
-        if let Err(err) = bind_ids(&mut event, &self.task_id, &self.context_id) {
+        // The agent's event is this execution's alone until published, so
+        // this never copies it.
+        if let Err(err) = bind_ids(Arc::make_mut(&mut event), &self.task_id, &self.context_id) {
             return Box::pin(self.reject(err)).await;
         }
         if let StreamResponse::Message(message) = &*event {
@@ -315,7 +319,8 @@ impl Actor {
                 if self.shared.feeds.is_watched(&self.task_id) {
                     let update = Update {
                         version: 0,
-                        event: Arc::new(StreamResponse::Message(message.clone())),
+                        // The agent's own event, shared, not a copy of its message.
+                        event: Arc::clone(&event),
                         state: None,
                         origin: super::feed::Origin::Local,
                     };
@@ -395,7 +400,8 @@ impl Actor {
                             vec![Part::text("The task could not be stored.")],
                         )
                         .with_task_id(self.task_id.clone())
-                        .with_context_id(self.context_id.clone()),
+                        .with_context_id(self.context_id.clone())
+                        .into(),
                     );
                     let event = StreamResponse::from(update);
                     let _ = persist(
@@ -432,7 +438,7 @@ impl Actor {
     /// publishes it. Returns the task's state afterwards.
     async fn persist_event(
         &mut self,
-        event: Box<StreamResponse>,
+        event: Arc<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
         // The lease is lost: nothing more is written here, whatever asks.
@@ -455,7 +461,7 @@ impl Actor {
     /// Applies an event to the stored task, stores it, and publishes it.
     async fn update(
         &mut self,
-        event: Box<StreamResponse>,
+        event: Arc<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
         let Some(current) = self.task.as_mut() else {
@@ -499,7 +505,7 @@ impl Actor {
                 (event, version)
             }
             Persisted::Moot => (
-                Box::new(StreamResponse::Task((*current.task).clone())),
+                Arc::new(StreamResponse::Task((*current.task).clone())),
                 current.version,
             ),
             Persisted::LeaseLost => {
@@ -520,7 +526,7 @@ impl Actor {
     /// own (it was never stored as such), so no subscriber skips the event.
     async fn create(
         &mut self,
-        event: Box<StreamResponse>,
+        event: Arc<StreamResponse>,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<TaskState, A2aError> {
         let snapshot = matches!(*event, StreamResponse::Task(_));
@@ -534,7 +540,7 @@ impl Actor {
             stamp(&mut submitted);
             (
                 submitted.status.state,
-                Box::new(StreamResponse::Task(submitted)),
+                Arc::new(StreamResponse::Task(submitted)),
             )
         });
         if apply_first {
@@ -612,7 +618,7 @@ impl Actor {
             }
         };
         let state = task.status.state;
-        let first = (watched && snapshot).then(|| Box::new(StreamResponse::Task(task.clone())));
+        let first = (watched && snapshot).then(|| Arc::new(StreamResponse::Task(task.clone())));
         self.task = Some(Current {
             task: Arc::new(task),
             version,
@@ -657,8 +663,13 @@ impl Actor {
                 .iter()
                 .any(|m| m.message_id == message.message_id)
             {
-                message.task_id.clone_from(&self.task_id);
-                message.context_id.clone_from(&self.context_id);
+                // The handler gave it the task's ids already; only a
+                // message that lacks them is copied to set them.
+                if message.task_id != self.task_id || message.context_id != self.context_id {
+                    let owned = Arc::make_mut(&mut message);
+                    owned.task_id.clone_from(&self.task_id);
+                    owned.context_id.clone_from(&self.context_id);
+                }
                 task.history.insert(0, message);
             }
         }
@@ -675,7 +686,7 @@ impl Actor {
     }
 
     /// Takes the user's message back from a task that was never stored.
-    fn keep_message(&mut self, history: Vec<Message>) {
+    fn keep_message(&mut self, history: Vec<Arc<Message>>) {
         if self.message.is_none() {
             self.message = history.into_iter().find(|m| m.role == Role::User);
         }
@@ -690,7 +701,7 @@ impl Actor {
     /// Publishes a persisted event. When it settles the task, subscribers see
     /// it first, then the execution slot is freed, and only then are blocking
     /// callers and cancelers told, so their next call finds the slot free.
-    async fn publish(&mut self, event: Box<StreamResponse>, version: Version, state: TaskState) {
+    async fn publish(&mut self, event: Arc<StreamResponse>, version: Version, state: TaskState) {
         self.observe(&event).await;
         let settled = state
             .is_settled()

@@ -154,7 +154,7 @@ mod tests {
     fn status_message_moves_to_history_and_terminal_is_final() {
         let mut task = working();
         let mut update = TaskStatusUpdateEvent::new("t", "c", TaskState::InputRequired);
-        update.status.message = Some(Message::agent_text("which city?"));
+        update.status.message = Some(Message::agent_text("which city?").into());
         apply(&mut task, &update.into()).unwrap();
         apply(
             &mut task,
@@ -165,6 +165,33 @@ mod tests {
         assert_eq!(task.history[0].text(), "which city?");
         let err = apply(&mut task, &chunk("late", false)).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidAgentResponse);
+    }
+
+    /// The task and the event that set its status hold one message, not
+    /// two copies; so does the history that archives it later.
+    #[test]
+    fn the_status_message_is_shared_not_copied() {
+        let mut task = working();
+        let update = TaskStatusUpdateEvent::new("t", "c", TaskState::InputRequired);
+        let mut event: StreamResponse = update.into();
+        if let StreamResponse::StatusUpdate(update) = &mut event {
+            update.status.message = Some(Message::agent_text("which city?").into());
+        }
+        apply(&mut task, &event).unwrap();
+        let StreamResponse::StatusUpdate(update) = &event else {
+            unreachable!("built above")
+        };
+        let sent = update.status.message.as_ref().unwrap();
+        assert!(std::sync::Arc::ptr_eq(
+            task.status.message.as_ref().unwrap(),
+            sent
+        ));
+        apply(
+            &mut task,
+            &TaskStatusUpdateEvent::new("t", "c", TaskState::Working).into(),
+        )
+        .unwrap();
+        assert!(std::sync::Arc::ptr_eq(&task.history[0], sent));
     }
 
     #[test]

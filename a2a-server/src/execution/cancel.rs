@@ -3,6 +3,7 @@
 //! writer); a task without one is canceled here, through the same hook and the
 //! same persist loop.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_core::{A2aError, Metadata, StreamResponse, Task, TaskState, TaskStatusUpdateEvent};
@@ -117,7 +118,7 @@ impl Executions {
                     &self.shared,
                     &caller,
                     task_id,
-                    Box::new(event),
+                    Arc::new(event),
                     version,
                     state,
                 )

@@ -118,7 +118,9 @@ impl Clock {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct JobRequest {
-    message: Message,
+    /// Shared with the request context it was recorded from (written as
+    /// the message itself).
+    message: std::sync::Arc<Message>,
     context_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     configuration: Option<SendMessageConfiguration>,
@@ -258,9 +260,9 @@ pub(crate) fn turn_end(
 ) -> Option<(JobState, Option<String>)> {
     let (state, message) = match event {
         StreamResponse::StatusUpdate(update) => {
-            (update.status.state, update.status.message.as_ref())
+            (update.status.state, update.status.message.as_deref())
         }
-        StreamResponse::Task(task) => (task.status.state, task.status.message.as_ref()),
+        StreamResponse::Task(task) => (task.status.state, task.status.message.as_deref()),
         _ => (current, None),
     };
     state
@@ -281,13 +283,13 @@ pub(crate) fn finished_state(state: TaskState) -> JobState {
 /// task, or of a canceled one (which always has a reason).
 pub(crate) fn failure_reason(task: Option<&Task>) -> Option<String> {
     let task = task?;
-    end_reason(task.status.state, task.status.message.as_ref())
+    end_reason(task.status.state, task.status.message.as_deref())
 }
 
 fn end_reason(state: TaskState, message: Option<&Message>) -> Option<String> {
     // The text only where it is kept: most turns complete, and joining a
     // message's parts costs more than the rest of this check.
-    let text = || message.map(Message::text).filter(|t| !t.is_empty());
+    let text = || message.map(|m| m.text()).filter(|t| !t.is_empty());
     match state {
         TaskState::Failed => text(),
         TaskState::Canceled => Some(text().unwrap_or_else(|| CANCELED_REASON.to_owned())),
@@ -473,7 +475,7 @@ pub(super) async fn abandon(executions: &Executions, job: &Job) -> Result<(), A2
         Ok(stored) => {
             let mut current = Current::from(stored);
             status.context_id.clone_from(&current.task.context_id);
-            status.status.message = Some(agent_text(&current.task, &reason));
+            status.status.message = Some(agent_text(&current.task, &reason).into());
             let event = StreamResponse::from(status);
             persist(
                 store,
@@ -500,7 +502,7 @@ pub(super) async fn abandon(executions: &Executions, job: &Job) -> Result<(), A2
                 history: request.map(|r| r.message).into_iter().collect(),
                 ..Task::default()
             };
-            task.status.message = Some(agent_text(&task, &reason));
+            task.status.message = Some(agent_text(&task, &reason).into());
             status.context_id.clone_from(&task.context_id);
             status.status = task.status.clone();
             let event = StreamResponse::from(status);

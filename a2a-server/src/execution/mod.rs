@@ -657,7 +657,8 @@ impl Executions {
         let token = ctx.cancellation.clone();
         // A new task's history opens with the user's message; a follow-up's
         // stored task already holds it.
-        let message = start.stored.is_none().then(|| ctx.message.clone());
+        // Shared with the agent's context, not copied.
+        let message = start.stored.is_none().then(|| Arc::clone(&ctx.message));
         let executor = self.shared.executor.clone();
         let agent = async move { executor.execute(*ctx, queue).await };
         let producer: actor::Producer =
@@ -767,7 +768,7 @@ pub(crate) async fn publish(
     shared: &Shared,
     caller: &Caller,
     task_id: &str,
-    event: Box<StreamResponse>,
+    event: Arc<StreamResponse>,
     version: Version,
     state: TaskState,
 ) {
@@ -780,7 +781,6 @@ pub(crate) async fn publish(
     if push.is_none() && subscribers.is_none() {
         return;
     }
-    let event: Arc<StreamResponse> = Arc::from(event);
     if let Some(push) = push {
         // Version 0: a new task's snapshot, never stored as a version.
         push.dispatch(

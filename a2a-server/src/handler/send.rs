@@ -103,7 +103,9 @@ impl DefaultRequestHandler {
             push_config_id = Some(Box::pin(push.save_config(&caller, config)).await?.id);
         }
         let mut ctx = Box::new(RequestContext {
-            message,
+            // Shared from here on by the agent's context and the new task's
+            // history.
+            message: Arc::new(message),
             task_id,
             context_id,
             stored_task: existing.as_ref().map(|s| s.task.clone()),
@@ -200,7 +202,7 @@ impl DefaultRequestHandler {
         if !is_retry {
             // The agent's question (its status message) came before this answer.
             stored.task.archive_status_message();
-            stored.task.history.push(recorded.clone());
+            stored.task.history.push(Arc::new(recorded.clone()));
             crate::execution::keep_history(&mut stored.task, self.executions.config().max_history);
             let cause = StreamResponse::Message(recorded);
             stored.version = self

@@ -41,7 +41,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Task, Malformed> {
     let ids = (id.as_str(), context_id.as_str());
     let status = input.status(ids)?;
     let artifacts = input.list(Reader::artifact)?;
-    let history = input.list(|input| input.message(ids))?;
+    let history = input.list(|input| input.message(ids).map(Into::into))?;
     let metadata = input.metadata()?;
     if input.at != bytes.len() {
         return Err(Malformed("trailing bytes"));
@@ -329,7 +329,7 @@ impl<'a> Reader<'a> {
         let state =
             TaskState::from_number(self.byte()?.into()).ok_or(Malformed("unknown task state"))?;
         let message = if self.flag()? {
-            Some(self.message(ids)?)
+            Some(self.message(ids)?.into())
         } else {
             None
         };
@@ -459,12 +459,14 @@ mod tests {
         task.history.push(
             Message::user_text("hi")
                 .with_task_id("a-task-id")
-                .with_context_id("a-context-id"),
+                .with_context_id("a-context-id")
+                .into(),
         );
         task.status.message = Some(
             Message::agent_text("yo")
                 .with_task_id("a-task-id")
-                .with_context_id("a-context-id"),
+                .with_context_id("a-context-id")
+                .into(),
         );
         let mut bytes = Vec::new();
         encode(&task, &mut bytes);
@@ -511,7 +513,7 @@ mod tests {
     #[test]
     fn every_cut_or_corrupt_form_is_an_error_not_a_panic() {
         let mut task = Task::new("t", "c", TaskState::Completed);
-        task.history.push(Message::user_text("hello"));
+        task.history.push(Message::user_text("hello").into());
         task.metadata = Some([("k".to_owned(), Value::from(1.5))].into_iter().collect());
         let mut bytes = Vec::new();
         encode(&task, &mut bytes);

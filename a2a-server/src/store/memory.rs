@@ -688,6 +688,7 @@ mod tests {
         let (id, context) = (task.id.clone(), task.context_id.clone());
         let messages = task.history.iter_mut().chain(task.status.message.as_mut());
         for message in messages {
+            let message = std::sync::Arc::make_mut(message);
             if message.task_id.is_empty() {
                 message.task_id.clone_from(&id);
             }

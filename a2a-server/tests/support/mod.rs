@@ -41,7 +41,7 @@ pub fn status_text(task: &Task) -> String {
     task.status
         .message
         .as_ref()
-        .map(Message::text)
+        .map(|m| m.text())
         .unwrap_or_default()
 }
 

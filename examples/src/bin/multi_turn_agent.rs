@@ -7,7 +7,7 @@
 //! It prints `agent card: http://ADDRESS/.well-known/agent-card.json` once it
 //! listens (give `127.0.0.1:0` to take any free port).
 
-use a2a_core::{A2aError, AgentCard, Message, Role, binding};
+use a2a_core::{A2aError, AgentCard, Role, binding};
 use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
 
 /// Books a hotel: asks for the city, then the number of nights.
@@ -25,7 +25,7 @@ impl AgentExecutor for Booking {
             .iter()
             .flat_map(|task| &task.history)
             .filter(|m| m.role == Role::User && m.message_id != ctx.message.message_id)
-            .map(Message::text)
+            .map(|m| m.text())
             .collect();
         said.push(ctx.message.text());
 

@@ -10,7 +10,7 @@ fn said(task: &Task) -> String {
     task.status
         .message
         .as_ref()
-        .map(Message::text)
+        .map(|m| m.text())
         .unwrap_or_default()
 }
 

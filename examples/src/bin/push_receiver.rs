@@ -102,7 +102,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let state = event.state();
         match &event {
             StreamResponse::StatusUpdate(update) => {
-                let text = update.status.message.as_ref().map(Message::text);
+                let text = update.status.message.as_ref().map(|m| m.text());
                 println!(
                     "notification: {} {}",
                     update.status.state,

@@ -327,3 +327,27 @@ async fn serve_in_background(
         eprintln!("test agent stopped: {err}");
     }
 }
+
+/// A webhook on 127.0.0.1: its URL, and the `traceparent` header of each
+/// delivery it receives, in order (empty when a delivery has none).
+pub async fn traceparent_webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: axum::http::HeaderMap| {
+            let traceparent = headers
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            let _ = tx.send(traceparent);
+            async { "ok" }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port for the webhook");
+    let url = format!("http://{}/hook", listener.local_addr().expect("bound"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}

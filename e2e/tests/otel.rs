@@ -369,27 +369,6 @@ async fn calls_and_errors_are_counted_by_operation_binding_and_code() {
     calls_are_counted_and_timed("a2a.server").await;
 }
 
-/// A webhook that hands over the `traceparent` of each delivery.
-async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |headers: axum::http::HeaderMap| {
-            let traceparent = headers
-                .get("traceparent")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned();
-            let _ = tx.send(traceparent);
-            async { "ok" }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, rx)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_deliveries_are_spans_of_the_trace_and_carry_it_to_the_webhook() {
     let _alone = alone().await;
@@ -403,7 +382,7 @@ async fn push_deliveries_are_spans_of_the_trace_and_carry_it_to_the_webhook() {
     .await
     .unwrap();
     let client = client_for(named("agent-b")(server.addr), a2a_core::binding::JSONRPC);
-    let (url, mut deliveries) = webhook().await;
+    let (url, mut deliveries) = e2e::traceparent_webhook().await;
     let mut request = SendMessageRequest::new(Message::user_text("hi"));
     request.configuration = Some(a2a_core::SendMessageConfiguration {
         task_push_notification_config: Some(a2a_core::TaskPushNotificationConfig {

@@ -143,7 +143,8 @@ impl AgentExecutor for A {
 /// The `traceparent` values an agent received, in order.
 type Heard = Arc<Mutex<Vec<String>>>;
 
-/// Serves `agent` (named `name`) over JSON-RPC, noting every `traceparent`.
+/// Serves `agent` (named `name`) over JSON-RPC, noting every `traceparent`;
+/// its push deliveries may go to loopback webhooks.
 async fn agent<E: AgentExecutor>(name: &str, agent: E, heard: Heard) -> std::net::SocketAddr {
     let name = name.to_owned();
     let sut = e2e::start_service(
@@ -153,7 +154,7 @@ async fn agent<E: AgentExecutor>(name: &str, agent: E, heard: Heard) -> std::net
             card.name = name;
             card
         },
-        |b| b,
+        |b| b.push_address_policy(e2e::loopback_policy()),
         move |service| {
             service.with_authentication(auth::from_fn(move |ctx| {
                 if let Some(value) = ctx.service_params.get("traceparent") {
@@ -368,48 +369,12 @@ async fn a_caller_not_sampled_is_followed_even_at_ratio_one() {
     assert!(exported(trace).is_empty(), "{:#?}", exported(trace));
 }
 
-/// A webhook that hands over the `traceparent` of each delivery.
-async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |headers: axum::http::HeaderMap| {
-            let traceparent = headers
-                .get("traceparent")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned();
-            let _ = tx.send(traceparent);
-            async { "ok" }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, rx)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_delivery_of_a_trace_not_sampled_carries_it_to_the_webhook() {
     let _alone = alone(0.0).await;
     let heard = Heard::default();
-    let server = e2e::start_service(
-        B,
-        card,
-        |b| b.push_address_policy(e2e::loopback_policy()),
-        move |service| {
-            service.with_authentication(auth::from_fn(move |ctx| {
-                if let Some(value) = ctx.service_params.get("traceparent") {
-                    heard.lock().unwrap().push(value.to_owned());
-                }
-                Ok(User::anonymous())
-            }))
-        },
-        HttpConfig::default(),
-    )
-    .await
-    .unwrap();
-    let (url, mut deliveries) = webhook().await;
+    let addr = agent("agent-b", B, heard).await;
+    let (url, mut deliveries) = e2e::traceparent_webhook().await;
     let mut request = SendMessageRequest::new(Message::user_text("hi"));
     request.configuration = Some(a2a_core::SendMessageConfiguration {
         task_push_notification_config: Some(a2a_core::TaskPushNotificationConfig {
@@ -421,12 +386,9 @@ async fn a_push_delivery_of_a_trace_not_sampled_carries_it_to_the_webhook() {
     let trace = TraceId::from(0x9_005_u128);
     let root = tracing::info_span!(target: TEST_TARGET, "user request");
     root.set_parent(remote(trace, false)).unwrap();
-    tracing::Instrument::instrument(
-        client_of(server.addr).send_message(request, None),
-        root.clone(),
-    )
-    .await
-    .unwrap();
+    tracing::Instrument::instrument(client_of(addr).send_message(request, None), root.clone())
+        .await
+        .unwrap();
     drop(root);
 
     let traceparent = tokio::time::timeout(Duration::from_secs(10), deliveries.recv())

@@ -351,3 +351,16 @@ pub async fn traceparent_webhook() -> (String, tokio::sync::mpsc::UnboundedRecei
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, rx)
 }
+
+/// A SendMessage of `text` whose task notifies the webhook at `url`.
+pub fn send_with_webhook(text: &str, url: String) -> a2a_core::SendMessageRequest {
+    let mut request = a2a_core::SendMessageRequest::new(a2a_core::Message::user_text(text));
+    request.configuration = Some(a2a_core::SendMessageConfiguration {
+        task_push_notification_config: Some(a2a_core::TaskPushNotificationConfig {
+            url,
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    request
+}

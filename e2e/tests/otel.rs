@@ -383,14 +383,7 @@ async fn push_deliveries_are_spans_of_the_trace_and_carry_it_to_the_webhook() {
     .unwrap();
     let client = client_for(named("agent-b")(server.addr), a2a_core::binding::JSONRPC);
     let (url, mut deliveries) = e2e::traceparent_webhook().await;
-    let mut request = SendMessageRequest::new(Message::user_text("hi"));
-    request.configuration = Some(a2a_core::SendMessageConfiguration {
-        task_push_notification_config: Some(a2a_core::TaskPushNotificationConfig {
-            url,
-            ..Default::default()
-        }),
-        ..Default::default()
-    });
+    let request = e2e::send_with_webhook("hi", url);
     let root = tracing::info_span!("user request");
     let trace = root.context().span().span_context().trace_id();
     tracing::Instrument::instrument(client.send_message(request, None), root.clone())

@@ -375,14 +375,7 @@ async fn a_push_delivery_of_a_trace_not_sampled_carries_it_to_the_webhook() {
     let heard = Heard::default();
     let addr = agent("agent-b", B, heard).await;
     let (url, mut deliveries) = e2e::traceparent_webhook().await;
-    let mut request = SendMessageRequest::new(Message::user_text("hi"));
-    request.configuration = Some(a2a_core::SendMessageConfiguration {
-        task_push_notification_config: Some(a2a_core::TaskPushNotificationConfig {
-            url,
-            ..Default::default()
-        }),
-        ..Default::default()
-    });
+    let request = e2e::send_with_webhook("hi", url);
     let trace = TraceId::from(0x9_005_u128);
     let root = tracing::info_span!(target: TEST_TARGET, "user request");
     root.set_parent(remote(trace, false)).unwrap();

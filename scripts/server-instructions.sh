@@ -44,6 +44,14 @@ if [ "${BARE:-1}" = 1 ]; then
   # server written on h2.
   a=($(SERVER_ARGS= run grpc-load "$SHORT" "$out/bare-h2-short.cg" bare-h2)); b=($(SERVER_ARGS= run grpc-load "$LONG" "$out/bare-h2-long.cg" bare-h2))
   echo "bare grpc on h2 alone: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
+  # The bare handlers run without a subscriber, where tracing's `log`
+  # fallback makes hyper's and h2's disabled spans cost a record each; the
+  # SDK runs `a2a serve`'s log, where they cost a filter check. The same
+  # two with that log, for a floor without the difference.
+  a=($(SERVER_ARGS=--log run grpc-load "$SHORT" "$out/bare-grpc-log-short.cg" bare-grpc)); b=($(SERVER_ARGS=--log run grpc-load "$LONG" "$out/bare-grpc-log-long.cg" bare-grpc))
+  echo "bare grpc, with a2a serve's log: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
+  a=($(SERVER_ARGS=--log run grpc-load "$SHORT" "$out/bare-h2-log-short.cg" bare-h2)); b=($(SERVER_ARGS=--log run grpc-load "$LONG" "$out/bare-h2-log-long.cg" bare-h2))
+  echo "bare grpc on h2 alone, with a2a serve's log: $(( (b[1]-a[1]) / (b[0]-a[0]) )) instructions per SendMessage (requests ${a[0]} / ${b[0]})"
 fi
 # STREAMS=1: instructions per streaming SendMessage, each on its own
 # connection (`a2a-bench streams`: connect, fetch the card, then all streams

@@ -106,6 +106,12 @@ enum Command {
     Bare {
         #[arg(long)]
         port: u16,
+        /// Install the log `a2a serve` installs, as `sdk` does. Without a
+        /// subscriber, the `log` fallback that sqlx turns on in `tracing`
+        /// makes each of hyper's and h2's disabled spans cost a record
+        /// (about 11,000 instructions a gRPC call).
+        #[arg(long)]
+        log: bool,
     },
     /// Serve the bare reference handler over gRPC: the same work as `bare`
     /// (decode, build the task, encode) on hyper's HTTP/2 with the gRPC
@@ -114,12 +120,24 @@ enum Command {
     BareGrpc {
         #[arg(long)]
         port: u16,
+        /// Install the log `a2a serve` installs, as `sdk` does. Without a
+        /// subscriber, the `log` fallback that sqlx turns on in `tracing`
+        /// makes each of hyper's and h2's disabled spans cost a record
+        /// (about 11,000 instructions a gRPC call).
+        #[arg(long)]
+        log: bool,
     },
     /// Serve the same bare gRPC handler on the h2 crate alone, without
     /// hyper or axum: the floor under any gRPC server written on h2.
     BareH2 {
         #[arg(long)]
         port: u16,
+        /// Install the log `a2a serve` installs, as `sdk` does. Without a
+        /// subscriber, the `log` fallback that sqlx turns on in `tracing`
+        /// makes each of hyper's and h2's disabled spans cost a record
+        /// (about 11,000 instructions a gRPC call).
+        #[arg(long)]
+        log: bool,
     },
     /// Generate load against a JSON-RPC endpoint.
     Load {
@@ -237,6 +255,12 @@ fn one_worker() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+fn install_log_if(log: bool) {
+    if log {
+        sdk::install_log();
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     // As `a2a serve` does: the benchmark measures what it runs.
     let _ = a2a_alloc::disable_transparent_huge_pages();
@@ -272,11 +296,18 @@ fn main() -> anyhow::Result<()> {
             tasks,
             pending,
         } => one_worker()?.block_on(durable::recovery(store, tasks, pending)),
-        Command::Bare { port } => {
+        Command::Bare { port, log } => {
+            install_log_if(log);
             one_worker()?.block_on(async { bare::serve_bare(sdk::listen(port)?).await })
         }
-        Command::BareGrpc { port } => one_worker()?.block_on(bare::serve_bare_grpc(port)),
-        Command::BareH2 { port } => one_worker()?.block_on(bare::serve_bare_h2(port)),
+        Command::BareGrpc { port, log } => {
+            install_log_if(log);
+            one_worker()?.block_on(bare::serve_bare_grpc(port))
+        }
+        Command::BareH2 { port, log } => {
+            install_log_if(log);
+            one_worker()?.block_on(bare::serve_bare_h2(port))
+        }
         Command::Load {
             addr,
             path,

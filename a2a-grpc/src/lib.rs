@@ -10,6 +10,8 @@ mod error;
 mod head;
 #[cfg(feature = "server")]
 mod server;
+#[cfg(feature = "server")]
+mod unary;
 #[cfg(feature = "v03")]
 pub mod v03;
 

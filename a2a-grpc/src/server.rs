@@ -21,8 +21,8 @@ use prost::Message as _;
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::codegen::{BoxFuture, StdError, http};
-use tonic::metadata::{MetadataMap, MetadataValue};
-use tonic::server::{Grpc, NamedService, ServerStreamingService, UnaryService};
+use tonic::metadata::MetadataValue;
+use tonic::server::{Grpc, NamedService, ServerStreamingService};
 
 use crate::convert::{FromProto, ToProto};
 use crate::error::to_status;
@@ -52,11 +52,10 @@ impl GrpcService {
 
     async fn call(
         &self,
-        metadata: MetadataMap,
+        params: ServiceParams,
         extensions: &mut tonic::Extensions,
         request: Request,
     ) -> Result<(CallContext, Response), Status> {
-        let params = ServiceParams::from_headers(metadata.into_headers());
         let (head, mut ctx) = crate::head::head_of(extensions, request.method(), params);
         match self.service.call_checked(&mut ctx, request, head).await {
             Ok(response) => Ok((ctx, response)),
@@ -117,37 +116,57 @@ where
         };
         let this = self.clone();
         Box::pin(async move {
+            if !method.is_streaming() {
+                return Ok(match this.unary(method, request).await {
+                    Ok(response) => response,
+                    Err(status) => status.into_http(),
+                });
+            }
             let mut grpc = Grpc::new(OperationCodec(method)).apply_max_message_size_config(
                 this.max_decoding_message_size,
                 this.max_encoding_message_size,
             );
-            Ok(if method.is_streaming() {
-                grpc.server_streaming(this, request).await
-            } else {
-                grpc.unary(this, request).await
-            })
+            Ok(grpc.server_streaming(this, request).await)
         })
     }
 }
 
-impl UnaryService<Request> for GrpcServer {
-    type Response = GrpcAnswer;
-    type Future = BoxFuture<tonic::Response<GrpcAnswer>, Status>;
-
-    fn call(&mut self, request: tonic::Request<Request>) -> Self::Future {
-        let service = self.service.clone();
-        Box::pin(async move {
-            let (metadata, mut extensions, request) = request.into_parts();
-            let method = request.method();
-            let (ctx, response) = service.call(metadata, &mut extensions, request).await?;
-            match response.into_unary() {
-                Ok(answer) if answer.is_answer_to(method) => {
-                    Ok(reply(&ctx, GrpcAnswer::of(answer)))
-                }
-                Ok(answer) => Err(unexpected(method, answer.kind())),
-                Err(_) => Err(unexpected(method, "Stream")),
-            }
-        })
+impl GrpcServer {
+    /// A unary rpc: its one message read, the operation called and its
+    /// answer framed, with none of tonic's streaming codec (see [`crate::unary`]).
+    async fn unary<B>(
+        &self,
+        method: Method,
+        request: http::Request<B>,
+    ) -> Result<http::Response<tonic::body::Body>, Status>
+    where
+        B: tonic::codegen::Body,
+        B::Error: Into<StdError>,
+    {
+        crate::unary::refuse_compression(request.headers())?;
+        let (mut parts, body) = request.into_parts();
+        let limit = self
+            .max_decoding_message_size
+            .unwrap_or(crate::unary::DEFAULT_MAX_REQUEST);
+        let message = crate::unary::read_message(body, limit).await?;
+        let request = decode(method, message)?;
+        let params = ServiceParams::from_headers(std::mem::take(&mut parts.headers));
+        let (ctx, response) = self
+            .service
+            .call(params, &mut parts.extensions, request)
+            .await?;
+        let answer = match response.into_unary() {
+            Ok(answer) if answer.is_answer_to(method) => GrpcAnswer::of(answer),
+            Ok(answer) => return Err(unexpected(method, answer.kind())),
+            Err(_) => return Err(unexpected(method, "Stream")),
+        };
+        let mut response = crate::unary::answer(answer.framed(self.max_encoding_message_size)?);
+        let extensions =
+            activated_extensions(&ctx).and_then(|v| http::HeaderValue::try_from(v).ok());
+        if let Some(extensions) = extensions {
+            response.headers_mut().insert("a2a-extensions", extensions);
+        }
+        Ok(response)
     }
 }
 
@@ -161,7 +180,8 @@ impl ServerStreamingService<Request> for GrpcServer {
         Box::pin(async move {
             let (metadata, mut extensions, request) = request.into_parts();
             let method = request.method();
-            match service.call(metadata, &mut extensions, request).await? {
+            let params = ServiceParams::from_headers(metadata.into_headers());
+            match service.call(params, &mut extensions, request).await? {
                 (ctx, Response::Stream(events)) => {
                     let events = events.map(|item| match item {
                         Ok(event) => Ok(GrpcAnswer::Event(event.to_proto())),
@@ -177,12 +197,15 @@ impl ServerStreamingService<Request> for GrpcServer {
 
 fn reply<T>(ctx: &CallContext, message: T) -> tonic::Response<T> {
     let mut response = tonic::Response::new(message);
-    if !ctx.activated_extensions.is_empty() {
-        if let Ok(value) = MetadataValue::try_from(ctx.activated_extensions.join(", ")) {
-            response.metadata_mut().insert("a2a-extensions", value);
-        }
+    if let Some(value) = activated_extensions(ctx).and_then(|v| MetadataValue::try_from(v).ok()) {
+        response.metadata_mut().insert("a2a-extensions", value);
     }
     response
+}
+
+/// The `a2a-extensions` value naming the extensions the call activated, if any.
+fn activated_extensions(ctx: &CallContext) -> Option<String> {
+    (!ctx.activated_extensions.is_empty()).then(|| ctx.activated_extensions.join(", "))
 }
 
 /// An answer that is not of the kind the operation has (an interceptor's
@@ -218,25 +241,31 @@ impl Decoder for OperationCodec {
     type Error = Status;
 
     fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Request>, Status> {
-        Ok(Some(match self.0 {
-            Method::SendMessage => Request::SendMessage(Box::new(read(buf)?)),
-            Method::SendStreamingMessage => Request::SendStreamingMessage(Box::new(read(buf)?)),
-            Method::GetTask => Request::GetTask(read(buf)?),
-            Method::ListTasks => Request::ListTasks(read(buf)?),
-            Method::CancelTask => Request::CancelTask(read(buf)?),
-            Method::SubscribeToTask => Request::SubscribeToTask(read(buf)?),
-            Method::CreateTaskPushNotificationConfig => Request::CreatePushConfig(read(buf)?),
-            Method::GetTaskPushNotificationConfig => Request::GetPushConfig(read(buf)?),
-            Method::ListTaskPushNotificationConfigs => Request::ListPushConfigs(read(buf)?),
-            Method::DeleteTaskPushNotificationConfig => Request::DeletePushConfig(read(buf)?),
-            Method::GetExtendedAgentCard => Request::GetExtendedAgentCard(read(buf)?),
-        }))
+        decode(self.0, buf).map(Some)
     }
+}
+
+/// A request message of `method` as the operation's [`Request`].
+fn decode(method: Method, mut buf: impl prost::bytes::Buf) -> Result<Request, Status> {
+    let buf = &mut buf;
+    Ok(match method {
+        Method::SendMessage => Request::SendMessage(Box::new(read(buf)?)),
+        Method::SendStreamingMessage => Request::SendStreamingMessage(Box::new(read(buf)?)),
+        Method::GetTask => Request::GetTask(read(buf)?),
+        Method::ListTasks => Request::ListTasks(read(buf)?),
+        Method::CancelTask => Request::CancelTask(read(buf)?),
+        Method::SubscribeToTask => Request::SubscribeToTask(read(buf)?),
+        Method::CreateTaskPushNotificationConfig => Request::CreatePushConfig(read(buf)?),
+        Method::GetTaskPushNotificationConfig => Request::GetPushConfig(read(buf)?),
+        Method::ListTaskPushNotificationConfigs => Request::ListPushConfigs(read(buf)?),
+        Method::DeleteTaskPushNotificationConfig => Request::DeletePushConfig(read(buf)?),
+        Method::GetExtendedAgentCard => Request::GetExtendedAgentCard(read(buf)?),
+    })
 }
 
 /// One request message: its protobuf, then the core type (a value the core
 /// type cannot hold is the caller's error).
-fn read<T>(buf: &mut DecodeBuf<'_>) -> Result<T, Status>
+fn read<T>(buf: &mut impl prost::bytes::Buf) -> Result<T, Status>
 where
     T: FromProto,
     T::Proto: prost::Message + Default,
@@ -280,6 +309,22 @@ impl GrpcAnswer {
             UnaryResponse::Stream(never) => match never {},
         }
     }
+
+    /// The answer's message with its gRPC prefix, in one buffer; over
+    /// `limit`, `OUT_OF_RANGE`.
+    fn framed(&self, limit: Option<usize>) -> Result<prost::bytes::Bytes, Status> {
+        use crate::unary::frame;
+        match self {
+            GrpcAnswer::SendMessage(m) => frame(m, limit),
+            GrpcAnswer::Task(m) => frame(m, limit),
+            GrpcAnswer::ListTasks(m) => frame(m, limit),
+            GrpcAnswer::PushConfig(m) => frame(m, limit),
+            GrpcAnswer::PushConfigs(m) => frame(m, limit),
+            GrpcAnswer::Empty => frame(&(), limit),
+            GrpcAnswer::AgentCard(m) => frame(m, limit),
+            GrpcAnswer::Event(m) => frame(m, limit),
+        }
+    }
 }
 
 impl Encoder for OperationCodec {
@@ -287,18 +332,11 @@ impl Encoder for OperationCodec {
     type Error = Status;
 
     fn encode(&mut self, answer: GrpcAnswer, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        let written = match &answer {
-            GrpcAnswer::SendMessage(m) => m.encode(buf),
-            GrpcAnswer::Task(m) => m.encode(buf),
-            GrpcAnswer::ListTasks(m) => m.encode(buf),
-            GrpcAnswer::PushConfig(m) => m.encode(buf),
-            GrpcAnswer::PushConfigs(m) => m.encode(buf),
-            GrpcAnswer::Empty => ().encode(buf),
-            GrpcAnswer::AgentCard(m) => m.encode(buf),
-            GrpcAnswer::Event(m) => m.encode(buf),
-        };
-        // The buffer grows as needed: prost fails only on a full one.
-        written.map_err(|err| Status::internal(err.to_string()))
+        use prost::bytes::BufMut as _;
+        // tonic writes the prefix (and checks the limit) itself.
+        let framed = answer.framed(None)?;
+        buf.put_slice(&framed[crate::unary::PREFIX..]);
+        Ok(())
     }
 }
 

@@ -23,16 +23,44 @@ macro_rules! finished_jobs {
 }
 pub(crate) use finished_jobs;
 
+/// The unfinished job states (every state not in [`finished_jobs`]), checked
+/// by the same test. SQLite tests a list of more than two constants through
+/// a temporary table built for each statement (a b-tree opened, a page
+/// zeroed); a list of two it compares in place, so its writer's statements
+/// say "unfinished" where the list is shorter.
+macro_rules! unfinished_jobs {
+    () => {
+        "('PENDING', 'RUNNING')"
+    };
+}
+#[cfg_attr(not(feature = "sqlite"), allow(unused_imports))]
+pub(crate) use unfinished_jobs;
+
 /// The terminal task states (`TaskState::is_terminal`, by their numbers as
 /// the `state` column stores them) as an SQL list, checked by a test. Task
-/// retention's query and its partial index (migration `task_retention`)
-/// both name it, word for word, so the index serves the query.
+/// retention's query and its partial index (PostgreSQL's migration
+/// `task_retention`) both name it, word for word, so the index serves the
+/// query.
 macro_rules! terminal_tasks {
     () => {
         "(3, 4, 5, 7)"
     };
 }
 pub(crate) use terminal_tasks;
+
+/// The terminal task states as a predicate on `state` without a list, the
+/// way SQLite's partial index of them says it (migration
+/// `terminal_index`), checked by a test against `TaskState::is_terminal`.
+/// SQLite tests a list of more than two constants through a temporary
+/// b-tree built each time a statement runs, and a partial index's predicate
+/// runs on every write of a task row; comparisons it tests in place.
+macro_rules! sqlite_terminal_tasks {
+    () => {
+        "state BETWEEN 3 AND 7 AND state <> 6"
+    };
+}
+#[cfg_attr(not(feature = "sqlite"), allow(unused_imports))]
+pub(crate) use sqlite_terminal_tasks;
 
 /// The meta row that recognises the push-credentials key.
 pub(crate) const KEY_CHECK_NAME: &str = "push_key_check";
@@ -338,6 +366,12 @@ mod tests {
             .filter(|state| state.is_finished())
             .collect();
         assert_eq!(finished, JobState::FINISHED);
+        let unfinished: Vec<String> = JobState::ALL
+            .into_iter()
+            .filter(|state| !state.is_finished())
+            .map(|state| format!("'{}'", state.as_str()))
+            .collect();
+        assert_eq!(unfinished_jobs!(), format!("({})", unfinished.join(", ")));
     }
 
     #[test]
@@ -348,5 +382,21 @@ mod tests {
             .map(|state| state.number().to_string())
             .collect();
         assert_eq!(terminal_tasks!(), format!("({})", terminal.join(", ")));
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn sqlites_predicate_of_terminal_tasks_holds_for_the_terminal_states_only() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let query = concat!(
+            "SELECT ",
+            sqlite_terminal_tasks!(),
+            " FROM (SELECT ?1 AS state)"
+        );
+        for number in 0..=i32::from(u8::MAX) {
+            let holds: bool = conn.query_row(query, [number], |row| row.get(0)).unwrap();
+            let terminal = TaskState::from_number(number).is_some_and(|state| state.is_terminal());
+            assert_eq!(holds, terminal, "state {number}");
+        }
     }
 }

@@ -4,7 +4,7 @@ use a2a_server::store::StoreError;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres};
 
-use crate::common::{Bind, JobOp, TaskOp, TaskWrite, WriteScope, finished_jobs};
+use crate::common::{Bind, JobOp, TaskOp, TaskWrite, WriteScope, finished_jobs, terminal_tasks};
 use crate::pg_writer::{PgWriter, count_shard};
 use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::{OpenError, PushKey};
@@ -115,6 +115,12 @@ impl PostgresStore {
 /// it (the default `may_have_push_configs`).
 impl Dialect for PgWrites {
     type Db = Postgres;
+
+    const TERMINAL_TASKS_BEFORE: &'static str = concat!(
+        "SELECT owner_tenant, owner_user, task_id FROM tasks WHERE state IN ",
+        terminal_tasks!(),
+        " AND status_ms < $1 ORDER BY status_ms, seq LIMIT $2"
+    );
 
     async fn write_task(&self, _: &PgPool, write: TaskWrite) -> Result<u64, StoreError> {
         let TaskWrite {

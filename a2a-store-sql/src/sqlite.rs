@@ -23,10 +23,12 @@ use sqlx::{Sqlite, SqlitePool};
 
 use a2a_server::store::StoreError;
 
-use crate::common::{Bind, JobOp, TaskOp, TaskWrite, WriteScope, finished_jobs};
+use crate::common::{
+    Bind, JobChange, JobOp, TaskOp, TaskWrite, WriteScope, sqlite_terminal_tasks, unfinished_jobs,
+};
 use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::webhooks::WebhookTasks;
-use crate::writer::{TaskWriter, Write, WriterOptions};
+use crate::writer::{JobGuard, TaskRow, TaskWriter, Write, WriterOptions};
 use crate::{OpenError, PushKey};
 
 /// The database file's name in the data directory.
@@ -263,6 +265,12 @@ impl SqliteWrites {
 impl Dialect for SqliteWrites {
     type Db = Sqlite;
 
+    const TERMINAL_TASKS_BEFORE: &'static str = concat!(
+        "SELECT owner_tenant, owner_user, task_id FROM tasks WHERE ",
+        sqlite_terminal_tasks!(),
+        " AND status_ms < $1 ORDER BY status_ms, seq LIMIT $2"
+    );
+
     /// Runs the task write in the next group commit.
     async fn write_task(&self, _writer: &SqlitePool, write: TaskWrite) -> Result<u64, StoreError> {
         // One process owns a SQLite store: there is no cluster, and so no
@@ -278,26 +286,58 @@ impl Dialect for SqliteWrites {
         let Some(Bind::Text(event)) = binds.pop() else {
             return Err(StoreError::Backend("a task write without its event".into()));
         };
-        let (sql, job) = match job {
+        // The update statements bind the task's id as ?7.
+        let row = match op {
+            TaskOp::Create => TaskRow::Inserted,
+            TaskOp::Update => TaskRow::Updated(7),
+        };
+        let (sql, guard, job) = match job {
             None => match op {
-                TaskOp::Create => (CREATE, None),
-                TaskOp::Update => (UPDATE, None),
+                TaskOp::Create => (CREATE, None, None),
+                TaskOp::Update => (UPDATE, None, None),
             },
-            Some(job) => {
-                binds.push(Bind::Text(job.task_id));
-                let (sql, job_sql) = match (op, job.op) {
-                    (TaskOp::Create, JobOp::Record) => (CREATE_IF_JOB_FREE, RECORD_JOB),
-                    (TaskOp::Create, JobOp::Finish) => (CREATE_IF_JOB, FINISH_JOB),
-                    (TaskOp::Update, JobOp::Record) => (UPDATE_IF_JOB_FREE, RECORD_JOB),
-                    (TaskOp::Update, JobOp::Finish) => (UPDATE_IF_JOB, FINISH_JOB),
+            Some(JobChange {
+                op: job_op,
+                task_id,
+                binds: job_binds,
+            }) => {
+                // A create checks the job apart (see `JobGuard`); an update
+                // names it in its own statement.
+                let (sql, guard, job_sql) = match (op, job_op) {
+                    (TaskOp::Create, JobOp::Record) => {
+                        let guard = JobGuard {
+                            sql: UNFINISHED_JOB,
+                            task_id,
+                            when_found: false,
+                        };
+                        (CREATE, Some(guard), RECORD_JOB)
+                    }
+                    (TaskOp::Create, JobOp::Finish) => {
+                        let guard = JobGuard {
+                            sql: ANY_JOB,
+                            task_id,
+                            when_found: true,
+                        };
+                        (CREATE, Some(guard), FINISH_JOB)
+                    }
+                    (TaskOp::Update, JobOp::Record) => {
+                        binds.push(Bind::Text(task_id));
+                        (UPDATE_IF_JOB_FREE, None, RECORD_JOB)
+                    }
+                    (TaskOp::Update, JobOp::Finish) => {
+                        binds.push(Bind::Text(task_id));
+                        (UPDATE_IF_JOB, None, FINISH_JOB)
+                    }
                 };
-                (sql, Some((job_sql, job.binds)))
+                (sql, guard, Some((job_sql, job_binds)))
             }
         };
         self.task_writer()?
             .write(Write::Task {
                 sql,
                 binds,
+                guard,
+                row,
                 event,
                 job,
             })
@@ -334,54 +374,44 @@ impl Dialect for SqliteWrites {
 
 delegate_store_traits!(SqliteStore);
 
-// A task write is a guarded statement on the task row that returns the row's
-// seq and new version when it wrote; the writer then appends the event and
-// applies the job change in the same transaction. (The pending_event and
-// pending_job triggers of earlier schema versions stay idle: those columns
-// are left NULL.)
+// A task write is a guarded statement on the task row; when it wrote, the
+// writer appends the event to the row's log and applies the job change in
+// the same transaction (see `TaskRow` for how it finds the row). (The
+// pending_event and pending_job triggers of earlier schema versions stay
+// idle: those columns are left NULL.)
 /// A create: task binds ?1 to ?9.
 const CREATE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
      status_ms, version, task, checkpoint_turn, checkpoint_state) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9) ON CONFLICT (task_id) DO NOTHING \
-     RETURNING seq, version";
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9) ON CONFLICT (task_id) DO NOTHING";
 /// An update: task binds ?1 to ?10.
 const UPDATE: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
      version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
      checkpoint_state = COALESCE(?6, checkpoint_state) \
-     WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 \
-     RETURNING seq, version";
-/// A create that happens only if the task has no unfinished job (?10: the job's task).
-const CREATE_IF_JOB_FREE: &str = concat!(
-    "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
-     status_ms, version, task, checkpoint_turn, checkpoint_state) \
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM jobs \
-     WHERE task_id = ?10 AND state NOT IN ",
-    finished_jobs!(),
-    ") \
-     ON CONFLICT (task_id) DO NOTHING RETURNING seq, version"
+     WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10";
+/// Whether the task (?1) has an unfinished job: a create that records a job
+/// happens only if not.
+const UNFINISHED_JOB: &str = concat!(
+    "SELECT 1 FROM jobs WHERE task_id = ?1 AND state IN ",
+    unfinished_jobs!()
 );
-/// A create that happens only if the task has a job (?10: the job's task).
-const CREATE_IF_JOB: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
-     status_ms, version, task, checkpoint_turn, checkpoint_state) \
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM jobs WHERE task_id = ?10) \
-     ON CONFLICT (task_id) DO NOTHING RETURNING seq, version";
+/// Whether the task (?1) has a job: a create that finishes it happens only if so.
+const ANY_JOB: &str = "SELECT 1 FROM jobs WHERE task_id = ?1";
 /// An update that happens only if the task has no unfinished job (?11: the job's task).
 const UPDATE_IF_JOB_FREE: &str = concat!(
     "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
      version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
      checkpoint_state = COALESCE(?6, checkpoint_state) \
      WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 AND NOT EXISTS \
-     (SELECT 1 FROM jobs WHERE task_id = ?11 AND state NOT IN ",
-    finished_jobs!(),
-    ") \
-     RETURNING seq, version"
+     (SELECT 1 FROM jobs WHERE task_id = ?11 AND state IN ",
+    unfinished_jobs!(),
+    ")"
 );
 /// An update that happens only if the task has a job (?11: the job's task).
 const UPDATE_IF_JOB: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
      version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
      checkpoint_state = COALESCE(?6, checkpoint_state) \
      WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 AND EXISTS \
-     (SELECT 1 FROM jobs WHERE task_id = ?11) RETURNING seq, version";
+     (SELECT 1 FROM jobs WHERE task_id = ?11)";
 /// Records a job, or replaces a finished one (binds as [`JobOp::Record`] lists).
 /// The task statement's guard already made sure no unfinished job is there.
 const RECORD_JOB: &str = concat!(
@@ -391,9 +421,43 @@ const RECORD_JOB: &str = concat!(
      owner_user = excluded.owner_user, state = excluded.state, node = excluded.node, \
      heartbeat_us = excluded.heartbeat_us, attempts = 1, request = excluded.request, \
      reason = excluded.reason, created_us = excluded.created_us, updated_us = excluded.updated_us \
-     WHERE jobs.state IN ",
-    finished_jobs!()
+     WHERE jobs.state NOT IN ",
+    unfinished_jobs!()
 );
 /// Finishes a job (binds as [`JobOp::Finish`] lists).
 const FINISH_JOB: &str =
     "UPDATE jobs SET state = ?2, reason = ?3, updated_us = ?4 WHERE task_id = ?1";
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The query repeats the partial index's predicate, or SQLite would scan
+    /// every task for the few that ended.
+    #[tokio::test]
+    async fn task_retention_reads_the_partial_index_of_terminal_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).await.unwrap();
+        use sqlx::Row as _;
+        let plan: Vec<String> = sqlx::query(&format!(
+            "EXPLAIN QUERY PLAN {}",
+            SqliteWrites::TERMINAL_TASKS_BEFORE
+        ))
+        .bind(0_i64)
+        .bind(10_i64)
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get::<String, _>(3))
+        .collect();
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("tasks_terminal_by_status")),
+            "{plan:?}"
+        );
+        store.close().await;
+    }
+}

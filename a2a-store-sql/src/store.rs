@@ -31,8 +31,8 @@ use sqlx::{
 use crate::common::{
     Bind, JOB_COLUMNS, JobChange, JobOp, JobRow, KEY_CHECK_NAME, TaskOp, TaskWrite, WriteScope,
     backend, checkpoint_columns, checkpoint_from, config_json, event_json, finished_jobs,
-    job_from_row, lease_binds, micros, parse_config, parse_event, parse_task, task_json,
-    terminal_tasks, to_i64, to_u64,
+    job_from_row, lease_binds, micros, parse_config, parse_event, parse_task, task_json, to_i64,
+    to_u64,
 };
 use crate::crypt::{KEY_CHECK, is_sealed};
 use crate::{OpenError, PushKey};
@@ -60,6 +60,12 @@ pub(crate) trait Dialect: Send + Sync + 'static {
         sql: &'static str,
         binds: Vec<Bind>,
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Task retention's query: the owner and id of up to `$2` terminal
+    /// tasks whose last status is older than `$1` (milliseconds), oldest
+    /// first, in the backend's partial index of terminal tasks (whose
+    /// predicate it repeats word for word, or SQLite does not use it).
+    const TERMINAL_TASKS_BEFORE: &'static str;
 
     /// Whether task writes check a [`Cause::lease`] (a store several nodes
     /// share); others ignore it. The default: no.
@@ -486,23 +492,18 @@ where
     }
 
     /// `TaskStore::terminal_before`: a range of the partial index of
-    /// terminal tasks by status time (migration `task_retention`), whose
-    /// predicate this query repeats word for word so that SQLite uses it.
+    /// terminal tasks by status time ([`Dialect::TERMINAL_TASKS_BEFORE`]).
     pub(crate) async fn terminal_tasks_before(
         &self,
         cutoff: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<(Caller, String)>, StoreError> {
-        let rows = sqlx::query(concat!(
-            "SELECT owner_tenant, owner_user, task_id FROM tasks WHERE state IN ",
-            terminal_tasks!(),
-            " AND status_ms < $1 ORDER BY status_ms, seq LIMIT $2"
-        ))
-        .bind(cutoff.timestamp_millis())
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(&self.reader)
-        .await
-        .map_err(backend)?;
+        let rows = sqlx::query(D::TERMINAL_TASKS_BEFORE)
+            .bind(cutoff.timestamp_millis())
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.reader)
+            .await
+            .map_err(backend)?;
         rows.iter()
             .map(|row| {
                 let caller = Caller {

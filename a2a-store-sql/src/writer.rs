@@ -48,20 +48,54 @@ pub(crate) enum Write {
         /// The values.
         binds: Vec<Bind>,
     },
-    /// A task row write that returns the row's `seq` and `version` when it
-    /// wrote (and nothing when its guards refused it); then, only if it
-    /// wrote, the event appended to the task's log and the job change, all in
-    /// the same transaction. Answered with 1 if it wrote, 0 if refused.
+    /// A task row write, which changes the row or (its guards refusing it)
+    /// nothing; then, only if it wrote, the event appended to the task's log
+    /// and the job change, all in the same transaction. Answered with 1 if
+    /// it wrote, 0 if refused.
     Task {
-        /// The task statement (`... RETURNING seq, version`).
+        /// The task statement.
         sql: &'static str,
         /// Its values.
         binds: Vec<Bind>,
+        /// A check the statement runs only after.
+        guard: Option<JobGuard>,
+        /// Which row the statement writes, for the event's append.
+        row: TaskRow,
         /// The event's JSON.
         event: String,
         /// The job change: its statement and values.
         job: Option<(&'static str, Vec<Bind>)>,
     },
+}
+
+/// A check of the task's job that a task insert waits on, run just before it
+/// in the same transaction (where no other write can come between).
+///
+/// Not a `WHERE` of the insert itself: SQLite runs `INSERT ... SELECT ...
+/// WHERE` into a table with triggers (the task counts) through a temporary
+/// table of the selected rows, while `INSERT ... VALUES` writes in place.
+#[derive(Debug)]
+pub(crate) struct JobGuard {
+    /// A query of the job of the task bound as ?1.
+    pub(crate) sql: &'static str,
+    /// The job's task.
+    pub(crate) task_id: String,
+    /// Whether the insert runs when the query finds a row (else when it
+    /// finds none).
+    pub(crate) when_found: bool,
+}
+
+/// The row a task statement writes, found without a `RETURNING` clause:
+/// SQLite gathers returned rows in a temporary table of their own (a b-tree
+/// opened, a page zeroed, about 10,000 instructions a statement), while
+/// the connection already knows the row an insert made.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TaskRow {
+    /// An insert: the connection's last inserted row, at version 1.
+    Inserted,
+    /// An update of the row of the task id bound as parameter `N` (from 1):
+    /// its seq and new version are read back as the event is appended.
+    Updated(usize),
 }
 
 struct Queued {
@@ -255,23 +289,37 @@ fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
         Write::Task {
             sql,
             binds,
+            guard,
+            row,
             event,
             job,
         } => {
-            let mut statement = prepare(conn, sql, binds)?;
-            let written = {
-                let mut rows = statement.raw_query();
-                match rows.next()? {
-                    Some(row) => Some((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?)),
-                    None => None,
+            if let Some(guard) = guard {
+                let found = conn
+                    .prepare_cached(guard.sql)?
+                    .exists([guard.task_id.as_str()])?;
+                if found != guard.when_found {
+                    return Ok(0);
+                }
+            }
+            // Only the statement's own rows count, not its triggers'.
+            if prepare(conn, sql, binds)?.raw_execute()? == 0 {
+                return Ok(0);
+            }
+            match *row {
+                // A trigger's inserts leave the last inserted row as it was
+                // once the statement ends.
+                TaskRow::Inserted => conn
+                    .prepare_cached(APPEND_EVENT)?
+                    .execute(rusqlite::params![conn.last_insert_rowid(), 1, event])?,
+                TaskRow::Updated(number) => {
+                    let Some(Bind::Text(task_id)) = binds.get(number.wrapping_sub(1)) else {
+                        return Err(rusqlite::Error::InvalidParameterCount(number, binds.len()));
+                    };
+                    conn.prepare_cached(APPEND_UPDATED_EVENT)?
+                        .execute(rusqlite::params![task_id, event])?
                 }
             };
-            drop(statement);
-            let Some((seq, version)) = written else {
-                return Ok(0);
-            };
-            conn.prepare_cached(APPEND_EVENT)?
-                .execute(rusqlite::params![seq, version, event])?;
             if let Some((sql, binds)) = job {
                 prepare(conn, sql, binds)?.raw_execute()?;
             }
@@ -283,6 +331,10 @@ fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
 /// Appends a task's event: the task's seq, the version the write made, the
 /// event's JSON.
 const APPEND_EVENT: &str = "INSERT INTO task_events (task_seq, version, event) VALUES (?1, ?2, ?3)";
+/// Appends the event of an update: the updated row's seq and version (read
+/// by the task's unique id), the event's JSON.
+const APPEND_UPDATED_EVENT: &str = "INSERT INTO task_events (task_seq, version, event) \
+     SELECT seq, version, ?2 FROM tasks WHERE task_id = ?1";
 
 /// Prepares `sql` (from the cache) and binds each numbered parameter
 /// (`$N` or `?N`) to `binds[N - 1]`.

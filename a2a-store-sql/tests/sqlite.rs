@@ -263,11 +263,12 @@ async fn the_task_retention_migration_marks_the_jobs_of_canceled_tasks_canceled(
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path()).await.unwrap();
     support::seed_jobs_of_an_older_release(&store).await;
-    // Back to the schema before the migration (5), jobs and all.
+    // Back to the schema before the migration (5), jobs and all (the
+    // migrations after it run again too).
     sqlx::raw_sql(
         "DROP INDEX tasks_terminal_by_status; \
          UPDATE jobs SET state = 'COMPLETED', reason = NULL; \
-         DELETE FROM _sqlx_migrations WHERE version = 6",
+         DELETE FROM _sqlx_migrations WHERE version >= 6",
     )
     .execute(store.pool())
     .await

@@ -316,8 +316,15 @@ fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
                     let Some(Bind::Text(task_id)) = binds.get(number.wrapping_sub(1)) else {
                         return Err(rusqlite::Error::InvalidParameterCount(number, binds.len()));
                     };
-                    conn.prepare_cached(APPEND_UPDATED_EVENT)?
-                        .execute(rusqlite::params![task_id, event])?
+                    let appended = conn
+                        .prepare_cached(APPEND_UPDATED_EVENT)?
+                        .execute(rusqlite::params![task_id, event])?;
+                    // The update just wrote that row: an event with no row
+                    // to go with fails the write rather than go missing.
+                    if appended != 1 {
+                        return Err(rusqlite::Error::QueryReturnedNoRows);
+                    }
+                    appended
                 }
             };
             if let Some((sql, binds)) = job {

@@ -28,6 +28,7 @@ pub(crate) use finished_jobs;
 /// a temporary table built for each statement (a b-tree opened, a page
 /// zeroed); a list of two it compares in place, so its writer's statements
 /// say "unfinished" where the list is shorter.
+#[cfg_attr(not(feature = "sqlite"), allow(unused_macros))]
 macro_rules! unfinished_jobs {
     () => {
         "('PENDING', 'RUNNING')"
@@ -41,11 +42,13 @@ pub(crate) use unfinished_jobs;
 /// retention's query and its partial index (PostgreSQL's migration
 /// `task_retention`) both name it, word for word, so the index serves the
 /// query.
+#[cfg_attr(not(feature = "postgres"), allow(unused_macros))]
 macro_rules! terminal_tasks {
     () => {
         "(3, 4, 5, 7)"
     };
 }
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use terminal_tasks;
 
 /// The terminal task states as a predicate on `state` without a list, the
@@ -54,6 +57,7 @@ pub(crate) use terminal_tasks;
 /// SQLite tests a list of more than two constants through a temporary
 /// b-tree built each time a statement runs, and a partial index's predicate
 /// runs on every write of a task row; comparisons it tests in place.
+#[cfg_attr(not(feature = "sqlite"), allow(unused_macros))]
 macro_rules! sqlite_terminal_tasks {
     () => {
         "state BETWEEN 3 AND 7 AND state <> 6"

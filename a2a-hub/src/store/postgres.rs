@@ -44,6 +44,44 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres
 /// The schema the hub's tables go in unless told otherwise.
 pub(crate) const DEFAULT_SCHEMA: &str = "a2a_hub";
 
+/// How many times a write transaction runs before a deadlock fails it.
+const WRITE_ATTEMPTS: u32 = 5;
+
+/// Why a write transaction failed: PostgreSQL's own error, kept whole so a
+/// deadlock can be told apart, or the hub's.
+#[derive(Debug)]
+enum WriteError {
+    Db(sqlx::Error),
+    Hub(HubError),
+}
+
+impl From<HubError> for WriteError {
+    fn from(err: HubError) -> Self {
+        WriteError::Hub(err)
+    }
+}
+
+impl WriteError {
+    /// PostgreSQL aborted the transaction to break a deadlock (`40P01`) or
+    /// a serialization failure (`40001`): the same transaction again may
+    /// well pass.
+    fn worth_retrying(&self) -> bool {
+        match self {
+            WriteError::Db(sqlx::Error::Database(db)) => {
+                matches!(db.code().as_deref(), Some("40P01" | "40001"))
+            }
+            _ => false,
+        }
+    }
+
+    fn into_hub(self) -> HubError {
+        match self {
+            WriteError::Db(err) => pg_error(&err),
+            WriteError::Hub(err) => err,
+        }
+    }
+}
+
 fn pg_error(err: &impl std::fmt::Display) -> HubError {
     HubError::store(&format!("postgres: {err}"))
 }
@@ -463,15 +501,27 @@ impl PgRecord {
     }
 
     /// Applies `writes` in one transaction, announcing what they changed
-    /// in it.
+    /// in it. A transaction PostgreSQL aborted to break a deadlock (or a
+    /// serialization failure) is run again, as PostgreSQL asks of its
+    /// clients: nothing of it was kept, and its writes are the same.
     pub(crate) async fn write(&self, writes: Vec<Write>) -> Result<(), HubError> {
         if writes.is_empty() {
             return Ok(());
         }
-        let mut tx = self.pool.begin().await.map_err(|e| pg_error(&e))?;
+        let mut attempts = 1;
+        loop {
+            match self.write_once(&writes).await {
+                Err(err) if err.worth_retrying() && attempts < WRITE_ATTEMPTS => attempts += 1,
+                done => return done.map_err(WriteError::into_hub),
+            }
+        }
+    }
+
+    async fn write_once(&self, writes: &[Write]) -> Result<(), WriteError> {
+        let mut tx = self.pool.begin().await.map_err(WriteError::Db)?;
         let mut notices = Vec::new();
         let has_message = writes.iter().any(|w| matches!(w, Write::Message(_)));
-        for write in &writes {
+        for write in writes {
             self.apply(&mut tx, write, has_message, &mut notices)
                 .await?;
         }
@@ -484,7 +534,7 @@ impl PgRecord {
             }
             self.announce(&mut tx, what).await?;
         }
-        tx.commit().await.map_err(|e| pg_error(&e))
+        tx.commit().await.map_err(WriteError::Db)
     }
 
     /// Announces `what` on the hub's channel, delivered to listeners when
@@ -510,8 +560,8 @@ impl PgRecord {
         write: &Write,
         has_message: bool,
         notices: &mut Vec<Noticed>,
-    ) -> Result<(), HubError> {
-        let e = |err: sqlx::Error| pg_error(&err);
+    ) -> Result<(), WriteError> {
+        let e = WriteError::Db;
         match write {
             Write::Message(message) => {
                 let body = serde_json::to_string(&**message).map_err(|e| pg_error(&e))?;
@@ -640,7 +690,7 @@ impl PgRecord {
                 .await
                 .map_err(e)?;
                 if recorded.rows_affected() == 0 {
-                    return Err(HubError::store(&TAKEN_OVER));
+                    return Err(HubError::store(&TAKEN_OVER).into());
                 }
             }
             Write::Delivered { message_id, agent } => {
@@ -662,7 +712,7 @@ impl PgRecord {
                 .await
                 .map_err(e)?;
                 if landed.rows_affected() == 0 {
-                    return Err(HubError::store(&TAKEN_OVER));
+                    return Err(HubError::store(&TAKEN_OVER).into());
                 }
             }
             Write::DeliveryState {

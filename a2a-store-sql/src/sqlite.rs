@@ -301,32 +301,26 @@ impl Dialect for SqliteWrites {
                 task_id,
                 binds: job_binds,
             }) => {
+                // The job change names what the task write waits on: no
+                // unfinished job to record one, a job to finish it.
+                let (job_sql, guard_sql, when_found, update_sql) = match job_op {
+                    JobOp::Record => (RECORD_JOB, UNFINISHED_JOB, false, UPDATE_IF_JOB_FREE),
+                    JobOp::Finish => (FINISH_JOB, ANY_JOB, true, UPDATE_IF_JOB),
+                };
                 // A create checks the job apart (see `JobGuard`); an update
                 // names it in its own statement.
-                let (sql, guard, job_sql) = match (op, job_op) {
-                    (TaskOp::Create, JobOp::Record) => {
+                let (sql, guard) = match op {
+                    TaskOp::Create => {
                         let guard = JobGuard {
-                            sql: UNFINISHED_JOB,
+                            sql: guard_sql,
                             task_id,
-                            when_found: false,
+                            when_found,
                         };
-                        (CREATE, Some(guard), RECORD_JOB)
+                        (CREATE, Some(guard))
                     }
-                    (TaskOp::Create, JobOp::Finish) => {
-                        let guard = JobGuard {
-                            sql: ANY_JOB,
-                            task_id,
-                            when_found: true,
-                        };
-                        (CREATE, Some(guard), FINISH_JOB)
-                    }
-                    (TaskOp::Update, JobOp::Record) => {
+                    TaskOp::Update => {
                         binds.push(Bind::Text(task_id));
-                        (UPDATE_IF_JOB_FREE, None, RECORD_JOB)
-                    }
-                    (TaskOp::Update, JobOp::Finish) => {
-                        binds.push(Bind::Text(task_id));
-                        (UPDATE_IF_JOB, None, FINISH_JOB)
+                        (update_sql, None)
                     }
                 };
                 (sql, guard, Some((job_sql, job_binds)))

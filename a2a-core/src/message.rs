@@ -134,7 +134,40 @@ impl Message {
 
     /// All text parts joined by newlines (the common way to read a reply).
     pub fn text(&self) -> String {
-        let texts: Vec<&str> = self.parts.iter().filter_map(Part::as_text).collect();
-        texts.join("\n")
+        // Written straight into the answer: no list of the parts' texts to
+        // join, and a message of one text part costs one allocation.
+        let mut texts = self.parts.iter().filter_map(Part::as_text);
+        let Some(first) = texts.next() else {
+            return String::new();
+        };
+        let mut text = first.to_owned();
+        for next in texts {
+            text.push('\n');
+            text.push_str(next);
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_joins_the_text_parts_by_newlines_and_skips_the_others() {
+        let message = |parts| Message::new(Role::Agent, parts);
+        assert_eq!(message(vec![]).text(), "");
+        assert_eq!(message(vec![Part::url("https://x.test/a")]).text(), "");
+        assert_eq!(message(vec![Part::text("one")]).text(), "one");
+        assert_eq!(
+            message(vec![
+                Part::text("one"),
+                Part::raw(vec![1, 2]),
+                Part::text(""),
+                Part::text("three"),
+            ])
+            .text(),
+            "one\n\nthree"
+        );
     }
 }

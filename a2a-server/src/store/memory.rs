@@ -42,7 +42,8 @@ struct Record {
     version: Version,
     timestamp_ms: i64,
     state: TaskState,
-    context_id: Box<str>,
+    /// Shared with its context's counts: one copy per context.
+    context_id: Arc<str>,
     /// Boxed: most tasks have none, and then it costs one pointer.
     checkpoint: Option<Box<Checkpoint>>,
 }
@@ -78,7 +79,7 @@ struct Owner {
 struct ContextCounts {
     /// The context id's hash (the store's hasher).
     hash: u64,
-    context: Box<str>,
+    context: Arc<str>,
     /// `u32`: one owner's tasks of one context in one shard stay far below
     /// four billion in any memory, and the entry is 64 bytes instead of 96.
     by_state: [u32; 9],
@@ -93,16 +94,14 @@ impl Owner {
         }
     }
 
-    /// Moves one task of `context` (whose hash is `hash`) from `from` (if it
-    /// was counted) to `to` (if it still is).
-    fn recount(
-        &mut self,
+    /// The counts of `context` (whose hash is `hash`) in `by_context`, made
+    /// if it has none.
+    fn context_counts<'a>(
+        by_context: &'a mut hashbrown::HashTable<ContextCounts>,
         context: &str,
         hash: u64,
-        from: Option<TaskState>,
-        to: Option<TaskState>,
-    ) {
-        let mut entry = match self.by_context.entry(
+    ) -> hashbrown::hash_table::OccupiedEntry<'a, ContextCounts> {
+        match by_context.entry(
             hash,
             |counts| *counts.context == *context,
             |counts| counts.hash,
@@ -113,7 +112,29 @@ impl Owner {
                 context: context.into(),
                 by_state: [0; 9],
             }),
-        };
+        }
+    }
+
+    /// Counts a new task of `context` (whose hash is `hash`) in `state`, and
+    /// gives the context's shared id for the task's record.
+    fn add(&mut self, context: &str, hash: u64, state: TaskState) -> Arc<str> {
+        self.by_state[state as usize] += 1;
+        let mut entry = Self::context_counts(&mut self.by_context, context, hash);
+        let counts = entry.get_mut();
+        counts.by_state[state as usize] += 1;
+        Arc::clone(&counts.context)
+    }
+
+    /// Moves one task of `context` (whose hash is `hash`) from `from` (if it
+    /// was counted) to `to` (if it still is).
+    fn recount(
+        &mut self,
+        context: &str,
+        hash: u64,
+        from: Option<TaskState>,
+        to: Option<TaskState>,
+    ) {
+        let mut entry = Self::context_counts(&mut self.by_context, context, hash);
         let in_context = &mut entry.get_mut().by_state;
         if let Some(from) = from {
             self.by_state[from as usize] -= 1;
@@ -365,12 +386,7 @@ impl TaskStore for InMemoryTaskStore {
                 .entry(caller.clone())
                 .or_insert_with(|| Owner::new(caller)),
         };
-        stats.recount(
-            &task.context_id,
-            context_hash,
-            None,
-            Some(task.status.state),
-        );
+        let context_id = stats.add(&task.context_id, context_hash, task.status.state);
         let owner = stats.caller.clone();
         let record = Record {
             id: task.id.as_str().into(),
@@ -379,7 +395,7 @@ impl TaskStore for InMemoryTaskStore {
             version: 1,
             timestamp_ms: status_timestamp_ms(task),
             state: task.status.state,
-            context_id: task.context_id.as_str().into(),
+            context_id,
             checkpoint: cause.checkpoint.map(|c| Box::new(c.clone())),
         };
         shard

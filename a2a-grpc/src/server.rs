@@ -164,7 +164,9 @@ impl GrpcServer {
         let extensions =
             activated_extensions(&ctx).and_then(|v| http::HeaderValue::try_from(v).ok());
         if let Some(extensions) = extensions {
-            response.headers_mut().insert("a2a-extensions", extensions);
+            response
+                .headers_mut()
+                .insert(http::HeaderName::from_static("a2a-extensions"), extensions);
         }
         Ok(response)
     }

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue};
 /// [`VERSION_HEADER`](a2a_core::VERSION_HEADER) as a header name.
 const VERSION_NAME: HeaderName = HeaderName::from_static("a2a-version");
 /// [`EXTENSIONS_HEADER`](a2a_core::EXTENSIONS_HEADER) as a header name.
-const EXTENSIONS_NAME: HeaderName = HeaderName::from_static("a2a-extensions");
+pub(crate) const EXTENSIONS_NAME: HeaderName = HeaderName::from_static("a2a-extensions");
 /// [`LEGACY_EXTENSIONS_HEADER`](a2a_core::LEGACY_EXTENSIONS_HEADER) as a header name.
 const LEGACY_EXTENSIONS_NAME: HeaderName = HeaderName::from_static("x-a2a-extensions");
 

@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use a2a_core::json_writer::WriteJson;
-use a2a_core::{A2aError, EXTENSIONS_HEADER, ErrorKind, Method, VERSION_HEADER};
+use a2a_core::{A2aError, ErrorKind, Method, VERSION_HEADER};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
@@ -362,7 +362,9 @@ pub(crate) fn with_challenge(
 pub(crate) fn with_extensions(mut response: Response, ctx: &CallContext) -> Response {
     if !ctx.activated_extensions.is_empty() {
         if let Ok(value) = HeaderValue::from_str(&ctx.activated_extensions.join(", ")) {
-            response.headers_mut().insert(EXTENSIONS_HEADER, value);
+            response
+                .headers_mut()
+                .insert(crate::context::EXTENSIONS_NAME, value);
         }
     }
     response
@@ -434,22 +436,48 @@ pub(crate) fn write_jsonrpc_result(
     out.push(b'}');
 }
 
-/// One SSE event carrying `value` as compact JSON (`data: {json}\n\n`),
-/// serialized straight into the frame that goes out: compact JSON never
-/// contains a newline, so it is one `data:` line with nothing to scan, check
-/// or copy afterwards.
-pub(crate) fn sse_event<T: serde::Serialize>(value: &T) -> Bytes {
-    sse_frame(|frame| write_serialized(frame, value))
+/// The SSE events of one stream (`data: {json}\n\n`), each serialized
+/// straight into a buffer the stream keeps: compact JSON never contains a
+/// newline, so an event is one `data:` line with nothing to scan or check.
+///
+/// Each frame leaves as an exact-size copy of the buffer: one allocation a
+/// frame and one a stream. A buffer of its own for each frame would cost
+/// two a frame, as `Bytes` adds a shared header to a buffer it is not
+/// filled to the capacity of.
+#[derive(Debug, Default)]
+pub(crate) struct SseFrames {
+    buffer: Vec<u8>,
 }
 
-/// One SSE event whose compact JSON `write` appends (see [`sse_event`]).
-pub(crate) fn sse_frame(write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
-    let mut frame = Vec::with_capacity(RESPONSE_CAPACITY);
-    frame.extend_from_slice(b"data: ");
-    write(&mut frame);
-    frame.extend_from_slice(b"\n\n");
-    Bytes::from(frame)
+/// The most a stream's frame buffer keeps between frames: a stream that sent
+/// one huge event does not hold its size for the rest of its life.
+const KEPT_FRAME_CAPACITY: usize = 64 * 1024;
+
+impl SseFrames {
+    /// One event carrying `value` as compact JSON.
+    pub(crate) fn event<T: serde::Serialize>(&mut self, value: &T) -> Bytes {
+        self.frame(|frame| write_serialized(frame, value))
+    }
+
+    /// One event whose compact JSON `write` appends.
+    pub(crate) fn frame(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
+        let buffer = &mut self.buffer;
+        buffer.clear();
+        buffer.reserve(RESPONSE_CAPACITY);
+        buffer.extend_from_slice(b"data: ");
+        write(buffer);
+        buffer.extend_from_slice(b"\n\n");
+        let frame = Bytes::copy_from_slice(buffer);
+        if buffer.capacity() > KEPT_FRAME_CAPACITY {
+            *buffer = Vec::new();
+        }
+        frame
+    }
 }
+
+/// Asks reverse proxies (nginx) not to buffer a stream; a ready name, as a
+/// name given as a string is parsed and copied on every response.
+const X_ACCEL_BUFFERING: header::HeaderName = header::HeaderName::from_static("x-accel-buffering");
 
 /// The longest keep-alive interval an SSE stream uses (a longer one is cut to it).
 const LONGEST_KEEP_ALIVE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
@@ -457,7 +485,7 @@ const LONGEST_KEEP_ALIVE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// The SSE comment sent on a stream that has been quiet for the keep-alive interval.
 const KEEP_ALIVE_COMMENT: &[u8] = b":\n\n";
 
-/// An SSE response body: framed events (see [`sse_event`]), with a keep-alive
+/// An SSE response body: framed events (see [`SseFrames`]), with a keep-alive
 /// comment after each quiet interval.
 ///
 /// The keep-alive timer is made and set only when the stream goes quiet (its
@@ -535,7 +563,7 @@ impl<S: Stream<Item = Bytes> + Unpin> hyper::body::Body for SseBody<S> {
     }
 }
 
-/// An SSE response; each item is one framed event (see [`sse_event`]).
+/// An SSE response; each item is one framed event (see [`SseFrames`]).
 pub(crate) fn sse_response(
     events: impl Stream<Item = Bytes> + Send + Unpin + 'static,
     keep_alive: Option<Duration>,
@@ -558,7 +586,7 @@ pub(crate) fn sse_response(
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Ask reverse proxies not to buffer the stream.
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
     response
 }
 
@@ -566,6 +594,25 @@ pub(crate) fn sse_response(
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn a_stream_s_frames_are_whole_and_independent_of_the_buffer_they_came_from() {
+        let mut sse = SseFrames::default();
+        let first = sse.event(&serde_json::json!({"n": 1}));
+        let second = sse.frame(|out| out.extend_from_slice(br#"{"n":2}"#));
+        assert_eq!(&first[..], b"data: {\"n\":1}\n\n");
+        assert_eq!(&second[..], b"data: {\"n\":2}\n\n");
+        // Each frame owns exactly its bytes, not the stream's buffer.
+        assert_eq!(second.len(), b"data: {\"n\":2}\n\n".len());
+        let huge = "x".repeat(2 * KEPT_FRAME_CAPACITY);
+        let big = sse.event(&huge);
+        assert_eq!(big.len(), b"data: \"\"\n\n".len() + huge.len());
+        assert!(
+            sse.buffer.capacity() <= KEPT_FRAME_CAPACITY,
+            "a huge event's buffer is not kept"
+        );
+        assert_eq!(&first[..], b"data: {\"n\":1}\n\n");
+    }
 
     fn pieces(parts: &[&'static str]) -> Body {
         let parts: Vec<Result<Bytes, std::io::Error>> = parts

@@ -202,12 +202,17 @@ pub(crate) type CheckpointStored = oneshot::Sender<Result<(), A2aError>>;
 #[derive(Debug, Clone)]
 pub struct EventQueue {
     sender: mpsc::Sender<Emitted>,
-    task_id: String,
-    context_id: String,
+    /// Shared with the execution that reads the queue.
+    task_id: Arc<str>,
+    context_id: Arc<str>,
 }
 
 impl EventQueue {
-    pub(crate) fn new(sender: mpsc::Sender<Emitted>, task_id: String, context_id: String) -> Self {
+    pub(crate) fn new(
+        sender: mpsc::Sender<Emitted>,
+        task_id: Arc<str>,
+        context_id: Arc<str>,
+    ) -> Self {
         EventQueue {
             sender,
             task_id,
@@ -280,8 +285,8 @@ impl EventQueue {
     /// An agent message bound to this task and context.
     pub fn agent_message(&self, parts: Vec<Part>) -> Message {
         Message::new(Role::Agent, parts)
-            .with_task_id(self.task_id.clone())
-            .with_context_id(self.context_id.clone())
+            .with_task_id(String::from(&*self.task_id))
+            .with_context_id(String::from(&*self.context_id))
     }
 
     /// Replies with a message instead of a task. Only valid as the first event.
@@ -289,7 +294,8 @@ impl EventQueue {
         &self,
         parts: Vec<Part>,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
-        let message = Message::new(Role::Agent, parts).with_context_id(self.context_id.clone());
+        let message =
+            Message::new(Role::Agent, parts).with_context_id(String::from(&*self.context_id));
         self.send(message)
     }
 
@@ -302,8 +308,8 @@ impl EventQueue {
         let mut status = TaskStatus::new(state);
         status.message = message.map(Arc::new);
         self.send(TaskStatusUpdateEvent {
-            task_id: self.task_id.clone(),
-            context_id: self.context_id.clone(),
+            task_id: String::from(&*self.task_id),
+            context_id: String::from(&*self.context_id),
             status,
             metadata: None,
         })
@@ -369,8 +375,8 @@ impl EventQueue {
         artifact: Artifact,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         self.send(TaskArtifactUpdateEvent::new(
-            self.task_id.clone(),
-            self.context_id.clone(),
+            String::from(&*self.task_id),
+            String::from(&*self.context_id),
             artifact,
         ))
     }
@@ -381,8 +387,11 @@ impl EventQueue {
         artifact: Artifact,
         last_chunk: bool,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
-        let mut event =
-            TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
+        let mut event = TaskArtifactUpdateEvent::new(
+            String::from(&*self.task_id),
+            String::from(&*self.context_id),
+            artifact,
+        );
         event.append = true;
         event.last_chunk = last_chunk;
         self.send(event)

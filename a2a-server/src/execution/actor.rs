@@ -42,8 +42,10 @@ enum Flow {
 
 pub(super) struct Actor {
     pub(super) shared: Arc<Shared>,
-    pub(super) task_id: String,
-    pub(super) context_id: String,
+    /// Shared with the execution's slot, its queue and its entry in the
+    /// live map: one allocation per execution, not one per holder.
+    pub(super) task_id: Arc<str>,
+    pub(super) context_id: Arc<str>,
     pub(super) caller: Caller,
     /// The task as stored, once it exists.
     pub(super) task: Option<Current>,
@@ -181,15 +183,15 @@ impl Actor {
 
     fn agent_text(&self, text: &str) -> Message {
         Message::new(Role::Agent, vec![Part::text(text)])
-            .with_task_id(self.task_id.clone())
-            .with_context_id(self.context_id.clone())
+            .with_task_id(String::from(&*self.task_id))
+            .with_context_id(String::from(&*self.context_id))
     }
 
     /// Moves the task to FAILED with `text` (creating it if the agent never did).
     async fn fail(&mut self, text: &str) {
         let mut update = TaskStatusUpdateEvent::new(
-            self.task_id.clone(),
-            self.context_id.clone(),
+            String::from(&*self.task_id),
+            String::from(&*self.context_id),
             TaskState::Failed,
         );
         update.status.message = Some(self.agent_text(text).into());
@@ -216,8 +218,8 @@ impl Actor {
             // only the user's message.
             None => {
                 let unwritten = Task {
-                    id: self.task_id.clone(),
-                    context_id: self.context_id.clone(),
+                    id: String::from(&*self.task_id),
+                    context_id: String::from(&*self.context_id),
                     history: self.message.iter().cloned().collect(),
                     ..Task::default()
                 };
@@ -390,8 +392,8 @@ impl Actor {
                 // Nothing can resume it: one last try at saying why it ended.
                 if let Some(current) = self.task.as_mut() {
                     let mut update = TaskStatusUpdateEvent::new(
-                        self.task_id.clone(),
-                        self.context_id.clone(),
+                        String::from(&*self.task_id),
+                        String::from(&*self.context_id),
                         TaskState::Failed,
                     );
                     update.status.message = Some(
@@ -399,8 +401,8 @@ impl Actor {
                             Role::Agent,
                             vec![Part::text("The task could not be stored.")],
                         )
-                        .with_task_id(self.task_id.clone())
-                        .with_context_id(self.context_id.clone())
+                        .with_task_id(String::from(&*self.task_id))
+                        .with_context_id(String::from(&*self.context_id))
                         .into(),
                     );
                     let event = StreamResponse::from(update);
@@ -645,8 +647,8 @@ impl Actor {
             StreamResponse::Task(task) => task.clone(),
             // Stamped by the caller, once the status it keeps is known.
             _ => Task {
-                id: self.task_id.clone(),
-                context_id: self.context_id.clone(),
+                id: String::from(&*self.task_id),
+                context_id: String::from(&*self.context_id),
                 status: TaskStatus {
                     state: TaskState::Submitted,
                     ..TaskStatus::default()
@@ -665,10 +667,10 @@ impl Actor {
             {
                 // The handler gave it the task's ids already; only a
                 // message that lacks them is copied to set them.
-                if message.task_id != self.task_id || message.context_id != self.context_id {
+                if *message.task_id != *self.task_id || *message.context_id != *self.context_id {
                     let owned = Arc::make_mut(&mut message);
-                    owned.task_id.clone_from(&self.task_id);
-                    owned.context_id.clone_from(&self.context_id);
+                    owned.task_id = String::from(&*self.task_id);
+                    owned.context_id = String::from(&*self.context_id);
                 }
                 task.history.insert(0, message);
             }

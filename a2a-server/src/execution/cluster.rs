@@ -285,7 +285,7 @@ async fn fence(executions: &Executions, unreachable: bool) {
     let Some(jobs) = &shared.jobs else {
         return;
     };
-    let live: Vec<(String, Arc<super::Signals>)> = executions
+    let live: Vec<(Arc<str>, Arc<super::Signals>)> = executions
         .lock_live()
         .iter()
         .map(|(task_id, live)| (task_id.clone(), live.signals.clone()))

@@ -91,7 +91,7 @@ impl Update {
 #[derive(Debug)]
 pub(crate) struct TaskFeeds {
     capacity: usize,
-    feeds: Mutex<HashMap<String, broadcast::Sender<Update>>>,
+    feeds: Mutex<HashMap<Arc<str>, broadcast::Sender<Update>>>,
     /// How many feeds there are, written under the lock: with none (no stream
     /// open anywhere, as with blocking calls only), a look for one is an
     /// atomic read, not a lock and a hash.
@@ -169,7 +169,7 @@ impl TaskFeeds {
         Ok(subscription)
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, broadcast::Sender<Update>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, broadcast::Sender<Update>>> {
         self.feeds
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -178,15 +178,17 @@ impl TaskFeeds {
     /// A new subscriber on a task's feed (created if needed); dropping it
     /// removes the feed once nobody else listens.
     pub(crate) fn subscribe(self: &Arc<Self>, task_id: &str) -> Subscription {
-        let receiver = {
+        // The feed's key is the subscription's id too: one copy per feed.
+        let (task_id, receiver) = {
             let mut feeds = self.lock();
-            match feeds.get(task_id) {
-                Some(sender) => sender.subscribe(),
+            match feeds.get_key_value(task_id) {
+                Some((key, sender)) => (Arc::clone(key), sender.subscribe()),
                 None => {
+                    let key: Arc<str> = Arc::from(task_id);
                     let (sender, receiver) = broadcast::channel(self.capacity);
-                    feeds.insert(task_id.to_owned(), sender);
+                    feeds.insert(Arc::clone(&key), sender);
                     self.open.store(feeds.len(), Ordering::Release);
-                    receiver
+                    (key, receiver)
                 }
             }
         };
@@ -194,7 +196,7 @@ impl TaskFeeds {
             receiver,
             _prune: PruneOnDrop {
                 feeds: self.clone(),
-                task_id: task_id.to_owned(),
+                task_id,
                 counted: None,
             },
         }
@@ -297,7 +299,7 @@ impl Subscription {
 /// caller's subscription.
 struct PruneOnDrop {
     feeds: Arc<TaskFeeds>,
-    task_id: String,
+    task_id: Arc<str>,
     counted: Option<CallerCount>,
 }
 
@@ -330,7 +332,7 @@ impl Drop for PruneOnDrop {
 
 struct SubscriberState {
     receiver: Option<broadcast::Receiver<Update>>,
-    task_id: String,
+    task_id: Arc<str>,
     after: Version,
     kind: StreamKind,
     store: Arc<dyn TaskStore>,
@@ -367,7 +369,7 @@ pub(crate) fn subscriber_stream(
     let Subscription { receiver, _prune } = subscription;
     let state = SubscriberState {
         receiver: Some(receiver),
-        task_id: _prune.task_id.clone(),
+        task_id: Arc::clone(&_prune.task_id),
         after,
         kind,
         store,

@@ -372,7 +372,7 @@ pub(crate) async fn bring_back(executions: &Arc<Executions>, resume_here: bool) 
         let job = match job.state {
             // Still this node's, and nothing runs it here: released, so no
             // heartbeat of this node keeps it looking alive.
-            JobState::Running if mine && !executions.lock_live().contains_key(&task_id) => {
+            JobState::Running if mine && !executions.lock_live().contains_key(task_id.as_str()) => {
                 if let Err(err) = jobs.release(&task_id, shared.clock.now()).await {
                     tracing::debug!(%task_id, error = %err, "a stranded job cannot be released yet");
                     shared.strand(&task_id);

@@ -149,6 +149,8 @@ impl Default for ExecutionConfig {
 
 /// A started execution: its progress (whose signals also tell when it ends).
 pub(crate) struct Started {
+    /// The task's id (shared with the execution).
+    pub(crate) task_id: Arc<str>,
     pub(crate) progress: progress::Watcher,
     /// The execution itself, when the caller drives it (see [`Drive::Inline`]).
     pub(crate) inline: Option<Inline>,
@@ -354,7 +356,7 @@ struct Live {
 /// Starts executions and reaches running ones.
 pub(crate) struct Executions {
     shared: Arc<Shared>,
-    live: Mutex<HashMap<String, Live>>,
+    live: Mutex<HashMap<Arc<str>, Live>>,
     /// Running executions per caller identity (the user, whatever tenant it
     /// names: switching tenants does not escape the limit).
     per_caller: Mutex<HashMap<String, usize>>,
@@ -382,7 +384,7 @@ pub(crate) struct Slot {
     executions: Arc<Executions>,
     /// The caller identity whose count this execution holds (only with a per-caller limit).
     counted: Option<String>,
-    task_id: String,
+    task_id: Arc<str>,
     _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
@@ -391,7 +393,7 @@ impl Drop for Slot {
         if let Some(caller) = &self.counted {
             self.executions.release_count(caller);
         }
-        let live = self.executions.lock_live().remove(&self.task_id);
+        let live = self.executions.lock_live().remove(&*self.task_id);
         if let Some(live) = live {
             live.signals.end();
         }
@@ -419,7 +421,7 @@ impl Executions {
         })
     }
 
-    fn lock_live(&self) -> MutexGuard<'_, HashMap<String, Live>> {
+    fn lock_live(&self) -> MutexGuard<'_, HashMap<Arc<str>, Live>> {
         self.live
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -516,7 +518,9 @@ impl Executions {
             ),
             None => None,
         };
-        let task_id = start.ctx.task_id.clone();
+        // One copy of the id, shared by the live map, the slot, the queue and
+        // the actor.
+        let task_id: Arc<str> = Arc::from(start.ctx.task_id.as_str());
         // Counting per caller costs a map update per execution; only a limit needs it.
         // Anonymous callers are everyone at once (no authentication): only the
         // global limit applies to them.
@@ -543,7 +547,7 @@ impl Executions {
         let (signals, inbox) = Signals::new();
         {
             let mut live = self.lock_live();
-            if live.contains_key(&task_id) {
+            if live.contains_key(&*task_id) {
                 drop(live);
                 if let Some(caller) = &counted {
                     self.release_count(caller);
@@ -553,7 +557,7 @@ impl Executions {
                 )));
             }
             live.insert(
-                task_id.clone(),
+                Arc::clone(&task_id),
                 Live {
                     caller: start.caller.clone(),
                     signals: signals.clone(),
@@ -563,7 +567,7 @@ impl Executions {
         let slot = Slot {
             executions: self.clone(),
             counted,
-            task_id: task_id.clone(),
+            task_id: Arc::clone(&task_id),
             _permit: permit,
         };
         let job = match (&self.shared.jobs, start.resumed) {
@@ -652,8 +656,8 @@ impl Executions {
             (None, Some(observer)) if start.resumed => observer.resumed(&mut ctx),
             (observer, _) => observer,
         };
-        let context_id = ctx.context_id.clone();
-        let queue = EventQueue::new(event_tx, task_id.clone(), context_id.clone());
+        let context_id: Arc<str> = Arc::from(ctx.context_id.as_str());
+        let queue = EventQueue::new(event_tx, Arc::clone(&task_id), Arc::clone(&context_id));
         let token = ctx.cancellation.clone();
         // A new task's history opens with the user's message; a follow-up's
         // stored task already holds it.
@@ -664,6 +668,7 @@ impl Executions {
         let producer: actor::Producer =
             Box::pin(std::panic::AssertUnwindSafe(agent).catch_unwind());
 
+        let started_id = Arc::clone(&task_id);
         let actor = Actor {
             shared: self.shared.clone(),
             task_id,
@@ -696,7 +701,11 @@ impl Executions {
                 execution: Some(Box::pin(execution)),
             }),
         };
-        Ok(Started { progress, inline })
+        Ok(Started {
+            task_id: started_id,
+            progress,
+            inline,
+        })
     }
 
     /// Stops accepting executions and waits up to `deadline` for running ones;

@@ -35,8 +35,10 @@ impl Outcome {
 /// A validated request, ready to start.
 struct Prepared {
     start: Start,
-    /// The stored task, for follow-ups.
-    existing: Option<StoredTask>,
+    /// The stored task, for follow-ups (boxed: a new task, the common case,
+    /// then carries one pointer, and the whole is small enough to move
+    /// through the futures without a box of its own).
+    existing: Option<Box<StoredTask>>,
     history_length: Option<i32>,
     return_immediately: bool,
     /// The inline webhook saved for this execution, removed again if it cannot start.
@@ -49,7 +51,7 @@ impl DefaultRequestHandler {
         ctx: &CallContext,
         request: Box<SendMessageRequest>,
         observer: Option<&mut dyn CallObserver>,
-    ) -> Result<Box<Prepared>, A2aError> {
+    ) -> Result<Prepared, A2aError> {
         validate::message(&request.message)?;
         validate::history_length(request.history_length())?;
         validate::content_types(&self.card, &request.message)?;
@@ -77,7 +79,7 @@ impl DefaultRequestHandler {
             None
         } else {
             let stored = Box::pin(self.follow_up(ctx, &mut message)).await?;
-            Some(stored)
+            Some(Box::new(stored))
         };
         if existing.is_none() && self.quota.applies_to(&caller) {
             Box::pin(self.quota.admit(self.store.as_ref(), &caller)).await?;
@@ -122,13 +124,11 @@ impl DefaultRequestHandler {
             Some(observer) => observer.accepted(&mut ctx).await,
             None => None,
         };
-        // Boxed: it moves through several futures on its way to the start,
-        // and a pointer is cheaper to move than its near kilobyte.
-        Ok(Box::new(Prepared {
+        Ok(Prepared {
             start: Start {
                 ctx,
                 caller,
-                stored: existing.clone().map(Box::new),
+                stored: existing.clone(),
                 resumed: false,
                 observer,
             },
@@ -136,22 +136,24 @@ impl DefaultRequestHandler {
             history_length,
             return_immediately,
             push_config_id,
-        }))
+        })
     }
 
     /// Starts a prepared execution; if it cannot start, forgets its inline webhook.
-    async fn start(&self, prepared: Box<Prepared>, drive: Drive) -> Result<Started, A2aError> {
-        let task_id = prepared.start.ctx.task_id.clone();
-        // Only a start with an inline webhook may need the owner afterwards.
-        let owner = prepared
-            .push_config_id
-            .as_ref()
-            .map(|_| prepared.start.caller.clone());
+    async fn start(&self, prepared: Prepared, drive: Drive) -> Result<Started, A2aError> {
+        // Only a start with an inline webhook may need the owner and the
+        // task afterwards.
+        let owner = prepared.push_config_id.as_ref().map(|_| {
+            (
+                prepared.start.caller.clone(),
+                prepared.start.ctx.task_id.clone(),
+            )
+        });
         let result = self.executions.start(prepared.start, drive).await;
-        if let (Err(_), Some(id), Some(push), Some(owner)) =
+        if let (Err(_), Some(id), Some(push), Some((owner, task_id))) =
             (&result, &prepared.push_config_id, &self.push, &owner)
         {
-            let _ = push.configs().delete(owner, &task_id, id).await;
+            let _ = push.configs().delete(owner, task_id, id).await;
         }
         result
     }
@@ -260,7 +262,6 @@ impl DefaultRequestHandler {
         observer: Option<&mut dyn CallObserver>,
     ) -> Result<SendMessageResponse, A2aError> {
         let prepared = self.prepare(ctx, request, observer).await?;
-        let task_id = prepared.start.ctx.task_id.clone();
         let caller = prepared.start.caller.clone();
         let follow_up = prepared.existing.is_some();
         let (return_immediately, history_length) =
@@ -272,6 +273,7 @@ impl DefaultRequestHandler {
             Drive::Inline
         };
         let Started {
+            task_id,
             mut progress,
             mut inline,
         } = self.start(prepared, drive).await?;
@@ -337,7 +339,6 @@ impl DefaultRequestHandler {
         observer: Option<&mut dyn CallObserver>,
     ) -> Result<EventStream, A2aError> {
         let mut prepared = self.prepare(ctx, request, observer).await?;
-        let task_id = prepared.start.ctx.task_id.clone();
         let caller = prepared.start.caller.clone();
         // A follow-up's stream starts with the task as it stands (the protocol
         // wants a Task first); a new task's creation is its first event anyway.
@@ -347,8 +348,12 @@ impl DefaultRequestHandler {
                 s.version,
             )
         });
-        let updates = self.executions.subscribe(&task_id, &caller)?;
-        let Started { progress, inline } = self.start(prepared, Drive::Inline).await?;
+        let updates = self
+            .executions
+            .subscribe(&prepared.start.ctx.task_id, &caller)?;
+        let Started {
+            progress, inline, ..
+        } = self.start(prepared, Drive::Inline).await?;
         let done = progress.signals().clone();
         // One turn here, so the first events are already waiting when the
         // response starts (and go out with its headers); the rest of the

@@ -22,11 +22,6 @@ use crate::observer::ExecutionObserver;
 use crate::store::{Cause, Checkpoint, JobWrite, Version};
 use crate::{CallContext, Caller, RequestContext};
 
-/// The agent's `execute` future, with panics caught.
-pub(super) type Producer = std::pin::Pin<
-    Box<dyn std::future::Future<Output = std::thread::Result<Result<(), A2aError>>> + Send>,
->;
-
 /// How an agent's `execute` ended.
 enum Outcome {
     Returned(Result<(), A2aError>),
@@ -73,17 +68,21 @@ pub(super) struct Actor {
 }
 
 impl Actor {
-    /// Drives the agent (`producer`, polled in this same task so handing an
-    /// event over needs no cross-task wakeup) and processes its events.
-    pub(super) async fn run(
+    /// Drives the agent (`producer`: its `execute` future with panics caught,
+    /// polled in this same task so handing an event over needs no cross-task
+    /// wakeup) and processes its events. The producer is held inline, not
+    /// boxed: `execute`'s own future is boxed already.
+    pub(super) async fn run<P>(
         mut self,
         mut events: mpsc::Receiver<Emitted>,
         inbox: super::signals::Inbox,
-        producer: Producer,
-    ) {
+        producer: P,
+    ) where
+        P: std::future::Future<Output = std::thread::Result<Result<(), A2aError>>> + Send,
+    {
         #[cfg(feature = "otel")]
         let _active = crate::telemetry::otel::ActiveExecution::start();
-        let mut producer = Some(producer);
+        let mut producer = std::pin::pin!(Some(producer));
         let inactivity = self.shared.config.inactivity_timeout;
         let mut deadline = inactivity.map(|d| Instant::now() + d);
         let shutdown = self.shared.shutdown.clone();
@@ -118,8 +117,8 @@ impl Actor {
                     deadline = inactivity.map(|d| Instant::now() + d);
                     if self.handle(event).await == Flow::Done { break; }
                 }
-                outcome = async { producer.as_mut().expect("guarded by the if below").await }, if producer.is_some() => {
-                    producer = None;
+                outcome = async { producer.as_mut().as_pin_mut().expect("guarded by the if below").await }, if producer.is_some() => {
+                    producer.set(None);
                     let outcome = match outcome {
                         Ok(result) => Outcome::Returned(result),
                         Err(_panic) => Outcome::Panicked,
@@ -149,7 +148,7 @@ impl Actor {
         drop(events);
         self.end_turn().await;
         self.token.cancel();
-        if let Some(producer) = producer {
+        if let Some(producer) = producer.as_mut().as_pin_mut() {
             let _ = tokio::time::timeout(self.shared.config.cancel_grace, producer).await;
         }
     }

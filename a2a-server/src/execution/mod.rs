@@ -665,8 +665,7 @@ impl Executions {
         let message = start.stored.is_none().then(|| Arc::clone(&ctx.message));
         let executor = self.shared.executor.clone();
         let agent = async move { executor.execute(*ctx, queue).await };
-        let producer: actor::Producer =
-            Box::pin(std::panic::AssertUnwindSafe(agent).catch_unwind());
+        let producer = std::panic::AssertUnwindSafe(agent).catch_unwind();
 
         let started_id = Arc::clone(&task_id);
         let actor = Actor {

@@ -436,32 +436,29 @@ pub(crate) fn write_jsonrpc_result(
     out.push(b'}');
 }
 
-/// The SSE events of one stream (`data: {json}\n\n`), each serialized
-/// straight into a buffer the stream keeps: compact JSON never contains a
-/// newline, so an event is one `data:` line with nothing to scan or check.
-///
-/// Each frame leaves as an exact-size copy of the buffer: one allocation a
-/// frame and one a stream. A buffer of its own for each frame would cost
-/// two a frame, as `Bytes` adds a shared header to a buffer it is not
-/// filled to the capacity of.
-#[derive(Debug, Default)]
-pub(crate) struct SseFrames {
-    buffer: Vec<u8>,
+/// One SSE event carrying `value` as compact JSON (`data: {json}\n\n`); see
+/// [`sse_frame`].
+pub(crate) fn sse_event<T: serde::Serialize>(value: &T) -> Bytes {
+    sse_frame(|frame| write_serialized(frame, value))
 }
 
-/// The most a stream's frame buffer keeps between frames: a stream that sent
-/// one huge event does not hold its size for the rest of its life.
+/// The most the frame buffer keeps between frames: one huge event does not
+/// hold its size for the rest of the thread's life.
 const KEPT_FRAME_CAPACITY: usize = 64 * 1024;
 
-impl SseFrames {
-    /// One event carrying `value` as compact JSON.
-    pub(crate) fn event<T: serde::Serialize>(&mut self, value: &T) -> Bytes {
-        self.frame(|frame| write_serialized(frame, value))
+/// One SSE event whose compact JSON `write` appends (`data: {json}\n\n`):
+/// compact JSON never contains a newline, so it is one `data:` line with
+/// nothing to scan or check afterwards.
+///
+/// The frame is written into a buffer the thread keeps and leaves as an
+/// exact-size copy: one allocation a frame, and no memory held by a stream
+/// between its events. A buffer of its own for each frame would cost two,
+/// as `Bytes` adds a shared header to a buffer it does not fill.
+pub(crate) fn sse_frame(write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-
-    /// One event whose compact JSON `write` appends.
-    pub(crate) fn frame(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
-        let buffer = &mut self.buffer;
+    let frame_into = |buffer: &mut Vec<u8>| {
         buffer.clear();
         buffer.reserve(RESPONSE_CAPACITY);
         buffer.extend_from_slice(b"data: ");
@@ -472,7 +469,13 @@ impl SseFrames {
             *buffer = Vec::new();
         }
         frame
-    }
+    };
+    BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+        Ok(mut buffer) => frame_into(&mut buffer),
+        // Only a frame written from inside another's serialization (never
+        // done here) would find it taken: it gets a buffer of its own.
+        Err(_) => frame_into(&mut Vec::new()),
+    })
 }
 
 /// Asks reverse proxies (nginx) not to buffer a stream; a ready name, as a
@@ -485,7 +488,7 @@ const LONGEST_KEEP_ALIVE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// The SSE comment sent on a stream that has been quiet for the keep-alive interval.
 const KEEP_ALIVE_COMMENT: &[u8] = b":\n\n";
 
-/// An SSE response body: framed events (see [`SseFrames`]), with a keep-alive
+/// An SSE response body: framed events (see [`sse_frame`]), with a keep-alive
 /// comment after each quiet interval.
 ///
 /// The keep-alive timer is made and set only when the stream goes quiet (its
@@ -563,7 +566,7 @@ impl<S: Stream<Item = Bytes> + Unpin> hyper::body::Body for SseBody<S> {
     }
 }
 
-/// An SSE response; each item is one framed event (see [`SseFrames`]).
+/// An SSE response; each item is one framed event (see [`sse_frame`]).
 pub(crate) fn sse_response(
     events: impl Stream<Item = Bytes> + Send + Unpin + 'static,
     keep_alive: Option<Duration>,
@@ -596,21 +599,20 @@ mod tests {
     use std::sync::Arc;
 
     #[test]
-    fn a_stream_s_frames_are_whole_and_independent_of_the_buffer_they_came_from() {
-        let mut sse = SseFrames::default();
-        let first = sse.event(&serde_json::json!({"n": 1}));
-        let second = sse.frame(|out| out.extend_from_slice(br#"{"n":2}"#));
+    fn frames_are_whole_and_independent_of_the_buffer_they_came_from() {
+        let first = sse_event(&serde_json::json!({"n": 1}));
+        let second = sse_frame(|out| out.extend_from_slice(br#"{"n":2}"#));
         assert_eq!(&first[..], b"data: {\"n\":1}\n\n");
         assert_eq!(&second[..], b"data: {\"n\":2}\n\n");
-        // Each frame owns exactly its bytes, not the stream's buffer.
-        assert_eq!(second.len(), b"data: {\"n\":2}\n\n".len());
         let huge = "x".repeat(2 * KEPT_FRAME_CAPACITY);
-        let big = sse.event(&huge);
+        let big = sse_event(&huge);
         assert_eq!(big.len(), b"data: \"\"\n\n".len() + huge.len());
-        assert!(
-            sse.buffer.capacity() <= KEPT_FRAME_CAPACITY,
-            "a huge event's buffer is not kept"
-        );
+        // A frame written while another is being written gets its own buffer.
+        let nested = sse_frame(|out| {
+            let inner = sse_frame(|out| out.extend_from_slice(b"1"));
+            out.extend_from_slice(&inner[..inner.len() - 2]);
+        });
+        assert_eq!(&nested[..], b"data: data: 1\n\n");
         assert_eq!(&first[..], b"data: {\"n\":1}\n\n");
     }
 

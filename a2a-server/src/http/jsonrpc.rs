@@ -10,9 +10,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::common::{
-    BodyRefused, SseFrames, call_context, is_json_content_type, json_response, read_body,
-    sse_response, to_json, unsupported_content_type, with_challenge, with_extensions, write_answer,
-    write_jsonrpc_result,
+    BodyRefused, call_context, is_json_content_type, json_response, read_body, sse_event,
+    sse_frame, sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
+    write_answer, write_jsonrpc_result,
 };
 #[cfg(feature = "v03")]
 use super::jsonrpc_v03;
@@ -298,12 +298,11 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     };
     let body = match answer {
         service::Response::Stream(events) => {
-            let mut sse = SseFrames::default();
             let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
                 Ok(event) => {
-                    sse.frame(|frame| write_jsonrpc_result(frame, &id, |out| event.write_json(out)))
+                    sse_frame(|frame| write_jsonrpc_result(frame, &id, |out| event.write_json(out)))
                 }
-                Err(err) => sse.event(&JsonRpcResponse::<()>::failure(
+                Err(err) => sse_event(&JsonRpcResponse::<()>::failure(
                     id.clone(),
                     err.to_jsonrpc(),
                 )),

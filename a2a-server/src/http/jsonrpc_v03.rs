@@ -24,7 +24,7 @@ use serde_json::value::RawValue;
 
 use super::HttpState;
 use super::common::{
-    SseFrames, call_context, json_response, sse_response, to_json, with_challenge, with_extensions,
+    call_context, json_response, sse_event, sse_response, to_json, with_challenge, with_extensions,
 };
 use crate::service::{self, Request};
 
@@ -199,13 +199,12 @@ pub(crate) async fn handle(
         }
     };
     if let service::Response::Stream(events) = answer {
-        let mut sse = SseFrames::default();
         let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
-            Ok(event) => sse.event(&JsonRpcResponse::success(
+            Ok(event) => sse_event(&JsonRpcResponse::success(
                 id.clone(),
                 &v03::Event::from_v1(event),
             )),
-            Err(err) => sse.event(&JsonRpcResponse::<()>::failure(
+            Err(err) => sse_event(&JsonRpcResponse::<()>::failure(
                 id.clone(),
                 v03::error_to_v03(&err),
             )),

@@ -17,8 +17,9 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    BodyRefused, SseFrames, answer_json, call_context, is_json_content_type, json_response,
-    read_body, sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
+    BodyRefused, answer_json, call_context, is_json_content_type, json_response, read_body,
+    sse_event, sse_frame, sse_response, to_json, unsupported_content_type, with_challenge,
+    with_extensions,
 };
 use a2a_core::operation::RequestOf;
 
@@ -209,10 +210,9 @@ pub(crate) async fn handle(State(state): State<HttpState>, request: Request) -> 
     };
     let body = match answer {
         service::Response::Stream(events) => {
-            let mut sse = SseFrames::default();
-            let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
-                Ok(event) => sse.frame(|frame| event.write_json(frame)),
-                Err(err) => sse.event(&err.to_http_body()),
+            let frames = events.map(|item: Result<StreamResponse, A2aError>| match item {
+                Ok(event) => sse_frame(|frame| event.write_json(frame)),
+                Err(err) => sse_event(&err.to_http_body()),
             });
             return with_extensions(sse_response(frames, state.config.keep_alive), &ctx);
         }

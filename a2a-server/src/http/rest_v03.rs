@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::HttpState;
 use super::common::{
-    BodyRefused, SseFrames, call_context, is_json_content_type, json_response, read_body,
+    BodyRefused, call_context, is_json_content_type, json_response, read_body, sse_event,
     sse_response, to_json, unsupported_content_type, with_challenge, with_extensions,
 };
 use crate::auth::HeadCheck;
@@ -117,10 +117,9 @@ pub(crate) async fn handle(state: State<HttpState>, request: Request) -> Respons
         }
     };
     if let service::Response::Stream(events) = answer {
-        let mut sse = SseFrames::default();
-        let frames = events.map(move |item: Result<StreamResponse, A2aError>| match item {
-            Ok(event) => sse.event(&v03::Event::from_v1(event).to_protojson()),
-            Err(err) => sse.event(&proto::ErrorBody {
+        let frames = events.map(|item: Result<StreamResponse, A2aError>| match item {
+            Ok(event) => sse_event(&v03::Event::from_v1(event).to_protojson()),
+            Err(err) => sse_event(&proto::ErrorBody {
                 message: err.message().to_owned(),
             }),
         });

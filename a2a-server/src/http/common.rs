@@ -446,6 +446,11 @@ pub(crate) fn sse_event<T: serde::Serialize>(value: &T) -> Bytes {
 /// hold its size for the rest of the thread's life.
 const KEPT_FRAME_CAPACITY: usize = 64 * 1024;
 
+thread_local! {
+    /// Where [`sse_frame`] writes each frame before copying it out.
+    static FRAME_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// One SSE event whose compact JSON `write` appends (`data: {json}\n\n`):
 /// compact JSON never contains a newline, so it is one `data:` line with
 /// nothing to scan or check afterwards.
@@ -455,9 +460,6 @@ const KEPT_FRAME_CAPACITY: usize = 64 * 1024;
 /// between its events. A buffer of its own for each frame would cost two,
 /// as `Bytes` adds a shared header to a buffer it does not fill.
 pub(crate) fn sse_frame(write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
-    thread_local! {
-        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
     let frame_into = |buffer: &mut Vec<u8>| {
         buffer.clear();
         buffer.reserve(RESPONSE_CAPACITY);
@@ -470,7 +472,7 @@ pub(crate) fn sse_frame(write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
         }
         frame
     };
-    BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+    FRAME_BUFFER.with(|buffer| match buffer.try_borrow_mut() {
         Ok(mut buffer) => frame_into(&mut buffer),
         // Only a frame written from inside another's serialization (never
         // done here) would find it taken: it gets a buffer of its own.
@@ -607,6 +609,11 @@ mod tests {
         let huge = "x".repeat(2 * KEPT_FRAME_CAPACITY);
         let big = sse_event(&huge);
         assert_eq!(big.len(), b"data: \"\"\n\n".len() + huge.len());
+        let kept = FRAME_BUFFER.with(|buffer| buffer.borrow().capacity());
+        assert!(
+            kept <= KEPT_FRAME_CAPACITY,
+            "a huge event's buffer is not kept ({kept} bytes)"
+        );
         // A frame written while another is being written gets its own buffer.
         let nested = sse_frame(|out| {
             let inner = sse_frame(|out| out.extend_from_slice(b"1"));

@@ -285,8 +285,8 @@ impl EventQueue {
     /// An agent message bound to this task and context.
     pub fn agent_message(&self, parts: Vec<Part>) -> Message {
         Message::new(Role::Agent, parts)
-            .with_task_id(String::from(&*self.task_id))
-            .with_context_id(String::from(&*self.context_id))
+            .with_task_id(&*self.task_id)
+            .with_context_id(&*self.context_id)
     }
 
     /// Replies with a message instead of a task. Only valid as the first event.
@@ -294,8 +294,7 @@ impl EventQueue {
         &self,
         parts: Vec<Part>,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
-        let message =
-            Message::new(Role::Agent, parts).with_context_id(String::from(&*self.context_id));
+        let message = Message::new(Role::Agent, parts).with_context_id(&*self.context_id);
         self.send(message)
     }
 
@@ -375,8 +374,8 @@ impl EventQueue {
         artifact: Artifact,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
         self.send(TaskArtifactUpdateEvent::new(
-            String::from(&*self.task_id),
-            String::from(&*self.context_id),
+            &*self.task_id,
+            &*self.context_id,
             artifact,
         ))
     }
@@ -387,11 +386,7 @@ impl EventQueue {
         artifact: Artifact,
         last_chunk: bool,
     ) -> impl Future<Output = Result<(), A2aError>> + Send + '_ {
-        let mut event = TaskArtifactUpdateEvent::new(
-            String::from(&*self.task_id),
-            String::from(&*self.context_id),
-            artifact,
-        );
+        let mut event = TaskArtifactUpdateEvent::new(&*self.task_id, &*self.context_id, artifact);
         event.append = true;
         event.last_chunk = last_chunk;
         self.send(event)

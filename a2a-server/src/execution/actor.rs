@@ -182,17 +182,14 @@ impl Actor {
 
     fn agent_text(&self, text: &str) -> Message {
         Message::new(Role::Agent, vec![Part::text(text)])
-            .with_task_id(String::from(&*self.task_id))
-            .with_context_id(String::from(&*self.context_id))
+            .with_task_id(&*self.task_id)
+            .with_context_id(&*self.context_id)
     }
 
     /// Moves the task to FAILED with `text` (creating it if the agent never did).
     async fn fail(&mut self, text: &str) {
-        let mut update = TaskStatusUpdateEvent::new(
-            String::from(&*self.task_id),
-            String::from(&*self.context_id),
-            TaskState::Failed,
-        );
+        let mut update =
+            TaskStatusUpdateEvent::new(&*self.task_id, &*self.context_id, TaskState::Failed);
         update.status.message = Some(self.agent_text(text).into());
         match self.persist_event(Arc::new(update.into()), None).await {
             Ok(_) => {}
@@ -391,8 +388,8 @@ impl Actor {
                 // Nothing can resume it: one last try at saying why it ended.
                 if let Some(current) = self.task.as_mut() {
                     let mut update = TaskStatusUpdateEvent::new(
-                        String::from(&*self.task_id),
-                        String::from(&*self.context_id),
+                        &*self.task_id,
+                        &*self.context_id,
                         TaskState::Failed,
                     );
                     update.status.message = Some(
@@ -400,8 +397,8 @@ impl Actor {
                             Role::Agent,
                             vec![Part::text("The task could not be stored.")],
                         )
-                        .with_task_id(String::from(&*self.task_id))
-                        .with_context_id(String::from(&*self.context_id))
+                        .with_task_id(&*self.task_id)
+                        .with_context_id(&*self.context_id)
                         .into(),
                     );
                     let event = StreamResponse::from(update);

@@ -5,6 +5,8 @@
 #[cfg(feature = "client")]
 mod client;
 pub mod convert;
+#[cfg(feature = "server")]
+mod encode;
 mod error;
 #[cfg(feature = "server")]
 mod head;

@@ -186,7 +186,7 @@ impl ServerStreamingService<Request> for GrpcServer {
             match service.call(params, &mut extensions, request).await? {
                 (ctx, Response::Stream(events)) => {
                     let events = events.map(|item| match item {
-                        Ok(event) => Ok(GrpcAnswer::Event(event.to_proto())),
+                        Ok(event) => Ok(GrpcAnswer::Event(event)),
                         Err(err) => Err(to_status(&err)),
                     });
                     Ok(reply(&ctx, Box::pin(events) as Self::ResponseStream))
@@ -277,15 +277,19 @@ where
     T::from_proto(proto).map_err(|err| to_status(&A2aError::from(err)))
 }
 
-/// An answer's protobuf message, to write.
+/// An answer to write as its protobuf message.
+///
+/// The task-bearing answers are the core values themselves: they are
+/// written straight from them, with no copy into the generated types
+/// (see `encode.rs`).
 #[derive(Debug)]
 pub enum GrpcAnswer {
     /// `SendMessage`.
-    SendMessage(pb::SendMessageResponse),
+    SendMessage(a2a_core::SendMessageResponse),
     /// `GetTask` / `CancelTask`.
-    Task(pb::Task),
+    Task(a2a_core::Task),
     /// `ListTasks`.
-    ListTasks(pb::ListTasksResponse),
+    ListTasks(a2a_core::ListTasksResponse),
     /// Create / Get push config.
     PushConfig(pb::TaskPushNotificationConfig),
     /// List push configs.
@@ -295,15 +299,15 @@ pub enum GrpcAnswer {
     /// `GetExtendedAgentCard`.
     AgentCard(pb::AgentCard),
     /// One event of a stream.
-    Event(pb::StreamResponse),
+    Event(a2a_core::StreamResponse),
 }
 
 impl GrpcAnswer {
     fn of(response: UnaryResponse) -> GrpcAnswer {
         match response {
-            UnaryResponse::SendMessage(r) => GrpcAnswer::SendMessage(r.to_proto()),
-            UnaryResponse::Task(t) => GrpcAnswer::Task(t.to_proto()),
-            UnaryResponse::ListTasks(r) => GrpcAnswer::ListTasks(r.to_proto()),
+            UnaryResponse::SendMessage(r) => GrpcAnswer::SendMessage(r),
+            UnaryResponse::Task(t) => GrpcAnswer::Task(t),
+            UnaryResponse::ListTasks(r) => GrpcAnswer::ListTasks(r),
             UnaryResponse::PushConfig(c) => GrpcAnswer::PushConfig(c.to_proto()),
             UnaryResponse::PushConfigs(c) => GrpcAnswer::PushConfigs(c.to_proto()),
             UnaryResponse::Empty => GrpcAnswer::Empty,
@@ -315,15 +319,16 @@ impl GrpcAnswer {
     /// The answer's message with its gRPC prefix, in one buffer; over
     /// `limit`, `OUT_OF_RANGE`.
     fn framed(&self, limit: Option<usize>) -> Result<prost::bytes::Bytes, Status> {
+        use crate::encode::Prost;
         use crate::unary::frame;
         match self {
             GrpcAnswer::SendMessage(m) => frame(m, limit),
             GrpcAnswer::Task(m) => frame(m, limit),
             GrpcAnswer::ListTasks(m) => frame(m, limit),
-            GrpcAnswer::PushConfig(m) => frame(m, limit),
-            GrpcAnswer::PushConfigs(m) => frame(m, limit),
-            GrpcAnswer::Empty => frame(&(), limit),
-            GrpcAnswer::AgentCard(m) => frame(m, limit),
+            GrpcAnswer::PushConfig(m) => frame(&Prost(m), limit),
+            GrpcAnswer::PushConfigs(m) => frame(&Prost(m), limit),
+            GrpcAnswer::Empty => frame(&Prost(&()), limit),
+            GrpcAnswer::AgentCard(m) => frame(&Prost(m), limit),
             GrpcAnswer::Event(m) => frame(m, limit),
         }
     }

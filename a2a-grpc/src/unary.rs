@@ -184,7 +184,10 @@ impl Received {
 
 /// `message` with its prefix, in one buffer; `OUT_OF_RANGE` (as tonic
 /// answers it) when it is over `limit`.
-pub(crate) fn frame(message: &impl prost::Message, limit: Option<usize>) -> Result<Bytes, Status> {
+pub(crate) fn frame(
+    message: &impl crate::encode::Encode,
+    limit: Option<usize>,
+) -> Result<Bytes, Status> {
     let length = message.encoded_len();
     let over = limit.is_some_and(|limit| length > limit);
     let declared = u32::try_from(length).ok().filter(|_| !over);
@@ -197,9 +200,9 @@ pub(crate) fn frame(message: &impl prost::Message, limit: Option<usize>) -> Resu
     let mut framed = Vec::with_capacity(PREFIX + length);
     framed.push(0);
     framed.extend_from_slice(&declared.to_be_bytes());
-    // Into a `Vec`: prost writes a field, and a varint's byte, at a time,
+    // Into a `Vec`: a field, and a varint's byte, is written at a time,
     // which a `Vec` takes as plain stores.
-    message.encode_raw(&mut framed);
+    message.encode(&mut framed);
     Ok(Bytes::from(framed))
 }
 
@@ -351,7 +354,7 @@ mod tests {
             id: "task-1".into(),
             ..Default::default()
         };
-        let framed = frame(&message, None).unwrap();
+        let framed = frame(&crate::encode::Prost(&message), None).unwrap();
         assert_eq!(framed[0], 0);
         let length = u32::from_be_bytes(framed[1..5].try_into().unwrap()) as usize;
         assert_eq!(length, prost::Message::encoded_len(&message));
@@ -364,7 +367,7 @@ mod tests {
         assert_eq!(collected.trailers().unwrap()["grpc-status"], "0");
         assert_eq!(collected.to_bytes(), framed);
 
-        let refused = frame(&message, Some(3)).unwrap_err();
+        let refused = frame(&crate::encode::Prost(&message), Some(3)).unwrap_err();
         assert_eq!(refused.code(), tonic::Code::OutOfRange);
     }
 }

@@ -36,16 +36,6 @@ impl<M: prost::Message> Encode for Prost<'_, M> {
     }
 }
 
-impl<T: Encode + ?Sized> Encode for &T {
-    fn encoded_len(&self) -> usize {
-        (**self).encoded_len()
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) {
-        (**self).encode(out);
-    }
-}
-
 // ===== the wire format's pieces =====
 
 const VARINT: u64 = 0;

@@ -16,8 +16,16 @@
 //! `tracing` bridge, and their trace context still goes on to the agents
 //! they call (`a2a_server::telemetry::otel::sample_at_entry`).
 //!
+//! Spans over HTTP/protobuf are written by an exporter of this crate
+//! ([`otlp_spans`]), which encodes the SDK's spans in one pass instead of
+//! converting them to the generated types first; metrics, and spans over
+//! gRPC, use the standard exporters.
+//!
 //! Built without the feature, `a2a serve` says so once at start when one of
 //! those variables asks for an export it cannot make.
+
+#[cfg(feature = "otel")]
+mod otlp_spans;
 
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -320,11 +328,11 @@ mod otel {
             .with_resource(resource.clone())
             .with_sampler(sampler);
         tracer = match protocol("TRACES")? {
-            Protocol::HttpProtobuf => tracer.with_batch_exporter(
-                opentelemetry_otlp::SpanExporter::builder()
-                    .with_http()
-                    .build()?,
-            ),
+            Protocol::HttpProtobuf => {
+                tracer.with_batch_exporter(super::otlp_spans::HttpSpanExporter::new(
+                    super::otlp_spans::HttpConfig::from_env(|name| std::env::var(name).ok())?,
+                )?)
+            }
             Protocol::Grpc => tracer.with_batch_exporter(OnRuntime::build(|| {
                 opentelemetry_otlp::SpanExporter::builder()
                     .with_tonic()

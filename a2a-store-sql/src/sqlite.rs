@@ -373,12 +373,20 @@ delegate_store_traits!(SqliteStore);
 // the same transaction (see `TaskRow` for how it finds the row). (The
 // pending_event and pending_job triggers of earlier schema versions stay
 // idle: those columns are left NULL.)
+//
+// The statements on `tasks` fire the count triggers, so each writes several
+// rows; under the default conflict policy (ABORT) SQLite would undo a
+// failing one alone, and to be able to it copies every page such a
+// statement touches into a statement journal first. The writer never keeps
+// part of a transaction: any error rolls all of it back. So they fail
+// (`OR FAIL`) without that journal; the trigger statements take the policy
+// of the statement that fired them.
 /// A create: task binds ?1 to ?9.
-const CREATE: &str = "INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
+const CREATE: &str = "INSERT OR FAIL INTO tasks (task_id, owner_tenant, owner_user, context_id, state, \
      status_ms, version, task, checkpoint_turn, checkpoint_state) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9) ON CONFLICT (task_id) DO NOTHING";
 /// An update: task binds ?1 to ?10.
-const UPDATE: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
+const UPDATE: &str = "UPDATE OR FAIL tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
      version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
      checkpoint_state = COALESCE(?6, checkpoint_state) \
      WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10";
@@ -392,7 +400,7 @@ const UNFINISHED_JOB: &str = concat!(
 const ANY_JOB: &str = "SELECT 1 FROM jobs WHERE task_id = ?1";
 /// An update that happens only if the task has no unfinished job (?11: the job's task).
 const UPDATE_IF_JOB_FREE: &str = concat!(
-    "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
+    "UPDATE OR FAIL tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
      version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
      checkpoint_state = COALESCE(?6, checkpoint_state) \
      WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 AND NOT EXISTS \
@@ -401,7 +409,7 @@ const UPDATE_IF_JOB_FREE: &str = concat!(
     ")"
 );
 /// An update that happens only if the task has a job (?11: the job's task).
-const UPDATE_IF_JOB: &str = "UPDATE tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
+const UPDATE_IF_JOB: &str = "UPDATE OR FAIL tasks SET context_id = ?1, state = ?2, status_ms = ?3, \
      version = version + 1, task = ?4, checkpoint_turn = COALESCE(?5, checkpoint_turn), \
      checkpoint_state = COALESCE(?6, checkpoint_state) \
      WHERE task_id = ?7 AND owner_tenant = ?8 AND owner_user = ?9 AND version = ?10 AND EXISTS \

@@ -262,7 +262,9 @@ fn backend(err: rusqlite::Error) -> StoreError {
 fn run_batch(conn: &Connection, batch: &[Queued]) -> Result<Vec<u64>, rusqlite::Error> {
     // IMMEDIATE takes the write lock now (waiting up to the busy timeout for
     // another connection's write), so the commit cannot fail on it later.
-    conn.execute_batch("BEGIN IMMEDIATE")?;
+    // Both ends come from the statement cache: `execute_batch` would parse
+    // them again for every batch.
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
     let mut results = Vec::with_capacity(batch.len());
     for queued in batch {
         match apply(conn, &queued.write) {
@@ -273,7 +275,10 @@ fn run_batch(conn: &Connection, batch: &[Queued]) -> Result<Vec<u64>, rusqlite::
             }
         }
     }
-    if let Err(err) = conn.execute_batch("COMMIT") {
+    if let Err(err) = conn
+        .prepare_cached("COMMIT")
+        .and_then(|mut commit| commit.execute([]))
+    {
         let _ = conn.execute_batch("ROLLBACK");
         return Err(err);
     }
@@ -316,15 +321,16 @@ fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
                     let Some(Bind::Text(task_id)) = binds.get(number.wrapping_sub(1)) else {
                         return Err(rusqlite::Error::InvalidParameterCount(number, binds.len()));
                     };
-                    let appended = conn
-                        .prepare_cached(APPEND_UPDATED_EVENT)?
-                        .execute(rusqlite::params![task_id, event])?;
                     // The update just wrote that row: an event with no row
-                    // to go with fails the write rather than go missing.
-                    if appended != 1 {
-                        return Err(rusqlite::Error::QueryReturnedNoRows);
-                    }
-                    appended
+                    // to go with fails the write (no row found) rather than
+                    // go missing. Read first, then one row inserted: an
+                    // `INSERT ... SELECT` would count as a write of many
+                    // rows, and be given a statement journal.
+                    let (seq, version): (i64, i64) = conn
+                        .prepare_cached(UPDATED_ROW)?
+                        .query_row([task_id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))?;
+                    conn.prepare_cached(APPEND_EVENT)?
+                        .execute(rusqlite::params![seq, version, event])?
                 }
             };
             if let Some((sql, binds)) = job {
@@ -338,10 +344,9 @@ fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
 /// Appends a task's event: the task's seq, the version the write made, the
 /// event's JSON.
 const APPEND_EVENT: &str = "INSERT INTO task_events (task_seq, version, event) VALUES (?1, ?2, ?3)";
-/// Appends the event of an update: the updated row's seq and version (read
-/// by the task's unique id), the event's JSON.
-const APPEND_UPDATED_EVENT: &str = "INSERT INTO task_events (task_seq, version, event) \
-     SELECT seq, version, ?2 FROM tasks WHERE task_id = ?1";
+/// The seq and version of a task's row (by its unique id): where the event
+/// of an update goes.
+const UPDATED_ROW: &str = "SELECT seq, version FROM tasks WHERE task_id = ?1";
 
 /// Prepares `sql` (from the cache) and binds each numbered parameter
 /// (`$N` or `?N`) to `binds[N - 1]`.

@@ -258,6 +258,24 @@ async fn the_counts_migration_counts_the_tasks_already_stored() {
     support::assert_seeded_totals(&reopened).await;
 }
 
+/// Migration 8 rebuilds the count tables (and their triggers): the counts
+/// of the tasks already stored carry over, and later writes keep counting.
+#[tokio::test]
+async fn the_count_tables_rebuilt_keep_their_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    support::seed(&store, 0..3).await;
+    sqlx::raw_sql("DELETE FROM _sqlx_migrations WHERE version = 8")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.close().await;
+    drop(store);
+    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    support::seed(&reopened, 3..5).await;
+    support::assert_seeded_totals(&reopened).await;
+}
+
 #[tokio::test]
 async fn the_task_retention_migration_marks_the_jobs_of_canceled_tasks_canceled() {
     let dir = tempfile::tempdir().unwrap();

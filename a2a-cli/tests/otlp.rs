@@ -204,21 +204,8 @@ fn an_unknown_otlp_protocol_is_refused_at_start() {
     );
 }
 
-/// `a2a serve` with `env`, which must refuse to start: its standard error.
+/// `a2a serve` (in memory) with `env`, which must refuse to start: its
+/// standard error.
 fn serve_refused_with_env(env: &[(&str, &str)]) -> String {
-    let out = support::command()
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--store",
-            "memory",
-            "--no-conversation-log",
-        ])
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    String::from_utf8(out.stderr).unwrap()
+    support::serve_refused_with_env(&["--store", "memory", "--no-conversation-log"], env).stderr
 }

@@ -196,27 +196,19 @@ async fn a_collector_that_failed_an_export_gets_the_next_one() {
 
 #[test]
 fn a_compression_this_build_cannot_do_is_refused_at_start() {
-    let out = support::command()
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--store",
-            "memory",
-            "--no-conversation-log",
-        ])
-        .envs([
+    let refusal = support::serve_refused_with_env(
+        &["--store", "memory", "--no-conversation-log"],
+        &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9"),
             ("OTEL_METRICS_EXPORTER", "none"),
             ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip"),
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8(out.stderr).unwrap();
+        ],
+    );
     assert!(
-        stderr.contains("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"),
-        "{stderr}"
+        refusal
+            .stderr
+            .contains("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"),
+        "{}",
+        refusal.stderr
     );
 }

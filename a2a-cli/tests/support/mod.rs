@@ -68,8 +68,14 @@ pub fn fails(args: &[&str]) -> String {
 /// `a2a ARGS`, which must end by itself within [`PATIENCE`] (a server that
 /// started instead would not): its output.
 pub fn finishes(args: &[&str]) -> Output {
+    finishes_with_env(args, &[])
+}
+
+/// As [`finishes`], with `env` added to the environment.
+pub fn finishes_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut child = command()
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -266,9 +272,14 @@ pub struct Refusal {
 /// `a2a serve --port 0 ARGS`, which must refuse to start: exit by itself,
 /// failing, before its banner says it listens.
 pub fn serve_refused(args: &[&str]) -> Refusal {
+    serve_refused_with_env(args, &[])
+}
+
+/// As [`serve_refused`], with `env` added to the environment.
+pub fn serve_refused_with_env(args: &[&str], env: &[(&str, &str)]) -> Refusal {
     let mut all = vec!["serve", "--port", "0"];
     all.extend(args);
-    let out = finishes(&all);
+    let out = finishes_with_env(&all, env);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "a2a {all:?} succeeded: {stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -271,13 +271,28 @@ struct Writer {
     buf: Vec<u8>,
 }
 
+/// `value` as a varint: the bytes, and how many of them there are.
+fn varint_bytes(mut value: u64) -> ([u8; 10], usize) {
+    let mut bytes = [0_u8; 10];
+    let mut n = 0;
+    while value >= 0x80 {
+        bytes[n] = (value as u8) | 0x80;
+        value >>= 7;
+        n += 1;
+    }
+    bytes[n] = value as u8;
+    (bytes, n + 1)
+}
+
 impl Writer {
-    fn varint(&mut self, mut value: u64) {
-        while value >= 0x80 {
-            self.buf.push((value as u8) | 0x80);
-            value >>= 7;
+    fn varint(&mut self, value: u64) {
+        // Most are one byte (field keys, short lengths).
+        if value < 0x80 {
+            self.buf.push(value as u8);
+        } else {
+            let (bytes, n) = varint_bytes(value);
+            self.buf.extend_from_slice(&bytes[..n]);
         }
-        self.buf.push(value as u8);
     }
 
     fn key(&mut self, field: u32, wire_type: u32) {
@@ -336,16 +351,8 @@ impl Writer {
         if len < 0x80 {
             self.buf[at] = len as u8;
         } else {
-            let mut prefix = [0_u8; 10];
-            let mut n = 0;
-            let mut value = len as u64;
-            while value >= 0x80 {
-                prefix[n] = (value as u8) | 0x80;
-                value >>= 7;
-                n += 1;
-            }
-            prefix[n] = value as u8;
-            self.buf.splice(at..=at, prefix[..=n].iter().copied());
+            let (prefix, n) = varint_bytes(len as u64);
+            self.buf.splice(at..=at, prefix[..n].iter().copied());
         }
     }
 

@@ -70,7 +70,7 @@ pub(crate) use sqlite_terminal_tasks;
 pub(crate) const KEY_CHECK_NAME: &str = "push_key_check";
 
 /// A value bound to a task write (owned: the write may wait in a queue).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Bind {
     Text(String),
     I32(i32),

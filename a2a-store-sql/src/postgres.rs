@@ -5,7 +5,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres};
 
 use crate::common::{Bind, JobOp, TaskOp, TaskWrite, WriteScope, finished_jobs, terminal_tasks};
-use crate::pg_writer::{PgWriter, count_shard};
+use crate::pg_writer::{ManyForm, PgWriter, count_shard};
 use crate::store::{Dialect, SqlStore, apply_migrations, delegate_store_traits};
 use crate::{OpenError, PushKey};
 
@@ -151,13 +151,17 @@ impl Dialect for PgWrites {
             (TaskOp::Update, Some(JobOp::Finish), false) => UPDATE_FINISHING,
             (TaskOp::Update, Some(JobOp::Finish), true) => UPDATE_FINISHING_FENCED,
         };
+        let many = match (op, job.as_ref().map(|job| job.op)) {
+            (TaskOp::Create, Some(JobOp::Record)) => Some(&CREATE_RECORDING_MANY),
+            _ => None,
+        };
         if let Some(job) = job {
             binds.extend(job.binds);
         }
         if let Some(lease) = lease {
             binds.extend(lease);
         }
-        self.writer.write_in_shard(shard, sql, binds).await
+        self.writer.write_in_shard(shard, sql, many, binds).await
     }
 
     /// Nodes of a cluster share the database: an execution's writes carry
@@ -218,6 +222,50 @@ const CREATE_RECORDING: &str = concat!(
     ") INSERT INTO task_events (task_seq, \
      version, event) SELECT seq, 1, $10 FROM created"
 );
+
+/// [`CREATE_RECORDING`] for many tasks at once (see [`ManyForm`]). The
+/// tasks are inserted in the order of their count keys, so that two batches
+/// take the count rows they share in the same order.
+///
+/// `OFFSET 0` keeps the unfinished-job check a probe of the jobs' key per
+/// task: as a join, its plan (made once, often while the table is still
+/// empty) would read the whole jobs table for every batch.
+static CREATE_RECORDING_MANY: ManyForm = ManyForm {
+    sql: concat!(
+        "WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], \
+         $4::text[], $5::int4[], $6::int8[], $7::text[], $8::int8[], $9::bytea[], \
+         $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], \
+         $16::int8[], $17::text[], $18::text[]) WITH ORDINALITY AS i (task_id, \
+         owner_tenant, owner_user, context_id, state, status_ms, task, checkpoint_turn, \
+         checkpoint_state, event, job_task_id, job_tenant, job_user, job_state, node, \
+         at_us, request, reason, position)), \
+         created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, context_id, \
+         state, status_ms, version, task, checkpoint_turn, checkpoint_state) \
+         SELECT i.task_id, i.owner_tenant, i.owner_user, i.context_id, i.state, \
+         i.status_ms, 1, i.task, i.checkpoint_turn, i.checkpoint_state FROM input i \
+         WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.task_id = i.job_task_id AND \
+         jobs.state NOT IN ",
+        finished_jobs!(),
+        " OFFSET 0) ORDER BY i.owner_tenant, i.owner_user, i.context_id, i.state, i.position \
+         ON CONFLICT (task_id) DO NOTHING RETURNING seq, task_id), \
+         job AS (INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, \
+         heartbeat_us, attempts, request, reason, created_us, updated_us) \
+         SELECT i.job_task_id, i.job_tenant, i.job_user, i.job_state, i.node, i.at_us, 1, \
+         i.request, i.reason, i.at_us, i.at_us FROM created c JOIN input i ON i.task_id = \
+         c.task_id ON CONFLICT (task_id) DO UPDATE SET owner_tenant = \
+         excluded.owner_tenant, owner_user = excluded.owner_user, state = \
+         excluded.state, node = excluded.node, heartbeat_us = excluded.heartbeat_us, \
+         attempts = 1, request = excluded.request, reason = excluded.reason, created_us = \
+         excluded.created_us, updated_us = excluded.updated_us WHERE jobs.state IN ",
+        finished_jobs!(),
+        "), event AS (INSERT INTO task_events (task_seq, version, event) \
+         SELECT c.seq, 1, i.event FROM created c JOIN input i ON i.task_id = c.task_id \
+         RETURNING task_seq) \
+         SELECT i.position FROM event e JOIN created c ON c.seq = e.task_seq \
+         JOIN input i ON i.task_id = c.task_id"
+    ),
+    task_id_at: 0,
+};
 
 /// A create that finishes the task's job (binds from $11).
 const CREATE_FINISHING: &str = "WITH created AS (INSERT INTO tasks (task_id, owner_tenant, owner_user, \
@@ -313,3 +361,221 @@ const UPDATE_FINISHING_FENCED: &str = concat!(
      AND EXISTS (SELECT 1 FROM updated)) INSERT INTO task_events (task_seq, version, \
      event) SELECT seq, version, $11 FROM updated"
 );
+
+#[cfg(test)]
+mod tests {
+    use sqlx::postgres::PgConnectOptions;
+    use sqlx::{Connection as _, PgConnection};
+
+    use super::{CREATE_RECORDING, CREATE_RECORDING_MANY, PostgresStore};
+    use crate::common::Bind;
+    use crate::pg_writer::{Queued, run_batch, set_run};
+
+    /// A connection for making schemas, or `None` to skip (outside CI).
+    async fn admin() -> Option<(PgConnection, PgConnectOptions)> {
+        let url = std::env::var("A2A_TEST_POSTGRES_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+        let base: PgConnectOptions = url.parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
+        match PgConnection::connect_with(&base).await {
+            Ok(admin) => Some((admin, base)),
+            Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
+                panic!("PostgreSQL is unreachable in CI: {err}")
+            }
+            Err(err) => {
+                eprintln!("NOTICE: skipping a PostgreSQL test: unreachable ({err})");
+                None
+            }
+        }
+    }
+
+    /// A record-and-create write of task `id`, its job in `job_state`, as
+    /// `create_task` binds it.
+    fn recording(
+        id: &str,
+        checkpoint: Option<i64>,
+        job_state: &str,
+        reason: Option<&str>,
+    ) -> Vec<Bind> {
+        let text = |v: &str| Bind::Text(v.to_owned());
+        vec![
+            text(id),
+            text("tenant"),
+            text("user"),
+            text(&format!("context-of-{id}")),
+            Bind::I32(3),
+            Bind::I64(1_000),
+            text(&format!("{{\"id\":\"{id}\"}}")),
+            Bind::OptI64(checkpoint),
+            Bind::OptBytes(checkpoint.map(|turn| turn.to_be_bytes().to_vec())),
+            text(&format!("{{\"event\":\"{id}\"}}")),
+            text(id),
+            text("tenant"),
+            text("user"),
+            text(job_state),
+            text("node-a"),
+            Bind::I64(7_000),
+            text(""),
+            Bind::OptText(reason.map(str::to_owned)),
+        ]
+    }
+
+    /// Everything stored for the tasks, jobs and counts, without the row
+    /// sequence numbers (which differ between two schemas).
+    async fn stored(conn: &mut PgConnection) -> Vec<String> {
+        let mut rows: Vec<String> = Vec::new();
+        for sql in [
+            "SELECT concat_ws('|', task_id, owner_tenant, owner_user, context_id, state, \
+             status_ms, version, task, checkpoint_turn, encode(checkpoint_state, 'hex')) \
+             FROM tasks ORDER BY task_id",
+            "SELECT concat_ws('|', t.task_id, e.version, e.event) FROM task_events e \
+             JOIN tasks t ON t.seq = e.task_seq ORDER BY t.task_id, e.version",
+            "SELECT concat_ws('|', task_id, owner_tenant, owner_user, state, node, \
+             heartbeat_us, attempts, request, reason, created_us, updated_us) FROM jobs \
+             ORDER BY task_id",
+            "SELECT concat_ws('|', owner_tenant, owner_user, state, shard, n) FROM task_counts \
+             ORDER BY 1",
+            "SELECT concat_ws('|', owner_tenant, owner_user, context_id, state, n) \
+             FROM task_context_counts ORDER BY 1",
+        ] {
+            let found: Vec<String> = sqlx::query_scalar(sql).fetch_all(&mut *conn).await.unwrap();
+            rows.extend(found);
+        }
+        rows
+    }
+
+    /// Runs the same writes, over the same stored rows, in one set statement
+    /// (`together`) or one statement each, in a fresh schema; returns what
+    /// each write changed and what is stored after.
+    async fn run_writes(
+        admin: &mut PgConnection,
+        base: &PgConnectOptions,
+        together: bool,
+    ) -> (Vec<u64>, Vec<String>) {
+        let schema = format!("a2a_set_{}", a2a_core::new_id().replace('-', ""));
+        sqlx::query(&format!("CREATE SCHEMA {schema}"))
+            .execute(&mut *admin)
+            .await
+            .unwrap();
+        let options = base.clone().options([("search_path", schema.as_str())]);
+        let store = PostgresStore::connect_with(options, None).await.unwrap();
+        let mut conn = store.pool().acquire().await.unwrap();
+        // Already stored: a task, an unfinished job with no task yet, and
+        // a finished one.
+        let taken = Queued::unanswered(
+            CREATE_RECORDING,
+            None,
+            recording("taken", None, "COMPLETED", None),
+        );
+        assert_eq!(
+            run_batch(&mut conn, std::slice::from_ref(&taken))
+                .await
+                .unwrap(),
+            [1]
+        );
+        sqlx::query(
+            "INSERT INTO jobs (task_id, owner_tenant, owner_user, state, node, heartbeat_us, \
+             attempts, request, reason, created_us, updated_us) VALUES \
+             ('busy', 'tenant', 'user', 'RUNNING', 'node-b', 1, 1, 'r', NULL, 1, 1), \
+             ('done', 'tenant', 'user', 'FAILED', 'node-b', 1, 2, '', 'gone', 1, 1)",
+        )
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+        let writes = [
+            recording("new-1", None, "COMPLETED", None),
+            recording("taken", None, "COMPLETED", None),
+            recording("busy", Some(4), "RUNNING", None),
+            recording("done", Some(5), "CANCELED", Some("asked to")),
+            recording("new-2", Some(-1), "FAILED", Some("ünïcode ✓")),
+        ];
+        let results = if together {
+            let batch: Vec<Queued> = writes
+                .into_iter()
+                .map(|binds| {
+                    Queued::unanswered(CREATE_RECORDING, Some(&CREATE_RECORDING_MANY), binds)
+                })
+                .collect();
+            assert_eq!(
+                set_run(&batch),
+                batch.len(),
+                "the writes run as one statement"
+            );
+            run_batch(&mut conn, &batch).await.unwrap()
+        } else {
+            let mut results = Vec::new();
+            for binds in writes {
+                let alone = Queued::unanswered(CREATE_RECORDING, None, binds);
+                results.extend(
+                    run_batch(&mut conn, std::slice::from_ref(&alone))
+                        .await
+                        .unwrap(),
+                );
+            }
+            results
+        };
+        let rows = stored(&mut conn).await;
+        drop(conn);
+        store.close().await;
+        sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+            .execute(&mut *admin)
+            .await
+            .unwrap();
+        (results, rows)
+    }
+
+    /// Writes run together in the set form change what each would change
+    /// alone, and answer the same: created, refused over a stored task,
+    /// refused over an unfinished job, created over a finished job.
+    #[tokio::test]
+    async fn writes_run_as_one_set_statement_change_what_each_changes_alone() {
+        let Some((mut admin, base)) = admin().await else {
+            return;
+        };
+        let (alone, alone_rows) = run_writes(&mut admin, &base, false).await;
+        let (together, together_rows) = run_writes(&mut admin, &base, true).await;
+        assert_eq!(alone, [1, 0, 0, 1, 1]);
+        assert_eq!(together, alone);
+        assert_eq!(together_rows, alone_rows);
+        assert!(
+            together_rows
+                .iter()
+                .any(|row| row.starts_with("done|tenant|user|CANCELED|node-a"))
+        );
+    }
+
+    /// A run of set writes ends at a write of a task already in it, at a
+    /// write of other binds or of another statement.
+    #[test]
+    fn a_set_run_holds_each_task_once_and_one_statement_s_writes() {
+        let write = |id: &str| {
+            Queued::unanswered(
+                CREATE_RECORDING,
+                Some(&CREATE_RECORDING_MANY),
+                recording(id, None, "COMPLETED", None),
+            )
+        };
+        assert_eq!(set_run(&[]), 0);
+        assert_eq!(set_run(&[write("a"), write("b"), write("c")]), 3);
+        assert_eq!(
+            set_run(&[write("a"), write("b"), write("a"), write("c")]),
+            2
+        );
+        let mut binds = recording("b", None, "COMPLETED", None);
+        binds.push(Bind::I64(1));
+        let other_binds = Queued::unanswered(CREATE_RECORDING, Some(&CREATE_RECORDING_MANY), binds);
+        assert_eq!(set_run(&[write("a"), other_binds, write("c")]), 1);
+        let alone = Queued::unanswered(
+            CREATE_RECORDING,
+            None,
+            recording("b", None, "COMPLETED", None),
+        );
+        assert_eq!(set_run(&[write("a"), alone]), 1);
+        assert_eq!(
+            set_run(&[
+                Queued::unanswered(CREATE_RECORDING, None, vec![]),
+                write("a")
+            ]),
+            1
+        );
+    }
+}

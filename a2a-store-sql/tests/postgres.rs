@@ -763,3 +763,82 @@ async fn a_refused_write_fails_alone_and_its_batch_is_stored() {
     })
     .await;
 }
+
+/// Creates that record their jobs, made at once, commit in batches as set
+/// statements: each task is stored once with its job and its counts, and of
+/// two creates of one task exactly one succeeds.
+#[tokio::test]
+async fn recorded_creates_made_at_once_are_each_stored_once_with_their_jobs() {
+    use a2a_server::store::{JobState, JobStore, JobWrite, NewJob, StoreError};
+    in_fresh_schema(None, |store, _| async move {
+        let owner = support::owner();
+        let mut writes = tokio::task::JoinSet::new();
+        for i in 0..320 {
+            let store = store.clone();
+            let owner = owner.clone();
+            writes.spawn(async move {
+                // The first 20 tasks are each created twice.
+                let id = format!("set-{}", if i >= 300 { i - 300 } else { i });
+                let state = if i % 2 == 0 {
+                    TaskState::Completed
+                } else {
+                    TaskState::Working
+                };
+                let task = Task::new(id.as_str(), format!("context-{}", i % 7), state);
+                let event = StreamResponse::Task(task.clone());
+                let job = NewJob {
+                    task_id: &id,
+                    owner: &owner,
+                    node: "node-a",
+                    request: "{\"request\":true}",
+                    at: chrono::Utc::now(),
+                };
+                let write = if state == TaskState::Completed {
+                    JobWrite::RecordFinished {
+                        job: &job,
+                        state: JobState::Completed,
+                        reason: None,
+                    }
+                } else {
+                    JobWrite::Record(&job)
+                };
+                let cause = Cause::event(&event).with_job(write);
+                let created = store.create(&owner, &task, &cause).await;
+                (id, state, created)
+            });
+        }
+        let mut created = std::collections::HashMap::<String, usize>::new();
+        while let Some(joined) = writes.join_next().await {
+            let (id, state, result) = joined.unwrap();
+            match result {
+                Ok(_) => *created.entry(id.clone()).or_default() += 1,
+                Err(StoreError::AlreadyExists(refused)) => {
+                    assert_eq!(refused, id);
+                    continue;
+                }
+                Err(err) => panic!("{id}: {err:?}"),
+            }
+            let found = TaskStore::get(&store, &owner, &id).await.unwrap();
+            assert_eq!(found.task.status.state, state);
+            let job = JobStore::get(&store, &id).await.unwrap().unwrap();
+            let expected = if state == TaskState::Completed {
+                JobState::Completed
+            } else {
+                JobState::Running
+            };
+            assert_eq!(job.state, expected, "{id}");
+        }
+        assert_eq!(created.len(), 300);
+        assert!(created.values().all(|&n| n == 1), "{created:?}");
+        let counted = TaskStore::count_for_user(&store, &owner.user)
+            .await
+            .unwrap();
+        assert_eq!(counted, Some(300));
+        let events: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM task_events")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(events, 300);
+    })
+    .await;
+}

@@ -257,9 +257,12 @@ fn fail_all(batch: &mut Vec<Queued>, err: &sqlx::Error) {
 /// A set form's plan is kept rather than made again for each batch: given
 /// its arrays, PostgreSQL would plan each run for its length, finding that
 /// cheaper than a plan for any length, and spend more on planning (1.5 ms
-/// here) than on the writes.
-const BEGIN_BATCH: &str =
-    "BEGIN; SET LOCAL lock_timeout = '50ms'; SET LOCAL plan_cache_mode = force_generic_plan";
+/// here) than on the writes. And it joins its writes to their rows by key
+/// probes: a plan made once, often while the tables are still small, would
+/// otherwise hash whole tables for each batch.
+const BEGIN_BATCH: &str = "BEGIN; SET LOCAL lock_timeout = '50ms'; \
+     SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_hashjoin = off; \
+     SET LOCAL enable_mergejoin = off";
 
 /// Runs every write of `batch` in one transaction; on an error nothing of
 /// it is kept (the transaction rolls back when dropped unfinished).

@@ -153,6 +153,8 @@ impl Dialect for PgWrites {
         };
         let many = match (op, job.as_ref().map(|job| job.op)) {
             (TaskOp::Create, Some(JobOp::Record)) => Some(&CREATE_RECORDING_MANY),
+            (TaskOp::Update, None) if !fenced => Some(&UPDATE_MANY),
+            (TaskOp::Update, Some(JobOp::Finish)) if !fenced => Some(&UPDATE_FINISHING_MANY),
             _ => None,
         };
         if let Some(job) = job {
@@ -308,6 +310,58 @@ const UPDATE_FINISHING: &str = "WITH updated AS (UPDATE tasks SET context_id = $
      AND EXISTS (SELECT 1 FROM updated)) INSERT INTO task_events (task_seq, version, \
      event) SELECT seq, version, $11 FROM updated";
 
+/// The task columns of an update's set form, `$1` to `$11` as arrays, and
+/// its `input` rows.
+macro_rules! update_input {
+    ($($job_arrays:literal, $job_columns:literal)?) => {
+        concat!(
+            "WITH input AS (SELECT * FROM unnest($1::text[], $2::int4[], $3::int8[], \
+             $4::text[], $5::int8[], $6::bytea[], $7::text[], $8::text[], $9::text[], \
+             $10::int8[], $11::text[]", $($job_arrays,)? ") WITH ORDINALITY AS i \
+             (context_id, state, status_ms, task, checkpoint_turn, checkpoint_state, \
+             task_id, owner_tenant, owner_user, version, event, ", $($job_columns,)?
+            "position)), updated AS (UPDATE tasks t SET context_id = i.context_id, \
+             state = i.state, status_ms = i.status_ms, version = t.version + 1, task = \
+             i.task, checkpoint_turn = COALESCE(i.checkpoint_turn, t.checkpoint_turn), \
+             checkpoint_state = COALESCE(i.checkpoint_state, t.checkpoint_state) FROM \
+             input i WHERE t.task_id = i.task_id AND t.owner_tenant = i.owner_tenant AND \
+             t.owner_user = i.owner_user AND t.version = i.version "
+        )
+    };
+}
+
+/// [`UPDATE`] for many tasks at once (see [`ManyForm`]).
+static UPDATE_MANY: ManyForm = ManyForm {
+    sql: concat!(
+        update_input!(),
+        "RETURNING t.seq, t.version, i.event, i.position), \
+         event AS (INSERT INTO task_events (task_seq, version, event) \
+         SELECT seq, version, event FROM updated RETURNING task_seq) \
+         SELECT u.position FROM event e JOIN updated u ON u.seq = e.task_seq"
+    ),
+    task_id_at: 6,
+};
+
+/// [`UPDATE_FINISHING`] for many tasks at once (see [`ManyForm`]); `OFFSET
+/// 0` keeps the job check a key probe (see [`CREATE_RECORDING_MANY`]).
+static UPDATE_FINISHING_MANY: ManyForm = ManyForm {
+    sql: concat!(
+        update_input!(
+            ", $12::text[], $13::text[], $14::text[], $15::int8[]",
+            "job_task_id, job_state, reason, at_us, "
+        ),
+        "AND EXISTS (SELECT 1 FROM jobs WHERE jobs.task_id = i.job_task_id OFFSET 0) \
+         RETURNING t.seq, t.version, i.event, i.position, i.job_task_id, i.job_state, \
+         i.reason, i.at_us), \
+         job AS (UPDATE jobs j SET state = u.job_state, reason = u.reason, updated_us = \
+         u.at_us FROM updated u WHERE j.task_id = u.job_task_id), \
+         event AS (INSERT INTO task_events (task_seq, version, event) \
+         SELECT seq, version, event FROM updated RETURNING task_seq) \
+         SELECT u.position FROM event e JOIN updated u ON u.seq = e.task_seq"
+    ),
+    task_id_at: 6,
+};
+
 // Fenced writes (cluster mode): the task write happens only while the
 // writer's lease holds, checked in the same statement. `FOR SHARE` locks the
 // job row until the write commits, so a lease pass or a claim changing the
@@ -367,7 +421,10 @@ mod tests {
     use sqlx::postgres::PgConnectOptions;
     use sqlx::{Connection as _, PgConnection};
 
-    use super::{CREATE_RECORDING, CREATE_RECORDING_MANY, PostgresStore};
+    use super::{
+        CREATE, CREATE_RECORDING, CREATE_RECORDING_MANY, ManyForm, PostgresStore, UPDATE,
+        UPDATE_FINISHING, UPDATE_FINISHING_MANY, UPDATE_MANY,
+    };
     use crate::common::Bind;
     use crate::pg_writer::{Queued, run_batch, set_run};
 
@@ -443,6 +500,53 @@ mod tests {
         rows
     }
 
+    /// An update of task `id` from `version`, as `update_task` binds it.
+    fn update(id: &str, tenant: &str, version: i64, checkpoint: Option<i64>) -> Vec<Bind> {
+        let text = |v: &str| Bind::Text(v.to_owned());
+        vec![
+            text(&format!("context-of-{id}")),
+            Bind::I32(4),
+            Bind::I64(2_000 + version),
+            text(&format!("{{\"id\":\"{id}\",\"v\":{version}}}")),
+            Bind::OptI64(checkpoint),
+            Bind::OptBytes(checkpoint.map(|turn| turn.to_le_bytes().to_vec())),
+            text(id),
+            text(tenant),
+            text("user"),
+            Bind::I64(version),
+            text(&format!("{{\"update\":\"{id}\"}}")),
+        ]
+    }
+
+    /// Runs `writes` of `sql` in one batch as one set statement (`together`,
+    /// checking they form one run) or each alone; returns what each changed.
+    async fn apply(
+        conn: &mut PgConnection,
+        sql: &'static str,
+        many: &'static ManyForm,
+        writes: Vec<Vec<Bind>>,
+        together: bool,
+    ) -> Vec<u64> {
+        if together {
+            let batch: Vec<Queued> = writes
+                .into_iter()
+                .map(|binds| Queued::unanswered(sql, Some(many), binds))
+                .collect();
+            assert_eq!(
+                set_run(&batch),
+                batch.len(),
+                "the writes run as one statement"
+            );
+            return run_batch(conn, &batch).await.unwrap();
+        }
+        let mut results = Vec::new();
+        for binds in writes {
+            let alone = Queued::unanswered(sql, None, binds);
+            results.extend(run_batch(conn, std::slice::from_ref(&alone)).await.unwrap());
+        }
+        results
+    }
+
     /// Runs the same writes, over the same stored rows, in one set statement
     /// (`together`) or one statement each, in a fresh schema; returns what
     /// each write changed and what is stored after.
@@ -481,38 +585,67 @@ mod tests {
         .execute(&mut *conn)
         .await
         .unwrap();
-        let writes = [
+        let jobless = Queued::unanswered(
+            CREATE,
+            None,
+            recording("jobless", None, "", None)[..10].to_vec(),
+        );
+        assert_eq!(
+            run_batch(&mut conn, std::slice::from_ref(&jobless))
+                .await
+                .unwrap(),
+            [1]
+        );
+        let creates = vec![
             recording("new-1", None, "COMPLETED", None),
             recording("taken", None, "COMPLETED", None),
             recording("busy", Some(4), "RUNNING", None),
             recording("done", Some(5), "CANCELED", Some("asked to")),
             recording("new-2", Some(-1), "FAILED", Some("ünïcode ✓")),
         ];
-        let results = if together {
-            let batch: Vec<Queued> = writes
-                .into_iter()
-                .map(|binds| {
-                    Queued::unanswered(CREATE_RECORDING, Some(&CREATE_RECORDING_MANY), binds)
-                })
-                .collect();
-            assert_eq!(
-                set_run(&batch),
-                batch.len(),
-                "the writes run as one statement"
-            );
-            run_batch(&mut conn, &batch).await.unwrap()
-        } else {
-            let mut results = Vec::new();
-            for binds in writes {
-                let alone = Queued::unanswered(CREATE_RECORDING, None, binds);
-                results.extend(
-                    run_batch(&mut conn, std::slice::from_ref(&alone))
-                        .await
-                        .unwrap(),
-                );
-            }
-            results
+        let mut results = apply(
+            &mut conn,
+            CREATE_RECORDING,
+            &CREATE_RECORDING_MANY,
+            creates,
+            together,
+        )
+        .await;
+        let updates = vec![
+            update("new-1", "tenant", 1, None),
+            update("taken", "tenant", 5, None),
+            update("missing", "tenant", 1, None),
+            update("new-2", "other", 1, None),
+            update("done", "tenant", 1, Some(9)),
+        ];
+        results.extend(apply(&mut conn, UPDATE, &UPDATE_MANY, updates, together).await);
+        let finishing = |id: &str, version: i64| {
+            let mut binds = update(id, "tenant", version, None);
+            binds.extend([
+                Bind::Text(id.to_owned()),
+                Bind::Text("COMPLETED".to_owned()),
+                Bind::OptText(Some(format!("{id} is done"))),
+                Bind::I64(8_000),
+            ]);
+            binds
         };
+        let finishes = vec![
+            finishing("new-1", 2),
+            finishing("busy", 1),
+            finishing("taken", 1),
+            finishing("jobless", 1),
+            finishing("new-2", 1),
+        ];
+        results.extend(
+            apply(
+                &mut conn,
+                UPDATE_FINISHING,
+                &UPDATE_FINISHING_MANY,
+                finishes,
+                together,
+            )
+            .await,
+        );
         let rows = stored(&mut conn).await;
         drop(conn);
         store.close().await;
@@ -524,8 +657,11 @@ mod tests {
     }
 
     /// Writes run together in the set form change what each would change
-    /// alone, and answer the same: created, refused over a stored task,
-    /// refused over an unfinished job, created over a finished job.
+    /// alone, and answer the same. Creates: created, refused over a stored
+    /// task, refused over an unfinished job, created over a finished job.
+    /// Updates: of the right version, of another version, of no task, of
+    /// another owner's task. Finishing updates: with a job, of no task, of
+    /// a task with no job.
     #[tokio::test]
     async fn writes_run_as_one_set_statement_change_what_each_changes_alone() {
         let Some((mut admin, base)) = admin().await else {
@@ -533,7 +669,7 @@ mod tests {
         };
         let (alone, alone_rows) = run_writes(&mut admin, &base, false).await;
         let (together, together_rows) = run_writes(&mut admin, &base, true).await;
-        assert_eq!(alone, [1, 0, 0, 1, 1]);
+        assert_eq!(alone, [1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1]);
         assert_eq!(together, alone);
         assert_eq!(together_rows, alone_rows);
         assert!(

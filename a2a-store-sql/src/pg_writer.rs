@@ -420,28 +420,16 @@ fn statement<'q>(sql: &'q str, binds: &'q [Bind]) -> Query<'q, Postgres, PgArgum
 
 #[cfg(test)]
 mod tests {
-    use sqlx::postgres::PgConnectOptions;
-    use sqlx::{Connection as _, PgConnection};
-
     use super::count_shard;
     use crate::PostgresStore;
+    use crate::postgres::tests::admin;
 
     /// The writer's shard of a task is the schema's, for ids of every kind:
     /// otherwise two lanes would share count rows and wait for each other.
     #[tokio::test]
     async fn the_writer_s_count_shard_is_the_schema_s() {
-        let url = std::env::var("A2A_TEST_POSTGRES_URL")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-        let base: PgConnectOptions = url.parse().expect("A2A_TEST_POSTGRES_URL is not a URL");
-        let mut admin = match PgConnection::connect_with(&base).await {
-            Ok(admin) => admin,
-            Err(err) if std::env::var("CI").as_deref() == Ok("true") => {
-                panic!("PostgreSQL is unreachable in CI: {err}")
-            }
-            Err(err) => {
-                eprintln!("NOTICE: skipping a PostgreSQL test: unreachable ({err})");
-                return;
-            }
+        let Some((mut admin, base)) = admin().await else {
+            return;
         };
         let schema = format!("a2a_shard_{}", a2a_core::new_id().replace('-', ""));
         sqlx::query(&format!("CREATE SCHEMA {schema}"))

@@ -417,7 +417,7 @@ const UPDATE_FINISHING_FENCED: &str = concat!(
 );
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use sqlx::postgres::PgConnectOptions;
     use sqlx::{Connection as _, PgConnection};
 
@@ -428,8 +428,9 @@ mod tests {
     use crate::common::Bind;
     use crate::pg_writer::{Queued, run_batch, set_run};
 
-    /// A connection for making schemas, or `None` to skip (outside CI).
-    async fn admin() -> Option<(PgConnection, PgConnectOptions)> {
+    /// A connection for making schemas, and its options, or `None` to skip
+    /// (outside CI).
+    pub(crate) async fn admin() -> Option<(PgConnection, PgConnectOptions)> {
         let url = std::env::var("A2A_TEST_POSTGRES_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
         let base: PgConnectOptions = url.parse().expect("A2A_TEST_POSTGRES_URL is not a URL");

@@ -64,7 +64,8 @@ pub(crate) fn count_shard(task_id: &str) -> u8 {
 }
 
 /// The set form of a write statement: the same writes for many tasks in one
-/// statement.
+/// statement. A form belongs to one statement only, so writes of one form
+/// are writes of one statement.
 ///
 /// Its `$N` is the array of the writes' `$N` values, in the writes' order; it
 /// returns one row per changed write, holding that write's 1-based position
@@ -305,7 +306,8 @@ pub(crate) async fn run_batch(
 }
 
 /// How many writes from the start of `writes` run as one statement: those
-/// of the first's set form with binds of the same types, up to the first
+/// of the first's set form (the same form, not an equal one) with binds of
+/// the same types, up to the first
 /// write of a task already among them (at least one).
 pub(crate) fn set_run(writes: &[Queued]) -> usize {
     let Some((first, others)) = writes.split_first() else {
@@ -334,7 +336,6 @@ pub(crate) fn set_run(writes: &[Queued]) -> usize {
         .iter()
         .take_while(|queued| {
             queued.many.is_some_and(|other| std::ptr::eq(other, many))
-                && queued.sql == first.sql
                 && same_shape(queued, first)
                 && task_id(queued, many.task_id_at).is_some_and(|id| ids.insert(id))
         })

@@ -121,9 +121,7 @@ async fn state_survives_reopening_and_a_second_server_is_refused() {
         other => panic!("a second open must be refused, got {other:?}"),
     }
 
-    store.close().await;
-    drop(store);
-    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    let reopened = reopen(store, dir.path()).await;
     let stored = TaskStore::get(&reopened, &alice(), "t1").await.unwrap();
     assert_eq!(
         (stored.task, stored.version, stored.checkpoint),
@@ -236,25 +234,36 @@ async fn a_read_only_store_reads_beside_the_server_and_writes_nothing() {
     assert!(TaskStore::get(&server, &alice(), "t2").await.is_err());
 }
 
+/// Runs `sql` (statements that take the schema back to before a migration)
+/// on `store`.
+async fn run(store: &SqliteStore, sql: &str) {
+    sqlx::raw_sql(sql).execute(store.pool()).await.unwrap();
+}
+
+/// Closes `store` and opens the store in `dir` again, running the
+/// migrations it lacks.
+async fn reopen(store: SqliteStore, dir: &std::path::Path) -> SqliteStore {
+    store.close().await;
+    drop(store);
+    SqliteStore::open(dir).await.unwrap()
+}
+
 #[tokio::test]
 async fn the_counts_migration_counts_the_tasks_already_stored() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path()).await.unwrap();
     support::seed(&store, 0..3).await;
     // Back to the schema before the counts (migration 4), tasks and all...
-    sqlx::raw_sql(
+    run(
+        &store,
         "DROP TRIGGER tasks_counted_created; DROP TRIGGER tasks_counted_deleted; \
          DROP TRIGGER tasks_counted_moved; DROP TABLE task_counts; \
          DROP TABLE task_context_counts; DELETE FROM _sqlx_migrations WHERE version = 5",
     )
-    .execute(store.pool())
-    .await
-    .unwrap();
+    .await;
     // ...and tasks written by a release that kept no counts.
     support::seed(&store, 3..5).await;
-    store.close().await;
-    drop(store);
-    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    let reopened = reopen(store, dir.path()).await;
     support::assert_seeded_totals(&reopened).await;
 }
 
@@ -265,13 +274,8 @@ async fn the_count_tables_rebuilt_keep_their_counts() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path()).await.unwrap();
     support::seed(&store, 0..3).await;
-    sqlx::raw_sql("DELETE FROM _sqlx_migrations WHERE version = 8")
-        .execute(store.pool())
-        .await
-        .unwrap();
-    store.close().await;
-    drop(store);
-    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    run(&store, "DELETE FROM _sqlx_migrations WHERE version = 8").await;
+    let reopened = reopen(store, dir.path()).await;
     support::seed(&reopened, 3..5).await;
     support::assert_seeded_totals(&reopened).await;
 }
@@ -283,16 +287,13 @@ async fn the_task_retention_migration_marks_the_jobs_of_canceled_tasks_canceled(
     support::seed_jobs_of_an_older_release(&store).await;
     // Back to the schema before the migration (5), jobs and all (the
     // migrations after it run again too).
-    sqlx::raw_sql(
+    run(
+        &store,
         "DROP INDEX tasks_terminal_by_status; \
          UPDATE jobs SET state = 'COMPLETED', reason = NULL; \
          DELETE FROM _sqlx_migrations WHERE version >= 6",
     )
-    .execute(store.pool())
-    .await
-    .unwrap();
-    store.close().await;
-    drop(store);
-    let reopened = SqliteStore::open(dir.path()).await.unwrap();
+    .await;
+    let reopened = reopen(store, dir.path()).await;
     support::assert_older_jobs_tell_cancels_apart(&reopened).await;
 }

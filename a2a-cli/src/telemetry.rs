@@ -12,9 +12,11 @@
 //! all off.
 //!
 //! The sampler decides once per trace, at the server's entry (the caller's
-//! `traceparent` first): the spans of a trace not sampled never reach the
-//! `tracing` bridge, and their trace context still goes on to the agents
-//! they call (`a2a_server::telemetry::otel::sample_at_entry`).
+//! `traceparent` first), and the SDK records the spans of the traces it
+//! samples itself, with no `tracing` bridge
+//! (`a2a_server::telemetry::otel::record_spans`): the call, execution, push
+//! and client spans are exported, and the trace context of a trace not
+//! sampled still goes on to the agents it calls.
 //!
 //! Spans over HTTP/protobuf are written by an exporter of this crate
 //! ([`otlp_spans`]), which encodes the SDK's spans in one pass instead of
@@ -62,14 +64,9 @@ impl Telemetry {
             .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| DEFAULT_LOG.into()));
         #[cfg(feature = "otel")]
         if configured(|name| std::env::var_os(name)) {
-            let (export, bridge) = otel::install()?;
-            // Without a span export, no span is kept for it. (Not as `None`
-            // layers: a layer that is `None` counts as one that wants every
-            // span, and the registry would record them all.)
-            match bridge {
-                Some(bridge) => tracing_subscriber::registry().with(log).with(bridge).init(),
-                None => tracing_subscriber::registry().with(log).init(),
-            }
+            let export = otel::install()?;
+            // The spans are the server's to record: the log is the one layer.
+            tracing_subscriber::registry().with(log).init();
             return Ok(Telemetry {
                 export: Some(export),
             });
@@ -108,7 +105,6 @@ fn configured(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
 
 #[cfg(feature = "otel")]
 mod otel {
-    use opentelemetry::trace::TracerProvider as _;
     use std::time::Duration;
 
     use opentelemetry_sdk::Resource;
@@ -117,21 +113,18 @@ mod otel {
     use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
     use opentelemetry_sdk::metrics::{SdkMeterProvider, Temporality};
     use opentelemetry_sdk::propagation::TraceContextPropagator;
-    use opentelemetry_sdk::trace::SdkTracerProvider;
-    use opentelemetry_sdk::trace::{SpanData, SpanExporter};
-    use tracing_subscriber::Layer;
-    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use opentelemetry_sdk::trace::{BatchSpanProcessor, SpanData, SpanExporter};
 
     /// The providers to flush at exit (a signal left out has none).
     #[derive(Debug)]
     pub(super) struct Export {
-        tracer: Option<SdkTracerProvider>,
+        tracer: Option<a2a_server::telemetry::otel::SpanRecorder>,
         meter: Option<SdkMeterProvider>,
     }
 
     impl Export {
         pub(super) fn shutdown(self) {
-            if let Some(Err(err)) = self.tracer.map(|tracer| tracer.shutdown()) {
+            if let Some(Err(err)) = self.tracer.map(|recorder| recorder.shutdown()) {
                 eprintln!("warning: flushing the spans failed: {err}");
             }
             if let Some(Err(err)) = self.meter.map(|meter| meter.shutdown()) {
@@ -274,13 +267,10 @@ mod otel {
     }
 
     /// Installs W3C propagation, the global meter provider and the span
-    /// exporter; returns the layer that hands the SDK's spans to it.
-    /// Without a span export (`OTEL_TRACES_EXPORTER=none`) there is no
-    /// layer; without a metric export, no meter provider.
-    pub(super) fn install<S>() -> anyhow::Result<(Export, Option<impl Layer<S>>)>
-    where
-        S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
-    {
+    /// exporter, to which the server hands the spans it records. Without a
+    /// span export (`OTEL_TRACES_EXPORTER=none`) nothing is recorded;
+    /// without a metric export, there is no meter provider.
+    pub(super) fn install() -> anyhow::Result<Export> {
         let mut resource = Resource::builder();
         if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
             resource = resource.with_service_name("a2a");
@@ -311,71 +301,40 @@ mod otel {
         };
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         if !traces {
-            return Ok((
-                Export {
-                    tracer: None,
-                    meter,
-                },
-                None,
-            ));
+            return Ok(Export {
+                tracer: None,
+                meter,
+            });
         }
         // The sampler `OTEL_TRACES_SAMPLER` names decides at the server's
-        // entry, before the bridge; the provider samples what it let through.
-        let sampler = a2a_server::telemetry::otel::sample_at_entry(
-            opentelemetry_sdk::trace::Config::default().sampler,
-        );
-        let mut tracer = SdkTracerProvider::builder()
-            .with_resource(resource.clone())
-            .with_sampler(sampler);
-        tracer = match protocol("TRACES")? {
+        // entry, once per trace; the SDK records the spans of the traces it
+        // samples itself and hands them to the batch processor (`OTEL_BSP_*`),
+        // with no `tracing` bridge: only the SDK's spans are exported, and
+        // the bridge's span builder, registry extensions and SDK span made
+        // at close would cost more than the rest of the span's life.
+        let processor = match protocol("TRACES")? {
             Protocol::HttpProtobuf => {
-                tracer.with_batch_exporter(super::otlp_spans::HttpSpanExporter::new(
+                BatchSpanProcessor::builder(super::otlp_spans::HttpSpanExporter::new(
                     super::otlp_spans::HttpConfig::from_env(|name| std::env::var(name).ok())?,
                 )?)
+                .build()
             }
-            Protocol::Grpc => tracer.with_batch_exporter(OnRuntime::build(|| {
+            Protocol::Grpc => BatchSpanProcessor::builder(OnRuntime::build(|| {
                 opentelemetry_otlp::SpanExporter::builder()
                     .with_tonic()
                     .build()
-            })?),
+            })?)
+            .build(),
         };
-        let tracer = tracer.build();
-        // The spans' own fields say what happened; the bridge's extras (source
-        // location, thread, target, busy/idle time taken at every poll) would
-        // more than double what each span costs to record and encode. Nothing
-        // here reads the OpenTelemetry context of the current thread (the
-        // trace context sent on is taken from the span itself), so entering a
-        // span need not attach it: an execution's span is entered at every
-        // poll. The spans of traces not sampled are at targets of their own
-        // (`a2a::server::unsampled`, ...), which the bridge never sees.
-        let unsampled =
-            |target: &str| format!("{target}{}", a2a_server::telemetry::otel::UNSAMPLED_SUFFIX);
-        let mut targets = Targets::new();
-        for target in [
-            a2a_server::telemetry::SERVER_TARGET,
-            a2a_server::telemetry::EXECUTION_TARGET,
-            a2a_server::telemetry::PUSH_TARGET,
-            a2a_client::telemetry::CLIENT_TARGET,
-        ] {
-            targets = targets
-                .with_target(target, LevelFilter::INFO)
-                .with_target(unsampled(target), LevelFilter::OFF);
-        }
-        let layer = tracing_opentelemetry::layer()
-            .with_tracer(tracer.tracer("a2a"))
-            .with_location(false)
-            .with_threads(false)
-            .with_target(false)
-            .with_tracked_inactivity(false)
-            .with_context_activation(false)
-            .with_filter(targets);
-        Ok((
-            Export {
-                tracer: Some(tracer),
-                meter,
-            },
-            Some(layer),
-        ))
+        let recorder = a2a_server::telemetry::otel::record_spans(
+            opentelemetry_sdk::trace::Config::default().sampler,
+            processor,
+            &resource,
+        );
+        Ok(Export {
+            tracer: Some(recorder),
+            meter,
+        })
     }
 }
 

@@ -665,7 +665,7 @@ impl Client {
                     "{method} may not be repeated"
                 )));
             };
-            match tracing::Instrument::instrument(attempt(this, options), span.clone()).await {
+            match tracing::Instrument::instrument(attempt(this, options), span.span.clone()).await {
                 Ok(value) => break Ok(value),
                 Err(err) => match self.retry.delay(retries, &err).filter(|_| repeatable) {
                     Some(wait) => {

@@ -56,16 +56,64 @@ macro_rules! call_span {
     };
 }
 
+/// The span of one call: the `tracing` span and, with `otel` in a trace whose
+/// spans the SDK records itself (`a2a_core::span_record`), its record, which
+/// ends when this is dropped.
+#[derive(Debug)]
+pub(crate) struct ClientSpan {
+    /// The span the attempts run in.
+    pub(crate) span: Span,
+    #[cfg(feature = "otel")]
+    record: Option<std::sync::Arc<a2a_core::span_record::SpanRecord>>,
+}
+
 /// The span of one call (all its attempts). With `otel`, made inside a trace
 /// the server chose not to sample (see `a2a_core::trace_scope`), it is
 /// made at [`UNSAMPLED_CLIENT_TARGET`] instead, which the bridge leaves out,
-/// and the call sends that trace's context on.
-pub(crate) fn client_span(method: Method, binding: &str, agent: &str, url: &str) -> Span {
+/// and the call sends that trace's context on; made inside a trace the SDK
+/// records, it is recorded too, as a child of the work that makes the call.
+pub(crate) fn client_span(method: Method, binding: &str, agent: &str, url: &str) -> ClientSpan {
     #[cfg(feature = "otel")]
-    if a2a_core::trace_scope::unsampled().is_some() {
-        return call_span!(UNSAMPLED_CLIENT_TARGET, method, binding, agent, url);
+    {
+        use a2a_core::span_record::{self, SpanParent, SpanRecord};
+        use a2a_core::trace_scope::TraceScope;
+        use opentelemetry::KeyValue;
+        use opentelemetry::trace::SpanKind;
+
+        let parent = match a2a_core::trace_scope::current() {
+            TraceScope::Unsampled(_) => {
+                return ClientSpan {
+                    span: call_span!(UNSAMPLED_CLIENT_TARGET, method, binding, agent, url),
+                    record: None,
+                };
+            }
+            TraceScope::Recorded(parent) => Some(SpanParent::Local(parent.context().clone())),
+            // A call outside any trace, when the SDK records spans: its own
+            // trace, if the program's sampler samples it.
+            TraceScope::Outside => span_record::sampled_root(method.name(), &SpanKind::Client),
+            _ => None,
+        };
+        if let Some(parent) = parent {
+            let mut attributes = vec![
+                KeyValue::new("a2a.operation", method.name()),
+                KeyValue::new("a2a.binding", binding.to_owned()),
+                KeyValue::new("server.address", url.to_owned()),
+            ];
+            if !agent.is_empty() {
+                attributes.push(KeyValue::new("a2a.agent", agent.to_owned()));
+            }
+            let record = SpanRecord::start(parent, method.name(), SpanKind::Client, attributes);
+            return ClientSpan {
+                span: call_span!(CLIENT_TARGET, method, binding, agent, url),
+                record: Some(record),
+            };
+        }
     }
-    call_span!(CLIENT_TARGET, method, binding, agent, url)
+    ClientSpan {
+        span: call_span!(CLIENT_TARGET, method, binding, agent, url),
+        #[cfg(feature = "otel")]
+        record: None,
+    }
 }
 
 /// The `a2a.error_code` of a failure: the A2A reason, or the client's error
@@ -88,7 +136,16 @@ fn error_code(err: &ClientError) -> &'static str {
 }
 
 /// Records a failed call's error code.
-pub(crate) fn record_error(span: &Span, err: &ClientError) {
+pub(crate) fn record_error(call: &ClientSpan, err: &ClientError) {
+    #[cfg(feature = "otel")]
+    if let Some(record) = &call.record {
+        record.add_attributes([opentelemetry::KeyValue::new(
+            "a2a.error_code",
+            error_code(err),
+        )]);
+        record.set_error();
+    }
+    let span = &call.span;
     if span.is_disabled() {
         return;
     }
@@ -156,15 +213,21 @@ pub(crate) fn record_call(
     }
 }
 
-/// The trace context a call in `span` sends on: the span's own, or in a
-/// trace not sampled (where the span is left out) the trace's with a span id
-/// of the call's own. `None` when there is nothing to send: the span is
-/// disabled and no scope is around it.
+/// The trace context a call sends on: its span's own (recorded by the SDK
+/// or by the bridge), or in a trace not sampled (where the span is left out)
+/// the trace's with a span id of the call's own. `None` when there is nothing
+/// to send: the span is disabled and no scope is around it.
 #[cfg(feature = "otel")]
-pub(crate) fn call_context(span: &Span) -> Option<opentelemetry::Context> {
+pub(crate) fn call_context(call: &ClientSpan) -> Option<opentelemetry::Context> {
     use opentelemetry::trace::TraceContextExt as _;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+    let span = &call.span;
+    if let Some(record) = &call.record {
+        return Some(
+            opentelemetry::Context::new().with_remote_span_context(record.context().clone()),
+        );
+    }
     if let Some(trace) = a2a_core::trace_scope::unsampled() {
         return Some(
             opentelemetry::Context::new()

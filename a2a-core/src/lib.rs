@@ -16,6 +16,8 @@ mod request;
 pub mod rest;
 mod security;
 mod service_params;
+#[cfg(feature = "otel")]
+pub mod span_record;
 mod task;
 #[cfg(feature = "otel")]
 pub mod trace_scope;

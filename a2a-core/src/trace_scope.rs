@@ -19,9 +19,12 @@
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId};
+
+use crate::span_record::SpanRecord;
 
 thread_local! {
     /// The innermost scope being polled on this thread.
@@ -31,6 +34,7 @@ thread_local! {
 /// The trace that the work being polled on this thread belongs to, as the
 /// innermost [`Scoped`] future around it says.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub enum TraceScope {
     /// No scope: the work belongs to no trace that the server decided.
     #[default]
@@ -41,6 +45,9 @@ pub enum TraceScope {
     /// A trace not sampled. This is the context of the work's own span: the
     /// trace id, a span id, and flags `00`.
     Unsampled(SpanContext),
+    /// A sampled trace whose spans the SDK records itself
+    /// ([`crate::span_record`]): the record of the work's own span.
+    Recorded(Arc<SpanRecord>),
 }
 
 /// The scope of the work being polled now.
@@ -53,7 +60,16 @@ pub fn current() -> TraceScope {
 pub fn unsampled() -> Option<SpanContext> {
     CURRENT.with(|current| match &*current.borrow() {
         TraceScope::Unsampled(trace) => Some(trace.clone()),
-        TraceScope::Outside | TraceScope::Sampled => None,
+        TraceScope::Outside | TraceScope::Sampled | TraceScope::Recorded(_) => None,
+    })
+}
+
+/// The record of the work being polled now when its trace is sampled and
+/// the SDK records its spans itself ([`crate::span_record`]).
+pub fn recorded() -> Option<Arc<SpanRecord>> {
+    CURRENT.with(|current| match &*current.borrow() {
+        TraceScope::Recorded(span) => Some(Arc::clone(span)),
+        _ => None,
     })
 }
 

@@ -393,12 +393,12 @@ impl A2aService {
         #[cfg(feature = "otel")]
         let started = std::time::Instant::now();
         let mut agent = None;
-        let span = traced.span.clone();
+        let handle = traced.handle();
         let outcome = traced
             .instrument(self.call_inner(ctx, request, &mut agent, head))
             .await;
         let agent = agent.as_deref().unwrap_or(&self.card).name.as_str();
-        crate::telemetry::record_outcome(&span, ctx, agent, named, &outcome);
+        crate::telemetry::record_outcome(&handle, ctx, agent, named, &outcome);
         #[cfg(feature = "otel")]
         let outcome = {
             use crate::telemetry::otel;

@@ -27,8 +27,16 @@
 use std::future::Future;
 
 #[cfg(feature = "otel")]
+use a2a_core::span_record::SpanRecord;
+#[cfg(feature = "otel")]
 use a2a_core::trace_scope::{Scoped, TraceScope};
 use a2a_core::{A2aError, SendMessageResponse};
+#[cfg(feature = "otel")]
+use opentelemetry::KeyValue;
+#[cfg(feature = "otel")]
+use opentelemetry::trace::SpanKind;
+#[cfg(feature = "otel")]
+use std::sync::Arc;
 use tracing::Span;
 use tracing::field::Empty;
 
@@ -129,6 +137,18 @@ impl Traced {
         }
     }
 
+    /// What records the outcome of the work once it is done.
+    pub(crate) fn handle(&self) -> TracedHandle {
+        TracedHandle {
+            span: self.span.clone(),
+            #[cfg(feature = "otel")]
+            record: match &self.scope {
+                Some(TraceScope::Recorded(record)) => Some(Arc::clone(record)),
+                _ => None,
+            },
+        }
+    }
+
     /// `future`, entering the span and its trace scope at each poll.
     pub(crate) fn instrument<F: Future>(self, future: F) -> TracedFuture<F> {
         let future = tracing::Instrument::instrument(future, self.span);
@@ -139,6 +159,15 @@ impl Traced {
         };
         future
     }
+}
+
+/// The span of some work, and with `otel` its record when the SDK records
+/// it: where the work's outcome goes ([`record_outcome`]).
+#[derive(Debug)]
+pub(crate) struct TracedHandle {
+    span: Span,
+    #[cfg(feature = "otel")]
+    record: Option<Arc<SpanRecord>>,
 }
 
 /// The span current now and, with `otel`, the trace scope: the parent of
@@ -155,8 +184,15 @@ impl Parent {
     pub(crate) fn current() -> Self {
         Parent {
             span: Span::current(),
+            // The parent's context only: the work outlives the span, which
+            // ends when its own work does.
             #[cfg(feature = "otel")]
-            scope: a2a_core::trace_scope::current(),
+            scope: match a2a_core::trace_scope::current() {
+                TraceScope::Recorded(record) => {
+                    TraceScope::Recorded(SpanRecord::context_only(record.context().clone()))
+                }
+                scope => scope,
+            },
         }
     }
 }
@@ -199,6 +235,23 @@ pub(crate) fn server_span(ctx: &CallContext, request: &Request) -> Traced {
                 otel::set_parent(&span, parent);
                 Traced::decided(span, TraceScope::Sampled)
             }
+            otel::Decision::Recorded(parent) => {
+                let mut attributes = Vec::with_capacity(10);
+                attributes.push(KeyValue::new("a2a.operation", ctx.method.name()));
+                attributes.push(KeyValue::new("a2a.binding", ctx.binding));
+                if let Some(task_id) = non_empty(task_id) {
+                    attributes.push(KeyValue::new("a2a.task_id", task_id.to_owned()));
+                }
+                if let Some(context_id) = non_empty(context_id) {
+                    attributes.push(KeyValue::new("a2a.context_id", context_id.to_owned()));
+                }
+                let record =
+                    SpanRecord::start(parent, ctx.method.name(), SpanKind::Server, attributes);
+                Traced::decided(
+                    call_span!(SERVER_TARGET, ctx, task_id, context_id),
+                    TraceScope::Recorded(record),
+                )
+            }
             otel::Decision::Unsampled(trace) => Traced::decided(
                 call_span!(otel::UNSAMPLED_SERVER_TARGET, ctx, task_id, context_id),
                 TraceScope::Unsampled(trace),
@@ -224,13 +277,18 @@ pub(crate) fn named_ids(request: &Request) -> (bool, bool) {
 /// caller the service settled on, the task it created or touched (unless the
 /// request named it, `named` from [`named_ids`]), the error code of a failure.
 pub(crate) fn record_outcome(
-    span: &Span,
+    traced: &TracedHandle,
     ctx: &CallContext,
     agent: &str,
     named: (bool, bool),
     outcome: &Result<Response, A2aError>,
 ) {
-    if span.is_disabled() {
+    let span = &traced.span;
+    #[cfg(feature = "otel")]
+    let record = traced.record.as_deref();
+    #[cfg(not(feature = "otel"))]
+    let record = None::<()>;
+    if span.is_disabled() && record.is_none() {
         return;
     }
     let (task_id, context_id) = match outcome {
@@ -245,6 +303,28 @@ pub(crate) fn record_outcome(
     let task_id = non_empty(task_id).filter(|_| !named.0);
     let context_id = non_empty(context_id).filter(|_| !named.1);
     let error_code = outcome.as_ref().err().map(|err| err.kind().reason());
+    #[cfg(feature = "otel")]
+    if let Some(record) = record {
+        let attributes = [
+            ("a2a.agent", non_empty(agent)),
+            ("a2a.tenant", non_empty(&ctx.tenant)),
+            ("a2a.caller", non_empty(&ctx.user.name)),
+            ("a2a.task_id", task_id),
+            ("a2a.context_id", context_id),
+        ];
+        record.add_attributes(
+            attributes
+                .into_iter()
+                .filter_map(|(key, value)| Some(KeyValue::new(key, value?.to_owned())))
+                .chain(error_code.map(|code| KeyValue::new("a2a.error_code", code))),
+        );
+        if error_code.is_some() {
+            record.set_error();
+        }
+    }
+    if span.is_disabled() {
+        return;
+    }
     tracing::record_all!(
         span,
         a2a.agent = non_empty(agent),
@@ -281,6 +361,17 @@ pub(crate) fn execution_span(task_id: &str, context_id: &str) -> Traced {
                 let span = execution_span!(EXECUTION_TARGET, task_id, context_id);
                 otel::set_parent(&span, parent);
                 Traced::decided(span, TraceScope::Sampled)
+            }
+            otel::Decision::Recorded(parent) => {
+                let attributes = vec![
+                    KeyValue::new("a2a.task_id", task_id.to_owned()),
+                    KeyValue::new("a2a.context_id", context_id.to_owned()),
+                ];
+                let record = SpanRecord::start(parent, "execution", SpanKind::Internal, attributes);
+                Traced::decided(
+                    execution_span!(EXECUTION_TARGET, task_id, context_id),
+                    TraceScope::Recorded(record),
+                )
             }
             otel::Decision::Unsampled(trace) => Traced::decided(
                 execution_span!(otel::UNSAMPLED_EXECUTION_TARGET, task_id, context_id),
@@ -332,6 +423,18 @@ pub(crate) fn push_span(parent: &Parent, task_id: &str, url: &str) -> Traced {
                 otel::set_parent(&span, root);
                 Traced::decided(span, TraceScope::Sampled)
             }
+            otel::Decision::Recorded(parent) => {
+                let mut attributes = vec![KeyValue::new("a2a.task_id", task_id.to_owned())];
+                if let Some(host) = webhook_host(url) {
+                    attributes.push(KeyValue::new("server.address", host));
+                }
+                let record =
+                    SpanRecord::start(parent, "push delivery", SpanKind::Client, attributes);
+                Traced::decided(
+                    push_span!(PUSH_TARGET, span_parent, task_id),
+                    TraceScope::Recorded(record),
+                )
+            }
             otel::Decision::Unsampled(trace) => Traced::decided(
                 push_span!(otel::UNSAMPLED_PUSH_TARGET, span_parent, task_id),
                 TraceScope::Unsampled(trace),
@@ -342,20 +445,34 @@ pub(crate) fn push_span(parent: &Parent, task_id: &str, url: &str) -> Traced {
     #[cfg(not(feature = "otel"))]
     let traced = Traced::plain(push_span!(PUSH_TARGET, span_parent, task_id));
     let span = &traced.span;
-    // The host only: a webhook URL may carry a token in its path or query.
     if !span.is_disabled() {
-        if let Some(host) = url::Url::parse(url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_owned))
-        {
+        if let Some(host) = webhook_host(url) {
             span.record("server.address", host.as_str());
         }
     }
     traced
 }
 
-/// Records how a push delivery ended.
+/// The host of a webhook: only the host, as a URL may carry a token in its
+/// path or query.
+fn webhook_host(url: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+}
+
+/// Records how a push delivery ended, on the current span (the delivery's).
 pub(crate) fn record_push_outcome(span: &Span, delivered: bool) {
+    #[cfg(feature = "otel")]
+    if let Some(record) = a2a_core::trace_scope::recorded() {
+        record.add_attributes([KeyValue::new(
+            "a2a.outcome",
+            if delivered { "delivered" } else { "failed" },
+        )]);
+        if !delivered {
+            record.set_error();
+        }
+    }
     if delivered {
         span.record("a2a.outcome", "delivered");
     } else {

@@ -33,10 +33,27 @@
 //! cost a callsite check. Their trace context (same trace id, flags `00`)
 //! travels with the work's futures instead ([`a2a_core::trace_scope`]), and
 //! the calls they make send it on.
+//!
+//! # Recording the SDK's spans without the bridge
+//!
+//! A program that exports only the SDK's own spans can skip the `tracing`
+//! bridge for them: [`record_spans`] has the server decide sampling as
+//! above, and the spans of a sampled trace recorded by the SDK itself
+//! ([`a2a_core::span_record`]) and handed to a span processor. The same
+//! names, kinds, attributes, events and parents as through the bridge, for
+//! a fraction of the work: no span builder, no registry extensions, no SDK
+//! span made at close. The `tracing` spans are still made, at the same
+//! targets, for a log that asks for them; a program that also installs a
+//! bridge leaves those targets out of its filter, or gets each span twice.
+//! What it gives up: spans that the program's own code makes through a
+//! bridge are not children of the SDK's (they carry no `tracing` parent the
+//! bridge knows); `a2a serve`, which exports only the SDK's spans, records
+//! them this way.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use a2a_core::span_record::{self, FinishedSpan, SpanParent, SpanSink};
 use a2a_core::trace_scope::{self, TraceScope};
 use a2a_core::{A2aError, Method};
 use futures::StreamExt;
@@ -45,8 +62,12 @@ use opentelemetry::propagation::{Extractor, Injector};
 use opentelemetry::trace::{
     Link, SpanContext, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState,
 };
-use opentelemetry::{Context, KeyValue, global};
-use opentelemetry_sdk::trace::{SamplingDecision, SamplingResult, ShouldSample};
+use opentelemetry::{Context, InstrumentationScope, KeyValue, global};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{
+    SamplingDecision, SamplingResult, ShouldSample, SpanData, SpanEvents, SpanLinks, SpanProcessor,
+};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -118,6 +139,9 @@ static ENTRY: OnceLock<EntrySampler> = OnceLock::new();
 #[derive(Debug)]
 pub(crate) struct EntrySampler {
     sampler: Box<dyn ShouldSample>,
+    /// Whether the SDK records the spans of sampled traces itself
+    /// ([`record_spans`]) rather than through the bridge.
+    records: bool,
 }
 
 /// The sampler, when the program has the server decide.
@@ -131,6 +155,8 @@ pub(crate) enum Decision {
     /// Sampled: made at the sampled target, with this parent when it is not
     /// the span's own (a remote caller's context, or the mark of a root).
     Sampled(Option<Context>),
+    /// Sampled and recorded by the SDK ([`record_spans`]), under this parent.
+    Recorded(SpanParent),
     /// Not sampled: made at the unsampled target, carrying this context.
     Unsampled(SpanContext),
 }
@@ -161,7 +187,11 @@ impl EntrySampler {
             let remote = parent.span().span_context().clone();
             if remote.is_valid() {
                 return if self.sample(&parent, remote.trace_id()) {
-                    Decision::Sampled(Some(parent))
+                    if self.records {
+                        Decision::Recorded(SpanParent::Remote(remote))
+                    } else {
+                        Decision::Sampled(Some(parent))
+                    }
                 } else {
                     Decision::Unsampled(trace_scope::child_of(&remote))
                 };
@@ -176,11 +206,19 @@ impl EntrySampler {
     pub(crate) fn in_trace(&self, scope: TraceScope) -> Decision {
         match scope {
             TraceScope::Sampled => Decision::Sampled(None),
+            TraceScope::Recorded(parent) => {
+                Decision::Recorded(SpanParent::Local(parent.context().clone()))
+            }
             TraceScope::Unsampled(trace) => Decision::Unsampled(trace_scope::child_of(&trace)),
-            TraceScope::Outside => {
+            // `Outside`, and any scope this server does not know of.
+            _ => {
                 let trace_id = trace_scope::random_trace_id();
                 if self.sample(&Context::new(), trace_id) {
-                    Decision::Sampled(Some(Context::new().with_value(SampledAtEntry)))
+                    if self.records {
+                        Decision::Recorded(SpanParent::Root(trace_id))
+                    } else {
+                        Decision::Sampled(Some(Context::new().with_value(SampledAtEntry)))
+                    }
                 } else {
                     Decision::Unsampled(SpanContext::new(
                         trace_id,
@@ -212,10 +250,14 @@ fn unsampled(span: &Span) -> bool {
 }
 
 /// The trace context `span` (the current span) sends on: in a trace not
-/// sampled the scope's, else the bridge's.
+/// sampled, or one the SDK records, the scope's; else the bridge's.
 fn context_of(span: &Span) -> Context {
-    if let Some(trace) = trace_scope::unsampled() {
-        return Context::new().with_remote_span_context(trace);
+    match trace_scope::current() {
+        TraceScope::Unsampled(trace) => return Context::new().with_remote_span_context(trace),
+        TraceScope::Recorded(record) => {
+            return Context::new().with_remote_span_context(record.context().clone());
+        }
+        _ => {}
     }
     if unsampled(span) {
         return Context::new();
@@ -233,6 +275,7 @@ fn context_of(span: &Span) -> Context {
 pub fn sample_at_entry(sampler: Box<dyn ShouldSample>) -> TraceSampler {
     let _ = ENTRY.set(EntrySampler {
         sampler: sampler.clone(),
+        records: false,
     });
     TraceSampler {
         configured: sampler,
@@ -295,6 +338,13 @@ pub(crate) fn adopt_remote_parent(span: &Span, params: &ServiceParams) {
 /// The status event of the execution span (the current one), added to the
 /// OpenTelemetry span directly.
 pub(crate) fn status_event(state: a2a_core::TaskState) {
+    if let Some(record) = trace_scope::recorded() {
+        record.add_event(
+            "task status changed",
+            vec![KeyValue::new("a2a.state", state.as_str())],
+        );
+        return;
+    }
     let span = Span::current();
     if span.is_disabled() || unsampled(&span) {
         return;
@@ -326,6 +376,95 @@ pub fn trace_context(span: &Span) -> Vec<(String, String)> {
     let mut pairs = Pairs(Vec::new());
     global::get_text_map_propagator(|p| p.inject_context(&context, &mut pairs));
     pairs.0
+}
+
+/// Has the server decide sampling once per trace by `sampler`, as
+/// [`sample_at_entry`] does, and record the spans of the traces it samples
+/// itself, handing each to `processor` when it ends (see the module's
+/// documentation): the SDK's spans exported with no `tracing` bridge.
+/// `resource` describes the program, as a tracer provider's would.
+///
+/// Only the first call in a process takes effect; a later one returns a
+/// handle to the processor it was given, which records nothing.
+///
+/// The processor gets [`SpanProcessor::on_end`] only: the SDK makes no
+/// OpenTelemetry SDK span to start. The SDK's batch processor
+/// (`BatchSpanProcessor::builder(exporter).build()`) is the one to give.
+pub fn record_spans(
+    sampler: Box<dyn ShouldSample>,
+    mut processor: impl SpanProcessor + 'static,
+    resource: &Resource,
+) -> SpanRecorder {
+    processor.set_resource(resource);
+    let processor: Arc<dyn SpanProcessor> = Arc::new(processor);
+    let sink = ProcessorSink {
+        processor: Arc::clone(&processor),
+        scope: InstrumentationScope::builder("a2a").build(),
+        sampler: sampler.clone(),
+    };
+    if span_record::set_sink(Box::new(sink)) {
+        let _ = ENTRY.set(EntrySampler {
+            sampler,
+            records: true,
+        });
+    }
+    SpanRecorder { processor }
+}
+
+/// What [`record_spans`] installed: flushes and stops its processor.
+#[derive(Debug, Clone)]
+pub struct SpanRecorder {
+    processor: Arc<dyn SpanProcessor>,
+}
+
+impl SpanRecorder {
+    /// Exports every span ended so far.
+    pub fn force_flush(&self) -> OTelSdkResult {
+        self.processor.force_flush()
+    }
+
+    /// Exports what is left and stops the processor: spans ended later are
+    /// dropped.
+    pub fn shutdown(&self) -> OTelSdkResult {
+        self.processor.shutdown()
+    }
+}
+
+/// Hands the spans the SDK recorded to a span processor.
+#[derive(Debug)]
+struct ProcessorSink {
+    processor: Arc<dyn SpanProcessor>,
+    scope: InstrumentationScope,
+    sampler: Box<dyn ShouldSample>,
+}
+
+impl SpanSink for ProcessorSink {
+    fn sample_root(&self, trace_id: TraceId, name: &str, kind: &SpanKind) -> bool {
+        let result =
+            self.sampler
+                .should_sample(Some(&Context::new()), trace_id, name, kind, &[], &[]);
+        result.decision == SamplingDecision::RecordAndSample
+    }
+
+    fn finished(&self, span: FinishedSpan) {
+        let mut events = SpanEvents::default();
+        events.events = span.events;
+        self.processor.on_end(SpanData {
+            span_context: span.context,
+            parent_span_id: span.parent_span_id,
+            parent_span_is_remote: span.parent_is_remote,
+            span_kind: span.kind,
+            name: span.name,
+            start_time: span.start_time,
+            end_time: span.end_time,
+            attributes: span.attributes,
+            dropped_attributes_count: 0,
+            events,
+            links: SpanLinks::default(),
+            status: span.status,
+            instrumentation_scope: self.scope.clone(),
+        });
+    }
 }
 
 /// The server's instruments, made once from the global meter provider.

@@ -1,0 +1,340 @@
+//! The SDK's spans recorded without the `tracing` bridge
+//! (`a2a_server::telemetry::otel::record_spans`, what `a2a serve` exports):
+//! a client calls agent A, whose execution calls agent B, on each binding,
+//! and every span (the client's root, A's call and execution, A's call to B,
+//! B's call and execution) reaches the span processor in one trace, with the
+//! parents, kinds, attributes, events and statuses the bridge gives them; a
+//! push delivery is a span of the trace and carries it to the webhook.
+//! Needs `--features otel`.
+#![cfg(feature = "otel")]
+// Panicking on an unexpected result is how these tests assert.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use a2a_client::{CallOptions, Client, ClientBuilder};
+use a2a_core::{A2aError, AgentCard, GetTaskRequest, Message, SendMessageRequest};
+use a2a_server::http::HttpConfig;
+use a2a_server::{AgentExecutor, EventQueue, RequestContext, User, auth};
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
+use opentelemetry::{KeyValue, Value};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SimpleSpanProcessor, SpanData};
+use support::{BINDINGS, card};
+
+/// Spans kept in memory as each ends; every span is sampled.
+fn exporter() -> &'static InMemorySpanExporter {
+    static EXPORTER: OnceLock<InMemorySpanExporter> = OnceLock::new();
+    EXPORTER.get_or_init(|| {
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        let exporter = InMemorySpanExporter::default();
+        let _recorder = a2a_server::telemetry::otel::record_spans(
+            Box::new(Sampler::AlwaysOn),
+            SimpleSpanProcessor::new(exporter.clone()),
+            &Resource::builder().with_service_name("e2e").build(),
+        );
+        exporter
+    })
+}
+
+/// Runs one test of this file at a time: each reads every span exported.
+async fn alone() -> tokio::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let guard = ONE_AT_A_TIME.lock().await;
+    exporter().reset();
+    guard
+}
+
+/// Agent B: answers with what it was told.
+struct B;
+
+#[async_trait::async_trait]
+impl AgentExecutor for B {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        events
+            .complete_with_text(format!("B heard {}", ctx.message.text()))
+            .await
+    }
+}
+
+/// Agent A: asks B, and answers with B's answer.
+struct A {
+    b: Client,
+}
+
+#[async_trait::async_trait]
+impl AgentExecutor for A {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        let answer = self
+            .b
+            .send_message(
+                SendMessageRequest::new(Message::user_text(ctx.message.text())),
+                None,
+            )
+            .await
+            .map_err(|err| A2aError::internal(err.to_string()))?;
+        let text = match answer {
+            a2a_core::SendMessageResponse::Task(task) => task
+                .status
+                .message
+                .as_ref()
+                .map(|m| m.text())
+                .unwrap_or_default(),
+            a2a_core::SendMessageResponse::Message(message) => message.text(),
+        };
+        events.complete_with_text(text).await
+    }
+}
+
+fn named(name: &'static str) -> impl FnOnce(std::net::SocketAddr) -> AgentCard {
+    move |addr| {
+        let mut card = card(addr);
+        card.name = name.to_owned();
+        card
+    }
+}
+
+fn client_for(card: AgentCard, binding: &str) -> Client {
+    a2a_grpc::register(ClientBuilder::new())
+        .prefer([binding])
+        .build(card)
+        .unwrap()
+        // One plain call per send: one client span to look for.
+        .with_tracked_blocking_sends(false)
+}
+
+fn attribute<'s>(span: &'s SpanData, key: &str) -> Option<&'s Value> {
+    span.attributes
+        .iter()
+        .find(|KeyValue { key: k, .. }| k.as_str() == key)
+        .map(|kv| &kv.value)
+}
+
+fn has(span: &SpanData, key: &str, value: &str) -> bool {
+    attribute(span, key).is_some_and(|v| v.as_str() == value)
+}
+
+/// The spans exported so far once they satisfy `done` (some end just after
+/// the answer is sent).
+async fn spans_until(done: impl Fn(&[SpanData]) -> bool) -> Vec<SpanData> {
+    for _ in 0..100 {
+        let spans = exporter().get_finished_spans().unwrap();
+        if done(&spans) {
+            return spans;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the spans did not all arrive: {:#?}",
+        exporter().get_finished_spans().unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_to_agent_a_to_agent_b_exchange_is_one_recorded_trace_on_every_binding() {
+    let _alone = alone().await;
+    let b = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
+        .await
+        .unwrap();
+    for binding in BINDINGS {
+        exporter().reset();
+        let b_client = client_for(named("agent-b")(b.addr), binding);
+        // A knows its callers: the span says who called.
+        let a = e2e::start_service(
+            A { b: b_client },
+            named("agent-a"),
+            |b| b,
+            |service| {
+                service.with_authentication(auth::from_fn(|ctx| {
+                    Ok(ctx
+                        .service_params
+                        .get("authorization")
+                        .and_then(|v| v.strip_prefix("Bearer "))
+                        .map_or_else(User::anonymous, User::authenticated))
+                }))
+            },
+            HttpConfig::default(),
+        )
+        .await
+        .unwrap();
+        let client = client_for(named("agent-a")(a.addr), binding);
+        let as_alice = CallOptions::default().header("authorization", "Bearer alice");
+        // Outside any trace: the client's span is the root of a new one.
+        client
+            .send_message(
+                SendMessageRequest::new(Message::user_text("hi")),
+                Some(&as_alice),
+            )
+            .await
+            .unwrap();
+
+        // client→A, A's call and execution, A→B, B's call and execution.
+        let spans = spans_until(|spans| spans.len() >= 6).await;
+        assert_eq!(spans.len(), 6, "{binding}: {spans:#?}");
+        let find = |what: &str, pred: &dyn Fn(&SpanData) -> bool| -> SpanData {
+            let found: Vec<_> = spans.iter().filter(|s| pred(s)).collect();
+            assert_eq!(found.len(), 1, "{binding}: one {what} span in {spans:#?}");
+            found[0].clone()
+        };
+        let to_a = find("client→A", &|s| {
+            s.span_kind == SpanKind::Client && has(s, "a2a.agent", "agent-a")
+        });
+        let a_call = find("A's call", &|s| {
+            s.span_kind == SpanKind::Server && has(s, "a2a.agent", "agent-a")
+        });
+        let to_b = find("A→B", &|s| {
+            s.span_kind == SpanKind::Client && has(s, "a2a.agent", "agent-b")
+        });
+        let b_call = find("B's call", &|s| {
+            s.span_kind == SpanKind::Server && has(s, "a2a.agent", "agent-b")
+        });
+        let executions: Vec<_> = spans.iter().filter(|s| s.name == "execution").collect();
+        assert_eq!(executions.len(), 2, "{binding}: {spans:#?}");
+
+        // One trace, sampled, its root the client's call.
+        let trace = to_a.span_context.trace_id();
+        assert_ne!(trace, TraceId::INVALID);
+        for span in &spans {
+            assert_eq!(span.span_context.trace_id(), trace, "{binding}: {span:#?}");
+            assert!(span.span_context.is_sampled());
+            assert_eq!(span.instrumentation_scope.name(), "a2a");
+            assert!(span.start_time <= span.end_time);
+        }
+        assert_eq!(to_a.parent_span_id, SpanId::INVALID);
+
+        // The parent chain crosses both wires.
+        assert_eq!(a_call.parent_span_id, to_a.span_context.span_id());
+        assert!(a_call.parent_span_is_remote, "{binding}");
+        let a_execution = executions
+            .iter()
+            .find(|e| e.parent_span_id == a_call.span_context.span_id())
+            .expect("A's execution under A's call");
+        assert!(!a_execution.parent_span_is_remote);
+        assert_eq!(a_execution.span_kind, SpanKind::Internal);
+        assert_eq!(to_b.parent_span_id, a_execution.span_context.span_id());
+        assert_eq!(b_call.parent_span_id, to_b.span_context.span_id());
+        assert!(
+            executions
+                .iter()
+                .any(|e| e.parent_span_id == b_call.span_context.span_id())
+        );
+
+        // What a person searches by, under the names the bridge gives.
+        for call in [&a_call, &b_call] {
+            assert_eq!(call.name, "SendMessage");
+            assert!(has(call, "a2a.operation", "SendMessage"), "{call:#?}");
+            assert!(has(call, "a2a.binding", binding), "{call:#?}");
+            assert!(attribute(call, "a2a.task_id").is_some(), "{call:#?}");
+            assert!(attribute(call, "a2a.context_id").is_some(), "{call:#?}");
+            assert!(attribute(call, "a2a.error_code").is_none(), "{call:#?}");
+            assert_eq!(call.status, Status::Unset);
+        }
+        assert!(has(&a_call, "a2a.caller", "alice"), "{a_call:#?}");
+        assert!(attribute(&b_call, "a2a.caller").is_none(), "{b_call:#?}");
+        assert!(
+            has(&to_b, "a2a.operation", "SendMessage") && has(&to_b, "a2a.binding", binding),
+            "{to_b:#?}"
+        );
+        assert!(
+            attribute(&to_b, "server.address").is_some_and(|v| v.as_str().contains("127.0.0.1")),
+            "{to_b:#?}"
+        );
+        let states: Vec<_> = a_execution
+            .events
+            .iter()
+            .filter(|e| e.name == "task status changed")
+            .map(|e| e.attributes[0].value.as_str().into_owned())
+            .collect();
+        assert!(
+            states.last().is_some_and(|s| s == "TASK_STATE_COMPLETED"),
+            "{binding}: status events on the execution span: {a_execution:#?}"
+        );
+        for (execution, call) in [(a_execution, &a_call)] {
+            assert_eq!(
+                attribute(execution, "a2a.task_id"),
+                attribute(call, "a2a.task_id")
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_call_is_an_error_span_with_its_code_on_both_sides() {
+    let _alone = alone().await;
+    let server = e2e::start_server(B, named("agent-b"), |b| b, HttpConfig::default())
+        .await
+        .unwrap();
+    let client = client_for(named("agent-b")(server.addr), a2a_core::binding::JSONRPC);
+    let err = client
+        .get_task(
+            GetTaskRequest {
+                id: "no-such-task".into(),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.protocol_kind(), Some(a2a_core::ErrorKind::TaskNotFound));
+    let spans = spans_until(|spans| spans.len() >= 2).await;
+    for kind in [SpanKind::Client, SpanKind::Server] {
+        let span = spans
+            .iter()
+            .find(|s| s.span_kind == kind)
+            .unwrap_or_else(|| panic!("a {kind:?} span in {spans:#?}"));
+        assert_eq!(span.name, "GetTask");
+        assert!(has(span, "a2a.error_code", "TASK_NOT_FOUND"), "{span:#?}");
+        assert!(matches!(span.status, Status::Error { .. }), "{span:#?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_deliveries_are_recorded_spans_of_the_trace_and_carry_it_to_the_webhook() {
+    let _alone = alone().await;
+    let server = e2e::start_server(
+        B,
+        named("agent-b"),
+        |b| b.push_address_policy(e2e::loopback_policy()),
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let client = client_for(named("agent-b")(server.addr), a2a_core::binding::JSONRPC);
+    let (url, mut deliveries) = e2e::traceparent_webhook().await;
+    client
+        .send_message(e2e::send_with_webhook("hi", url), None)
+        .await
+        .unwrap();
+
+    let traceparent = tokio::time::timeout(Duration::from_secs(10), deliveries.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let spans = spans_until(|spans| {
+        spans.iter().any(|s| s.name == "push delivery")
+            && spans.iter().any(|s| s.name == "execution")
+    })
+    .await;
+    let push = spans
+        .iter()
+        .find(|s| s.name == "push delivery")
+        .unwrap_or_else(|| panic!("a delivery span in {spans:#?}"));
+    let execution = spans.iter().find(|s| s.name == "execution").unwrap();
+    assert_eq!(push.span_kind, SpanKind::Client);
+    assert!(has(push, "a2a.outcome", "delivered"), "{push:#?}");
+    assert!(has(push, "server.address", "127.0.0.1"), "{push:#?}");
+    assert_eq!(push.parent_span_id, execution.span_context.span_id());
+    // The webhook hears the delivery's own span, sampled.
+    assert_eq!(
+        traceparent,
+        format!(
+            "00-{}-{}-01",
+            push.span_context.trace_id(),
+            push.span_context.span_id()
+        )
+    );
+}

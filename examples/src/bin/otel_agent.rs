@@ -18,15 +18,10 @@
 
 use a2a_core::{A2aError, AgentCard, binding};
 use a2a_server::{A2aService, AgentExecutor, DefaultRequestHandler, EventQueue, RequestContext};
-use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_subscriber::Layer as _;
-use tracing_subscriber::filter::{LevelFilter, Targets};
-use tracing_subscriber::layer::SubscriberExt as _;
-use tracing_subscriber::util::SubscriberInitExt as _;
+use opentelemetry_sdk::trace::BatchSpanProcessor;
 
 struct Hello;
 
@@ -53,34 +48,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spans = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .build()?;
-    let tracer = SdkTracerProvider::builder()
-        .with_resource(resource.clone())
-        .with_batch_exporter(spans)
-        .build();
     let metrics = opentelemetry_otlp::MetricExporter::builder()
         .with_http()
         .build()?;
     let meter = SdkMeterProvider::builder()
-        .with_resource(resource)
+        .with_resource(resource.clone())
         .with_periodic_exporter(metrics)
         .build();
     // W3C `traceparent`: a client's span becomes the parent of ours.
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     // Before the handler is built: the server makes its instruments once.
     opentelemetry::global::set_meter_provider(meter.clone());
-    // The SDK's spans are `tracing` spans; this bridge hands them to the
-    // exporter. Only the SDK's own span targets: a call, an execution, a push.
-    let only_a2a = Targets::new()
-        .with_target(a2a_server::telemetry::SERVER_TARGET, LevelFilter::INFO)
-        .with_target(a2a_server::telemetry::EXECUTION_TARGET, LevelFilter::INFO)
-        .with_target(a2a_server::telemetry::PUSH_TARGET, LevelFilter::INFO);
-    tracing_subscriber::registry()
-        .with(
-            tracing_opentelemetry::layer()
-                .with_tracer(tracer.tracer("otel-example"))
-                .with_filter(only_a2a),
-        )
-        .init();
+    // The SDK records its spans (a call, an execution, a push) itself and
+    // hands them to the batch processor; the sampler (here the SDK's, from
+    // OTEL_TRACES_SAMPLER) decides once per trace, where it enters. A program
+    // that wants its own `tracing` spans in the same traces installs the
+    // `tracing_opentelemetry` bridge instead, with `sample_at_entry`.
+    let tracer = a2a_server::telemetry::otel::record_spans(
+        opentelemetry_sdk::trace::Config::default().sampler,
+        BatchSpanProcessor::builder(spans).build(),
+        &resource,
+    );
     // ANCHOR_END: install
 
     let listener = tokio::net::TcpListener::bind(addr).await?;

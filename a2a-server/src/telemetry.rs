@@ -285,10 +285,10 @@ pub(crate) fn record_outcome(
 ) {
     let span = &traced.span;
     #[cfg(feature = "otel")]
-    let record = traced.record.as_deref();
+    let recorded = traced.record.is_some();
     #[cfg(not(feature = "otel"))]
-    let record = None::<()>;
-    if span.is_disabled() && record.is_none() {
+    let recorded = false;
+    if span.is_disabled() && !recorded {
         return;
     }
     let (task_id, context_id) = match outcome {
@@ -304,7 +304,7 @@ pub(crate) fn record_outcome(
     let context_id = non_empty(context_id).filter(|_| !named.1);
     let error_code = outcome.as_ref().err().map(|err| err.kind().reason());
     #[cfg(feature = "otel")]
-    if let Some(record) = record {
+    if let Some(record) = &traced.record {
         let attributes = [
             ("a2a.agent", non_empty(agent)),
             ("a2a.tenant", non_empty(&ctx.tenant)),

@@ -253,12 +253,10 @@ async fn a_client_to_agent_a_to_agent_b_exchange_is_one_recorded_trace_on_every_
             states.last().is_some_and(|s| s == "TASK_STATE_COMPLETED"),
             "{binding}: status events on the execution span: {a_execution:#?}"
         );
-        for (execution, call) in [(a_execution, &a_call)] {
-            assert_eq!(
-                attribute(execution, "a2a.task_id"),
-                attribute(call, "a2a.task_id")
-            );
-        }
+        assert_eq!(
+            attribute(a_execution, "a2a.task_id"),
+            attribute(&a_call, "a2a.task_id")
+        );
     }
 }
 

@@ -5,6 +5,7 @@
 # `a2a-bench sdk` under callgrind, driven over HTTP/1.1 JSON-RPC and over
 # gRPC (h2c) for a short and a long run; the difference in instructions over
 # the difference in requests cancels start-up and shutdown.
+# CONNECTIONS sets the load's connections (8 by default).
 # KEEP=DIR keeps the long runs' callgrind files for callgrind_annotate.
 # SERVER_ARGS adds arguments to the server (e.g. "--conversation-log DIR"),
 # LOAD_ARGS to the load generator (e.g. "--bearer-token T" with
@@ -19,7 +20,7 @@ run() { # load-mode seconds out-file [server-mode]
   local pid=$!
   for _ in $(seq 150); do (echo > /dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.2; done
   local req
-  req=$("$B" "$1" --addr 127.0.0.1:"$PORT" --connections 8 --seconds "$2" --warmup 0 ${LOAD_ARGS:-} | sed -n 's/^requests=\([0-9]*\).*/\1/p')
+  req=$("$B" "$1" --addr 127.0.0.1:"$PORT" --connections "${CONNECTIONS:-8}" --seconds "$2" --warmup 0 ${LOAD_ARGS:-} | sed -n 's/^requests=\([0-9]*\).*/\1/p')
   kill -TERM $pid; wait $pid 2>/dev/null
   local ir
   ir=$(awk '/^summary:/ {print $2}' "$3")

@@ -640,3 +640,108 @@ async fn client_calls_and_errors_are_counted_and_timed() {
     telemetry();
     calls_are_counted_and_timed("a2a.client").await;
 }
+
+/// Agent `hold`: says it is working, then finishes only when told.
+struct Hold {
+    release: std::sync::Arc<tokio::sync::Notify>,
+}
+
+#[async_trait::async_trait]
+impl AgentExecutor for Hold {
+    async fn execute(&self, _ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        events.working().await?;
+        self.release.notified().await;
+        events.complete_with_text("released").await
+    }
+}
+
+/// The value of up-down counter `name` summed over the points whose
+/// attributes include all of `with`, as last exported; `None` when no point
+/// matches.
+fn up_down(name: &str, with: &[(&str, &str)]) -> Option<i64> {
+    let telemetry = telemetry();
+    telemetry.meters.force_flush().unwrap();
+    let exported = telemetry.metrics.get_finished_metrics().unwrap();
+    let last = exported.last()?;
+    let mut total = None;
+    for metric in last.scope_metrics().flat_map(|s| s.metrics()) {
+        if metric.name() != name {
+            continue;
+        }
+        let AggregatedMetrics::I64(MetricData::Sum(sum)) = metric.data() else {
+            panic!("{name} is an i64 up-down counter");
+        };
+        assert!(!sum.is_monotonic(), "{name} goes down too");
+        for point in sum.data_points() {
+            let matches = with.iter().all(|(key, wanted)| {
+                point
+                    .attributes()
+                    .any(|kv| kv.key.as_str() == *key && kv.value.as_str() == *wanted)
+            });
+            if matches {
+                *total.get_or_insert(0) += point.value();
+            }
+        }
+    }
+    total
+}
+
+/// An open stream and its running execution are counted while they last,
+/// by operation and binding, and no longer once they end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_streams_and_running_executions_are_counted_while_they_last() {
+    use futures::StreamExt as _;
+
+    let _alone = alone().await;
+    telemetry();
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let server = e2e::start_server(
+        Hold {
+            release: release.clone(),
+        },
+        named("hold"),
+        |b| b,
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let binding = a2a_core::binding::JSONRPC;
+    let streams = [
+        ("a2a.operation", "SendStreamingMessage"),
+        ("a2a.binding", binding),
+    ];
+    let (open_before, running_before) = (
+        up_down("a2a.server.open_streams", &streams).unwrap_or(0),
+        up_down("a2a.server.active_executions", &[]).unwrap_or(0),
+    );
+    let client = client_for(named("hold")(server.addr), binding);
+    let mut stream = client
+        .send_streaming_message(SendMessageRequest::new(Message::user_text("hi")), None)
+        .await
+        .unwrap();
+    // The first event: the execution runs and the stream is open.
+    stream.next().await.unwrap().unwrap();
+    assert_eq!(
+        up_down("a2a.server.open_streams", &streams),
+        Some(open_before + 1)
+    );
+    assert_eq!(
+        up_down("a2a.server.active_executions", &[]),
+        Some(running_before + 1)
+    );
+    release.notify_one();
+    while let Some(event) = stream.next().await {
+        event.unwrap();
+    }
+    drop(stream);
+    // The server lets go of both just after the last event is sent.
+    for _ in 0..100 {
+        let open = up_down("a2a.server.open_streams", &streams);
+        let running = up_down("a2a.server.active_executions", &[]);
+        if open == Some(open_before) && running == Some(running_before) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the stream and the execution are still counted");
+}

@@ -50,14 +50,15 @@
 //! bridge knows); `a2a serve`, which exports only the SDK's spans, records
 //! them this way.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use a2a_core::span_record::{self, FinishedSpan, SpanParent, SpanSink};
 use a2a_core::trace_scope::{self, TraceScope};
 use a2a_core::{A2aError, Method};
 use futures::StreamExt;
-use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
+use opentelemetry::metrics::{Counter, Histogram, ObservableCounter, ObservableUpDownCounter};
 use opentelemetry::propagation::{Extractor, Injector};
 use opentelemetry::trace::{
     Link, SpanContext, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState,
@@ -468,13 +469,97 @@ impl SpanSink for ProcessorSink {
 }
 
 /// The server's instruments, made once from the global meter provider.
+///
+/// The counts that move on every call (`a2a.server.requests`,
+/// `a2a.server.open_streams`, `a2a.server.active_executions`) are tallied
+/// in atomics here and read by observable instruments when the meter
+/// collects: a synchronous instrument hashes and looks up its attributes
+/// on every measurement, which costs more than the call's other metrics
+/// together. What is exported is the same (a monotonic sum per operation
+/// and binding, two non-monotonic sums).
 struct Metrics {
-    requests: Counter<u64>,
     errors: Counter<u64>,
     duration: Histogram<f64>,
-    active_executions: UpDownCounter<i64>,
-    open_streams: UpDownCounter<i64>,
     push_deliveries: Counter<u64>,
+    // Held so that their callbacks stay registered.
+    _requests: ObservableCounter<u64>,
+    _active_executions: ObservableUpDownCounter<i64>,
+    _open_streams: ObservableUpDownCounter<i64>,
+}
+
+/// The bindings whose tallies have a slot of their own; a call on any other
+/// (a transport of the program's own) is tallied in [`OTHER_TALLIES`].
+const TALLIED_BINDINGS: [&str; 5] = [
+    super::binding::JSONRPC,
+    super::binding::HTTP_JSON,
+    super::binding::GRPC,
+    super::binding::IN_PROCESS,
+    "",
+];
+
+/// What moved for one operation on one binding.
+#[derive(Debug, Default)]
+struct CallTally {
+    requests: AtomicU64,
+    open_streams: AtomicI64,
+    /// Whether a stream was ever opened (before, there is no series to report).
+    streamed: AtomicBool,
+}
+
+impl CallTally {
+    const fn new() -> Self {
+        CallTally {
+            requests: AtomicU64::new(0),
+            open_streams: AtomicI64::new(0),
+            streamed: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The tallies of the known bindings, by operation and binding.
+static TALLIES: [[CallTally; TALLIED_BINDINGS.len()]; Method::ALL.len()] =
+    [const { [const { CallTally::new() }; TALLIED_BINDINGS.len()] }; Method::ALL.len()];
+/// The tallies of any other binding, made on its first call.
+static OTHER_TALLIES: Mutex<Vec<(Method, &'static str, &'static CallTally)>> =
+    Mutex::new(Vec::new());
+/// Executions running now.
+static ACTIVE_EXECUTIONS: AtomicI64 = AtomicI64::new(0);
+
+/// The tally of `method` on `binding`.
+fn tally(method: Method, binding: &'static str) -> &'static CallTally {
+    // `Method::ALL` lists every operation in declaration order.
+    let operation = method as usize;
+    if let Some(slot) = TALLIED_BINDINGS.iter().position(|known| *known == binding) {
+        return &TALLIES[operation][slot];
+    }
+    let mut others = OTHER_TALLIES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, _, tally)) = others
+        .iter()
+        .find(|(m, b, _)| *m == method && *b == binding)
+    {
+        return tally;
+    }
+    // One per (operation, binding) a program ever uses: a few, kept for good.
+    let tally: &'static CallTally = Box::leak(Box::default());
+    others.push((method, binding, tally));
+    tally
+}
+
+/// Every tally with its operation and binding, for the collection.
+fn each_tally(mut f: impl FnMut(Method, &'static str, &CallTally)) {
+    for method in Method::ALL {
+        for (slot, binding) in TALLIED_BINDINGS.iter().enumerate() {
+            f(method, binding, &TALLIES[method as usize][slot]);
+        }
+    }
+    let others = OTHER_TALLIES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    for (method, binding, tally) in others.iter() {
+        f(*method, binding, tally);
+    }
 }
 
 fn metrics() -> &'static Metrics {
@@ -482,9 +567,17 @@ fn metrics() -> &'static Metrics {
     METRICS.get_or_init(|| {
         let meter = global::meter("a2a-server");
         Metrics {
-            requests: meter
-                .u64_counter("a2a.server.requests")
+            _requests: meter
+                .u64_observable_counter("a2a.server.requests")
                 .with_description("Calls answered, by operation and binding.")
+                .with_callback(|observer| {
+                    each_tally(|method, binding, tally| {
+                        let requests = tally.requests.load(Ordering::Relaxed);
+                        if requests > 0 {
+                            observer.observe(requests, &call_attributes(method, binding));
+                        }
+                    })
+                })
                 .build(),
             errors: meter
                 .u64_counter("a2a.server.errors")
@@ -495,13 +588,26 @@ fn metrics() -> &'static Metrics {
                 .with_unit("s")
                 .with_description("Time to answer a call (a stream: to its start).")
                 .build(),
-            active_executions: meter
-                .i64_up_down_counter("a2a.server.active_executions")
+            _active_executions: meter
+                .i64_observable_up_down_counter("a2a.server.active_executions")
                 .with_description("Executions running now.")
+                .with_callback(|observer| {
+                    observer.observe(ACTIVE_EXECUTIONS.load(Ordering::Relaxed), &[]);
+                })
                 .build(),
-            open_streams: meter
-                .i64_up_down_counter("a2a.server.open_streams")
+            _open_streams: meter
+                .i64_observable_up_down_counter("a2a.server.open_streams")
                 .with_description("Event streams open now.")
+                .with_callback(|observer| {
+                    each_tally(|method, binding, tally| {
+                        if tally.streamed.load(Ordering::Relaxed) {
+                            observer.observe(
+                                tally.open_streams.load(Ordering::Relaxed),
+                                &call_attributes(method, binding),
+                            );
+                        }
+                    })
+                })
                 .build(),
             push_deliveries: meter
                 .u64_counter("a2a.push.deliveries")
@@ -526,8 +632,10 @@ pub(crate) fn record_call(
     error: Option<&A2aError>,
 ) {
     let m = metrics();
+    tally(method, binding)
+        .requests
+        .fetch_add(1, Ordering::Relaxed);
     let attributes = call_attributes(method, binding);
-    m.requests.add(1, &attributes);
     m.duration.record(elapsed.as_secs_f64(), &attributes);
     if let Some(err) = error {
         let [operation, binding] = attributes;
@@ -548,15 +656,18 @@ pub(crate) fn count_stream(
     binding: &'static str,
     stream: EventStream,
 ) -> EventStream {
-    struct Open([KeyValue; 2]);
+    struct Open(&'static CallTally);
     impl Drop for Open {
         fn drop(&mut self) {
-            metrics().open_streams.add(-1, &self.0);
+            self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
         }
     }
-    let attributes = call_attributes(method, binding);
-    metrics().open_streams.add(1, &attributes);
-    let open = Open(attributes);
+    // Made before the first stream is counted, so that it is reported.
+    metrics();
+    let tally = tally(method, binding);
+    tally.streamed.store(true, Ordering::Relaxed);
+    tally.open_streams.fetch_add(1, Ordering::Relaxed);
+    let open = Open(tally);
     Box::pin(stream.map(move |item| {
         let _open = &open;
         item
@@ -569,14 +680,15 @@ pub(crate) struct ActiveExecution(());
 
 impl ActiveExecution {
     pub(crate) fn start() -> Self {
-        metrics().active_executions.add(1, &[]);
+        metrics();
+        ACTIVE_EXECUTIONS.fetch_add(1, Ordering::Relaxed);
         ActiveExecution(())
     }
 }
 
 impl Drop for ActiveExecution {
     fn drop(&mut self) {
-        metrics().active_executions.add(-1, &[]);
+        ACTIVE_EXECUTIONS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -605,5 +717,31 @@ mod tests {
             assert_eq!(sampling_of(unsampled), Some(false));
         }
         assert_eq!(sampling_of("a2a::server::other"), None);
+    }
+
+    #[test]
+    fn each_operation_and_binding_has_a_tally_of_its_own() {
+        // The table is indexed by declaration order, which `ALL` follows.
+        for (index, method) in Method::ALL.into_iter().enumerate() {
+            assert_eq!(method as usize, index, "{method:?}");
+        }
+        let mut seen = std::collections::HashSet::new();
+        for method in Method::ALL {
+            for binding in TALLIED_BINDINGS.into_iter().chain(["custom", "other"]) {
+                let tally: *const CallTally = tally(method, binding);
+                assert!(seen.insert(tally), "{method:?} on {binding:?}");
+                // The same operation and binding find the same tally again.
+                assert!(std::ptr::eq(tally, super::tally(method, binding)));
+            }
+        }
+        // The collection lists each once, under its operation and binding.
+        let mut listed = Vec::new();
+        each_tally(|method, binding, tally| {
+            listed.push((method, binding, tally as *const CallTally))
+        });
+        assert_eq!(listed.len(), seen.len());
+        for (method, binding, tally) in listed {
+            assert!(std::ptr::eq(tally, super::tally(method, binding)));
+        }
     }
 }

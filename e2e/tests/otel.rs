@@ -12,7 +12,7 @@ mod support;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use a2a_client::{CallOptions, Client, ClientBuilder};
+use a2a_client::{CallOptions, Client};
 use a2a_core::{
     A2aError, AgentCard, ErrorKind, GetTaskRequest, Message, SendMessageRequest,
     SendMessageResponse,
@@ -20,12 +20,12 @@ use a2a_core::{
 use a2a_server::http::HttpConfig;
 use a2a_server::{AgentExecutor, EventQueue, RequestContext, User, auth};
 use opentelemetry::trace::{SpanKind, TraceContextExt, TraceId, TracerProvider as _};
-use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
-use support::{BINDINGS, card};
+use support::BINDINGS;
+use support::telemetry::{A, B, attribute, client_for, has, named, text_of};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -69,78 +69,6 @@ fn telemetry() -> &'static Telemetry {
             metrics,
         }
     })
-}
-
-/// Agent B: answers with what it was told.
-struct B;
-
-#[async_trait::async_trait]
-impl AgentExecutor for B {
-    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        events
-            .complete_with_text(format!("B heard {}", ctx.message.text()))
-            .await
-    }
-}
-
-/// Agent A: asks B, and answers with B's answer.
-struct A {
-    b: Client,
-}
-
-#[async_trait::async_trait]
-impl AgentExecutor for A {
-    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        let answer = self
-            .b
-            .send_message(
-                SendMessageRequest::new(Message::user_text(ctx.message.text())),
-                None,
-            )
-            .await
-            .map_err(|err| A2aError::internal(err.to_string()))?;
-        events.complete_with_text(text_of(&answer)).await
-    }
-}
-
-fn text_of(answer: &SendMessageResponse) -> String {
-    match answer {
-        SendMessageResponse::Task(task) => task
-            .status
-            .message
-            .as_ref()
-            .map(|m| m.text())
-            .unwrap_or_default(),
-        SendMessageResponse::Message(message) => message.text(),
-    }
-}
-
-fn named(name: &'static str) -> impl FnOnce(std::net::SocketAddr) -> AgentCard {
-    move |addr| {
-        let mut card = card(addr);
-        card.name = name.to_owned();
-        card
-    }
-}
-
-fn client_for(card: AgentCard, binding: &str) -> Client {
-    a2a_grpc::register(ClientBuilder::new())
-        .prefer([binding])
-        .build(card)
-        .unwrap()
-        // One plain call per send: one client span to look for.
-        .with_tracked_blocking_sends(false)
-}
-
-fn attribute<'s>(span: &'s SpanData, key: &str) -> Option<&'s Value> {
-    span.attributes
-        .iter()
-        .find(|KeyValue { key: k, .. }| k.as_str() == key)
-        .map(|kv| &kv.value)
-}
-
-fn has(span: &SpanData, key: &str, value: &str) -> bool {
-    attribute(span, key).is_some_and(|v| v.as_str() == value)
 }
 
 /// The spans of `trace` once `expected` of them have ended (some end just

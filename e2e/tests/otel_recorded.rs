@@ -15,16 +15,16 @@ mod support;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use a2a_client::{CallOptions, Client, ClientBuilder};
-use a2a_core::{A2aError, AgentCard, GetTaskRequest, Message, SendMessageRequest};
+use a2a_client::CallOptions;
+use a2a_core::{GetTaskRequest, Message, SendMessageRequest};
 use a2a_server::http::HttpConfig;
-use a2a_server::{AgentExecutor, EventQueue, RequestContext, User, auth};
+use a2a_server::{User, auth};
 use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
-use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SimpleSpanProcessor, SpanData};
-use support::{BINDINGS, card};
+use support::BINDINGS;
+use support::telemetry::{A, B, attribute, client_for, has, named};
 
 /// Spans kept in memory as each ends; every span is sampled.
 fn exporter() -> &'static InMemorySpanExporter {
@@ -47,75 +47,6 @@ async fn alone() -> tokio::sync::MutexGuard<'static, ()> {
     let guard = ONE_AT_A_TIME.lock().await;
     exporter().reset();
     guard
-}
-
-/// Agent B: answers with what it was told.
-struct B;
-
-#[async_trait::async_trait]
-impl AgentExecutor for B {
-    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        events
-            .complete_with_text(format!("B heard {}", ctx.message.text()))
-            .await
-    }
-}
-
-/// Agent A: asks B, and answers with B's answer.
-struct A {
-    b: Client,
-}
-
-#[async_trait::async_trait]
-impl AgentExecutor for A {
-    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        let answer = self
-            .b
-            .send_message(
-                SendMessageRequest::new(Message::user_text(ctx.message.text())),
-                None,
-            )
-            .await
-            .map_err(|err| A2aError::internal(err.to_string()))?;
-        let text = match answer {
-            a2a_core::SendMessageResponse::Task(task) => task
-                .status
-                .message
-                .as_ref()
-                .map(|m| m.text())
-                .unwrap_or_default(),
-            a2a_core::SendMessageResponse::Message(message) => message.text(),
-        };
-        events.complete_with_text(text).await
-    }
-}
-
-fn named(name: &'static str) -> impl FnOnce(std::net::SocketAddr) -> AgentCard {
-    move |addr| {
-        let mut card = card(addr);
-        card.name = name.to_owned();
-        card
-    }
-}
-
-fn client_for(card: AgentCard, binding: &str) -> Client {
-    a2a_grpc::register(ClientBuilder::new())
-        .prefer([binding])
-        .build(card)
-        .unwrap()
-        // One plain call per send: one client span to look for.
-        .with_tracked_blocking_sends(false)
-}
-
-fn attribute<'s>(span: &'s SpanData, key: &str) -> Option<&'s Value> {
-    span.attributes
-        .iter()
-        .find(|KeyValue { key: k, .. }| k.as_str() == key)
-        .map(|kv| &kv.value)
-}
-
-fn has(span: &SpanData, key: &str, value: &str) -> bool {
-    attribute(span, key).is_some_and(|v| v.as_str() == value)
 }
 
 /// The spans exported so far once they satisfy `done` (some end just after

@@ -17,6 +17,8 @@ use futures::StreamExt;
 
 pub mod durable;
 mod served;
+#[cfg(feature = "otel")]
+pub mod telemetry;
 // Not every test file serves with its own connection settings.
 #[allow(unused_imports)]
 pub use self::served::{Served, serve};

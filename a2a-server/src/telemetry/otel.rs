@@ -19,6 +19,12 @@
 //! | `a2a.push.deliveries` | counter | `a2a.outcome` (`delivered`, `failed`) |
 //! | `a2a.server.store.duration` | histogram (s) | `a2a.store.operation` (`task.create`, `job.record`, `push.get`, ...), `a2a.store.kind` (the store's type name; the in-memory stores are not timed) |
 //!
+//! `a2a.server.requests`, `a2a.server.active_executions` and
+//! `a2a.server.open_streams` are observable instruments: the server tallies
+//! them in atomics and the meter reads them when it collects, so a call
+//! pays no attribute lookup for them. They export as the synchronous
+//! instruments would (sums, by the same attributes).
+//!
 //! # Sampling once per trace
 //!
 //! Left to the SDK, sampling happens when the bridge starts a span: by then

@@ -25,7 +25,7 @@ use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use support::BINDINGS;
-use support::telemetry::{A, B, attribute, client_for, has, named, text_of};
+use support::telemetry::{A, B, ViaPeers, attribute, client_for, has, named, text_of};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -340,22 +340,6 @@ async fn push_deliveries_are_spans_of_the_trace_and_carry_it_to_the_webhook() {
     assert!(has(push, "server.address", "127.0.0.1"), "{push:#?}");
     let execution = spans.iter().find(|s| s.name == "execution").unwrap();
     assert_eq!(push.parent_span_id, execution.span_context.span_id());
-}
-
-/// Gateway agent `alpha`: asks its peer `beta` in process.
-struct ViaPeers {
-    peers: a2a_gateway::Peers,
-}
-
-#[async_trait::async_trait]
-impl AgentExecutor for ViaPeers {
-    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
-        let beta = self
-            .peers
-            .client("beta")
-            .map_err(|err| A2aError::internal(err.to_string()))?;
-        A { b: beta }.execute(ctx, events).await
-    }
 }
 
 /// Sends `text` under a root span of its own, for an exchange in which a

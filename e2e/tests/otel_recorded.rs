@@ -4,7 +4,8 @@
 //! and every span (the client's root, A's call and execution, A's call to B,
 //! B's call and execution) reaches the span processor in one trace, with the
 //! parents, kinds, attributes, events and statuses the bridge gives them; a
-//! push delivery is a span of the trace and carries it to the webhook.
+//! push delivery is a span of the trace and carries it to the webhook; a
+//! gateway agent's in-process call to its peer stays in the trace.
 //! Needs `--features otel`.
 #![cfg(feature = "otel")]
 // Panicking on an unexpected result is how these tests assert.
@@ -24,7 +25,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SimpleSpanProcessor, SpanData};
 use support::BINDINGS;
-use support::telemetry::{A, B, attribute, client_for, has, named};
+use support::telemetry::{A, B, ViaPeers, attribute, client_for, has, named, text_of};
 
 /// Spans kept in memory as each ends; every span is sampled.
 fn exporter() -> &'static InMemorySpanExporter {
@@ -265,5 +266,71 @@ async fn push_deliveries_are_recorded_spans_of_the_trace_and_carry_it_to_the_web
             push.span_context.trace_id(),
             push.span_context.span_id()
         )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_agents_calling_each_other_in_process_are_one_recorded_trace() {
+    use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
+    let _alone = alone().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}", listener.local_addr().unwrap());
+    let gateway = Gateway::builder()
+        .agent(AgentDefinition::with_peers(
+            "alpha",
+            a2a_core::AgentCard::new("alpha", "asks beta"),
+            |peers| std::sync::Arc::new(ViaPeers { peers }),
+        ))
+        .agent(AgentDefinition::new(
+            "beta",
+            a2a_core::AgentCard::new("beta", "answers"),
+            B,
+        ))
+        .build(&base_url)
+        .unwrap();
+    let app = gateway.router(HttpConfig::default());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut card = a2a_core::AgentCard::new("alpha", "asks beta");
+    card.supported_interfaces = agent_interfaces(&base_url, "alpha");
+    let client = client_for(card, a2a_core::binding::JSONRPC);
+    let answer = client
+        .send_message(SendMessageRequest::new(Message::user_text("hi")), None)
+        .await
+        .unwrap();
+    assert_eq!(text_of(&answer), "B heard hi");
+
+    // client→alpha, alpha's call and execution, alpha→beta, beta's call and execution.
+    let spans = spans_until(|spans| spans.len() >= 6).await;
+    assert_eq!(spans.len(), 6, "{spans:#?}");
+    let trace = spans[0].span_context.trace_id();
+    assert!(spans.iter().all(|s| s.span_context.trace_id() == trace));
+    let server = |agent: &str| {
+        spans
+            .iter()
+            .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", agent))
+            .unwrap_or_else(|| panic!("{agent}'s call in {spans:#?}"))
+    };
+    let (alpha, beta) = (server("alpha"), server("beta"));
+    assert!(has(beta, "a2a.binding", "in-process"), "{beta:#?}");
+    assert!(has(beta, "a2a.caller", "agent:alpha"), "{beta:#?}");
+    let alpha_execution = spans
+        .iter()
+        .find(|s| s.name == "execution" && s.parent_span_id == alpha.span_context.span_id())
+        .expect("alpha's execution under its call");
+    let to_beta = spans
+        .iter()
+        .find(|s| {
+            s.span_kind == SpanKind::Client && s.span_context.span_id() == beta.parent_span_id
+        })
+        .unwrap_or_else(|| panic!("beta's call under a client span: {spans:#?}"));
+    assert_eq!(
+        to_beta.parent_span_id,
+        alpha_execution.span_context.span_id()
+    );
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.name == "execution" && s.parent_span_id == beta.span_context.span_id()),
+        "beta's execution under its call: {spans:#?}"
     );
 }

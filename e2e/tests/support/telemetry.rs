@@ -86,3 +86,20 @@ pub fn attribute<'s>(span: &'s SpanData, key: &str) -> Option<&'s Value> {
 pub fn has(span: &SpanData, key: &str, value: &str) -> bool {
     attribute(span, key).is_some_and(|v| v.as_str() == value)
 }
+
+/// Gateway agent `alpha`: asks its peer `beta` in process.
+pub struct ViaPeers {
+    /// The gateway's agents, as alpha sees them.
+    pub peers: a2a_gateway::Peers,
+}
+
+#[async_trait::async_trait]
+impl AgentExecutor for ViaPeers {
+    async fn execute(&self, ctx: RequestContext, events: EventQueue) -> Result<(), A2aError> {
+        let beta = self
+            .peers
+            .client("beta")
+            .map_err(|err| A2aError::internal(err.to_string()))?;
+        A { b: beta }.execute(ctx, events).await
+    }
+}

@@ -18,14 +18,17 @@ use a2a_core::{
     SendMessageResponse,
 };
 use a2a_server::http::HttpConfig;
-use a2a_server::{AgentExecutor, EventQueue, RequestContext, User, auth};
+use a2a_server::{AgentExecutor, EventQueue, RequestContext};
 use opentelemetry::trace::{SpanKind, TraceContextExt, TraceId, TracerProvider as _};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use support::BINDINGS;
-use support::telemetry::{A, B, ViaPeers, attribute, client_for, has, named, text_of};
+use support::telemetry::{
+    B, a_to_b, agent_a, alpha_to_beta_in_process, client_for, gateway_of_alpha_and_beta, has,
+    named, text_of,
+};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -106,24 +109,7 @@ async fn a_client_to_agent_a_to_agent_b_exchange_is_one_trace_on_every_binding()
         .unwrap();
     for binding in BINDINGS {
         let b_client = client_for(named("agent-b")(b.addr), binding);
-        // A knows its callers: the span says who called.
-        let a = e2e::start_service(
-            A { b: b_client },
-            named("agent-a"),
-            |b| b,
-            |service| {
-                service.with_authentication(auth::from_fn(|ctx| {
-                    Ok(ctx
-                        .service_params
-                        .get("authorization")
-                        .and_then(|v| v.strip_prefix("Bearer "))
-                        .map_or_else(User::anonymous, User::authenticated))
-                }))
-            },
-            HttpConfig::default(),
-        )
-        .await
-        .unwrap();
+        let a = agent_a(b_client).await;
         let client = client_for(named("agent-a")(a.addr), binding);
         let as_alice = CallOptions::default().header("authorization", "Bearer alice");
 
@@ -144,59 +130,7 @@ async fn a_client_to_agent_a_to_agent_b_exchange_is_one_trace_on_every_binding()
 
         // root, client→A, A's call and execution, A→B, B's call and execution.
         let spans = spans_of(trace, 7).await;
-        let find = |what: &str, pred: &dyn Fn(&SpanData) -> bool| -> SpanData {
-            let found: Vec<_> = spans.iter().filter(|s| pred(s)).collect();
-            assert_eq!(found.len(), 1, "{binding}: one {what} span in {spans:#?}");
-            found[0].clone()
-        };
-        let to_a = find("client→A", &|s| {
-            s.span_kind == SpanKind::Client && has(s, "a2a.agent", "agent-a")
-        });
-        let a_call = find("A's call", &|s| {
-            s.span_kind == SpanKind::Server && has(s, "a2a.agent", "agent-a")
-        });
-        let to_b = find("A→B", &|s| {
-            s.span_kind == SpanKind::Client && has(s, "a2a.agent", "agent-b")
-        });
-        let b_call = find("B's call", &|s| {
-            s.span_kind == SpanKind::Server && has(s, "a2a.agent", "agent-b")
-        });
-        let executions: Vec<_> = spans.iter().filter(|s| s.name == "execution").collect();
-        assert_eq!(executions.len(), 2, "{binding}: {spans:#?}");
-
-        // The parent chain crosses both wires.
-        assert_eq!(a_call.parent_span_id, to_a.span_context.span_id());
-        assert!(
-            a_call.parent_span_is_remote,
-            "{binding}: A's parent came over the wire"
-        );
-        let a_execution = executions
-            .iter()
-            .find(|e| e.parent_span_id == a_call.span_context.span_id())
-            .expect("A's execution under A's call");
-        assert_eq!(to_b.parent_span_id, a_execution.span_context.span_id());
-        assert_eq!(b_call.parent_span_id, to_b.span_context.span_id());
-        assert!(
-            executions
-                .iter()
-                .any(|e| e.parent_span_id == b_call.span_context.span_id())
-        );
-
-        // What a person searches by.
-        for call in [&a_call, &b_call] {
-            assert!(has(call, "a2a.operation", "SendMessage"), "{call:#?}");
-            assert!(has(call, "a2a.binding", binding), "{call:#?}");
-            assert!(attribute(call, "a2a.task_id").is_some(), "{call:#?}");
-            assert!(attribute(call, "a2a.context_id").is_some(), "{call:#?}");
-        }
-        assert!(has(&a_call, "a2a.caller", "alice"), "{a_call:#?}");
-        assert!(
-            a_execution
-                .events
-                .iter()
-                .any(|e| e.name == "task status changed"),
-            "{binding}: status events on the execution span: {a_execution:#?}"
-        );
+        a_to_b(&spans, binding);
     }
 }
 
@@ -372,56 +306,12 @@ async fn send_between_two_agents(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_agents_calling_each_other_in_process_stay_in_the_trace() {
-    use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
     let _alone = alone().await;
     telemetry();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base_url = format!("http://{}", listener.local_addr().unwrap());
-    let gateway = Gateway::builder()
-        .agent(AgentDefinition::with_peers(
-            "alpha",
-            AgentCard::new("alpha", "asks beta"),
-            |peers| std::sync::Arc::new(ViaPeers { peers }),
-        ))
-        .agent(AgentDefinition::new(
-            "beta",
-            AgentCard::new("beta", "answers"),
-            B,
-        ))
-        .build(&base_url)
-        .unwrap();
-    let app = gateway.router(HttpConfig::default());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let mut card = AgentCard::new("alpha", "asks beta");
-    card.supported_interfaces = agent_interfaces(&base_url, "alpha");
-    let client = client_for(card, a2a_core::binding::JSONRPC);
-
+    let client = gateway_of_alpha_and_beta().await;
     let (answer, spans) = send_between_two_agents(&client, "hi").await;
     assert_eq!(text_of(&answer), "B heard hi");
-    let alpha = spans
-        .iter()
-        .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", "alpha"))
-        .unwrap_or_else(|| panic!("alpha's call in {spans:#?}"));
-    let beta = spans
-        .iter()
-        .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", "beta"))
-        .unwrap_or_else(|| panic!("beta's call in {spans:#?}"));
-    assert!(has(beta, "a2a.binding", "in-process"), "{beta:#?}");
-    assert!(has(beta, "a2a.caller", "agent:alpha"), "{beta:#?}");
-    let alpha_execution = spans
-        .iter()
-        .find(|s| s.name == "execution" && s.parent_span_id == alpha.span_context.span_id())
-        .expect("alpha's execution under its call");
-    let to_beta = spans
-        .iter()
-        .find(|s| {
-            s.span_kind == SpanKind::Client && s.span_context.span_id() == beta.parent_span_id
-        })
-        .unwrap_or_else(|| panic!("beta's call under a client span: {spans:#?}"));
-    assert_eq!(
-        to_beta.parent_span_id,
-        alpha_execution.span_context.span_id()
-    );
+    alpha_to_beta_in_process(&spans);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,10 @@
 
 use a2a_client::{Client, ClientBuilder};
 use a2a_core::{A2aError, AgentCard, Message, SendMessageRequest, SendMessageResponse};
-use a2a_server::{AgentExecutor, EventQueue, RequestContext};
+use a2a_server::http::HttpConfig;
+use a2a_server::{AgentExecutor, EventQueue, RequestContext, User, auth};
+use e2e::RunningSut;
+use opentelemetry::trace::SpanKind;
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::trace::SpanData;
 
@@ -102,4 +105,164 @@ impl AgentExecutor for ViaPeers {
             .map_err(|err| A2aError::internal(err.to_string()))?;
         A { b: beta }.execute(ctx, events).await
     }
+}
+
+/// Agent A serving on a port of its own, asking B through `b`. A knows its
+/// callers (a bearer token names them), so its call spans say who called.
+pub async fn agent_a(b: Client) -> RunningSut {
+    e2e::start_service(
+        A { b },
+        named("agent-a"),
+        |builder| builder,
+        |service| {
+            service.with_authentication(auth::from_fn(|ctx| {
+                Ok(ctx
+                    .service_params
+                    .get("authorization")
+                    .and_then(|v| v.strip_prefix("Bearer "))
+                    .map_or_else(User::anonymous, User::authenticated))
+            }))
+        },
+        HttpConfig::default(),
+    )
+    .await
+    .unwrap()
+}
+
+/// The spans of one client → A → B exchange.
+pub struct AToB {
+    /// The client's call to A.
+    pub to_a: SpanData,
+    /// A's call span.
+    pub a_call: SpanData,
+    /// A's execution.
+    pub a_execution: SpanData,
+    /// A's call to B.
+    pub to_b: SpanData,
+    /// B's call span.
+    pub b_call: SpanData,
+}
+
+/// Finds the spans of a client → A → B exchange on `binding` among `spans`
+/// and checks what every way of exporting them must give: one of each, two
+/// executions, the parent chain across both wires, and what a person
+/// searches by (operation, binding, task and context, A's caller `alice`,
+/// status events on A's execution).
+pub fn a_to_b(spans: &[SpanData], binding: &str) -> AToB {
+    let find = |what: &str, pred: &dyn Fn(&SpanData) -> bool| -> SpanData {
+        let found: Vec<_> = spans.iter().filter(|s| pred(s)).collect();
+        assert_eq!(found.len(), 1, "{binding}: one {what} span in {spans:#?}");
+        found[0].clone()
+    };
+    let to_a = find("client→A", &|s| {
+        s.span_kind == SpanKind::Client && has(s, "a2a.agent", "agent-a")
+    });
+    let a_call = find("A's call", &|s| {
+        s.span_kind == SpanKind::Server && has(s, "a2a.agent", "agent-a")
+    });
+    let to_b = find("A→B", &|s| {
+        s.span_kind == SpanKind::Client && has(s, "a2a.agent", "agent-b")
+    });
+    let b_call = find("B's call", &|s| {
+        s.span_kind == SpanKind::Server && has(s, "a2a.agent", "agent-b")
+    });
+    let executions: Vec<_> = spans.iter().filter(|s| s.name == "execution").collect();
+    assert_eq!(executions.len(), 2, "{binding}: {spans:#?}");
+
+    // The parent chain crosses both wires.
+    assert_eq!(a_call.parent_span_id, to_a.span_context.span_id());
+    assert!(
+        a_call.parent_span_is_remote,
+        "{binding}: A's parent came over the wire"
+    );
+    let a_execution = executions
+        .iter()
+        .find(|e| e.parent_span_id == a_call.span_context.span_id())
+        .map(|e| (*e).clone())
+        .expect("A's execution under A's call");
+    assert_eq!(to_b.parent_span_id, a_execution.span_context.span_id());
+    assert_eq!(b_call.parent_span_id, to_b.span_context.span_id());
+    assert!(
+        executions
+            .iter()
+            .any(|e| e.parent_span_id == b_call.span_context.span_id())
+    );
+
+    // What a person searches by.
+    for call in [&a_call, &b_call] {
+        assert!(has(call, "a2a.operation", "SendMessage"), "{call:#?}");
+        assert!(has(call, "a2a.binding", binding), "{call:#?}");
+        assert!(attribute(call, "a2a.task_id").is_some(), "{call:#?}");
+        assert!(attribute(call, "a2a.context_id").is_some(), "{call:#?}");
+    }
+    assert!(has(&a_call, "a2a.caller", "alice"), "{a_call:#?}");
+    assert!(
+        a_execution
+            .events
+            .iter()
+            .any(|e| e.name == "task status changed"),
+        "{binding}: status events on the execution span: {a_execution:#?}"
+    );
+    AToB {
+        to_a,
+        a_call,
+        a_execution,
+        to_b,
+        b_call,
+    }
+}
+
+/// A gateway serving `alpha` (which asks its peer `beta` in process) and
+/// `beta` (agent B) on a port of its own; returns a JSON-RPC client of alpha.
+pub async fn gateway_of_alpha_and_beta() -> Client {
+    use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}", listener.local_addr().unwrap());
+    let gateway = Gateway::builder()
+        .agent(AgentDefinition::with_peers(
+            "alpha",
+            AgentCard::new("alpha", "asks beta"),
+            |peers| std::sync::Arc::new(ViaPeers { peers }),
+        ))
+        .agent(AgentDefinition::new(
+            "beta",
+            AgentCard::new("beta", "answers"),
+            B,
+        ))
+        .build(&base_url)
+        .unwrap();
+    let app = gateway.router(HttpConfig::default());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut card = AgentCard::new("alpha", "asks beta");
+    card.supported_interfaces = agent_interfaces(&base_url, "alpha");
+    client_for(card, a2a_core::binding::JSONRPC)
+}
+
+/// Checks that in `spans`, beta's in-process call (from alpha, by the
+/// gateway's in-process binding) sits under a client span that sits under
+/// alpha's execution, itself under alpha's call.
+pub fn alpha_to_beta_in_process(spans: &[SpanData]) {
+    let server = |agent: &str| {
+        spans
+            .iter()
+            .find(|s| s.span_kind == SpanKind::Server && has(s, "a2a.agent", agent))
+            .unwrap_or_else(|| panic!("{agent}'s call in {spans:#?}"))
+    };
+    let (alpha, beta) = (server("alpha"), server("beta"));
+    assert!(has(beta, "a2a.binding", "in-process"), "{beta:#?}");
+    assert!(has(beta, "a2a.caller", "agent:alpha"), "{beta:#?}");
+    let alpha_execution = spans
+        .iter()
+        .find(|s| s.name == "execution" && s.parent_span_id == alpha.span_context.span_id())
+        .expect("alpha's execution under its call");
+    let to_beta = spans
+        .iter()
+        .find(|s| {
+            s.span_kind == SpanKind::Client && s.span_context.span_id() == beta.parent_span_id
+        })
+        .unwrap_or_else(|| panic!("beta's call under a client span: {spans:#?}"));
+    assert_eq!(
+        to_beta.parent_span_id,
+        alpha_execution.span_context.span_id()
+    );
 }

@@ -5,9 +5,10 @@
 //! they end up: the text-map propagator (set
 //! `opentelemetry_sdk::propagation::TraceContextPropagator` for W3C
 //! `traceparent`/`tracestate`; the default one propagates nothing), the
-//! meter provider, and a `tracing_opentelemetry` layer for the spans. Install
-//! them before the server answers its first call: the instruments are made
-//! once, from the meter provider current then.
+//! meter provider, and for the spans [`record_spans`] or a
+//! `tracing_opentelemetry` layer. Install them before the server answers its
+//! first call: the instruments are made once, from the meter provider
+//! current then.
 //!
 //! | metric | kind | attributes |
 //! |---|---|---|
@@ -44,7 +45,7 @@
 //!
 //! A program that exports only the SDK's own spans can skip the `tracing`
 //! bridge for them: [`record_spans`] has the server decide sampling as
-//! above, and the spans of a sampled trace recorded by the SDK itself
+//! above, and the spans of a sampled trace are recorded by the SDK itself
 //! ([`a2a_core::span_record`]) and handed to a span processor. The same
 //! names, kinds, attributes, events and parents as through the bridge, for
 //! a fraction of the work: no span builder, no registry extensions, no SDK

@@ -77,7 +77,7 @@ cargo test --workspace --doc --locked
 # OpenTelemetry (off by default in the libraries): one trace across client,
 # agents and bindings, and sampling once per trace. `a2a` has it by default
 # (its OTLP tests ran above); it still builds without it.
-cargo test --locked -p e2e --features otel --test otel --test otel_sampling
+cargo test --locked -p e2e --features otel --test otel --test otel_sampling --test otel_recorded
 cargo test --locked -p agent2agent-cli --no-default-features --lib
 cargo test --locked -p examples --features otel --test smoke otel_agent
 # The interop suites (ignored by a plain `cargo test`, which lacks the peers).

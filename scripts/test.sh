@@ -74,8 +74,9 @@ cargo test --workspace --all-targets --locked
 # The SDK crates alone, without A2A 0.3 (the workspace build turns `v03` on).
 cargo test --locked -p agent2agent-core -p agent2agent-client -p agent2agent-server -p agent2agent-grpc
 cargo test --workspace --doc --locked
-# agents and bindings (through the bridge, and recorded by the SDK itself), and sampling once per trace. `a2a` has it by default
-# agents and bindings, and sampling once per trace. `a2a` has it by default
+# OpenTelemetry (off by default in the libraries): one trace across client,
+# agents and bindings (through the bridge, and recorded by the SDK itself),
+# and sampling once per trace. `a2a` has it by default
 # (its OTLP tests ran above); it still builds without it.
 cargo test --locked -p e2e --features otel --test otel --test otel_sampling --test otel_recorded
 cargo test --locked -p agent2agent-cli --no-default-features --lib

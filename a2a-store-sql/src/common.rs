@@ -1,6 +1,7 @@
 //! What both SQL backends share besides the store operations (`store.rs`):
 //! the values a write binds, and conversions between rows and store types.
 
+use a2a_core::json_writer::WriteJson;
 use a2a_core::{StreamResponse, Task, TaskPushNotificationConfig};
 use a2a_server::Caller;
 use a2a_server::store::{Cause, Checkpoint, Job, JobState, JobWrite, NewJob, StoreError};
@@ -237,16 +238,27 @@ pub(crate) fn from_micros(us: i64) -> Result<DateTime<Utc>, StoreError> {
         .ok_or_else(|| StoreError::Backend(format!("stored time {us} is out of range")))
 }
 
+/// A task's stored JSON: its compact ProtoJSON, written by `a2a_core`'s
+/// direct writer (the bytes `serde_json` gives, at a third of the cost: a
+/// task write's two documents were 8% of a SendMessage's instructions on
+/// SQLite).
 pub(crate) fn task_json(task: &Task) -> Result<String, StoreError> {
-    serde_json::to_string(task).map_err(|e| StoreError::Backend(format!("serializing task: {e}")))
+    written_json(task, "task")
+}
+
+fn written_json(value: &impl WriteJson, what: &str) -> Result<String, StoreError> {
+    let mut out = Vec::with_capacity(512);
+    value.write_json(&mut out);
+    String::from_utf8(out).map_err(|e| StoreError::Backend(format!("serializing {what}: {e}")))
 }
 
 pub(crate) fn parse_task(json: &str) -> Result<Task, StoreError> {
     serde_json::from_str(json).map_err(|e| StoreError::Backend(format!("reading task: {e}")))
 }
 
+/// An event's stored JSON (as [`task_json`]).
 pub(crate) fn event_json(event: &StreamResponse) -> Result<String, StoreError> {
-    serde_json::to_string(event).map_err(|e| StoreError::Backend(format!("serializing event: {e}")))
+    written_json(event, "event")
 }
 
 pub(crate) fn parse_event(json: &str) -> Result<StreamResponse, StoreError> {

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use a2a_server::store::StoreError;
-use rusqlite::{CachedStatement, Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, Statement};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::common::Bind;
@@ -35,8 +35,6 @@ const QUEUE: usize = 4096;
 const WRITER_CACHE_KIB: i64 = -65_536;
 /// About how many log pages pass between checkpoints.
 const CHECKPOINT_PAGES: i64 = 4_000;
-/// Prepared statements kept ready (every write statement the store has fits).
-const STATEMENT_CACHE: usize = 64;
 
 /// A write, as the writer thread runs it.
 #[derive(Debug)]
@@ -145,7 +143,6 @@ impl TaskWriter {
         // writer; the writer checkpoints by itself only when the log grows
         // far past that, as a bound if the checkpointer falls behind.
         conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES * 8)?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
 
         let checkpointer = Connection::open_with_flags(
             path,
@@ -195,6 +192,7 @@ fn run(
     mut writes: mpsc::Receiver<Queued>,
     checkpointer: &std::sync::mpsc::SyncSender<()>,
 ) {
+    let mut statements = Statements::new(conn);
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Writes committed since the checkpointer was last poked: each changes a
     // few pages, so this many writes is about a checkpoint's worth of log.
@@ -213,7 +211,7 @@ fn run(
             // Full: a checkpoint is already due, this one folds into it.
             let _ = checkpointer.try_send(());
         }
-        match run_batch(conn, &batch) {
+        match run_batch(&mut statements, &batch) {
             Ok(results) => {
                 for (queued, result) in batch.drain(..).zip(results) {
                     let _ = queued.done.send(Ok(result));
@@ -223,7 +221,7 @@ fn run(
                 // Something in the batch failed and nothing of it was kept:
                 // each write runs alone, and answers for itself.
                 for queued in batch.drain(..) {
-                    let result = run_batch(conn, std::slice::from_ref(&queued))
+                    let result = run_batch(&mut statements, std::slice::from_ref(&queued))
                         .map(|results| results[0])
                         .map_err(backend);
                     let _ = queued.done.send(result);
@@ -259,38 +257,36 @@ fn backend(err: rusqlite::Error) -> StoreError {
 }
 
 /// Runs every write of `batch` in one transaction; on any error rolls back.
-fn run_batch(conn: &Connection, batch: &[Queued]) -> Result<Vec<u64>, rusqlite::Error> {
+fn run_batch(
+    statements: &mut Statements<'_>,
+    batch: &[Queued],
+) -> Result<Vec<u64>, rusqlite::Error> {
     // IMMEDIATE takes the write lock now (waiting up to the busy timeout for
     // another connection's write), so the commit cannot fail on it later.
-    // Both ends come from the statement cache: `execute_batch` would parse
-    // them again for every batch.
-    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    statements.get(BEGIN)?.statement.raw_execute()?;
     let mut results = Vec::with_capacity(batch.len());
     for queued in batch {
-        match apply(conn, &queued.write) {
+        match apply(statements, &queued.write) {
             Ok(result) => results.push(result),
             Err(err) => {
-                let _ = conn.execute_batch("ROLLBACK");
+                let _ = statements.conn.execute_batch("ROLLBACK");
                 return Err(err);
             }
         }
     }
-    if let Err(err) = conn
-        .prepare_cached("COMMIT")
-        .and_then(|mut commit| commit.execute([]))
+    if let Err(err) = statements
+        .get(COMMIT)
+        .and_then(|commit| commit.statement.raw_execute())
     {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = statements.conn.execute_batch("ROLLBACK");
         return Err(err);
     }
     Ok(results)
 }
 
-fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
+fn apply(statements: &mut Statements<'_>, write: &Write) -> Result<u64, rusqlite::Error> {
     match write {
-        Write::Statement { sql, binds } => {
-            let mut statement = prepare(conn, sql, binds)?;
-            Ok(statement.raw_execute()? as u64)
-        }
+        Write::Statement { sql, binds } => Ok(statements.bound(sql, binds)?.raw_execute()? as u64),
         Write::Task {
             sql,
             binds,
@@ -300,23 +296,28 @@ fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
             job,
         } => {
             if let Some(guard) = guard {
-                let found = conn
-                    .prepare_cached(guard.sql)?
+                let found = statements
+                    .get(guard.sql)?
+                    .statement
                     .exists([guard.task_id.as_str()])?;
                 if found != guard.when_found {
                     return Ok(0);
                 }
             }
             // Only the statement's own rows count, not its triggers'.
-            if prepare(conn, sql, binds)?.raw_execute()? == 0 {
+            if statements.bound(sql, binds)?.raw_execute()? == 0 {
                 return Ok(0);
             }
             match *row {
                 // A trigger's inserts leave the last inserted row as it was
                 // once the statement ends.
-                TaskRow::Inserted => conn
-                    .prepare_cached(APPEND_EVENT)?
-                    .execute(rusqlite::params![conn.last_insert_rowid(), 1, event])?,
+                TaskRow::Inserted => {
+                    let seq = statements.conn.last_insert_rowid();
+                    statements
+                        .get(APPEND_EVENT)?
+                        .statement
+                        .execute(rusqlite::params![seq, 1, event])?
+                }
                 TaskRow::Updated(number) => {
                     let Some(Bind::Text(task_id)) = binds.get(number.wrapping_sub(1)) else {
                         return Err(rusqlite::Error::InvalidParameterCount(number, binds.len()));
@@ -326,21 +327,26 @@ fn apply(conn: &Connection, write: &Write) -> Result<u64, rusqlite::Error> {
                     // go missing. Read first, then one row inserted: an
                     // `INSERT ... SELECT` would count as a write of many
                     // rows, and be given a statement journal.
-                    let (seq, version): (i64, i64) = conn
-                        .prepare_cached(UPDATED_ROW)?
+                    let (seq, version): (i64, i64) = statements
+                        .get(UPDATED_ROW)?
+                        .statement
                         .query_row([task_id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))?;
-                    conn.prepare_cached(APPEND_EVENT)?
+                    statements
+                        .get(APPEND_EVENT)?
+                        .statement
                         .execute(rusqlite::params![seq, version, event])?
                 }
             };
             if let Some((sql, binds)) = job {
-                prepare(conn, sql, binds)?.raw_execute()?;
+                statements.bound(sql, binds)?.raw_execute()?;
             }
             Ok(1)
         }
     }
 }
 
+const BEGIN: &str = "BEGIN IMMEDIATE";
+const COMMIT: &str = "COMMIT";
 /// Appends a task's event: the task's seq, the version the write made, the
 /// event's JSON.
 const APPEND_EVENT: &str = "INSERT INTO task_events (task_seq, version, event) VALUES (?1, ?2, ?3)";
@@ -348,33 +354,90 @@ const APPEND_EVENT: &str = "INSERT INTO task_events (task_seq, version, event) V
 /// of an update goes.
 const UPDATED_ROW: &str = "SELECT seq, version FROM tasks WHERE task_id = ?1";
 
-/// Prepares `sql` (from the cache) and binds each numbered parameter
-/// (`$N` or `?N`) to `binds[N - 1]`.
-fn prepare<'c>(
+/// The writer's prepared statements, each prepared once and kept for the
+/// connection's life, found by the address of its SQL text.
+///
+/// Every statement the writer runs is a `&'static str` of the store's, so
+/// its address names it: rusqlite's statement cache instead hashes the whole
+/// text on every use and again when the statement goes back, and parsing
+/// each parameter's name on every bind came to as much again (together
+/// about 13,000 instructions a SendMessage on SQLite).
+struct Statements<'c> {
     conn: &'c Connection,
-    sql: &str,
-    binds: &[Bind],
-) -> Result<CachedStatement<'c>, rusqlite::Error> {
-    let mut statement = conn.prepare_cached(sql)?;
-    for index in 1..=statement.parameter_count() {
-        let number = statement
-            .parameter_name(index)
-            .and_then(|name| name.get(1..))
-            .and_then(|digits| digits.parse::<usize>().ok())
-            .unwrap_or(index);
-        let bind = binds
-            .get(number.wrapping_sub(1))
-            .ok_or(rusqlite::Error::InvalidParameterCount(number, binds.len()))?;
-        match bind {
-            Bind::Text(v) => statement.raw_bind_parameter(index, v.as_str())?,
-            Bind::I32(v) => statement.raw_bind_parameter(index, v)?,
-            Bind::I64(v) => statement.raw_bind_parameter(index, v)?,
-            Bind::OptI64(v) => statement.raw_bind_parameter(index, v)?,
-            Bind::OptText(v) => statement.raw_bind_parameter(index, v.as_deref())?,
-            Bind::OptBytes(v) => statement.raw_bind_parameter(index, v.as_deref())?,
+    /// By address and length of the SQL text; a few dozen at most, so a
+    /// scan finds one faster than a hash would.
+    prepared: Vec<((usize, usize), Prepared<'c>)>,
+}
+
+/// A prepared statement and, for each of its parameters in order, which
+/// value of a write's binds goes there.
+struct Prepared<'c> {
+    statement: Statement<'c>,
+    /// `binds[sources[i]]` is bound to parameter `i + 1`.
+    sources: Vec<usize>,
+}
+
+impl<'c> Statements<'c> {
+    fn new(conn: &'c Connection) -> Self {
+        Statements {
+            conn,
+            prepared: Vec::new(),
         }
     }
-    Ok(statement)
+
+    /// The statement of `sql`, prepared on first use.
+    fn get(&mut self, sql: &'static str) -> Result<&mut Prepared<'c>, rusqlite::Error> {
+        let key = (sql.as_ptr() as usize, sql.len());
+        let index = match self.prepared.iter().position(|(k, _)| *k == key) {
+            Some(index) => index,
+            None => {
+                let statement = self.conn.prepare(sql)?;
+                // `$N` or `?N` names its value by number; an unnamed `?`
+                // takes the next.
+                let sources = (1..=statement.parameter_count())
+                    .map(|index| {
+                        statement
+                            .parameter_name(index)
+                            .and_then(|name| name.get(1..))
+                            .and_then(|digits| digits.parse::<usize>().ok())
+                            .unwrap_or(index)
+                            .wrapping_sub(1)
+                    })
+                    .collect();
+                self.prepared.push((key, Prepared { statement, sources }));
+                self.prepared.len() - 1
+            }
+        };
+        Ok(&mut self.prepared[index].1)
+    }
+
+    /// The statement of `sql` with each numbered parameter (`$N` or `?N`)
+    /// bound to `binds[N - 1]`.
+    fn bound(
+        &mut self,
+        sql: &'static str,
+        binds: &[Bind],
+    ) -> Result<&mut Statement<'c>, rusqlite::Error> {
+        let Prepared { statement, sources } = self.get(sql)?;
+        for (index, &source) in sources.iter().enumerate() {
+            let bind = binds
+                .get(source)
+                .ok_or(rusqlite::Error::InvalidParameterCount(
+                    source.wrapping_add(1),
+                    binds.len(),
+                ))?;
+            let index = index + 1;
+            match bind {
+                Bind::Text(v) => statement.raw_bind_parameter(index, v.as_str())?,
+                Bind::I32(v) => statement.raw_bind_parameter(index, v)?,
+                Bind::I64(v) => statement.raw_bind_parameter(index, v)?,
+                Bind::OptI64(v) => statement.raw_bind_parameter(index, v)?,
+                Bind::OptText(v) => statement.raw_bind_parameter(index, v.as_deref())?,
+                Bind::OptBytes(v) => statement.raw_bind_parameter(index, v.as_deref())?,
+            }
+        }
+        Ok(statement)
+    }
 }
 
 #[cfg(test)]

@@ -122,6 +122,8 @@ impl Dialect for PgWrites {
         " AND status_ms < $1 ORDER BY status_ms, seq LIMIT $2"
     );
 
+    const COUNTS_CONTEXTS: bool = true;
+
     async fn write_task(&self, _: &PgPool, write: TaskWrite) -> Result<u64, StoreError> {
         let TaskWrite {
             op,

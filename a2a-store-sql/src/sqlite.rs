@@ -271,6 +271,9 @@ impl Dialect for SqliteWrites {
         " AND status_ms < $1 ORDER BY status_ms, seq LIMIT $2"
     );
 
+    // Counted from the context index (migration 9): a write keeps one count less.
+    const COUNTS_CONTEXTS: bool = false;
+
     /// Runs the task write in the next group commit.
     async fn write_task(&self, _writer: &SqlitePool, write: TaskWrite) -> Result<u64, StoreError> {
         // One process owns a SQLite store: there is no cluster, and so no
@@ -435,6 +438,51 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    /// A context's total is its range of the context index, whatever other
+    /// filter comes with it: through the owner's index of a state, counting
+    /// one context would read all of the owner's tasks in that state.
+    #[tokio::test]
+    async fn a_context_total_reads_the_context_index() {
+        use a2a_core::{ListTasksRequest, TaskState};
+        use a2a_server::store::listing::TaskQuery;
+        use sqlx::Row as _;
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).await.unwrap();
+        let caller = a2a_server::Caller {
+            tenant: String::new(),
+            user: "alice".into(),
+        };
+        for (state, timestamp) in [
+            (TaskState::Unspecified, None),
+            (TaskState::Completed, None),
+            (TaskState::Completed, Some(chrono::Utc::now())),
+        ] {
+            let request = ListTasksRequest {
+                context_id: "ctx".into(),
+                status: state,
+                status_timestamp_after: timestamp,
+                ..Default::default()
+            };
+            let query = TaskQuery::from_request(&request).unwrap();
+            let (text, args) = SqlStore::<SqliteWrites>::total_size(&caller, &query)
+                .into_parts()
+                .unwrap();
+            let plan: Vec<String> = sqlx::query_with(&format!("EXPLAIN QUERY PLAN {text}"), args)
+                .fetch_all(store.pool())
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.get::<String, _>(3))
+                .collect();
+            assert!(
+                plan.iter()
+                    .any(|step| step.contains("tasks_by_owner_context")),
+                "{state:?}, {timestamp:?}: {plan:?}"
+            );
+        }
+        store.close().await;
+    }
 
     /// The query repeats the partial index's predicate, or SQLite would scan
     /// every task for the few that ended.

@@ -253,12 +253,13 @@ async fn the_counts_migration_counts_the_tasks_already_stored() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path()).await.unwrap();
     support::seed(&store, 0..3).await;
-    // Back to the schema before the counts (migration 4), tasks and all...
+    // Back to the schema before the counts (migration 4), tasks and all
+    // (migrations 8 and 9, which change the counts, run again after 5)...
     run(
         &store,
         "DROP TRIGGER tasks_counted_created; DROP TRIGGER tasks_counted_deleted; \
          DROP TRIGGER tasks_counted_moved; DROP TABLE task_counts; \
-         DROP TABLE task_context_counts; DELETE FROM _sqlx_migrations WHERE version = 5",
+         DELETE FROM _sqlx_migrations WHERE version IN (5, 8, 9)",
     )
     .await;
     // ...and tasks written by a release that kept no counts.
@@ -274,10 +275,65 @@ async fn the_count_tables_rebuilt_keep_their_counts() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path()).await.unwrap();
     support::seed(&store, 0..3).await;
-    run(&store, "DELETE FROM _sqlx_migrations WHERE version = 8").await;
+    // Back to before migration 8: the context counts as migration 5 made
+    // them (migration 9 dropped them; it runs again after 8).
+    run(
+        &store,
+        &format!(
+            "{CONTEXT_COUNTS_OF_MIGRATION_5} DELETE FROM _sqlx_migrations WHERE version IN (8, 9)"
+        ),
+    )
+    .await;
     let reopened = reopen(store, dir.path()).await;
     support::seed(&reopened, 3..5).await;
     support::assert_seeded_totals(&reopened).await;
+}
+
+/// The context counts and their triggers as migration 5 made them, counting
+/// the tasks stored.
+const CONTEXT_COUNTS_OF_MIGRATION_5: &str = "
+    CREATE TABLE task_context_counts (
+        owner_tenant TEXT NOT NULL, owner_user TEXT NOT NULL, context_id TEXT NOT NULL,
+        state INTEGER NOT NULL, n INTEGER NOT NULL,
+        PRIMARY KEY (owner_tenant, owner_user, context_id, state)
+    ) WITHOUT ROWID;
+    INSERT INTO task_context_counts (owner_tenant, owner_user, context_id, state, n)
+    SELECT owner_tenant, owner_user, context_id, state, COUNT(*) FROM tasks
+    GROUP BY owner_tenant, owner_user, context_id, state;
+    DROP TRIGGER tasks_counted_created;
+    CREATE TRIGGER tasks_counted_created AFTER INSERT ON tasks
+    BEGIN
+        INSERT INTO task_counts (owner_tenant, owner_user, state, n)
+        VALUES (NEW.owner_tenant, NEW.owner_user, NEW.state, 1)
+        ON CONFLICT (owner_tenant, owner_user, state) DO UPDATE SET n = n + 1;
+        INSERT INTO task_context_counts (owner_tenant, owner_user, context_id, state, n)
+        VALUES (NEW.owner_tenant, NEW.owner_user, NEW.context_id, NEW.state, 1)
+        ON CONFLICT (owner_tenant, owner_user, context_id, state) DO UPDATE SET n = n + 1;
+    END;";
+
+/// Migration 9 drops the context counts: tasks stored while they were kept
+/// (through their triggers) and tasks stored after are counted the same,
+/// per context from the index. (The store suite checks the totals as tasks
+/// move and go.)
+#[tokio::test]
+async fn context_totals_come_from_the_index_after_the_context_counts_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).await.unwrap();
+    run(
+        &store,
+        &format!("{CONTEXT_COUNTS_OF_MIGRATION_5} DELETE FROM _sqlx_migrations WHERE version = 9"),
+    )
+    .await;
+    support::seed(&store, 0..3).await;
+    let reopened = reopen(store, dir.path()).await;
+    support::seed(&reopened, 3..5).await;
+    support::assert_seeded_totals(&reopened).await;
+    let tables: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE name = 'task_context_counts'")
+            .fetch_one(reopened.pool())
+            .await
+            .unwrap();
+    assert_eq!(tables, 0, "migration 9 drops the context counts");
 }
 
 #[tokio::test]
@@ -289,9 +345,11 @@ async fn the_task_retention_migration_marks_the_jobs_of_canceled_tasks_canceled(
     // migrations after it run again too).
     run(
         &store,
-        "DROP INDEX tasks_terminal_by_status; \
-         UPDATE jobs SET state = 'COMPLETED', reason = NULL; \
-         DELETE FROM _sqlx_migrations WHERE version >= 6",
+        &format!(
+            "{CONTEXT_COUNTS_OF_MIGRATION_5} DROP INDEX tasks_terminal_by_status; \
+             UPDATE jobs SET state = 'COMPLETED', reason = NULL; \
+             DELETE FROM _sqlx_migrations WHERE version >= 6"
+        ),
     )
     .await;
     let reopened = reopen(store, dir.path()).await;

@@ -13,12 +13,28 @@ cd "$(dirname "$0")/.." || exit 1
 A=$1; B=$2; ROUNDS=${3:-3}; S=${SECONDS_PER_RUN:-10}
 PORT_A=${PORT:-7321}; PORT_B=$((PORT_A + 1))
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+# Every server this run starts goes when it ends, however it ends.
+trap 'kill -TERM $(jobs -p) 2>/dev/null' EXIT
+for port in "$PORT_A" "$PORT_B"; do
+  if (echo > /dev/tcp/127.0.0.1/"$port") 2>/dev/null; then
+    echo "port $port is in use: another server would answer for one of the builds" >&2
+    exit 1
+  fi
+done
 ready() { for _ in $(seq 150); do (echo > /dev/tcp/127.0.0.1/"$1") 2>/dev/null && return; sleep 0.1; done; }
 start() { # binary port dir sql -> the server's pid in $started
   if [ -n "$4" ]; then
     "$1" sdk --port "$2" --store sqlite:"$3"/db >/dev/null 2>&1 &
     local first=$!
-    ready "$2"; kill -TERM $first; wait $first 2>/dev/null
+    # It listens before its store is open: one answered call says the
+    # database is made and migrated.
+    ready "$2"
+    for _ in $(seq 50); do
+      "$1" load --addr 127.0.0.1:"$2" --connections 1 --seconds 1 --warmup 0 2>/dev/null \
+        | grep -q '^requests=[1-9]' && break
+      sleep 0.1
+    done
+    kill -TERM $first; wait $first 2>/dev/null
     python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' \
       "$3/db/a2a.db" "$4" || exit 1
   fi

@@ -439,6 +439,22 @@ mod tests {
 
     use super::*;
 
+    /// The steps of SQLite's plan for `sql` with `args`.
+    async fn plan_of(
+        store: &SqliteStore,
+        sql: &str,
+        args: sqlx::sqlite::SqliteArguments<'_>,
+    ) -> Vec<String> {
+        use sqlx::Row as _;
+        sqlx::query_with(&format!("EXPLAIN QUERY PLAN {sql}"), args)
+            .fetch_all(store.pool())
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.get::<String, _>(3))
+            .collect()
+    }
+
     /// A context's total is its range of the context index, whatever other
     /// filter comes with it: through the owner's index of a state, counting
     /// one context would read all of the owner's tasks in that state.
@@ -446,7 +462,6 @@ mod tests {
     async fn a_context_total_reads_the_context_index() {
         use a2a_core::{ListTasksRequest, TaskState};
         use a2a_server::store::listing::TaskQuery;
-        use sqlx::Row as _;
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path()).await.unwrap();
         let caller = a2a_server::Caller {
@@ -468,13 +483,7 @@ mod tests {
             let (text, args) = SqlStore::<SqliteWrites>::total_size(&caller, &query)
                 .into_parts()
                 .unwrap();
-            let plan: Vec<String> = sqlx::query_with(&format!("EXPLAIN QUERY PLAN {text}"), args)
-                .fetch_all(store.pool())
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.get::<String, _>(3))
-                .collect();
+            let plan = plan_of(&store, &text, args).await;
             assert!(
                 plan.iter()
                     .any(|step| step.contains("tasks_by_owner_context")),
@@ -490,19 +499,10 @@ mod tests {
     async fn task_retention_reads_the_partial_index_of_terminal_tasks() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path()).await.unwrap();
-        use sqlx::Row as _;
-        let plan: Vec<String> = sqlx::query(&format!(
-            "EXPLAIN QUERY PLAN {}",
-            SqliteWrites::TERMINAL_TASKS_BEFORE
-        ))
-        .bind(0_i64)
-        .bind(10_i64)
-        .fetch_all(store.pool())
-        .await
-        .unwrap()
-        .iter()
-        .map(|row| row.get::<String, _>(3))
-        .collect();
+        let mut args = sqlx::sqlite::SqliteArguments::default();
+        sqlx::Arguments::add(&mut args, 0_i64).unwrap();
+        sqlx::Arguments::add(&mut args, 10_i64).unwrap();
+        let plan = plan_of(&store, SqliteWrites::TERMINAL_TASKS_BEFORE, args).await;
         assert!(
             plan.iter()
                 .any(|step| step.contains("tasks_terminal_by_status")),

@@ -27,7 +27,7 @@ use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData
 use support::BINDINGS;
 use support::telemetry::{
     B, a_to_b, agent_a, alpha_to_beta_in_process, client_for, gateway_of_alpha_and_beta, has,
-    named, text_of,
+    named, serve_with_beta, text_of,
 };
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
@@ -316,8 +316,8 @@ async fn gateway_agents_calling_each_other_in_process_stay_in_the_trace() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_agent_calling_back_into_the_gateway_continues_the_trace() {
+    use a2a_gateway::Gateway;
     use a2a_gateway::process::{ProcessAgent, ProcessAgentConfig};
-    use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
     let _alone = alone().await;
     telemetry();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -335,20 +335,9 @@ async fn a_process_agent_calling_back_into_the_gateway_continues_the_trace() {
         .env("A2A_GATEWAY_URL", format!("{base_url}/agents"))
         .env("A2A_AGENT_TOKEN", secret);
     let script = ProcessAgent::spawn("script", script).unwrap();
-    let gateway = builder
-        .agent(script.definition(AgentCard::new("script", "A Python script.")))
-        .agent(AgentDefinition::new(
-            "beta",
-            AgentCard::new("beta", "answers"),
-            B,
-        ))
-        .build(&base_url)
-        .unwrap();
-    let app = gateway.router(HttpConfig::default());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let mut card = AgentCard::new("script", "A Python script.");
-    card.supported_interfaces = agent_interfaces(&base_url, "script");
-    let client = client_for(card, a2a_core::binding::JSONRPC);
+    let card = AgentCard::new("script", "A Python script.");
+    let builder = builder.agent(script.definition(card.clone()));
+    let (client, gateway) = serve_with_beta(builder, listener, &base_url, card);
 
     // client→script, script's call and execution, beta's call (over HTTP
     // from Python, with the traceparent it was given) and execution.

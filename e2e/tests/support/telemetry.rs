@@ -215,27 +215,41 @@ pub fn a_to_b(spans: &[SpanData], binding: &str) -> AToB {
 /// A gateway serving `alpha` (which asks its peer `beta` in process) and
 /// `beta` (agent B) on a port of its own; returns a JSON-RPC client of alpha.
 pub async fn gateway_of_alpha_and_beta() -> Client {
-    use a2a_gateway::{AgentDefinition, Gateway, agent_interfaces};
+    use a2a_gateway::{AgentDefinition, Gateway};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
-    let gateway = Gateway::builder()
-        .agent(AgentDefinition::with_peers(
-            "alpha",
-            AgentCard::new("alpha", "asks beta"),
-            |peers| std::sync::Arc::new(ViaPeers { peers }),
-        ))
+    let alpha = AgentCard::new("alpha", "asks beta");
+    let builder = Gateway::builder().agent(AgentDefinition::with_peers(
+        "alpha",
+        alpha.clone(),
+        |peers| std::sync::Arc::new(ViaPeers { peers }),
+    ));
+    serve_with_beta(builder, listener, &base_url, alpha).0
+}
+
+/// Serves the gateway `builder` makes, with `beta` (agent B) added, on
+/// `listener` (whose address `base_url` is); returns a JSON-RPC client of
+/// the gateway's agent `front` (its card, before the gateway's interfaces),
+/// and the gateway, to shut down.
+pub fn serve_with_beta(
+    builder: a2a_gateway::GatewayBuilder,
+    listener: tokio::net::TcpListener,
+    base_url: &str,
+    mut front: AgentCard,
+) -> (Client, a2a_gateway::Gateway) {
+    use a2a_gateway::{AgentDefinition, agent_interfaces};
+    let gateway = builder
         .agent(AgentDefinition::new(
             "beta",
             AgentCard::new("beta", "answers"),
             B,
         ))
-        .build(&base_url)
+        .build(base_url)
         .unwrap();
     let app = gateway.router(HttpConfig::default());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let mut card = AgentCard::new("alpha", "asks beta");
-    card.supported_interfaces = agent_interfaces(&base_url, "alpha");
-    client_for(card, a2a_core::binding::JSONRPC)
+    front.supported_interfaces = agent_interfaces(base_url, &front.name);
+    (client_for(front, a2a_core::binding::JSONRPC), gateway)
 }
 
 /// Checks that in `spans`, beta's in-process call (from alpha, by the

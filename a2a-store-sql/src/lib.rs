@@ -34,6 +34,8 @@ mod postgres;
 #[cfg(feature = "postgres")]
 mod routes;
 #[cfg(feature = "sqlite")]
+mod scheduling;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
 #[cfg(feature = "sqlite")]

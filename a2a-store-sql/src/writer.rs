@@ -9,7 +9,9 @@
 //! commit that holds its write.
 //!
 //! The connection lives on a dedicated thread and runs each statement in
-//! place. An async driver that hands every statement to a worker thread and
+//! place. The thread is scheduled not to preempt the async workers that
+//! feed it (see [`crate::scheduling`]), so on a shared core it wakes to a
+//! full queue rather than to the first write of many. An async driver that hands every statement to a worker thread and
 //! back pays two thread switches per statement, which on a busy server cost
 //! far more than SQLite's own work; here a whole batch costs one wake-up of
 //! the thread and one answer per write.
@@ -25,10 +27,14 @@ use rusqlite::{Connection, OpenFlags, Statement};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::common::Bind;
+use crate::scheduling;
 
 /// The most writes in one transaction (bounds how long a batch holds the
 /// writer, and how much one failing write makes its batch redo).
 const MAX_BATCH: usize = 256;
+/// A batch of this many writes is worth committing without first letting
+/// the async workers queue more (see `run`).
+const FULL_ENOUGH: usize = 16;
 /// Writes that may wait for the writer before senders wait for room.
 const QUEUE: usize = 4096;
 /// The writer's page cache, in KiB (negative for SQLite: a size, not pages).
@@ -158,7 +164,10 @@ impl TaskWriter {
         let (queue, writes) = mpsc::channel(QUEUE);
         std::thread::Builder::new()
             .name("a2a-sqlite-writer".into())
-            .spawn(move || run(&conn, writes, &poke))
+            .spawn(move || {
+                scheduling::run_calling_thread_as(scheduling::Policy::Batch);
+                run(&conn, writes, &poke)
+            })
             .map_err(thread_error)?;
         Ok(TaskWriter { queue })
     }
@@ -199,6 +208,13 @@ fn run(
     let mut since_checkpoint = 0;
     while let Some(first) = writes.blocking_recv() {
         batch.push(first);
+        if writes.len() + 1 < FULL_ENOUGH {
+            // A short batch on a core shared with the async workers: they
+            // may hold more writes about to be queued. One yield lets them
+            // queue, and costs a system call where nothing else is waiting
+            // to run (an idle or a many-core machine).
+            std::thread::yield_now();
+        }
         while batch.len() < MAX_BATCH {
             match writes.try_recv() {
                 Ok(next) => batch.push(next),
@@ -524,6 +540,41 @@ mod tests {
         assert!(took < Duration::from_millis(200 * 4), "{took:?}");
         locker.execute_batch("COMMIT").unwrap();
         assert_eq!(writer.write(insert(9)).await.unwrap(), 1);
+    }
+
+    /// The writer's thread does not preempt the workers that feed it (see
+    /// `crate::scheduling`). Other tests' writers may not have set their
+    /// policy yet; this one has, as it answered a write.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_writer_runs_as_a_batch_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (a INTEGER PRIMARY KEY)")
+            .unwrap();
+        let writer = TaskWriter::start(&path, &options()).unwrap();
+        writer
+            .write(Write::Statement {
+                sql: "INSERT INTO t (a) VALUES ($1)",
+                binds: vec![Bind::I64(1)],
+            })
+            .await
+            .unwrap();
+        let writers: Vec<u32> = std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .filter(|tid| {
+                std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+                    .is_ok_and(|name| name.trim_end() == "a2a-sqlite-writ")
+            })
+            .map(|tid| crate::scheduling::tests::policy_in(&format!("/proc/self/task/{tid}/stat")))
+            .collect();
+        assert!(
+            writers.contains(&3),
+            "writer threads' policies: {writers:?}"
+        );
     }
 
     #[tokio::test]

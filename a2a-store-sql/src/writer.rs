@@ -462,6 +462,26 @@ mod tests {
 
     use super::*;
 
+    /// A new database holding `schema`, in a directory that lives as long
+    /// as the returned guard.
+    fn database_with(schema: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(schema)
+            .unwrap();
+        (dir, path)
+    }
+
+    /// A write of `a` into table `t`.
+    fn insert(a: i64) -> Write {
+        Write::Statement {
+            sql: "INSERT INTO t (a) VALUES ($1)",
+            binds: vec![Bind::I64(a)],
+        }
+    }
+
     fn options() -> WriterOptions {
         WriterOptions {
             full_sync: false,
@@ -471,17 +491,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_failing_write_fails_alone_and_its_batch_still_lands() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("CREATE TABLE t (a INTEGER PRIMARY KEY)")
-            .unwrap();
+        let (_dir, path) = database_with("CREATE TABLE t (a INTEGER PRIMARY KEY)");
         let writer = TaskWriter::start(&path, &options()).unwrap();
-        let insert = |a| Write::Statement {
-            sql: "INSERT INTO t (a) VALUES ($1)",
-            binds: vec![Bind::I64(a)],
-        };
         // Sent together, so they meet in one batch; the middle one breaks the key.
         let (first, duplicate, third) = tokio::join!(
             writer.write(insert(1)),
@@ -506,12 +517,7 @@ mod tests {
     /// with SQLite's reason; once the lock is released, writes land.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_held_lock_fails_a_batch_at_once_then_writes_land() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("CREATE TABLE t (a INTEGER PRIMARY KEY)")
-            .unwrap();
+        let (_dir, path) = database_with("CREATE TABLE t (a INTEGER PRIMARY KEY)");
         let writer = TaskWriter::start(
             &path,
             &WriterOptions {
@@ -520,10 +526,6 @@ mod tests {
             },
         )
         .unwrap();
-        let insert = |a| Write::Statement {
-            sql: "INSERT INTO t (a) VALUES ($1)",
-            binds: vec![Bind::I64(a)],
-        };
         let locker = Connection::open(&path).unwrap();
         locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
         let started = std::time::Instant::now();
@@ -548,20 +550,9 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn the_writer_runs_as_a_batch_thread() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("CREATE TABLE t (a INTEGER PRIMARY KEY)")
-            .unwrap();
+        let (_dir, path) = database_with("CREATE TABLE t (a INTEGER PRIMARY KEY)");
         let writer = TaskWriter::start(&path, &options()).unwrap();
-        writer
-            .write(Write::Statement {
-                sql: "INSERT INTO t (a) VALUES ($1)",
-                binds: vec![Bind::I64(1)],
-            })
-            .await
-            .unwrap();
+        writer.write(insert(1)).await.unwrap();
         let writers: Vec<u32> = std::fs::read_dir("/proc/self/task")
             .unwrap()
             .map(|entry| entry.unwrap().file_name().into_string().unwrap())
@@ -579,12 +570,7 @@ mod tests {
 
     #[tokio::test]
     async fn parameters_bind_by_their_number_whatever_their_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("CREATE TABLE t (a INTEGER, b TEXT)")
-            .unwrap();
+        let (_dir, path) = database_with("CREATE TABLE t (a INTEGER, b TEXT)");
         let writer = TaskWriter::start(&path, &options()).unwrap();
         writer
             .write(Write::Statement {

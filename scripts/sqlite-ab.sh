@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage: scripts/sqlite-ab.sh BINARY_A BINARY_B [ROUNDS]   (a2a-bench builds)
 # (Both servers share one core, so a change to how a server shares its own
-# core with its threads does not show here: scripts/sqlite-pairs.sh.)
+# core with its threads does not show here: scripts/store-pairs.sh sqlite.)
 # Two builds on SQLite + conversation log at the same moment: both servers
 # share core 0 and both load generators (64 connections each) core 1, so a
 # host that slows down slows both, and B/A is the figure. Back-to-back runs

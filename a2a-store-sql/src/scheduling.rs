@@ -5,9 +5,9 @@
 //! on a busy core it commits a handful at a time while the worker still
 //! holds more: each commit's fixed cost (the log frames of the pages every
 //! task touches, the commit itself) is paid for few writes. As a batch
-//! thread it waits for the worker's turn to end, which is when the queue is
-//! full, and commits the lot. On an idle or a many-core machine nothing is
-//! waiting to run, so it starts at once as before.
+//! thread it waits for the worker's turn to end, by which time the worker
+//! has queued what it held, and commits the lot. On an idle or a many-core
+//! machine nothing is waiting to run, so it starts at once as before.
 //!
 //! The checkpointer keeps the normal policy: as an idle-class thread it
 //! hardly ran on a saturated core, the log grew to 3 GB in 30 s of load,

@@ -9,12 +9,13 @@
 //! commit that holds its write.
 //!
 //! The connection lives on a dedicated thread and runs each statement in
-//! place. The thread is scheduled not to preempt the async workers that
-//! feed it (see [`crate::scheduling`]), so on a shared core it wakes to a
-//! full queue rather than to the first write of many. An async driver that hands every statement to a worker thread and
+//! place. An async driver that hands every statement to a worker thread and
 //! back pays two thread switches per statement, which on a busy server cost
 //! far more than SQLite's own work; here a whole batch costs one wake-up of
-//! the thread and one answer per write.
+//! the thread and one answer per write. The thread is scheduled not to
+//! preempt the async workers that feed it (see [`crate::scheduling`]), so on
+//! a shared core it wakes to a full queue rather than to the first write of
+//! many.
 //!
 //! A statement error in a batch rolls it back, and its writes are run again
 //! one by one, so one bad write never fails its neighbours.

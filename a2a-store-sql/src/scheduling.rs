@@ -13,32 +13,24 @@
 //! hardly ran on a saturated core, the log grew to 3 GB in 30 s of load,
 //! and the writes slowed below the normal policy's.
 
-/// A scheduling policy for a thread of the writer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Policy {
-    /// `SCHED_BATCH`: never preempts a running thread when woken.
-    Batch,
-}
-
-/// Puts the calling thread under `policy`, keeping its nice value. A
-/// failure (a platform or sandbox that refuses it) leaves the thread as it
-/// was: only its throughput depends on it.
-pub(crate) fn run_calling_thread_as(policy: Policy) {
-    if let Err(err) = apply(policy) {
-        tracing::debug!(?policy, error = %err, "the thread keeps its scheduling policy");
+/// Puts the calling thread under `SCHED_BATCH` (never preempting a running
+/// thread when woken), keeping its nice value. A failure (a platform or
+/// sandbox that refuses it) leaves the thread as it was: only its
+/// throughput depends on it.
+pub(crate) fn run_calling_thread_as_batch() {
+    if let Err(err) = apply_batch() {
+        tracing::debug!(error = %err, "the thread keeps its scheduling policy");
     }
 }
 
 #[cfg(target_os = "linux")]
-fn apply(policy: Policy) -> Result<(), String> {
+fn apply_batch() -> Result<(), String> {
     use thread_priority::unix::{
         NormalThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
         thread_native_id,
     };
     use thread_priority::{ThreadPriority, ThreadPriorityValue};
-    let policy = ThreadSchedulePolicy::Normal(match policy {
-        Policy::Batch => NormalThreadSchedulePolicy::Batch,
-    });
+    let policy = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Batch);
     // For normal policies the crate also sets the nice value, from a scale
     // of its own: the point of that scale that is the thread's nice value,
     // so that only the policy changes.
@@ -52,7 +44,7 @@ fn apply(policy: Policy) -> Result<(), String> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn apply(_policy: Policy) -> Result<(), String> {
+fn apply_batch() -> Result<(), String> {
     Err("scheduling policies are set on Linux only".into())
 }
 
@@ -81,7 +73,7 @@ pub(crate) mod tests {
     fn a_batch_thread_keeps_its_nice_value() {
         std::thread::spawn(|| {
             rustix::process::setpriority_process(None, 7).unwrap();
-            run_calling_thread_as(Policy::Batch);
+            run_calling_thread_as_batch();
             assert_eq!(policy_in("/proc/thread-self/stat"), 3);
             assert_eq!(rustix::process::getpriority_process(None).unwrap(), 7);
         })

@@ -166,7 +166,7 @@ impl TaskWriter {
         std::thread::Builder::new()
             .name("a2a-sqlite-writer".into())
             .spawn(move || {
-                scheduling::run_calling_thread_as(scheduling::Policy::Batch);
+                scheduling::run_calling_thread_as_batch();
                 run(&conn, writes, &poke)
             })
             .map_err(thread_error)?;

@@ -122,6 +122,9 @@ pub(crate) async fn serve_bare_h2(port: u16) -> anyhow::Result<()> {
         let (socket, _) = listener.accept().await?;
         socket.set_nodelay(true)?;
         tokio::spawn(async move {
+            // The SDK's own connection (one write per answer; see
+            // `Unvectored`): the floor is what h2 can do at its best.
+            let socket = a2a_server::http::Unvectored::new(socket);
             let mut connection = h2::server::handshake(socket).await?;
             while let Some(stream) = connection.accept().await {
                 let (request, respond) = stream?;

@@ -13,6 +13,7 @@ mod rest;
 #[cfg(feature = "v03")]
 mod rest_v03;
 mod tls;
+mod unvectored;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +27,7 @@ use tower_http::cors::CorsLayer;
 pub use self::budget::{BodyBudget, BudgetHold, DEFAULT_BODY_BUDGET, OverBudget, guard_body};
 pub use self::common::call_context;
 pub use self::tls::{TlsConfig, TlsConfigError};
+pub use self::unvectored::Unvectored;
 /// The rustls version [`TlsConfig`] takes, for its certificate types and
 /// [`TlsConfig::from_rustls`].
 pub use tokio_rustls::rustls;
@@ -454,7 +456,10 @@ async fn serve_connections(
             });
         let Some(tls) = config.tls.clone() else {
             let connection = builder
-                .serve_connection_with_upgrades(TokioIo::new(stream), hyper_service)
+                .serve_connection_with_upgrades(
+                    TokioIo::new(Unvectored::new(stream)),
+                    hyper_service,
+                )
                 .into_owned();
             let connection = graceful.watch(connection);
             connections.spawn(async move {
@@ -472,8 +477,10 @@ async fn serve_connections(
         connections.spawn(async move {
             match tls.accept(stream, accepted_at + budget).await {
                 Ok(stream) => {
-                    let connection =
-                        builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_service);
+                    let connection = builder.serve_connection_with_upgrades(
+                        TokioIo::new(Unvectored::new(stream)),
+                        hyper_service,
+                    );
                     let connection = watcher.watch(connection);
                     let ended =
                         first_headers_within(connection, &first_request, accepted_at + budget)

@@ -92,24 +92,15 @@ mod tests {
     use http_body_util::{BodyExt as _, StreamBody};
     use hyper::body::Frame;
     use hyper_util::rt::{TokioExecutor, TokioIo};
-    use tokio::io::DuplexStream;
+    use tokio::io::{DuplexStream, Join, ReadHalf, WriteHalf};
 
     use super::*;
 
-    /// A stream that writes vectored and counts the calls that write.
+    /// The writing half of a stream, which writes vectored and counts the
+    /// calls that write.
     struct CountedWrites {
-        inner: DuplexStream,
+        inner: WriteHalf<DuplexStream>,
         writes: Arc<AtomicUsize>,
-    }
-
-    impl AsyncRead for CountedWrites {
-        fn poll_read(
-            mut self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &mut ReadBuf<'_>,
-        ) -> Poll<io::Result<()>> {
-            Pin::new(&mut self.inner).poll_read(cx, buf)
-        }
     }
 
     impl AsyncWrite for CountedWrites {
@@ -149,16 +140,22 @@ mod tests {
     /// The writes an HTTP/2 server makes for one answer shaped like a unary
     /// gRPC call's (HEADERS, 400 bytes of DATA, trailers), with the server's
     /// stream wrapped by `wrap`.
-    async fn writes_for_one_answer<W>(wrap: impl FnOnce(CountedWrites) -> W) -> usize
+    async fn writes_for_one_answer<W>(
+        wrap: impl FnOnce(Join<ReadHalf<DuplexStream>, CountedWrites>) -> W,
+    ) -> usize
     where
         W: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let (client_end, server_end) = tokio::io::duplex(64 * 1024);
         let writes = Arc::new(AtomicUsize::new(0));
-        let server_io = wrap(CountedWrites {
-            inner: server_end,
-            writes: writes.clone(),
-        });
+        let (reads, inner) = tokio::io::split(server_end);
+        let server_io = wrap(tokio::io::join(
+            reads,
+            CountedWrites {
+                inner,
+                writes: writes.clone(),
+            },
+        ));
         let service = hyper::service::service_fn(|_request| async {
             let mut trailers = http::HeaderMap::new();
             trailers.insert("grpc-status", http::HeaderValue::from_static("0"));

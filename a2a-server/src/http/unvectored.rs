@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// costs two system calls, the second for the trailers' ten bytes. On a
 /// stream without vectored writes the codec copies payloads of up to 1 KiB
 /// instead, and the whole answer leaves in one: on one core that served
-/// 28% more gRPC SendMessage calls a second. HTTP/1.1 answers take one write
+/// 25–46% more gRPC SendMessage calls a second. HTTP/1.1 answers take one write
 /// either way (hyper copies the body after the head instead of handing both
 /// to `writev`). A payload above 1 KiB costs one write for the frame header
 /// and one for the payload instead of a single `writev`.

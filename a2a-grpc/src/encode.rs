@@ -142,10 +142,24 @@ fn message_len(tag: u32, value: &impl Encode) -> usize {
     delimited_len(tag, value.encoded_len())
 }
 
+/// Writes the fields first and the length after: asking a message for its
+/// length before writing it would walk each nested message once for every
+/// message above it. One byte is kept for the length, which most fields fit
+/// in; a longer one moves the fields along.
+#[allow(clippy::cast_possible_truncation)] // under 128, by the check
 fn put_message(out: &mut Vec<u8>, tag: u32, value: &impl Encode) {
     put_key(out, tag, LENGTH_DELIMITED);
-    put_varint(out, len_varint(value.encoded_len()));
+    let at = out.len();
+    out.push(0);
     value.encode(out);
+    let len = out.len() - at - 1;
+    if len < 0x80 {
+        out[at] = len as u8;
+    } else {
+        let mut prefix = Vec::with_capacity(10);
+        put_varint(&mut prefix, len_varint(len));
+        out.splice(at..=at, prefix);
+    }
 }
 
 fn optional_len(tag: u32, value: Option<&impl Encode>) -> usize {

@@ -27,7 +27,7 @@ use crate::Caller;
 
 const SHARDS: usize = 16;
 
-/// Key of a stored task: its id's key (`InMemoryTaskStore::id_key`), then
+/// Key of a stored task: its id's key (`InMemoryTaskStore::key_of`), then
 /// its sequence number (unique; it tells tasks whose ids' keys collide apart).
 type TaskKey = (u64, u64);
 
@@ -88,7 +88,7 @@ type ContextKey = (u64, u64);
 struct ContextCounts {
     context: Arc<str>,
     /// `u32`: one owner's tasks of one context in one shard stay far below
-    /// four billion in any memory, and the entry is 52 bytes instead of 88.
+    /// four billion in any memory, and the entry is 56 bytes instead of 88.
     by_state: [u32; 9],
 }
 
@@ -269,7 +269,7 @@ impl Shard {
         None
     }
 
-    /// The key of task `id` (whose hash is `hash`), if it is stored.
+    /// Where task `id` (whose id's key is `id_key`) is, if it is stored.
     fn find(&self, id_key: u64, id: &str) -> Option<TaskKey> {
         self.tasks
             .range((id_key, 0)..)

@@ -755,6 +755,30 @@ mod tests {
         StreamResponse::Message(Message::user_text("x"))
     }
 
+    /// ListTasks' `totalSize` of `caller`'s tasks in `context` with `status`.
+    async fn total_size(
+        store: &InMemoryTaskStore,
+        caller: &Caller,
+        context: String,
+        status: TaskState,
+    ) -> i32 {
+        let request = ListTasksRequest {
+            context_id: context,
+            status,
+            page_size: Some(1),
+            ..Default::default()
+        };
+        store.list(caller, &request).await.unwrap().total_size
+    }
+
+    /// A store whose ids all have one key, so tests reach the collision paths.
+    fn colliding_store() -> InMemoryTaskStore {
+        InMemoryTaskStore {
+            colliding: true,
+            ..InMemoryTaskStore::default()
+        }
+    }
+
     /// What reading a stored task gives its messages with no ids of their
     /// own: the task's.
     fn restore_ids(task: &mut Task) {
@@ -923,17 +947,8 @@ mod tests {
                 .await
                 .unwrap();
         }
-        let total = |context: String, status: TaskState| {
-            let request = ListTasksRequest {
-                context_id: context,
-                status,
-                page_size: Some(1),
-                ..Default::default()
-            };
-            let store = &store;
-            let alice = &alice;
-            async move { store.list(alice, &request).await.unwrap().total_size }
-        };
+        let total =
+            |context: String, status: TaskState| total_size(&store, &alice, context, status);
         for c in (0..contexts).step_by(97) {
             let context = format!("c{c}");
             assert_eq!(total(context.clone(), TaskState::Unspecified).await, 2);
@@ -1072,10 +1087,7 @@ mod tests {
 
     #[tokio::test]
     async fn contexts_whose_keys_collide_are_counted_apart() {
-        let store = InMemoryTaskStore {
-            colliding: true,
-            ..InMemoryTaskStore::default()
-        };
+        let store = colliding_store();
         let alice = caller("alice");
         let in_context = |id: &str, context: &str, state| {
             let mut task = task_at(id, 10, state);
@@ -1106,17 +1118,8 @@ mod tests {
             .await
             .unwrap();
         store.delete(&alice, "a").await.unwrap();
-        let total = |context: &str, status: TaskState| {
-            let request = ListTasksRequest {
-                context_id: context.into(),
-                status,
-                page_size: Some(1),
-                ..Default::default()
-            };
-            let store = &store;
-            let alice = &alice;
-            async move { store.list(alice, &request).await.unwrap().total_size }
-        };
+        let total =
+            |context: &str, status: TaskState| total_size(&store, &alice, context.into(), status);
         assert_eq!(total("x", TaskState::Unspecified).await, 1);
         assert_eq!(total("x", TaskState::Working).await, 1);
         assert_eq!(total("x", TaskState::Submitted).await, 0);
@@ -1139,10 +1142,7 @@ mod tests {
 
     #[tokio::test]
     async fn ids_that_hash_alike_stay_apart() {
-        let store = InMemoryTaskStore {
-            colliding: true,
-            ..InMemoryTaskStore::default()
-        };
+        let store = colliding_store();
         let alice = caller("alice");
         for (i, id) in ["a", "b", "c"].into_iter().enumerate() {
             let ms = 10 + i64::try_from(i).unwrap();

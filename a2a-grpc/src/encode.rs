@@ -47,23 +47,13 @@ const fn varint_len(value: u64) -> usize {
     (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
 }
 
-fn put_varint(out: &mut Vec<u8>, value: u64) {
-    let (bytes, width) = varint_bytes(value);
-    out.extend_from_slice(&bytes[..width]);
-}
-
-/// `value` as a varint, in a buffer of its own and its width.
 #[allow(clippy::cast_possible_truncation)] // the low seven bits, by design
-fn varint_bytes(mut value: u64) -> ([u8; 10], usize) {
-    let mut bytes = [0; 10];
-    let mut width = 0;
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
-        bytes[width] = value as u8 | 0x80;
+        out.push(value as u8 | 0x80);
         value >>= 7;
-        width += 1;
     }
-    bytes[width] = value as u8;
-    (bytes, width + 1)
+    out.push(value as u8);
 }
 
 const fn key_len(tag: u32) -> usize {
@@ -166,8 +156,13 @@ fn put_message(out: &mut Vec<u8>, tag: u32, value: &impl Encode) {
     if len < 0x80 {
         out[at] = len as u8;
     } else {
-        let (prefix, width) = varint_bytes(len_varint(len));
-        out.splice(at..=at, prefix[..width].iter().copied());
+        // Written after the fields, turned to the front, and the kept byte
+        // dropped: no buffer of its own for a length.
+        let end = out.len();
+        put_varint(out, len_varint(len));
+        let width = out.len() - end;
+        out[at..].rotate_right(width);
+        out.remove(at + width);
     }
 }
 

@@ -16,9 +16,11 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 /// A value written as the fields of its protobuf message.
+///
+/// There is no length beside it: a message's length is patched in after
+/// its fields are written ([`put_message`]), as asking for it first would
+/// walk each nested message once for every message above it.
 pub(crate) trait Encode {
-    /// The length of the fields (the message without a key or a length).
-    fn encoded_len(&self) -> usize;
     /// Appends the fields.
     fn encode(&self, out: &mut Vec<u8>);
 }
@@ -27,10 +29,6 @@ pub(crate) trait Encode {
 pub(crate) struct Prost<'a, M>(pub(crate) &'a M);
 
 impl<M: prost::Message> Encode for Prost<'_, M> {
-    fn encoded_len(&self) -> usize {
-        self.0.encoded_len()
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         self.0.encode_raw(out);
     }
@@ -42,11 +40,6 @@ const VARINT: u64 = 0;
 const FIXED64: u64 = 1;
 const LENGTH_DELIMITED: u64 = 2;
 
-/// Bytes a varint of `value` takes: seven bits each, and 0 still takes one.
-const fn varint_len(value: u64) -> usize {
-    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
-}
-
 #[allow(clippy::cast_possible_truncation)] // the low seven bits, by design
 fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
@@ -54,10 +47,6 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
         value >>= 7;
     }
     out.push(value as u8);
-}
-
-const fn key_len(tag: u32) -> usize {
-    varint_len((tag as u64) << 3)
 }
 
 fn put_key(out: &mut Vec<u8>, tag: u32, wire_type: u64) {
@@ -69,11 +58,6 @@ fn len_varint(len: usize) -> u64 {
     u64::try_from(len).unwrap_or(u64::MAX)
 }
 
-/// A length-delimited field of `len` bytes, key and length included.
-fn delimited_len(tag: u32, len: usize) -> usize {
-    key_len(tag) + varint_len(len_varint(len)) + len
-}
-
 fn put_delimited(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
     put_key(out, tag, LENGTH_DELIMITED);
     put_varint(out, len_varint(bytes.len()));
@@ -81,14 +65,6 @@ fn put_delimited(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
 }
 
 /// A `string` (or `bytes`) field, left out when empty.
-fn bytes_len(tag: u32, value: &[u8]) -> usize {
-    if value.is_empty() {
-        0
-    } else {
-        delimited_len(tag, value.len())
-    }
-}
-
 fn put_bytes(out: &mut Vec<u8>, tag: u32, value: &[u8]) {
     if !value.is_empty() {
         put_delimited(out, tag, value);
@@ -96,10 +72,6 @@ fn put_bytes(out: &mut Vec<u8>, tag: u32, value: &[u8]) {
 }
 
 /// A `repeated string` field: each item written, empty or not.
-fn strings_len(tag: u32, values: &[String]) -> usize {
-    values.iter().map(|v| delimited_len(tag, v.len())).sum()
-}
-
 fn put_strings(out: &mut Vec<u8>, tag: u32, values: &[String]) {
     for value in values {
         put_delimited(out, tag, value.as_bytes());
@@ -109,15 +81,6 @@ fn put_strings(out: &mut Vec<u8>, tag: u32, values: &[String]) {
 /// An `int32` or enum field, left out when zero. A negative one is
 /// sign-extended to ten bytes, as protobuf has it.
 #[allow(clippy::cast_sign_loss)] // the sign extension is the encoding
-fn int32_len(tag: u32, value: i32) -> usize {
-    if value == 0 {
-        0
-    } else {
-        key_len(tag) + varint_len(i64::from(value) as u64)
-    }
-}
-
-#[allow(clippy::cast_sign_loss)]
 fn put_int32(out: &mut Vec<u8>, tag: u32, value: i32) {
     if value != 0 {
         put_key(out, tag, VARINT);
@@ -126,10 +89,6 @@ fn put_int32(out: &mut Vec<u8>, tag: u32, value: i32) {
 }
 
 /// A `bool` field, left out when false.
-fn bool_len(tag: u32, value: bool) -> usize {
-    if value { key_len(tag) + 1 } else { 0 }
-}
-
 fn put_bool(out: &mut Vec<u8>, tag: u32, value: bool) {
     if value {
         put_key(out, tag, VARINT);
@@ -137,11 +96,8 @@ fn put_bool(out: &mut Vec<u8>, tag: u32, value: bool) {
     }
 }
 
-/// A message field: written when present, even with no fields.
-fn message_len(tag: u32, value: &impl Encode) -> usize {
-    delimited_len(tag, value.encoded_len())
-}
-
+/// A message field, written when present even with no fields.
+///
 /// Writes the fields first and the length after: asking a message for its
 /// length before writing it would walk each nested message once for every
 /// message above it. One byte is kept for the length, which most fields fit
@@ -166,10 +122,6 @@ fn put_message(out: &mut Vec<u8>, tag: u32, value: &impl Encode) {
     }
 }
 
-fn optional_len(tag: u32, value: Option<&impl Encode>) -> usize {
-    value.map_or(0, |value| message_len(tag, value))
-}
-
 fn put_optional(out: &mut Vec<u8>, tag: u32, value: Option<&impl Encode>) {
     if let Some(value) = value {
         put_message(out, tag, value);
@@ -177,10 +129,6 @@ fn put_optional(out: &mut Vec<u8>, tag: u32, value: Option<&impl Encode>) {
 }
 
 /// A `repeated` message field.
-fn messages_len<T: Encode>(tag: u32, values: &[T]) -> usize {
-    values.iter().map(|value| message_len(tag, value)).sum()
-}
-
 fn put_messages<T: Encode>(out: &mut Vec<u8>, tag: u32, values: &[T]) {
     for value in values {
         put_message(out, tag, value);
@@ -191,17 +139,6 @@ fn put_messages<T: Encode>(out: &mut Vec<u8>, tag: u32, values: &[T]) {
 
 /// `google.protobuf.Timestamp`.
 impl Encode for DateTime<Utc> {
-    #[allow(clippy::cast_sign_loss)]
-    fn encoded_len(&self) -> usize {
-        let seconds = self.timestamp();
-        let seconds = if seconds == 0 {
-            0
-        } else {
-            key_len(1) + varint_len(seconds as u64)
-        };
-        seconds + int32_len(2, nanos(self))
-    }
-
     #[allow(clippy::cast_sign_loss)]
     fn encode(&self, out: &mut Vec<u8>) {
         let seconds = self.timestamp();
@@ -222,40 +159,27 @@ fn nanos(time: &DateTime<Utc>) -> i32 {
 
 /// `google.protobuf.Struct`: a map entry (key 1, value 2) per field.
 impl Encode for Map<String, Value> {
-    fn encoded_len(&self) -> usize {
-        self.iter()
-            .map(|(key, value)| delimited_len(1, entry_len(key, value)))
-            .sum()
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         for (key, value) in self {
-            put_key(out, 1, LENGTH_DELIMITED);
-            put_varint(out, len_varint(entry_len(key, value)));
-            put_bytes(out, 1, key.as_bytes());
-            put_message(out, 2, value);
+            put_message(out, 1, &StructEntry(key, value));
         }
     }
 }
 
-fn entry_len(key: &str, value: &Value) -> usize {
-    bytes_len(1, key.as_bytes()) + message_len(2, value)
+/// One field of a `google.protobuf.Struct`, as its map entry: `key` (1)
+/// and `value` (2).
+struct StructEntry<'a>(&'a str, &'a Value);
+
+impl Encode for StructEntry<'_> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_bytes(out, 1, self.0.as_bytes());
+        put_message(out, 2, self.1);
+    }
 }
 
 /// `google.protobuf.Value`: its one `kind`, written even when it is the
 /// kind's default (a oneof's member always is).
 impl Encode for Value {
-    fn encoded_len(&self) -> usize {
-        match self {
-            Value::Null => key_len(1) + 1,
-            Value::Number(_) => key_len(2) + 8,
-            Value::String(s) => delimited_len(3, s.len()),
-            Value::Bool(_) => key_len(4) + 1,
-            Value::Object(map) => message_len(5, map),
-            Value::Array(items) => message_len(6, &ListValue(items)),
-        }
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
             Value::Null => {
@@ -282,10 +206,6 @@ impl Encode for Value {
 struct ListValue<'a>(&'a [Value]);
 
 impl Encode for ListValue<'_> {
-    fn encoded_len(&self) -> usize {
-        messages_len(1, self.0)
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         put_messages(out, 1, self.0);
     }
@@ -294,19 +214,6 @@ impl Encode for ListValue<'_> {
 // ===== lf.a2a.v1 =====
 
 impl Encode for core::Part {
-    fn encoded_len(&self) -> usize {
-        let content = match &self.content {
-            core::PartContent::Text(text) => delimited_len(1, text.len()),
-            core::PartContent::Raw(raw) => delimited_len(2, raw.len()),
-            core::PartContent::Url(url) => delimited_len(3, url.len()),
-            core::PartContent::Data(data) => message_len(4, data),
-        };
-        content
-            + optional_len(5, self.metadata.as_ref())
-            + bytes_len(6, self.filename.as_bytes())
-            + bytes_len(7, self.media_type.as_bytes())
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         match &self.content {
             core::PartContent::Text(text) => put_delimited(out, 1, text.as_bytes()),
@@ -321,17 +228,6 @@ impl Encode for core::Part {
 }
 
 impl Encode for core::Message {
-    fn encoded_len(&self) -> usize {
-        bytes_len(1, self.message_id.as_bytes())
-            + bytes_len(2, self.context_id.as_bytes())
-            + bytes_len(3, self.task_id.as_bytes())
-            + int32_len(4, self.role.number())
-            + messages_len(5, &self.parts)
-            + optional_len(6, self.metadata.as_ref())
-            + strings_len(7, &self.extensions)
-            + strings_len(8, &self.reference_task_ids)
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         put_bytes(out, 1, self.message_id.as_bytes());
         put_bytes(out, 2, self.context_id.as_bytes());
@@ -346,25 +242,12 @@ impl Encode for core::Message {
 
 /// A message a task shares with its store: written from the one copy.
 impl<T: Encode> Encode for std::sync::Arc<T> {
-    fn encoded_len(&self) -> usize {
-        (**self).encoded_len()
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         (**self).encode(out);
     }
 }
 
 impl Encode for core::Artifact {
-    fn encoded_len(&self) -> usize {
-        bytes_len(1, self.artifact_id.as_bytes())
-            + bytes_len(2, self.name.as_bytes())
-            + bytes_len(3, self.description.as_bytes())
-            + messages_len(4, &self.parts)
-            + optional_len(5, self.metadata.as_ref())
-            + strings_len(6, &self.extensions)
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         put_bytes(out, 1, self.artifact_id.as_bytes());
         put_bytes(out, 2, self.name.as_bytes());
@@ -376,12 +259,6 @@ impl Encode for core::Artifact {
 }
 
 impl Encode for core::TaskStatus {
-    fn encoded_len(&self) -> usize {
-        int32_len(1, self.state.number())
-            + optional_len(2, self.message.as_ref())
-            + optional_len(3, self.timestamp.as_ref())
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         put_int32(out, 1, self.state.number());
         put_optional(out, 2, self.message.as_ref());
@@ -390,15 +267,6 @@ impl Encode for core::TaskStatus {
 }
 
 impl Encode for core::Task {
-    fn encoded_len(&self) -> usize {
-        bytes_len(1, self.id.as_bytes())
-            + bytes_len(2, self.context_id.as_bytes())
-            + message_len(3, &self.status)
-            + messages_len(4, &self.artifacts)
-            + messages_len(5, &self.history)
-            + optional_len(6, self.metadata.as_ref())
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         put_bytes(out, 1, self.id.as_bytes());
         put_bytes(out, 2, self.context_id.as_bytes());
@@ -410,13 +278,6 @@ impl Encode for core::Task {
 }
 
 impl Encode for core::TaskStatusUpdateEvent {
-    fn encoded_len(&self) -> usize {
-        bytes_len(1, self.task_id.as_bytes())
-            + bytes_len(2, self.context_id.as_bytes())
-            + message_len(3, &self.status)
-            + optional_len(4, self.metadata.as_ref())
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         put_bytes(out, 1, self.task_id.as_bytes());
         put_bytes(out, 2, self.context_id.as_bytes());
@@ -426,15 +287,6 @@ impl Encode for core::TaskStatusUpdateEvent {
 }
 
 impl Encode for core::TaskArtifactUpdateEvent {
-    fn encoded_len(&self) -> usize {
-        bytes_len(1, self.task_id.as_bytes())
-            + bytes_len(2, self.context_id.as_bytes())
-            + message_len(3, &self.artifact)
-            + bool_len(4, self.append)
-            + bool_len(5, self.last_chunk)
-            + optional_len(6, self.metadata.as_ref())
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         put_bytes(out, 1, self.task_id.as_bytes());
         put_bytes(out, 2, self.context_id.as_bytes());
@@ -446,15 +298,6 @@ impl Encode for core::TaskArtifactUpdateEvent {
 }
 
 impl Encode for core::StreamResponse {
-    fn encoded_len(&self) -> usize {
-        match self {
-            core::StreamResponse::Task(task) => message_len(1, task),
-            core::StreamResponse::Message(message) => message_len(2, message),
-            core::StreamResponse::StatusUpdate(update) => message_len(3, update),
-            core::StreamResponse::ArtifactUpdate(update) => message_len(4, update),
-        }
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
             core::StreamResponse::Task(task) => put_message(out, 1, task),
@@ -466,13 +309,6 @@ impl Encode for core::StreamResponse {
 }
 
 impl Encode for core::SendMessageResponse {
-    fn encoded_len(&self) -> usize {
-        match self {
-            core::SendMessageResponse::Task(task) => message_len(1, task),
-            core::SendMessageResponse::Message(message) => message_len(2, message),
-        }
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
             core::SendMessageResponse::Task(task) => put_message(out, 1, task),
@@ -482,13 +318,6 @@ impl Encode for core::SendMessageResponse {
 }
 
 impl Encode for core::ListTasksResponse {
-    fn encoded_len(&self) -> usize {
-        messages_len(1, &self.tasks)
-            + bytes_len(2, self.next_page_token.as_bytes())
-            + int32_len(3, self.page_size)
-            + int32_len(4, self.total_size)
-    }
-
     fn encode(&self, out: &mut Vec<u8>) {
         put_messages(out, 1, &self.tasks);
         put_bytes(out, 2, self.next_page_token.as_bytes());
@@ -509,13 +338,8 @@ mod tests {
     use crate::convert::ToProto;
 
     fn encoded(value: &impl Encode) -> Vec<u8> {
-        let mut out = Vec::with_capacity(value.encoded_len());
+        let mut out = Vec::new();
         value.encode(&mut out);
-        assert_eq!(
-            out.len(),
-            value.encoded_len(),
-            "encoded_len is the length written"
-        );
         out
     }
 
@@ -530,7 +354,7 @@ mod tests {
         let expected = value.clone().to_proto();
         let decoded = T::Proto::decode(bytes.as_slice()).expect("prost reads it");
         assert_eq!(decoded, expected);
-        assert_eq!(bytes.len(), expected.encoded_len());
+        assert_eq!(bytes, expected.encode_to_vec(), "prost's own bytes");
     }
 
     fn metadata() -> core::Metadata {
@@ -712,7 +536,7 @@ mod tests {
     }
 
     #[test]
-    fn varint_lengths_match_the_bytes_written() {
+    fn varints_are_the_bytes_prost_writes() {
         for value in [
             0,
             1,
@@ -725,12 +549,9 @@ mod tests {
         ] {
             let mut out = Vec::new();
             put_varint(&mut out, value);
-            assert_eq!(out.len(), varint_len(value), "{value}");
-            assert_eq!(
-                out.len(),
-                prost::encoding::encoded_len_varint(value),
-                "{value}"
-            );
+            let mut expected = Vec::new();
+            prost::encoding::encode_varint(value, &mut expected);
+            assert_eq!(out, expected, "{value}");
         }
     }
 }

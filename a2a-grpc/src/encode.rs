@@ -112,14 +112,28 @@ fn put_message(out: &mut Vec<u8>, tag: u32, value: &impl Encode) {
     if len < 0x80 {
         out[at] = len as u8;
     } else {
-        // Written after the fields, turned to the front, and the kept byte
-        // dropped: no buffer of its own for a length.
+        // The fields move along by the length's extra bytes, in one move.
+        let (length, width) = long_varint(len_varint(len));
         let end = out.len();
-        put_varint(out, len_varint(len));
-        let width = out.len() - end;
-        out[at..].rotate_right(width);
-        out.remove(at + width);
+        out.resize(end + width - 1, 0);
+        out.copy_within(at + 1..end, at + width);
+        out[at..at + width].copy_from_slice(&length[..width]);
     }
+}
+
+/// A varint of at least two bytes, and how many it takes: a long length,
+/// written before the fields it counts once they are in place.
+#[allow(clippy::cast_possible_truncation)] // the low seven bits, by design
+fn long_varint(mut value: u64) -> ([u8; 10], usize) {
+    let mut bytes = [0; 10];
+    let mut width = 0;
+    while value >= 0x80 {
+        bytes[width] = value as u8 | 0x80;
+        value >>= 7;
+        width += 1;
+    }
+    bytes[width] = value as u8;
+    (bytes, width + 1)
 }
 
 fn put_optional(out: &mut Vec<u8>, tag: u32, value: Option<&impl Encode>) {
@@ -537,6 +551,12 @@ mod tests {
 
     #[test]
     fn varints_are_the_bytes_prost_writes() {
+        for value in [128, 16_383, 16_384, u64::from(u32::MAX), u64::MAX] {
+            let (bytes, width) = long_varint(value);
+            let mut expected = Vec::new();
+            prost::encoding::encode_varint(value, &mut expected);
+            assert_eq!(bytes[..width], expected[..], "{value}");
+        }
         for value in [
             0,
             1,

@@ -6,6 +6,8 @@
 mod client;
 pub mod convert;
 #[cfg(feature = "server")]
+mod decode;
+#[cfg(feature = "server")]
 mod encode;
 mod error;
 #[cfg(feature = "server")]

@@ -251,8 +251,8 @@ impl Decoder for OperationCodec {
 fn decode(method: Method, mut buf: impl prost::bytes::Buf) -> Result<Request, Status> {
     let buf = &mut buf;
     Ok(match method {
-        Method::SendMessage => Request::SendMessage(Box::new(read(buf)?)),
-        Method::SendStreamingMessage => Request::SendStreamingMessage(Box::new(read(buf)?)),
+        Method::SendMessage => Request::SendMessage(Box::new(read_send(buf)?)),
+        Method::SendStreamingMessage => Request::SendStreamingMessage(Box::new(read_send(buf)?)),
         Method::GetTask => Request::GetTask(read(buf)?),
         Method::ListTasks => Request::ListTasks(read(buf)?),
         Method::CancelTask => Request::CancelTask(read(buf)?),
@@ -263,6 +263,18 @@ fn decode(method: Method, mut buf: impl prost::bytes::Buf) -> Result<Request, St
         Method::DeleteTaskPushNotificationConfig => Request::DeletePushConfig(read(buf)?),
         Method::GetExtendedAgentCard => Request::GetExtendedAgentCard(read(buf)?),
     })
+}
+
+/// A `SendMessageRequest`: the common shape straight from its bytes when
+/// they are in one piece (as a unary call's always are), else as [`read`].
+fn read_send(buf: &mut impl prost::bytes::Buf) -> Result<a2a_core::SendMessageRequest, Status> {
+    if buf.chunk().len() == buf.remaining() {
+        if let Some(request) = crate::decode::send_message_request(buf.chunk()) {
+            buf.advance(buf.remaining());
+            return Ok(request);
+        }
+    }
+    read(buf)
 }
 
 /// One request message: its protobuf, then the core type (a value the core

@@ -17,8 +17,7 @@
 
 use a2a_core as core;
 
-const VARINT: u64 = 0;
-const LENGTH_DELIMITED: u64 = 2;
+use crate::encode::{LENGTH_DELIMITED, VARINT};
 
 /// A `SendMessageRequest` of the common shape, or `None` for the general
 /// reader.

@@ -36,9 +36,11 @@ impl<M: prost::Message> Encode for Prost<'_, M> {
 
 // ===== the wire format's pieces =====
 
-const VARINT: u64 = 0;
+/// The wire type of a varint field (an integer, bool or enum).
+pub(crate) const VARINT: u64 = 0;
 const FIXED64: u64 = 1;
-const LENGTH_DELIMITED: u64 = 2;
+/// The wire type of a length-delimited field (a string, bytes or message).
+pub(crate) const LENGTH_DELIMITED: u64 = 2;
 
 #[allow(clippy::cast_possible_truncation)] // the low seven bits, by design
 fn put_varint(out: &mut Vec<u8>, mut value: u64) {
